@@ -1,0 +1,264 @@
+"""MaskablePPO training on ``JambEnv``: configs, callbacks and the training loop.
+
+A training config is a YAML file (``configs/ppo_*.yaml``)::
+
+    ruleset: classic            # preset name or rules YAML path
+    seed: 0
+    total_timesteps: 400000     # env steps (all envs together)
+    torch_threads: 1            # torch CPU threads (1 is fastest for small MLPs on 2 cores)
+    device: cpu
+    env:
+      n_envs: 8                 # parallel games
+      vec_env: dummy            # dummy | subproc
+      reward_scale: 0.01        # rewards in hundreds of points
+    algo: {...}                 # keyword arguments of sb3_contrib.MaskablePPO
+    eval:
+      freq: 25000               # env steps between masked evaluations
+      episodes: 50              # games per evaluation, on fixed seeds
+      seed: 1000000             # first evaluation seed
+    checkpoint:
+      freq: 100000              # env steps between checkpoints
+
+Every run writes to ``runs/<ruleset>__<config>__<seed>__<time>/``: TensorBoard events
+(SB3's ``rollout/``, ``train/`` and ``time/``; ``jamb/`` true game scores and score parts
+of training episodes; ``eval/`` masked evaluation scores beside the random baseline on
+the same seeds; the config as text), ``progress.csv``, checkpoints, the best and the
+final model, and ``config.yaml`` (the resolved config).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+DEFAULTS: dict[str, Any] = {
+    "ruleset": "classic",
+    "seed": 0,
+    "total_timesteps": 400_000,
+    "torch_threads": 1,
+    "device": "cpu",
+    "env": {"n_envs": 8, "vec_env": "dummy", "reward_scale": 0.01},
+    "algo": {},
+    "eval": {"freq": 25_000, "episodes": 50, "seed": 1_000_000},
+    "checkpoint": {"freq": 100_000},
+}
+_SECTIONS = {"env", "algo", "eval", "checkpoint"}
+VEC_ENVS = ("dummy", "subproc")
+
+
+class ConfigError(ValueError):
+    """A malformed training config; the message names the file and the key."""
+
+
+def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read a training config, fill defaults, apply ``overrides`` and validate.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ConfigError: invalid YAML, unknown keys or values of the wrong type.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"training config not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    cfg = copy.deepcopy(DEFAULTS)
+    for key, value in raw.items():
+        if key not in DEFAULTS:
+            raise ConfigError(f"{path}: key '{key}': unknown; allowed: {', '.join(DEFAULTS)}")
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: key '{key}': expected a mapping, got {value!r}")
+            if key != "algo":
+                for sub in value:
+                    if sub not in DEFAULTS[key]:
+                        raise ConfigError(f"{path}: key '{key}.{sub}': unknown; allowed: {', '.join(DEFAULTS[key])}")
+            cfg[key].update(value)
+        else:
+            cfg[key] = value
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            cfg[key] = value
+
+    def positive_int(key: str, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{path}: key '{key}': expected a positive integer, got {value!r}")
+
+    positive_int("total_timesteps", cfg["total_timesteps"])
+    positive_int("torch_threads", cfg["torch_threads"])
+    positive_int("env.n_envs", cfg["env"]["n_envs"])
+    positive_int("eval.freq", cfg["eval"]["freq"])
+    positive_int("eval.episodes", cfg["eval"]["episodes"])
+    positive_int("checkpoint.freq", cfg["checkpoint"]["freq"])
+    if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int) or cfg["seed"] < 0:
+        raise ConfigError(f"{path}: key 'seed': expected a non-negative integer, got {cfg['seed']!r}")
+    if cfg["env"]["vec_env"] not in VEC_ENVS:
+        raise ConfigError(f"{path}: key 'env.vec_env': {cfg['env']['vec_env']!r}; allowed: {', '.join(VEC_ENVS)}")
+    scale = cfg["env"]["reward_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+        raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
+    cfg["config_name"] = path.stem
+    return cfg
+
+
+def make_env_fn(cfg: Mapping[str, Any]):
+    from jamb_env import JambEnv
+
+    ruleset = cfg["ruleset"]
+    scale = cfg["env"]["reward_scale"]
+
+    def make():
+        return JambEnv(ruleset=ruleset, reward_scale=scale)
+
+    return make
+
+
+def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, random_score: float):
+    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+
+    n_envs = cfg["env"]["n_envs"]
+    config_text = yaml.safe_dump(_plain(cfg), sort_keys=False)
+
+    class JambScoreCallback(BaseCallback):
+        """Logs the true game score and its parts of every finished training game."""
+
+        def _on_training_start(self) -> None:
+            self.logger.record("config", "```\n" + config_text + "```", exclude=("stdout", "log", "json", "csv"))
+            self.logger.record("eval/random_score", random_score)
+            self.logger.dump(self.num_timesteps)
+
+        def _on_step(self) -> bool:
+            for done, info in zip(self.locals["dones"], self.locals["infos"]):
+                if not done:
+                    continue
+                self.logger.record_mean("jamb/illegal_rate", float(bool(info.get("illegal_action"))))
+                if "score_parts" not in info:
+                    continue
+                parts = info["score_parts"]
+                self.logger.record_mean("jamb/score", info["score"])
+                for key in ("upper", "bonus", "difference", "lower"):
+                    self.logger.record_mean(f"jamb/{key}", parts[key])
+                self.logger.record_mean("jamb/bonus_rate", parts["bonus_columns"] / len(info["column_scores"]))
+                for col, pts in info["column_scores"].items():
+                    self.logger.record_mean(f"jamb/column_{col}", pts)
+            return True
+
+    class SeededEvalCallback(MaskableEvalCallback):
+        """Masked evaluation on the same seeded games every time; logs the true score."""
+
+        def _on_step(self) -> bool:
+            if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
+                self.eval_env.seed(cfg["eval"]["seed"])
+                self.logger.record("eval/random_score", random_score)
+            return super()._on_step()
+
+        def _log_success_callback(self, locals_: dict, globals_: dict) -> None:
+            info = locals_["info"]
+            if locals_["done"] and "score" in info:
+                self.logger.record_mean("eval/score", info["score"])
+                if "score_parts" in info:
+                    self.logger.record_mean("eval/bonus_rate", info["score_parts"]["bonus_columns"] / len(info["column_scores"]))
+
+    eval_cb = SeededEvalCallback(
+        eval_env,
+        n_eval_episodes=cfg["eval"]["episodes"],
+        eval_freq=max(cfg["eval"]["freq"] // n_envs, 1),
+        log_path=str(run_dir),
+        best_model_save_path=str(run_dir),
+        deterministic=True,
+        verbose=0,
+    )
+    ckpt_cb = CheckpointCallback(
+        save_freq=max(cfg["checkpoint"]["freq"] // n_envs, 1), save_path=str(run_dir / "checkpoints"), name_prefix="model"
+    )
+    return CallbackList([JambScoreCallback(), eval_cb, ckpt_cb]), eval_cb
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def random_baseline(cfg: Mapping[str, Any]) -> float:
+    """Mean score of the uniform random agent on the evaluation seeds (points)."""
+    from agents import RandomAgent, play_games
+
+    seeds = range(cfg["eval"]["seed"], cfg["eval"]["seed"] + cfg["eval"]["episodes"])
+    return float(np.mean([g["score"] for g in play_games(RandomAgent(seed=0), cfg["ruleset"], seeds)]))
+
+
+def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True) -> dict[str, Any]:
+    """Train MaskablePPO as ``cfg`` says; return a summary dict.
+
+    Returns:
+        ``{"run_dir", "final_model", "eval_score" (last masked evaluation mean, points),
+        "random_score" (points), "timesteps", "wall_time_s"}``.
+    """
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from jamb_env import load_ruleset
+
+    ruleset_name = load_ruleset(cfg["ruleset"]).name
+    if run_dir is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        run_dir = Path("runs") / f"{ruleset_name}__{cfg['config_name']}__{cfg['seed']}__{stamp}"
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+
+    torch.set_num_threads(cfg["torch_threads"])
+    vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
+    env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
+    eval_env = make_vec_env(make_env_fn(cfg), n_envs=1, seed=cfg["eval"]["seed"])
+    try:
+        model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
+    except TypeError as exc:
+        raise ConfigError(f"key 'algo': not accepted by MaskablePPO: {exc}") from exc
+    model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
+
+    random_score = random_baseline(cfg)
+    callbacks, eval_cb = _callbacks(cfg, run_dir, eval_env, random_score)
+    start = time.perf_counter()
+    model.learn(total_timesteps=cfg["total_timesteps"], callback=callbacks, progress_bar=progress_bar)
+    wall = time.perf_counter() - start
+    final = run_dir / "final_model.zip"
+    model.save(final)
+    env.close()
+    eval_env.close()
+    scores = _last_eval_scores(run_dir)
+    return {
+        "run_dir": str(run_dir),
+        "final_model": str(final),
+        "eval_score": scores,
+        "random_score": random_score,
+        "timesteps": int(model.num_timesteps),
+        "wall_time_s": wall,
+    }
+
+
+def _last_eval_scores(run_dir: Path) -> float | None:
+    """Mean of the last evaluation's episode returns, from ``evaluations.npz``, in points."""
+    path = run_dir / "evaluations.npz"
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    if not path.exists():
+        return None
+    data = np.load(path)
+    return float(np.mean(data["results"][-1]) / cfg["env"]["reward_scale"])

@@ -1,0 +1,20 @@
+"""The uniform random baseline: a uniform choice among the legal actions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class RandomAgent:
+    """Uniform over the legal actions, from its own seeded generator."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
+        legal = np.flatnonzero(mask)
+        if not len(legal):
+            raise ValueError("no legal action: the game is over")
+        return int(self.rng.choice(legal))

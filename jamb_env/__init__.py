@@ -1,0 +1,38 @@
+"""jamb_env: the rules of Jamb and a masked Gymnasium environment for it.
+
+Public API::
+
+    load_ruleset(name_or_path) -> Ruleset      list_rulesets() -> list[str]
+    JambEnv(ruleset="classic", render_mode=None, illegal_action="terminate", reward_scale=1.0)
+    IllegalActionError, RulesetError           (both ValueError subclasses)
+
+Importing the package registers ``Jamb-v0`` with Gymnasium
+(``gymnasium.make("Jamb-v0", ruleset="classic")``).
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+from .env import EnvState, JambEnv
+from .errors import IllegalActionError, RulesetError
+from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
+
+__version__ = "0.1.0"
+
+ENV_ID = "Jamb-v0"
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv")
+
+__all__ = [
+    "Action",
+    "ENV_ID",
+    "EnvState",
+    "GameState",
+    "IllegalActionError",
+    "JambEnv",
+    "Ruleset",
+    "RulesetError",
+    "list_rulesets",
+    "load_ruleset",
+]

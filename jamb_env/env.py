@@ -1,0 +1,291 @@
+"""The Gymnasium environment ``Jamb-v0``: solitaire Jamb with legal-action masks."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from . import rules as core
+from .errors import IllegalActionError
+from .observation import ObservationEncoder
+from .render import render_sheet
+from .rules import Action, GameState, Ruleset, load_ruleset
+
+ILLEGAL_MODES = ("terminate", "raise")
+
+
+@dataclass(frozen=True)
+class EnvState:
+    """A full copy of an env's game: the core state, the dice stream and its position.
+
+    Attributes:
+        game: the :class:`~jamb_env.rules.GameState`.
+        stream: int8 ``(L,)`` the game's dice stream (faces 1..6).
+        position: how many dice of the stream have been rolled.
+        score: running sheet total (points).
+        done: whether the episode has ended (last cell written, or an illegal action).
+    """
+
+    game: GameState
+    stream: np.ndarray
+    position: int
+    score: int
+    done: bool
+
+    def copy(self) -> EnvState:
+        return replace(self, game=self.game.copy(), stream=self.stream.copy())
+
+
+class JambEnv(gym.Env):
+    """## Description
+
+    Solitaire Jamb (RULES.md): a turn rolls ``n`` dice (5 or 6), re-rolls them up to
+    ``rolls - 1`` times keeping any subset, may announce a cell right after the first
+    roll, and ends by writing exactly one cell of the scoresheet. The game ends when
+    every playable cell is written (52 turns on ``classic``). The rules come from a
+    ruleset (``configs/rules/<name>.yaml``); env options never change them.
+
+    Each turn's first roll is made by the env. The dice come from a per-game stream
+    drawn from ``self.np_random`` at ``reset``: the k-th die rolled in a game is the k-th
+    number of the stream, so agents that play the same seed see the same dice.
+
+    ## Action Space
+
+    ``Discrete(2**n + A + C*R)`` (97 on ``classic``):
+
+    * ``0 .. 2**n - 1``: re-roll, keeping the sorted dice whose bit is set (bit ``i`` =
+      sorted position ``i``); among equal dice only the leftmost mask is legal and
+      keep-all never is.
+    * ``2**n .. 2**n + A - 1``: announce a cell of an announce column (A = R per such
+      column), right after roll 1.
+    * then write cell ``c * R + r`` (column ``c`` of ``ruleset.columns``, row ``r``).
+
+    ``action_masks()`` (bool) and ``info["action_mask"]`` (int8) give the legal ones;
+    ``decode_action`` / ``encode_action`` / ``action_to_string`` translate.
+
+    ## Observation Space
+
+    ``Box(low, high, (size,), float32)`` with exact bounds; the layout is built from the
+    ruleset and documented in :mod:`jamb_env.observation` (``env.observation_layout``):
+    dice one-hot and counts, roll, re-rolls left, announcement, answer obligation,
+    filled flags, written values, the value every cell would get now, per-column upper
+    sum, distance to the bonus, upper cells left, difference, progress. 394 values on
+    ``classic``.
+
+    ## Rewards
+
+    The change of the running sheet score (RULES.md §2 crediting), in points, times
+    ``reward_scale``. For legal play the episode return equals ``final score *
+    reward_scale`` exactly; no shaping. An illegal action in "terminate" mode gives
+    ``ILLEGAL_ACTION_PENALTY * reward_scale`` (-100 points) and ends the episode.
+
+    ## Starting State
+
+    An empty sheet and the first roll of turn 1.
+
+    ## Episode End
+
+    ``terminated`` when the last playable cell is written, or on an illegal action in
+    "terminate" mode (``info["illegal_action"] = True``). Never truncated.
+
+    ## Arguments
+
+    * ``ruleset``: preset name (``jamb_env.list_rulesets()``), YAML path or a Ruleset.
+    * ``render_mode``: None, "ansi" (``render()`` returns the sheet as text) or "human"
+      (prints it).
+    * ``illegal_action``: "terminate" (default; the Pgx / PettingZoo convention, so
+      unmasked env checkers run) or "raise" (``IllegalActionError``, state unchanged).
+    * ``reward_scale``: multiplies every reward (default 1.0: rewards in points).
+
+    ``info`` on every reset and step: ``score`` (points), ``dice`` (sorted tuple),
+    ``roll``, ``announced`` ((column, row) or None), ``turn`` (cells written),
+    ``action_mask``; at the end of a game also ``score_parts`` (upper, bonus,
+    difference, lower, bonus_columns) and ``column_scores``.
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    #: Reward (points, before ``reward_scale``) of an illegal action in "terminate" mode.
+    ILLEGAL_ACTION_PENALTY = -100.0
+
+    def __init__(
+        self,
+        ruleset: str | Ruleset = "classic",
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
+        reward_scale: float = 1.0,
+    ):
+        self.ruleset = load_ruleset(ruleset)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if illegal_action not in ILLEGAL_MODES:
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        if not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale) or reward_scale <= 0:
+            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.reward_scale = float(reward_scale)
+        rules = self.ruleset
+        self._layout = core.layout(rules)
+        self._encoder = ObservationEncoder(rules)
+        self.action_space = spaces.Discrete(self._layout.num_actions)
+        self.observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
+        self._stream_len = rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls)
+        self._warned_illegal = False
+        self._state: EnvState | None = None
+        self._mask = np.zeros(self._layout.num_actions, dtype=bool)
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        rules = self.ruleset
+        stream = self.np_random.integers(1, 7, size=self._stream_len, dtype=np.int8)
+        game = core.start_turn(rules, core.new_game(rules), stream[: rules.dice])
+        self._state = EnvState(game=game, stream=stream, position=rules.dice, score=0, done=False)
+        self._mask = core.legal_mask(rules, game)
+        if self.render_mode == "human":
+            self.render()
+        return self._encoder.encode(game), self._info()
+
+    def step(self, action):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        if self._state.done:
+            raise RuntimeError("the episode has ended; call reset() before step()")
+        a = self._check_action_type(action)
+        if not (0 <= a < self._layout.num_actions and self._mask[a]):
+            return self._illegal(a)
+        rules = self.ruleset
+        st = self._state
+        game, pos = st.game, st.position
+        dice = None
+        if a < self._layout.num_holds:
+            k = core.reroll_count(rules, a)
+            dice, pos = st.stream[pos : pos + k], pos + k
+        game, points = core.apply_action(rules, game, a, dice, check=False)
+        terminated = core.is_over(rules, game)
+        if game.roll == 0 and not terminated:
+            game = core.start_turn(rules, game, st.stream[pos : pos + rules.dice])
+            pos += rules.dice
+        self._state = EnvState(game=game, stream=st.stream, position=pos, score=st.score + points, done=terminated)
+        self._mask = core.legal_mask(rules, game)
+        info = self._info()
+        if terminated:
+            info["score_parts"] = core.score_parts(rules, game)
+            info["column_scores"] = core.column_totals(rules, game)
+        if self.render_mode == "human":
+            self.render()
+        return self._encoder.encode(game), points * self.reward_scale, terminated, False, info
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = render_sheet(self.ruleset, self._state.game if self._state else core.new_game(self.ruleset), self._mask)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # ------------------------------------------------------------------ masks and actions
+    def action_masks(self) -> np.ndarray:
+        """bool ``(action_space.n,)``: the legal actions now (all False once done)."""
+        return self._mask.copy()
+
+    def decode_action(self, action: int) -> Action:
+        """The :class:`~jamb_env.rules.Action` of index ``action`` (ValueError outside)."""
+        return core.decode(self.ruleset, action)
+
+    def encode_action(self, action: Action) -> int:
+        """The index of an :class:`~jamb_env.rules.Action` (ValueError if unknown)."""
+        return core.encode(self.ruleset, action)
+
+    def action_to_string(self, action: int) -> str:
+        """Readable action, e.g. ``write down/ones`` or ``reroll keep [1 1 0 0 0]``."""
+        return core.action_to_string(self.ruleset, action)
+
+    @property
+    def observation_layout(self) -> dict:
+        """name -> (start, size, low, high) of each observation segment."""
+        return {s.name: (s.start, s.size, s.low, s.high) for s in self._encoder.segments.values()}
+
+    # ------------------------------------------------------------------ state access
+    @property
+    def game(self) -> GameState:
+        """The current core game state (read-only use; a copy is in ``get_state``)."""
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        return self._state.game
+
+    @property
+    def score(self) -> int:
+        """Running sheet total (points)."""
+        return 0 if self._state is None else self._state.score
+
+    def get_state(self) -> EnvState:
+        """A copy of the full game state, dice stream and its position included."""
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        return self._state.copy()
+
+    def set_state(self, state: EnvState) -> None:
+        """Restore a state from :meth:`get_state` (of an env with the same ruleset)."""
+        if not isinstance(state, EnvState):
+            raise TypeError(f"set_state expects an EnvState from get_state(), got {type(state).__name__}")
+        if state.game.values.shape != (len(self.ruleset.columns), self.ruleset.num_rows) or len(state.game.dice) != self.ruleset.dice:
+            raise ValueError("this state belongs to another ruleset")
+        self._state = state.copy()
+        self._mask = (
+            np.zeros(self._layout.num_actions, dtype=bool) if state.done else core.legal_mask(self.ruleset, self._state.game)
+        )
+
+    def observe(self) -> np.ndarray:
+        """The observation of the current state."""
+        return self._encoder.encode(self.game)
+
+    # ------------------------------------------------------------------ helpers
+    def _info(self) -> dict[str, Any]:
+        st = self._state
+        game = st.game
+        return {
+            "score": st.score,
+            "dice": tuple(int(d) for d in game.dice) if game.roll else (),
+            "roll": game.roll,
+            "announced": self.ruleset.cell_name(game.announced) if game.announced >= 0 else None,
+            "turn": game.turn,
+            "action_mask": self._mask.astype(np.int8),
+        }
+
+    def _check_action_type(self, action) -> int:
+        arr = np.asarray(action)
+        if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"an action is one integer in 0..{self._layout.num_actions - 1}, got {action!r}")
+        return int(arr.reshape(()))
+
+    def _illegal(self, a: int):
+        rules = self.ruleset
+        if 0 <= a < self._layout.num_actions:
+            reason = core.why_illegal(rules, self._state.game, a) or "not in the legal mask"
+            what = f"illegal action {a} ({core.action_to_string(rules, a)}): {reason}"
+        else:
+            what = f"action {a} is outside the action space 0..{self._layout.num_actions - 1}"
+        if self.illegal_action == "raise":
+            raise IllegalActionError(f"{what}; {int(self._mask.sum())} actions are legal now (see action_masks())")
+        if not self._warned_illegal:
+            warnings.warn(f"{what}; the episode ends with reward {self.ILLEGAL_ACTION_PENALTY} points "
+                          "(illegal_action='terminate'; mask actions with action_masks())", stacklevel=3)
+            self._warned_illegal = True
+        self._state = replace(self._state, done=True)
+        self._mask = np.zeros(self._layout.num_actions, dtype=bool)
+        info = self._info()
+        info["illegal_action"] = True
+        return self._encoder.encode(self._state.game), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info

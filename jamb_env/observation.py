@@ -1,0 +1,156 @@
+"""The flat observation vector of ``Jamb-v0``, its layout built from the ruleset.
+
+Segments, in order (``n`` dice, ``C`` played columns, ``R`` rows, ``A`` announce cells,
+``K`` = max rolls per turn); all float32:
+
+=================  ============  =====================================================
+name               size          content (bounds)
+=================  ============  =====================================================
+dice_onehot        n * 6         sorted dice, one-hot face per position ([0, 1])
+dice_counts        6             dice showing each face / n ([0, 1])
+roll               K             one-hot roll number 1..K ([0, 1])
+rolls_left         1             re-rolls left this turn / (K - 1) ([0, 1])
+announced          A             one-hot announced cell ([0, 1]); zeros: none
+answer_due         R             one-hot row the answer column must take (only with an
+                                 ``answer`` column; else size 0)
+filled             C * R         1 where the cell is written ([0, 1])
+written            C * R         written value / row maximum ([0, 1]); 0 where empty
+value_now          C * R         value the cell would get if written now / row maximum,
+                                 0 for written cells ([0, 1]); the mask says which
+                                 cells are open
+upper_sum          C             column's upper sum / largest possible upper sum
+upper_to_bonus     C             points still missing to the bonus threshold /
+                                 threshold ([0, 1])
+upper_left         C             upper cells still empty / upper rows ([0, 1])
+difference         C             credited difference / largest |difference| ([-1, 1])
+progress           1             cells written / all cells ([0, 1])
+=================  ============  =====================================================
+
+Source rules: RULES.md §1-2 (rows, columns, difference, bonus).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .rules import GameState, Ruleset, layout, max_rolls
+from .rules.tables import UPPER_ROWS
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str
+    start: int
+    size: int
+    low: float
+    high: float
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.start, self.start + self.size)
+
+
+class ObservationEncoder:
+    """Builds the observation of a :class:`GameState` by table look-ups.
+
+    Attributes:
+        segments: dict name -> :class:`Segment` (start, size, bounds).
+        size: total length; low / high: float32 bounds of the Box.
+    """
+
+    def __init__(self, rules: Ruleset):
+        self.rules = rules
+        lay = layout(rules)
+        n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
+        has_answer = lay.answer_column >= 0
+        spec = [
+            ("dice_onehot", n * 6, 0.0, 1.0),
+            ("dice_counts", 6, 0.0, 1.0),
+            ("roll", K, 0.0, 1.0),
+            ("rolls_left", 1, 0.0, 1.0),
+            ("announced", len(lay.announce_cells), 0.0, 1.0),
+            ("answer_due", R if has_answer else 0, 0.0, 1.0),
+            ("filled", C * R, 0.0, 1.0),
+            ("written", C * R, 0.0, 1.0),
+            ("value_now", C * R, 0.0, 1.0),
+            ("upper_sum", C, 0.0, 1.0),
+            ("upper_to_bonus", C, 0.0, 1.0),
+            ("upper_left", C, 0.0, 1.0),
+            ("difference", C, -1.0, 1.0),
+            ("progress", 1, 0.0, 1.0),
+        ]
+        self.segments: dict[str, Segment] = {}
+        start = 0
+        for name, size, lo, hi in spec:
+            self.segments[name] = Segment(name, start, size, lo, hi)
+            start += size
+        self.size = start
+        self.low = np.zeros(self.size, dtype=np.float32)
+        self.high = np.zeros(self.size, dtype=np.float32)
+        for seg in self.segments.values():
+            self.low[seg.slice] = seg.low
+            self.high[seg.slice] = seg.high
+
+        tables = rules.tables
+        M = tables.num_multisets
+        # dice features per multiset: one-hot of the sorted faces, then counts / n
+        dice_feat = np.zeros((M + 1, n * 6 + 6), dtype=np.float32)  # row M: no dice
+        onehot = np.zeros((M, n, 6), dtype=np.float32)
+        onehot[np.arange(M)[:, None], np.arange(n)[None, :], tables.sorted_dice.astype(np.int64) - 1] = 1.0
+        dice_feat[:M, : n * 6] = onehot.reshape(M, -1)
+        dice_feat[:M, n * 6 :] = tables.counts / n
+        self._dice_feat = dice_feat
+        row_max = np.tile(rules.row_max.astype(np.float32), C)
+        self._row_max = row_max
+        self._value_now = np.concatenate(
+            [rules.cell_values.astype(np.float32) / row_max, np.zeros((K, 1, C * R), np.float32)], axis=1
+        )  # (K, M + 1, C*R); index M = no dice
+        self._upper = np.array([r for r, row in enumerate(rules.rows) if row in UPPER_ROWS], dtype=np.int64)
+        self._upper_max = max(float(rules.row_max[self._upper].sum()), 1.0) if len(self._upper) else 1.0
+        self._threshold = max(float(rules.bonus_threshold), 1.0)
+        self._diff_max = 1.0
+        if all(x in rules.rows for x in ("ones", "max", "min")):
+            ones_max = float(rules.row_max[rules.rows.index("ones")])
+            spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
+            self._diff_max = max(ones_max * spread, 1.0)
+        self._roll_eye = np.eye(K + 1, K, k=-1, dtype=np.float32)  # row 0: no roll
+        self._bits = rules.row_bits
+
+    def encode(self, st: GameState) -> np.ndarray:
+        """float32 ``(size,)`` observation of ``st``; inside ``[low, high]``."""
+        rules = self.rules
+        seg = self.segments
+        obs = np.zeros(self.size, dtype=np.float32)
+        m = st.dice_index if st.dice_index >= 0 else rules.tables.num_multisets
+        d = seg["dice_onehot"]
+        obs[d.start : d.start + self._dice_feat.shape[1]] = self._dice_feat[m]
+        obs[seg["roll"].slice] = self._roll_eye[st.roll]
+        K = rules.max_rolls
+        if st.roll and K > 1:
+            obs[seg["rolls_left"].start] = (max_rolls(rules, st) - st.roll) / (K - 1)
+        lay = layout(rules)
+        if st.announced >= 0:
+            obs[seg["announced"].start + int(np.flatnonzero(lay.announce_cells == st.announced)[0])] = 1.0
+        if st.answer_due >= 0 and seg["answer_due"].size:
+            obs[seg["answer_due"].start + st.answer_due] = 1.0
+        filled = self._bits[st.filled].ravel()  # (C*R,) bool
+        obs[seg["filled"].slice] = filled
+        obs[seg["written"].slice] = st.values.ravel() / self._row_max
+        if st.roll:
+            obs[seg["value_now"].slice] = np.where(filled, 0.0, self._value_now[st.roll - 1, m])
+        self._column_features(st, obs)
+        obs[seg["progress"].start] = st.turn / rules.num_cells
+        return obs
+
+    def _column_features(self, st: GameState, obs: np.ndarray) -> None:
+        rules, seg = self.rules, self.segments
+        if len(self._upper):
+            upper = st.values[:, self._upper].sum(axis=1).astype(np.float32)
+            upper_filled = self._bits[st.filled][:, self._upper]
+            obs[seg["upper_sum"].slice] = upper / self._upper_max
+            obs[seg["upper_to_bonus"].slice] = np.clip(self._threshold - upper, 0.0, self._threshold) / self._threshold
+            obs[seg["upper_left"].slice] = 1.0 - upper_filled.mean(axis=1)
+        diffs = [rules.column_parts(st.values[c], int(st.filled[c]))[2] for c in range(len(rules.columns))]
+        obs[seg["difference"].slice] = np.array(diffs, dtype=np.float32) / self._diff_max

@@ -1,0 +1,466 @@
+"""Game state, pure transitions and the legal-action mask (RULES.md §1-4).
+
+A :class:`GameState` is a small frozen record of integer arrays; every transition
+returns a new state and never mutates its input. Chance is explicit: the functions
+that roll take the dice as an argument, so tests and solvers inject dice and the env
+samples them from its dice stream.
+
+Action encoding (flat, used by the env and every agent), with ``n`` dice, ``C`` played
+columns and ``R`` rows:
+
+* ``0 .. 2**n - 1``: re-roll, keeping the sorted dice whose bit is set in the index
+  (bit ``i`` = sorted position ``i``). Only the canonical (leftmost) mask of each
+  distinct hold is legal, and keep-all is never legal.
+* ``2**n .. 2**n + A - 1``: announce cell ``announce_cells[j]`` (the ``A`` cells of the
+  announce columns).
+* ``2**n + A .. 2**n + A + C*R - 1``: write cell ``c * R + r``.
+
+A turn: :func:`start_turn` (roll 1), then re-rolls, an optional announcement right
+after roll 1, and one write, which ends the turn (``roll`` back to 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import IllegalActionError
+from .ruleset import MAXIMAL_ZEROING_KINDS, Ruleset
+
+# Column dispatch codes.
+_FRONT, _FREE, _HAND, _FREE2, _ANNOUNCE, _ANSWER, _MANDATORY, _AFTER_ROW = range(8)
+_CODES = {
+    "down": _FRONT,
+    "up": _FRONT,
+    "middle": _FRONT,
+    "updown": _FRONT,
+    "free": _FREE,
+    "hand": _HAND,
+    "free2": _FREE2,
+    "announce": _ANNOUNCE,
+    "answer": _ANSWER,
+    "mandatory": _MANDATORY,
+    "after_row": _AFTER_ROW,
+}
+
+
+class Action(NamedTuple):
+    """A decoded action.
+
+    ``kind`` is "reroll", "announce" or "write"; ``keep`` (reroll only) is a tuple of
+    bools over the sorted dice; ``column`` and ``row`` (announce, write) are ids.
+    """
+
+    kind: str
+    keep: tuple[bool, ...] | None = None
+    column: str | None = None
+    row: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """The full state of one solitaire game (no dice stream: that is the env's).
+
+    Attributes:
+        values: int16 ``(C, R)`` written values (points), 0 where empty.
+        filled: int64 ``(C,)`` bitmask of the written rows of each column.
+        dice: int8 ``(n,)`` sorted faces of the current roll; zeros before roll 1.
+        dice_index: multiset index of ``dice`` (see ``DiceTables``); -1 before roll 1.
+        roll: 0 before the turn's first roll, then 1..max rolls of the turn.
+        announced: the announced cell ``c * R + r`` or -1.
+        answer_due: the row that the answer column takes this turn (RULES.md §1,
+            ``answer``) or -1.
+        turn: cells written so far (0..num_cells).
+    """
+
+    values: np.ndarray
+    filled: np.ndarray
+    dice: np.ndarray
+    dice_index: int = -1
+    roll: int = 0
+    announced: int = -1
+    answer_due: int = -1
+    turn: int = 0
+
+    def copy(self) -> GameState:
+        return replace(self, values=self.values.copy(), filled=self.filled.copy(), dice=self.dice.copy())
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Action layout and dispatch tables of a ruleset (cached per ruleset)."""
+
+    num_holds: int
+    announce_cells: np.ndarray  # int64 (A,)
+    num_actions: int
+    announce_offset: int
+    write_offset: int
+    codes: tuple[int, ...]
+    announce_columns: tuple[int, ...]
+    answer_column: int
+    mandatory_column: int
+    after_row_column: int
+    full: int
+    zeroing_columns: tuple[int, ...]
+    has_maximal: bool
+    min_row: int
+
+
+@lru_cache(maxsize=None)
+def layout(rules: Ruleset) -> Layout:
+    """The :class:`Layout` (action offsets, column codes) of ``rules``."""
+    R = rules.num_rows
+    ann = tuple(c for c, k in enumerate(rules.columns) if k == "announce")
+    announce_cells = np.array([c * R + r for c in ann for r in range(R)], dtype=np.int64)
+    num_holds = 1 << rules.dice
+
+    def find(kind: str) -> int:
+        return rules.columns.index(kind) if kind in rules.columns else -1
+
+    return Layout(
+        num_holds=num_holds,
+        announce_cells=announce_cells,
+        num_actions=num_holds + len(announce_cells) + rules.num_cells,
+        announce_offset=num_holds,
+        write_offset=num_holds + len(announce_cells),
+        codes=tuple(_CODES[k] for k in rules.columns),
+        announce_columns=ann,
+        answer_column=find("answer"),
+        mandatory_column=find("mandatory"),
+        after_row_column=find("after_row"),
+        full=(1 << R) - 1,
+        zeroing_columns=tuple(c for c, k in enumerate(rules.columns) if k in MAXIMAL_ZEROING_KINDS),
+        has_maximal="maximal" in rules.derived_columns,
+        min_row=rules.rows.index("min") if "min" in rules.rows else -1,
+    )
+
+
+# ---------------------------------------------------------------------- queries
+def new_game(rules: Ruleset) -> GameState:
+    """An empty sheet before the first roll."""
+    C, R = len(rules.columns), rules.num_rows
+    return GameState(
+        values=np.zeros((C, R), dtype=np.int16),
+        filled=np.zeros(C, dtype=np.int64),
+        dice=np.zeros(rules.dice, dtype=np.int8),
+    )
+
+
+def is_over(rules: Ruleset, st: GameState) -> bool:
+    """True once every playable cell is written."""
+    return st.turn >= rules.num_cells
+
+
+def max_rolls(rules: Ruleset, st: GameState) -> int:
+    """Rolls allowed in the current turn: ``last_turn_rolls`` when the turn started with
+    exactly one playable cell empty, else ``rolls`` (RULES.md §1)."""
+    return rules.last_turn_rolls if rules.num_cells - st.turn == 1 else rules.rolls
+
+
+def _answer_forced_due(rules: Ruleset, st: GameState) -> bool:
+    return st.answer_due >= 0 and rules.answer_forced
+
+
+def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
+    """Per played column, the bitmask of rows that may be written after roll ``roll``
+    with the current sheet, announcement and answer obligation (RULES.md §1, §4)."""
+    lay = layout(rules)
+    R = rules.num_rows
+    out = [0] * len(lay.codes)
+    if st.announced >= 0:
+        c, r = divmod(st.announced, R)
+        out[c] = 1 << r
+        return out
+    if _answer_forced_due(rules, st):
+        out[lay.answer_column] = 1 << st.answer_due
+        return out
+    filled = st.filled
+    full = lay.full
+    for c, code in enumerate(lay.codes):
+        f = int(filled[c])
+        empty = full & ~f
+        if not empty:
+            continue
+        if code == _FRONT:
+            out[c] = int(rules.front_open[c][f])
+        elif code == _FREE:
+            out[c] = empty
+        elif code == _HAND:
+            out[c] = empty if roll == 1 else 0
+        elif code == _FREE2:
+            out[c] = empty if roll <= 2 else 0
+        elif code == _ANSWER:
+            if all(int(filled[a]) == full for a in lay.announce_columns):
+                out[c] = empty
+            elif st.answer_due >= 0:  # not forced: open during this turn only
+                out[c] = empty & (1 << st.answer_due)
+        elif code == _MANDATORY:
+            if all(int(filled[o]) == full for o in range(len(lay.codes)) if o not in (c, lay.after_row_column)):
+                out[c] = empty
+        elif code == _AFTER_ROW:
+            written_everywhere = full
+            for o in range(len(lay.codes)):
+                if o not in (c, lay.mandatory_column):
+                    written_everywhere &= int(filled[o])
+            out[c] = empty & written_everywhere
+        # _ANNOUNCE: only through an announcement
+    return out
+
+
+def can_announce(rules: Ruleset, st: GameState) -> bool:
+    """Announcing is possible right after roll 1, once, outside an answer obligation."""
+    return st.roll == 1 and st.announced < 0 and not _answer_forced_due(rules, st)
+
+
+def can_reroll(rules: Ruleset, st: GameState) -> bool:
+    """A re-roll is legal while rolls remain and some cell is still writable after it
+    (the no-dead-end rule, RULES.md §4)."""
+    return 1 <= st.roll < max_rolls(rules, st) and any(writable_bits(rules, st, st.roll + 1))
+
+
+def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
+    """bool ``(num_actions,)``: the legal actions; all False before roll 1 or at the end."""
+    lay = layout(rules)
+    mask = np.zeros(lay.num_actions, dtype=bool)
+    if st.roll == 0 or is_over(rules, st):
+        return mask
+    if can_reroll(rules, st):
+        mask[: lay.num_holds] = rules.tables.hold_canonical[st.dice_index]
+    if can_announce(rules, st):
+        for j, cell in enumerate(lay.announce_cells):
+            c, r = divmod(int(cell), rules.num_rows)
+            mask[lay.announce_offset + j] = not (int(st.filled[c]) >> r & 1)
+    wb = np.array(writable_bits(rules, st, st.roll), dtype=np.int64)
+    mask[lay.write_offset :] = rules.row_bits[wb].ravel()
+    return mask
+
+
+def decode(rules: Ruleset, action: int) -> Action:
+    """The :class:`Action` of index ``action``; ValueError outside the action space."""
+    lay = layout(rules)
+    a = int(action)
+    if not 0 <= a < lay.num_actions:
+        raise ValueError(f"action {action!r} is outside the action space 0..{lay.num_actions - 1}")
+    if a < lay.num_holds:
+        return Action("reroll", keep=tuple(bool(a >> i & 1) for i in range(rules.dice)))
+    if a < lay.write_offset:
+        column, row = rules.cell_name(int(lay.announce_cells[a - lay.announce_offset]))
+        return Action("announce", column=column, row=row)
+    column, row = rules.cell_name(a - lay.write_offset)
+    return Action("write", column=column, row=row)
+
+
+def encode(rules: Ruleset, action: Action) -> int:
+    """The index of ``action``; ValueError if it names no action of this ruleset."""
+    lay = layout(rules)
+    if action.kind == "reroll":
+        if action.keep is None or len(action.keep) != rules.dice:
+            raise ValueError(f"a reroll needs keep: {rules.dice} bools over the sorted dice, got {action.keep!r}")
+        return sum(1 << i for i, k in enumerate(action.keep) if k)
+    if action.kind in ("announce", "write"):
+        cell = rules.cell(action.column, action.row)
+        if action.kind == "write":
+            return lay.write_offset + cell
+        hits = np.flatnonzero(lay.announce_cells == cell)
+        if not len(hits):
+            raise ValueError(f"column {action.column!r} is not an announce column")
+        return lay.announce_offset + int(hits[0])
+    raise ValueError(f"unknown action kind {action.kind!r}; kinds are reroll, announce, write")
+
+
+def action_to_string(rules: Ruleset, action: int) -> str:
+    """Readable form: ``reroll keep [1 0 1 0 0]``, ``announce announce/full``, ``write down/ones``."""
+    act = decode(rules, action)
+    if act.kind == "reroll":
+        return "reroll keep [" + " ".join("1" if k else "0" for k in act.keep) + "]"
+    return f"{act.kind} {act.column}/{act.row}"
+
+
+def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
+    """None if ``action`` is legal in ``st``, else the reason in words."""
+    lay = layout(rules)
+    if is_over(rules, st):
+        return "the game is over"
+    if st.roll == 0:
+        return "the turn has not started (no dice rolled yet)"
+    act = decode(rules, action)
+    if act.kind == "reroll":
+        if st.roll >= max_rolls(rules, st):
+            return f"no re-roll left (roll {st.roll} of {max_rolls(rules, st)})"
+        if not any(writable_bits(rules, st, st.roll + 1)):
+            return "no cell would be writable after a re-roll (announce or write now, RULES.md §4)"
+        if int(action) == lay.num_holds - 1:
+            return "keeping every die is not a re-roll"
+        if not rules.tables.hold_canonical[st.dice_index, int(action)]:
+            return "among equal dice only the leftmost keep-mask is used; this hold has another index"
+        return None
+    c, r = divmod(rules.cell(act.column, act.row), rules.num_rows)
+    if int(st.filled[c]) >> r & 1:
+        return f"cell {act.column}/{act.row} is already written"
+    if act.kind == "announce":
+        if st.roll != 1:
+            return "announcing is only allowed right after the first roll"
+        if st.announced >= 0:
+            return "a cell is already announced this turn"
+        if _answer_forced_due(rules, st):
+            return f"the answer column must take {rules.rows[st.answer_due]} this turn; no announcement"
+        return None
+    if not writable_bits(rules, st, st.roll)[c] >> r & 1:
+        if st.announced >= 0:
+            return f"the turn must write the announced cell {'/'.join(rules.cell_name(st.announced))}"
+        if _answer_forced_due(rules, st):
+            return f"the turn must write answer/{rules.rows[st.answer_due]}"
+        return f"cell {act.column}/{act.row} is not open now (column rule of {act.column!r}, roll {st.roll})"
+    return None
+
+
+# ---------------------------------------------------------------------- transitions
+def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
+    arr = np.asarray(dice, dtype=np.int64).reshape(-1)
+    if len(arr) != count:
+        raise ValueError(f"expected {count} dice, got {len(arr)}: {list(arr)}")
+    if len(arr) and (arr.min() < 1 or arr.max() > 6):
+        raise ValueError(f"die faces must be 1..6, got {list(arr)}")
+    return arr
+
+
+def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int) -> GameState:
+    sorted_dice = np.sort(dice).astype(np.int8)
+    return replace(st, dice=sorted_dice, dice_index=rules.tables.index(sorted_dice), roll=roll)
+
+
+def start_turn(rules: Ruleset, st: GameState, dice) -> GameState:
+    """Roll 1 of a new turn with the given ``dice`` (n faces 1..6, any order)."""
+    if is_over(rules, st):
+        raise IllegalActionError("the game is over")
+    if st.roll != 0:
+        raise IllegalActionError("the turn has already started")
+    return _with_dice(rules, st, _check_dice(rules, dice, rules.dice), 1)
+
+
+def reroll_count(rules: Ruleset, action: int) -> int:
+    """How many dice re-roll action ``action`` rolls (``n`` minus the kept ones)."""
+    return rules.dice - int(action).bit_count()
+
+
+def apply_action(
+    rules: Ruleset, st: GameState, action: int, dice=None, *, check: bool = True
+) -> tuple[GameState, int]:
+    """Apply a legal ``action``; return the new state and the points it credited.
+
+    ``dice`` (re-roll actions only): the faces of the re-rolled dice, as many as
+    :func:`reroll_count`. A write ends the turn (``roll`` 0); call :func:`start_turn`
+    with the next roll unless the game is over. ``check=False`` skips the legality
+    test, for callers that already hold the legal mask of ``st`` (the env).
+
+    Raises:
+        IllegalActionError: the action is not legal in ``st`` (the reason is given).
+        ValueError: the action is outside the action space, or wrong re-rolled dice.
+    """
+    reason = why_illegal(rules, st, action) if check else None
+    if reason is not None:
+        raise IllegalActionError(f"illegal action {action} ({action_to_string(rules, action)}): {reason}")
+    lay = layout(rules)
+    a = int(action)
+    if a < lay.num_holds:
+        if dice is None:
+            raise ValueError("a re-roll needs the re-rolled dice")
+        new = _check_dice(rules, dice, reroll_count(rules, a))
+        kept = np.array([st.dice[i] for i in range(rules.dice) if a >> i & 1], dtype=np.int64)
+        return _with_dice(rules, st, np.concatenate([kept, new]), st.roll + 1), 0
+    if a < lay.write_offset:
+        return replace(st, announced=int(lay.announce_cells[a - lay.announce_offset])), 0
+    return _write(rules, st, a - lay.write_offset)
+
+
+def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
+    lay = layout(rules)
+    R = rules.num_rows
+    c, r = divmod(cell, R)
+    before = _column_total(rules, st.values[c], int(st.filled[c])) + (maximal_points(rules, st) if lay.has_maximal else 0)
+    values = st.values.copy()
+    filled = st.filled.copy()
+    values[c, r] = rules.cell_values[st.roll - 1, st.dice_index, cell]
+    filled[c] |= 1 << r
+    answer_due = -1
+    if c in lay.announce_columns and lay.answer_column >= 0 and not int(filled[lay.answer_column]) >> r & 1:
+        answer_due = r
+    new = GameState(
+        values=values,
+        filled=filled,
+        dice=np.zeros(rules.dice, dtype=np.int8),
+        dice_index=-1,
+        roll=0,
+        announced=-1,
+        answer_due=answer_due,
+        turn=st.turn + 1,
+    )
+    after = _column_total(rules, values[c], int(filled[c])) + (maximal_points(rules, new) if lay.has_maximal else 0)
+    return new, after - before
+
+
+def _column_total(rules: Ruleset, values, filled: int) -> int:
+    return rules.column_points(values, filled)
+
+
+# ---------------------------------------------------------------------- scoring
+def maximal_column(rules: Ruleset, st: GameState) -> tuple[np.ndarray, int]:
+    """The derived ``maximal`` column (RULES.md §5): (values (R,), filled bitmask).
+
+    A row's cell is credited once the row is written in every played column: the best
+    value over them (for ``min`` the lowest), or 0 if any of the down, up, free,
+    middle, updown or announce columns holds a 0 in that row.
+    """
+    lay = layout(rules)
+    R = rules.num_rows
+    values = np.zeros(R, dtype=np.int64)
+    filled = 0
+    for r in range(R):
+        if all(int(f) >> r & 1 for f in st.filled):
+            col = st.values[:, r]
+            if any(int(st.values[z, r]) == 0 for z in lay.zeroing_columns):
+                values[r] = 0
+            else:
+                values[r] = col.min() if r == lay.min_row else col.max()
+            filled |= 1 << r
+    return values, filled
+
+
+def maximal_points(rules: Ruleset, st: GameState) -> int:
+    values, filled = maximal_column(rules, st)
+    return rules.column_points(values, filled)
+
+
+def column_totals(rules: Ruleset, st: GameState) -> dict[str, int]:
+    """Points credited so far per column id (played and derived), RULES.md §2."""
+    out = {
+        col: _column_total(rules, st.values[c], int(st.filled[c])) for c, col in enumerate(rules.columns)
+    }
+    if layout(rules).has_maximal:
+        out["maximal"] = maximal_points(rules, st)
+    return out
+
+
+def score(rules: Ruleset, st: GameState) -> int:
+    """The running sheet total (points): the sum of the columns' credited scores."""
+    return sum(column_totals(rules, st).values())
+
+
+def score_parts(rules: Ruleset, st: GameState) -> dict[str, int]:
+    """Sheet totals by part: ``upper``, ``bonus``, ``difference``, ``lower`` (points),
+    and ``bonus_columns`` (columns whose bonus is credited)."""
+    cols = [(st.values[c], int(st.filled[c])) for c in range(len(rules.columns))]
+    if layout(rules).has_maximal:
+        cols.append(maximal_column(rules, st))
+    parts = {"upper": 0, "bonus": 0, "difference": 0, "lower": 0, "bonus_columns": 0}
+    for values, filled in cols:
+        up, bonus, diff, low = rules.column_parts(values, filled)
+        parts["upper"] += up
+        parts["bonus"] += bonus
+        parts["difference"] += diff
+        parts["lower"] += low
+        parts["bonus_columns"] += int(bonus > 0)
+    return parts

@@ -1,0 +1,584 @@
+"""Rulesets: one YAML file per preset in ``configs/rules/`` (RULES.md §5).
+
+A :class:`Ruleset` is immutable. Building one validates the file (every error names
+the file, the key and what is allowed) and precomputes the tables the engine, the env,
+the batched env and the solvers share: the value of every cell for every dice multiset
+and roll, and which rows each front-filled column opens for every filled pattern.
+
+Schema (version 1)::
+
+    schema_version: 1            # required
+    name: classic                # required, the preset name
+    title: "..."                 # optional text
+    source: 004_....txt          # optional: the seed file the preset follows
+    extends: classic             # optional: start from another preset, override keys
+    dice: 5                      # 5 or 6
+    rolls: 3                     # rolls per turn (1..5)
+    rows: [ones, ..., jamb]      # row ids (RULES.md §1), in sheet order
+    columns: [down, up, ...]     # column kinds (RULES.md §1), in sheet order
+    scoring:
+      upper_dice: 5              # dice counted in the upper rows (Joly: 6)
+      bonus: {threshold: 60, points: 30, per_point: 0}
+      trilling_bonus: 10         # required when `trilling` is a row
+      full_bonus: 30
+      poker_bonus: 40
+      jamb_bonus: 50
+      three_by_two_bonus: 20     # required when `three_by_two` is a row
+      straight:                  # required when `straight` is a row
+        small: [35, 35, 35]      # after roll 1, 2, 3 (rolls 4-5 like 3); an int = every roll
+        large: [45, 45, 45]
+        hand: null               # fixed value in the `hand` column (null: by roll)
+    options:
+      last_turn_rolls: 3         # rolls in the last turn (default: rolls)
+      full_allows_five_of_a_kind: false
+      bonus_strict: false        # bonus only when upper > threshold
+      answer_forced: true
+      jamb6_bonus: 60
+      jokers: false              # Joly's jokers: not supported yet (RULES.md §6)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from ..errors import RulesetError
+from .tables import (
+    FACES,
+    ROW_IDS,
+    SIX_DICE_ROWS,
+    UPPER_ROWS,
+    DiceTables,
+    RowScoring,
+    dice_tables,
+    row_values,
+)
+
+SCHEMA_VERSION = 1
+
+#: Where the preset files live.
+RULES_DIR = Path(__file__).resolve().parents[2] / "configs" / "rules"
+
+#: Column kinds (RULES.md §1). ``maximal`` is derived: it has no write actions.
+COLUMN_KINDS = (
+    "down",
+    "up",
+    "free",
+    "announce",
+    "hand",
+    "middle",
+    "updown",
+    "free2",
+    "answer",
+    "mandatory",
+    "after_row",
+    "maximal",
+)
+DERIVED_KINDS = ("maximal",)
+#: Kinds whose open cell is the first empty one along one or more fixed sequences.
+FRONT_KINDS = ("down", "up", "middle", "updown")
+#: Columns whose 0 in a row makes the maximal column's cell 0 (002's "first 6 columns").
+MAXIMAL_ZEROING_KINDS = ("down", "up", "free", "middle", "updown", "announce")
+
+_TOP_KEYS = {
+    "schema_version": True,
+    "name": True,
+    "title": False,
+    "source": False,
+    "description": False,
+    "extends": False,
+    "dice": True,
+    "rolls": True,
+    "rows": True,
+    "columns": True,
+    "scoring": True,
+    "options": False,
+}
+_SCORING_KEYS = (
+    "upper_dice",
+    "bonus",
+    "trilling_bonus",
+    "full_bonus",
+    "poker_bonus",
+    "jamb_bonus",
+    "three_by_two_bonus",
+    "straight",
+)
+_BONUS_KEYS = ("threshold", "points", "per_point")
+_STRAIGHT_KEYS = ("small", "large", "hand")
+_OPTION_KEYS = (
+    "last_turn_rolls",
+    "full_allows_five_of_a_kind",
+    "bonus_strict",
+    "answer_forced",
+    "jamb6_bonus",
+    "jokers",
+)
+
+
+def list_rulesets() -> list[str]:
+    """Names of the preset files in ``configs/rules/``, sorted."""
+    return sorted(p.stem for p in RULES_DIR.glob("*.yaml"))
+
+
+def load_ruleset(name_or_path: str | Path) -> Ruleset:
+    """Load a ruleset by preset name (``"classic"``) or by path to a YAML file.
+
+    Returns the same (immutable, cached) object for the same preset or resolved path.
+
+    Raises:
+        FileNotFoundError: ``name_or_path`` looks like a path and does not exist.
+        RulesetError: unknown preset name; malformed or invalid file (the message names
+            the file, the key and what is allowed).
+    """
+    if isinstance(name_or_path, Ruleset):
+        return name_or_path
+    text = str(name_or_path)
+    looks_like_path = isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text
+    if looks_like_path:
+        path = Path(text).expanduser().resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"ruleset file not found: {text}")
+    else:
+        path = RULES_DIR / f"{text}.yaml"
+        if not path.is_file():
+            raise RulesetError(
+                f"unknown ruleset {text!r}; presets are: {', '.join(list_rulesets())} "
+                "(or pass a path to a YAML file)"
+            )
+    return _load_path(path)
+
+
+@lru_cache(maxsize=None)
+def _load_path(path: Path) -> Ruleset:
+    return Ruleset._from_mapping(_read_merged(path, ()), path)
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise RulesetError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RulesetError(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
+    return data
+
+
+def _deep_merge(base: dict, over: Mapping) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(dict(out[key]), value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read_merged(path: Path, chain: tuple[Path, ...]) -> dict:
+    if path in chain:
+        raise RulesetError(f"{path}: key 'extends': circular chain {' -> '.join(map(str, chain + (path,)))}")
+    data = _read_yaml(path)
+    parent = data.get("extends")
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise RulesetError(f"{path}: key 'extends': expected a preset name or a path, got {parent!r}")
+    parent_path = (path.parent / parent).resolve() if parent.endswith((".yaml", ".yml")) else RULES_DIR / f"{parent}.yaml"
+    if not parent_path.is_file():
+        raise RulesetError(
+            f"{path}: key 'extends': no preset {parent!r}; presets are: {', '.join(list_rulesets())}"
+        )
+    merged = _deep_merge(_read_merged(parent_path, chain + (path,)), data)
+    merged.pop("extends", None)
+    if "title" not in data:  # a derived preset does not borrow its parent's title
+        merged.pop("title", None)
+    return merged
+
+
+@dataclass(frozen=True, eq=False)
+class Ruleset:
+    """A validated ruleset with its precomputed tables (RULES.md §1-5).
+
+    Attributes (all read-only):
+        name, title, source, path: identity of the preset.
+        dice: 5 or 6. rolls / last_turn_rolls: rolls per turn and in the last turn;
+            max_rolls is the larger.
+        rows: row ids in sheet order (R rows). columns: played column kinds in sheet
+            order (C columns, each with write actions). derived_columns: ``maximal``.
+        num_cells: C * R; cell ``c * R + r`` is row ``r`` of played column ``c``.
+        tables: the :class:`DiceTables` for ``dice``.
+        cell_values: int16 ``(max_rolls, M, num_cells)``: what each cell gets for each
+            multiset when written after roll ``k + 1``.
+        row_max: int16 ``(R,)``, the largest value each row can take (for scaling).
+    """
+
+    name: str
+    path: Path
+    title: str
+    source: str
+    dice: int
+    rolls: int
+    last_turn_rolls: int
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    derived_columns: tuple[str, ...]
+    row_scoring: RowScoring
+    straight_hand: int | None
+    bonus_threshold: int
+    bonus_points: int
+    bonus_per_point: int
+    bonus_strict: bool
+    answer_forced: bool
+    tables: DiceTables = field(repr=False)
+    cell_values: np.ndarray = field(repr=False)
+    row_max: np.ndarray = field(repr=False)
+    front_open: dict = field(repr=False)
+    row_bits: np.ndarray = field(repr=False)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def _from_mapping(cls, data: Mapping[str, Any], path: Path) -> Ruleset:
+        def fail(key: str, msg: str) -> RulesetError:
+            return RulesetError(f"{path}: key '{key}': {msg}")
+
+        for key in data:
+            if key not in _TOP_KEYS:
+                raise fail(key, f"unknown key; allowed: {', '.join(_TOP_KEYS)}")
+        for key, required in _TOP_KEYS.items():
+            if required and key not in data:
+                raise fail(key, "missing (required)")
+        if data["schema_version"] != SCHEMA_VERSION:
+            raise fail("schema_version", f"expected {SCHEMA_VERSION}, got {data['schema_version']!r}")
+
+        def integer(key: str, value: Any, lo: int, hi: int) -> int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise fail(key, f"expected an integer, got {value!r}")
+            if not lo <= value <= hi:
+                raise fail(key, f"{value} is out of range; allowed {lo}..{hi}")
+            return value
+
+        def boolean(key: str, value: Any) -> bool:
+            if not isinstance(value, bool):
+                raise fail(key, f"expected true or false, got {value!r}")
+            return value
+
+        def mapping(key: str, value: Any, allowed: Sequence[str]) -> Mapping:
+            if not isinstance(value, Mapping):
+                raise fail(key, f"expected a mapping with keys {', '.join(allowed)}, got {value!r}")
+            for sub in value:
+                if sub not in allowed:
+                    raise fail(f"{key}.{sub}", f"unknown key; allowed: {', '.join(allowed)}")
+            return value
+
+        name = data["name"]
+        if not isinstance(name, str) or not name:
+            raise fail("name", f"expected a non-empty string, got {name!r}")
+        if data["dice"] not in (5, 6) or isinstance(data["dice"], bool):
+            raise fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6")
+        dice = data["dice"]
+        rolls = integer("rolls", data["rolls"], 1, 5)
+
+        rows = data["rows"]
+        if not isinstance(rows, list) or not rows:
+            raise fail("rows", f"expected a non-empty list of row ids ({', '.join(ROW_IDS)}), got {rows!r}")
+        for row in rows:
+            if row not in ROW_IDS:
+                raise fail("rows", f"unknown row {row!r}; allowed: {', '.join(ROW_IDS)}")
+        if len(set(rows)) != len(rows):
+            raise fail("rows", f"a row appears twice in {rows}")
+        if len(rows) > 30:
+            raise fail("rows", "at most 30 rows")
+        for row in SIX_DICE_ROWS:
+            if row in rows and dice != 6:
+                raise fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
+
+        columns = data["columns"]
+        if not isinstance(columns, list) or not columns:
+            raise fail("columns", f"expected a non-empty list of column kinds ({', '.join(COLUMN_KINDS)}), got {columns!r}")
+        for col in columns:
+            if col not in COLUMN_KINDS:
+                raise fail("columns", f"unknown column kind {col!r}; allowed: {', '.join(COLUMN_KINDS)}")
+        if len(set(columns)) != len(columns):
+            raise fail("columns", f"a column kind appears twice in {columns} (at most one of each)")
+        played = tuple(c for c in columns if c not in DERIVED_KINDS)
+        derived = tuple(c for c in columns if c in DERIVED_KINDS)
+        if not played:
+            raise fail("columns", "no playable column (maximal is derived from the played ones)")
+        if "answer" in played and "announce" not in played:
+            raise fail("columns", "'answer' needs an 'announce' column (RULES.md §5)")
+        if "middle" in played:
+            if "max" not in rows or "min" not in rows or rows.index("min") != rows.index("max") + 1:
+                raise fail("columns", "'middle' needs rows 'max' and 'min', with min right after max")
+        if "maximal" in derived and len([c for c in played if c not in ("mandatory", "after_row")]) < 1:
+            raise fail("columns", "'maximal' needs at least one played column")
+
+        scoring = mapping("scoring", data["scoring"], _SCORING_KEYS)
+        options = mapping("options", data.get("options") or {}, _OPTION_KEYS)
+        if options.get("jokers", False):
+            raise fail(
+                "options.jokers",
+                "jokers (RULES.md §6) are not implemented yet; play the same sheet without "
+                "jokers with the preset 'joly_nojokers'",
+            )
+        last_turn_rolls = integer("options.last_turn_rolls", options.get("last_turn_rolls", rolls), rolls, 5)
+
+        bonus = mapping("scoring.bonus", scoring.get("bonus", {}), _BONUS_KEYS)
+        for row, key in (("trilling", "trilling_bonus"), ("three_by_two", "three_by_two_bonus"), ("straight", "straight")):
+            if row in rows and key not in scoring:
+                raise fail(f"scoring.{key}", f"missing (required when {row!r} is a row)")
+
+        def straight_values(key: str, value: Any) -> tuple[int, int, int]:
+            vals = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+            if not isinstance(vals, list) or not 1 <= len(vals) <= 3:
+                raise fail(key, f"expected an integer or a list of 1 to 3 integers (after roll 1, 2, 3), got {value!r}")
+            vals = [integer(key, v, 0, 1000) for v in vals]
+            vals = vals + [vals[-1]] * (3 - len(vals))
+            return (vals[0], vals[1], vals[2])
+
+        straight = mapping("scoring.straight", scoring.get("straight", {"small": 0, "large": 0}), _STRAIGHT_KEYS)
+        for key in ("small", "large"):
+            if key not in straight:
+                raise fail(f"scoring.straight.{key}", "missing (required)")
+        hand = straight.get("hand")
+        if hand is not None:
+            hand = integer("scoring.straight.hand", hand, 0, 1000)
+
+        row_scoring = RowScoring(
+            upper_dice=integer("scoring.upper_dice", scoring.get("upper_dice", 5), 1, dice),
+            trilling_bonus=integer("scoring.trilling_bonus", scoring.get("trilling_bonus", 0), 0, 1000),
+            full_bonus=integer("scoring.full_bonus", scoring.get("full_bonus", 30), 0, 1000),
+            poker_bonus=integer("scoring.poker_bonus", scoring.get("poker_bonus", 40), 0, 1000),
+            jamb_bonus=integer("scoring.jamb_bonus", scoring.get("jamb_bonus", 50), 0, 1000),
+            three_by_two_bonus=integer("scoring.three_by_two_bonus", scoring.get("three_by_two_bonus", 0), 0, 1000),
+            jamb6_bonus=integer("options.jamb6_bonus", options.get("jamb6_bonus", 60), 0, 1000),
+            full_allows_five_of_a_kind=boolean(
+                "options.full_allows_five_of_a_kind", options.get("full_allows_five_of_a_kind", False)
+            ),
+            straight_small=straight_values("scoring.straight.small", straight["small"]),
+            straight_large=straight_values("scoring.straight.large", straight["large"]),
+        )
+        title = data.get("title", name)
+        source = data.get("source", "")
+        if not isinstance(title, str) or not isinstance(source, str):
+            raise fail("title" if not isinstance(title, str) else "source", "expected a string")
+        rows_t = tuple(rows)
+        return cls._build(
+            name=name,
+            path=path,
+            title=title,
+            source=source,
+            dice=dice,
+            rolls=rolls,
+            last_turn_rolls=last_turn_rolls,
+            rows=rows_t,
+            columns=played,
+            derived_columns=derived,
+            row_scoring=row_scoring,
+            straight_hand=hand,
+            bonus_threshold=integer("scoring.bonus.threshold", bonus.get("threshold", 60), 0, 1000),
+            bonus_points=integer("scoring.bonus.points", bonus.get("points", 30), 0, 1000),
+            bonus_per_point=integer("scoring.bonus.per_point", bonus.get("per_point", 0), 0, 100),
+            bonus_strict=boolean("options.bonus_strict", options.get("bonus_strict", False)),
+            answer_forced=boolean("options.answer_forced", options.get("answer_forced", True)),
+        )
+
+    @classmethod
+    def _build(cls, **kw: Any) -> Ruleset:
+        rows: tuple[str, ...] = kw["rows"]
+        columns: tuple[str, ...] = kw["columns"]
+        n, R = kw["dice"], len(rows)
+        max_rolls = max(kw["rolls"], kw["last_turn_rolls"])
+        tables = dice_tables(n)
+        scoring: RowScoring = kw["row_scoring"]
+        by_roll = [row_values(n, rows, scoring, min(k, 2)) for k in range(3)]
+        cell_values = np.zeros((max_rolls, tables.num_multisets, len(columns) * R), dtype=np.int16)
+        for k in range(max_rolls):
+            for c, kind in enumerate(columns):
+                vals = by_roll[min(k, 2)].copy()
+                if kind == "hand" and kw["straight_hand"] is not None and "straight" in rows:
+                    s = rows.index("straight")
+                    vals[:, s] = np.where(vals[:, s] > 0, kw["straight_hand"], 0)
+                cell_values[k, :, c * R : (c + 1) * R] = vals
+        row_max = np.maximum(cell_values.reshape(max_rolls, -1, len(columns), R).max(axis=(0, 1, 2)), 1)
+        row_bits = ((np.arange(1 << R)[:, None] >> np.arange(R)) & 1).astype(bool)
+        front_open = {c: _front_table(kind, rows, row_bits) for c, kind in enumerate(columns) if kind in FRONT_KINDS}
+        return cls(
+            tables=tables,
+            cell_values=cell_values,
+            row_max=row_max.astype(np.int16),
+            front_open=front_open,
+            row_bits=row_bits,
+            **kw,
+        )
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def max_rolls(self) -> int:
+        return max(self.rolls, self.last_turn_rolls)
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.rows)
+
+    @property
+    def num_cells(self) -> int:
+        return len(self.columns) * len(self.rows)
+
+    @property
+    def num_turns(self) -> int:
+        """Turns in a game = playable cells (RULES.md §1)."""
+        return self.num_cells
+
+    def cell(self, column: str, row: str) -> int:
+        """Cell index ``c * R + r`` of (column, row); ValueError if unknown."""
+        if column not in self.columns:
+            raise ValueError(f"unknown column {column!r}; {self.name} plays {', '.join(self.columns)}")
+        if row not in self.rows:
+            raise ValueError(f"unknown row {row!r}; {self.name} has rows {', '.join(self.rows)}")
+        return self.columns.index(column) * len(self.rows) + self.rows.index(row)
+
+    def cell_name(self, cell: int) -> tuple[str, str]:
+        """(column, row) of cell index ``cell``."""
+        c, r = divmod(int(cell), len(self.rows))
+        return self.columns[c], self.rows[r]
+
+    # ------------------------------------------------------------------ scoring API
+    def score(self, row: str, dice: Sequence[int], roll: int = 3, column: str | None = None) -> int:
+        """Points written in ``row`` for final ``dice`` after roll ``roll`` (RULES.md §1, §3).
+
+        Args:
+            row: row id (RULES.md §1) of this ruleset.
+            dice: ``dice`` faces 1..6, any order.
+            roll: the roll after which the cell is written, 1..max_rolls (straight values
+                depend on it; rolls 4-5 score like roll 3).
+            column: a column kind of this ruleset where the column changes the value
+                (``hand``: fixed straight value); None for the plain value.
+
+        Raises:
+            ValueError: wrong dice count, a face outside 1-6, an unknown row or column,
+                or a roll outside 1..max_rolls.
+        """
+        if row not in self.rows:
+            raise ValueError(f"unknown row {row!r}; {self.name} has rows {', '.join(self.rows)}")
+        m = self.dice_index(dice)
+        if isinstance(roll, bool) or not isinstance(roll, (int, np.integer)) or not 1 <= roll <= self.max_rolls:
+            raise ValueError(f"roll must be an integer in 1..{self.max_rolls} for {self.name}, got {roll!r}")
+        if column is None:
+            column = next((c for c in self.columns if c != "hand"), self.columns[0])
+            if column == "hand":
+                raise ValueError("this ruleset only has a hand column; pass column='hand'")
+        return int(self.cell_values[roll - 1, m, self.cell(column, row)])
+
+    def dice_index(self, dice: Sequence[int]) -> int:
+        """Multiset index of ``dice``; ValueError on a wrong count or a face outside 1-6."""
+        try:
+            arr = np.asarray(dice)
+        except Exception as exc:  # pragma: no cover - defensive
+            raise ValueError(f"dice must be a sequence of integers, got {dice!r}") from exc
+        if arr.ndim != 1 or len(arr) != self.dice:
+            raise ValueError(f"{self.name} plays {self.dice} dice, got {len(arr) if arr.ndim == 1 else arr.shape} dice: {dice!r}")
+        if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > FACES:
+            raise ValueError(f"die faces must be integers 1..6, got {list(dice)!r}")
+        return self.tables.index(arr)
+
+    def column_score(self, cells: Mapping[str, int]) -> int:
+        """One column's score from the values written in it (RULES.md §2).
+
+        Args:
+            cells: row id -> written value (points); absent rows are not written yet.
+
+        Returns:
+            Points credited so far: every written cell, the bonus once the last upper
+            cell is written, the difference once ones, max and min are all written.
+
+        Raises:
+            ValueError: an unknown row id or a non-integer value.
+        """
+        values = np.zeros(len(self.rows), dtype=np.int64)
+        filled = 0
+        for row, value in cells.items():
+            if row not in self.rows:
+                raise ValueError(f"unknown row {row!r}; {self.name} has rows {', '.join(self.rows)}")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"value of {row!r} must be an integer, got {value!r}")
+            r = self.rows.index(row)
+            values[r] = value
+            filled |= 1 << r
+        return self.column_points(values, filled)
+
+    def column_points(self, values: np.ndarray, filled: int) -> int:
+        """Score of a column from its row values (length R) and its filled-row bitmask."""
+        parts = self.column_parts(values, filled)
+        return parts[0] + parts[1] + parts[2] + parts[3]
+
+    def column_parts(self, values, filled: int) -> tuple[int, int, int, int]:
+        """(upper, bonus, difference, lower) credited so far, as RULES.md §2."""
+        idx = self._row_groups
+        upper = int(sum(int(values[r]) for r in idx["upper"]))
+        lower = int(sum(int(values[r]) for r in idx["lower"]))
+        bonus = 0
+        if filled & idx["upper_bits"] == idx["upper_bits"] and idx["upper"]:
+            over = upper - self.bonus_threshold
+            if over > 0 or (over == 0 and not self.bonus_strict):
+                bonus = self.bonus_points + self.bonus_per_point * over
+        diff = 0
+        if idx["diff_bits"] and filled & idx["diff_bits"] == idx["diff_bits"]:
+            diff = int(values[idx["ones"]]) * (int(values[idx["max"]]) - int(values[idx["min"]]))
+        return upper, bonus, diff, lower
+
+    @property
+    def _row_groups(self) -> dict:
+        return _row_groups(self.rows)
+
+
+@lru_cache(maxsize=None)
+def _row_groups(rows: tuple[str, ...]) -> dict:
+    upper = [r for r, row in enumerate(rows) if row in UPPER_ROWS]
+    lower = [r for r, row in enumerate(rows) if row not in UPPER_ROWS and row not in ("max", "min")]
+    has_diff = all(x in rows for x in ("ones", "max", "min"))
+    return {
+        "upper": upper,
+        "lower": lower,
+        "upper_bits": sum(1 << r for r in upper),
+        "diff_bits": sum(1 << rows.index(x) for x in ("ones", "max", "min")) if has_diff else 0,
+        "ones": rows.index("ones") if has_diff else -1,
+        "max": rows.index("max") if has_diff else -1,
+        "min": rows.index("min") if has_diff else -1,
+    }
+
+
+def column_fronts(kind: str, rows: Sequence[str]) -> list[list[int]]:
+    """The row sequences whose first empty cell is open, for a front-filled column kind.
+
+    down: top to bottom; up: bottom to top; updown: both (they may pass); middle: from
+    max upward to the first row and from min downward to the last (RULES.md §1).
+    """
+    R = len(rows)
+    if kind == "down":
+        return [list(range(R))]
+    if kind == "up":
+        return [list(range(R - 1, -1, -1))]
+    if kind == "updown":
+        return [list(range(R)), list(range(R - 1, -1, -1))]
+    if kind == "middle":
+        return [list(range(rows.index("max"), -1, -1)), list(range(rows.index("min"), R))]
+    raise ValueError(f"{kind!r} is not a front-filled column kind")
+
+
+def _front_table(kind: str, rows: Sequence[str], row_bits: np.ndarray) -> np.ndarray:
+    """int32 ``(2**R,)``: open-row bitmask of the column for each filled-row bitmask."""
+    table = np.zeros(len(row_bits), dtype=np.int32)
+    for front in column_fronts(kind, rows):
+        seq = np.array(front)
+        empty = ~row_bits[:, seq]  # (2**R, len(front))
+        has = empty.any(axis=1)
+        first = seq[empty.argmax(axis=1)]
+        table |= np.where(has, 1 << first, 0).astype(np.int32)
+    return table

@@ -1,0 +1,52 @@
+#!/usr/bin/env python
+"""Train a MaskablePPO agent on Jamb and log learning curves to TensorBoard.
+
+    python scripts/train.py --config configs/ppo_classic.yaml [--total-timesteps N]
+        [--seed S] [--run-dir DIR] [--ruleset NAME]
+
+The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
+events, progress.csv, checkpoints, best_model.zip, final_model.zip and config.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.ppo import ConfigError, load_config, train  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default="configs/ppo_classic.yaml", help="training config YAML")
+    parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
+    parser.add_argument("--seed", type=int, help="override the training seed")
+    parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
+    parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(
+            args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset}
+        )
+        summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    run_dir = summary["run_dir"]
+    eval_score = summary["eval_score"]
+    print(f"\nrun folder:      {run_dir}")
+    print(f"steps:           {summary['timesteps']} in {summary['wall_time_s']:.0f} s")
+    if eval_score is not None:
+        print(f"eval score:      {eval_score:.1f} points (masked, deterministic, {cfg['eval']['episodes']} seeded games)")
+    print(f"random baseline: {summary['random_score']:.1f} points on the same games")
+    print(f"final model:     {summary['final_model']}")
+    print(f"TensorBoard:     tensorboard --logdir {Path(run_dir).parent}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

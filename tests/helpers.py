@@ -1,0 +1,56 @@
+"""Hand-built sheets for rule tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jamb_env.rules import GameState, Ruleset, layout, new_game
+
+
+def sheet(rules: Ruleset, written: dict | None = None, dice=None, roll: int = 1, announced=None, answer_due=None) -> GameState:
+    """A state whose cells ``{(column, row): value}`` are written, with ``dice`` after ``roll``."""
+    st = new_game(rules)
+    values, filled = st.values.copy(), st.filled.copy()
+    for (col, row), value in (written or {}).items():
+        c, r = rules.columns.index(col), rules.rows.index(row)
+        values[c, r] = value
+        filled[c] |= 1 << r
+    dice = np.sort(np.array(dice if dice is not None else [1, 2, 3, 4, 6], dtype=np.int8))
+    return GameState(
+        values=values,
+        filled=filled,
+        dice=dice,
+        dice_index=rules.tables.index(dice),
+        roll=roll,
+        announced=rules.cell(*announced) if announced else -1,
+        answer_due=rules.rows.index(answer_due) if answer_due else -1,
+        turn=len(written or {}),
+    )
+
+
+def fill(rules: Ruleset, columns, rows=None, value: int = 0) -> dict:
+    """``{(column, row): value}`` for every row (or ``rows``) of ``columns``."""
+    return {(c, r): value for c in columns for r in (rows or rules.rows)}
+
+
+def open_cells(rules: Ruleset, st: GameState) -> set[tuple[str, str]]:
+    """The (column, row) cells a write action may take now."""
+    lay = layout(rules)
+    from jamb_env.rules import legal_mask
+
+    mask = legal_mask(rules, st)
+    return {rules.cell_name(i) for i in np.flatnonzero(mask[lay.write_offset :])}
+
+
+def announceable(rules: Ruleset, st: GameState) -> set[tuple[str, str]]:
+    lay = layout(rules)
+    from jamb_env.rules import legal_mask
+
+    mask = legal_mask(rules, st)
+    return {rules.cell_name(int(lay.announce_cells[j])) for j in np.flatnonzero(mask[lay.announce_offset : lay.write_offset])}
+
+
+def can_reroll(rules: Ruleset, st: GameState) -> bool:
+    from jamb_env.rules import legal_mask
+
+    return bool(legal_mask(rules, st)[: layout(rules).num_holds].any())

@@ -1,0 +1,90 @@
+"""Invariants over random legal games of every preset (RULES.md §4; Pgx-style api test)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jamb_env import JambEnv
+from jamb_env.rules import column_totals, score_parts
+from tests.conftest import playable_presets
+
+PRESETS = playable_presets()
+
+
+def play_random_game(env: JambEnv, seed: int, policy_seed: int, check_obs: bool = True) -> dict:
+    """Play one uniformly random legal game and check the invariants at every step."""
+    rng = np.random.default_rng(policy_seed)
+    rules = env.ruleset
+    obs, info = env.reset(seed=seed)
+    ret, writes, steps = 0.0, 0, 0
+    terminated = False
+    while not terminated:
+        mask = env.action_masks()
+        assert mask.any(), f"dead end at turn {info['turn']} roll {info['roll']} (seed {seed})"
+        assert (info["action_mask"] == mask).all()
+        a = int(rng.choice(np.flatnonzero(mask)))
+        kind = env.decode_action(a).kind
+        obs, reward, terminated, truncated, info = env.step(a)
+        assert not truncated and not info.get("illegal_action")
+        if check_obs:
+            assert env.observation_space.contains(obs)
+        ret += reward
+        writes += kind == "write"
+        steps += 1
+        assert info["turn"] == writes
+        assert terminated == (writes == rules.num_cells)
+    assert ret == info["score"]  # return equals the final sheet score
+    assert not env.action_masks().any()
+    game = env.game
+    assert all(int(f) == (1 << rules.num_rows) - 1 for f in game.filled)  # every cell written
+    assert info["score"] == sum(column_totals(rules, game).values())
+    parts = score_parts(rules, game)
+    assert info["score"] == parts["upper"] + parts["bonus"] + parts["difference"] + parts["lower"]
+    _check_finished_sheet(rules, game)
+    return {"score": info["score"], "steps": steps}
+
+
+def _check_finished_sheet(rules, game):
+    """Bonus and difference rules on every finished column (RULES.md §2)."""
+    upper = [rules.rows.index(r) for r in ("ones", "twos", "threes", "fours", "fives", "sixes")]
+    for c in range(len(rules.columns)):
+        vals = game.values[c]
+        up = int(vals[upper].sum())
+        total = rules.column_points(vals, int(game.filled[c]))
+        bonus = rules.bonus_points if up >= rules.bonus_threshold else 0
+        diff = int(vals[rules.rows.index("ones")]) * (int(vals[rules.rows.index("max")]) - int(vals[rules.rows.index("min")]))
+        lower = sum(int(vals[r]) for r, row in enumerate(rules.rows) if r not in upper and row not in ("max", "min"))
+        assert total == up + bonus + diff + lower
+        for r, row in enumerate(rules.rows):
+            assert 0 <= vals[r] <= rules.row_max[r]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), policy_seed=st.integers(0, 2**31 - 1))
+def test_random_legal_games_hypothesis(preset, seed, policy_seed):
+    play_random_game(JambEnv(ruleset=preset), seed, policy_seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("block", range(4))
+def test_thousands_of_random_games(preset, block):
+    """4 x 500 = 2,000 random legal games per preset in CI."""
+    env = JambEnv(ruleset=preset)
+    for g in range(500):
+        seed = block * 500 + g
+        play_random_game(env, seed, seed + 10**6, check_obs=g % 10 == 0)
+
+
+def test_die_faces_are_uniform():
+    """Chi-square over the dice streams of 400 games (about 300,000 dice)."""
+    env = JambEnv()
+    counts = np.zeros(6)
+    for s in range(400):
+        env.reset(seed=s)
+        counts += np.bincount(env.get_state().stream - 1, minlength=6)
+    expected = counts.sum() / 6
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 20.52  # 5 degrees of freedom, p = 0.001

@@ -1,0 +1,104 @@
+"""Training smoke run and config errors (scripts/train.py, agents/ppo.py)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agents.ppo import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def scalar_tags(run_dir: Path) -> dict:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    return {tag: [e.value for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+@pytest.mark.slow
+def test_training_smoke_run_writes_score_scalars(tmp_path):
+    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg.update(total_timesteps=3000)
+    cfg["env"]["n_envs"] = 2
+    cfg["algo"].update(n_steps=256, batch_size=128, n_epochs=1)
+    cfg["eval"].update(freq=1000, episodes=2)
+    cfg["checkpoint"]["freq"] = 2000
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    run_dir = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--config", str(config), "--run-dir", str(run_dir), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "tensorboard --logdir" in proc.stdout
+    tags = scalar_tags(run_dir)
+    assert tags["jamb/score"] and all(s >= 0 for s in tags["jamb/score"])
+    assert tags["eval/score"] and tags["eval/random_score"]
+    for tag in ("jamb/bonus_rate", "jamb/difference", "jamb/lower", "jamb/column_down", "rollout/ep_rew_mean"):
+        assert tag in tags
+    assert (run_dir / "final_model.zip").exists() and (run_dir / "config.yaml").exists()
+    assert list((run_dir / "checkpoints").glob("model_*_steps.zip"))
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["total_timesteps"] == 3000 and saved["ruleset"] == "classic"
+
+
+def test_trained_model_loads_and_plays_masked(tmp_path):
+    """A freshly built MaskablePPO model acts legally on the raw env with masks."""
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    from jamb_env import JambEnv
+
+    env = JambEnv(illegal_action="raise")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
+    model.save(tmp_path / "m.zip")
+    model = MaskablePPO.load(tmp_path / "m.zip")
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        obs, _, done, _, info = env.step(int(action))
+    assert info["turn"] == 52 and np.isfinite(info["score"])
+
+
+def write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_config_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(write(tmp_path, "env: [1, 2"))
+    with pytest.raises(ConfigError, match="'totl_timesteps': unknown"):
+        load_config(write(tmp_path, "totl_timesteps: 5"))
+    with pytest.raises(ConfigError, match="env.vec_env"):
+        load_config(write(tmp_path, "env: {vec_env: threads}"))
+    with pytest.raises(ConfigError, match="env.n_env': unknown"):
+        load_config(write(tmp_path, "env: {n_env: 3}"))
+    with pytest.raises(ConfigError, match="total_timesteps"):
+        load_config(write(tmp_path, "total_timesteps: -5"))
+    cfg = load_config(ROOT / "configs" / "ppo_classic.yaml", {"seed": 7, "total_timesteps": None})
+    assert cfg["seed"] == 7 and cfg["total_timesteps"] == 400000
+
+
+def test_train_cli_reports_bad_config(tmp_path):
+    bad = write(tmp_path, "ruleset: nope\n")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--config", str(bad), "--run-dir", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and "unknown ruleset 'nope'" in proc.stderr
