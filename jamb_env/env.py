@@ -74,7 +74,7 @@ class JambEnv(gym.Env):
     ruleset and documented in :mod:`jamb_env.observation` (``env.observation_layout``):
     dice one-hot and counts, roll, re-rolls left, announcement, answer obligation,
     filled flags, written values, the value every cell would get now, per-column upper
-    sum, distance to the bonus, upper cells left, difference, progress. 394 values on
+    sum, distance to the bonus, upper cells left, difference, progress. 226 values on
     ``classic``.
 
     ## Rewards
@@ -152,9 +152,10 @@ class JambEnv(gym.Env):
         game = core.start_turn(rules, core.new_game(rules), stream[: rules.dice])
         self._state = EnvState(game=game, stream=stream, position=rules.dice, score=0, done=False)
         self._mask = core.legal_mask(rules, game)
+        self._sheet = self._encoder.sheet_features(game)
         if self.render_mode == "human":
             self.render()
-        return self._encoder.encode(game), self._info()
+        return self._encoder.encode(game, self._sheet), self._info()
 
     def step(self, action):
         if self._state is None:
@@ -173,6 +174,8 @@ class JambEnv(gym.Env):
             dice, pos = st.stream[pos : pos + k], pos + k
         game, points = core.apply_action(rules, game, a, dice, check=False)
         terminated = core.is_over(rules, game)
+        if game.roll == 0:  # a write: the sheet part of the observation changes
+            self._sheet = self._encoder.sheet_features(game)
         if game.roll == 0 and not terminated:
             game = core.start_turn(rules, game, st.stream[pos : pos + rules.dice])
             pos += rules.dice
@@ -184,7 +187,7 @@ class JambEnv(gym.Env):
             info["column_scores"] = core.column_totals(rules, game)
         if self.render_mode == "human":
             self.render()
-        return self._encoder.encode(game), points * self.reward_scale, terminated, False, info
+        return self._encoder.encode(game, self._sheet), points * self.reward_scale, terminated, False, info
 
     def render(self):
         if self.render_mode is None:
@@ -244,13 +247,14 @@ class JambEnv(gym.Env):
         if state.game.values.shape != (len(self.ruleset.columns), self.ruleset.num_rows) or len(state.game.dice) != self.ruleset.dice:
             raise ValueError("this state belongs to another ruleset")
         self._state = state.copy()
+        self._sheet = self._encoder.sheet_features(self._state.game)
         self._mask = (
             np.zeros(self._layout.num_actions, dtype=bool) if state.done else core.legal_mask(self.ruleset, self._state.game)
         )
 
     def observe(self) -> np.ndarray:
         """The observation of the current state."""
-        return self._encoder.encode(self.game)
+        return self._encoder.encode(self.game, self._sheet)
 
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, Any]:
@@ -288,4 +292,4 @@ class JambEnv(gym.Env):
         self._mask = np.zeros(self._layout.num_actions, dtype=bool)
         info = self._info()
         info["illegal_action"] = True
-        return self._encoder.encode(self._state.game), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info
+        return self._encoder.encode(self._state.game, self._sheet), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info

@@ -111,18 +111,48 @@ class ObservationEncoder:
         self._upper_max = max(float(rules.row_max[self._upper].sum()), 1.0) if len(self._upper) else 1.0
         self._threshold = max(float(rules.bonus_threshold), 1.0)
         self._diff_max = 1.0
+        self._diff_rows = None
+        self._announce_slot = {int(cell): j for j, cell in enumerate(lay.announce_cells)}
         if all(x in rules.rows for x in ("ones", "max", "min")):
+            self._diff_rows = tuple(rules.rows.index(x) for x in ("ones", "max", "min"))
             ones_max = float(rules.row_max[rules.rows.index("ones")])
             spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
             self._diff_max = max(ones_max * spread, 1.0)
         self._roll_eye = np.eye(K + 1, K, k=-1, dtype=np.float32)  # row 0: no roll
         self._bits = rules.row_bits
 
-    def encode(self, st: GameState) -> np.ndarray:
-        """float32 ``(size,)`` observation of ``st``; inside ``[low, high]``."""
+    def sheet_features(self, st: GameState) -> np.ndarray:
+        """float32 ``(size,)`` with only the segments that change on a write filled in
+        (answer_due, filled, written, per-column features, progress); the rest zero.
+        The env computes it once per turn and passes it to :meth:`encode`."""
+        rules, seg = self.rules, self.segments
+        obs = np.zeros(self.size, dtype=np.float32)
+        if st.answer_due >= 0 and seg["answer_due"].size:
+            obs[seg["answer_due"].start + st.answer_due] = 1.0
+        bits = self._bits[st.filled]  # (C, R) bool
+        obs[seg["filled"].slice] = bits.ravel()
+        obs[seg["written"].slice] = st.values.ravel() / self._row_max
+        if len(self._upper):
+            upper = st.values[:, self._upper].sum(axis=1).astype(np.float32)
+            obs[seg["upper_sum"].slice] = upper / self._upper_max
+            obs[seg["upper_to_bonus"].slice] = np.clip(self._threshold - upper, 0.0, self._threshold) / self._threshold
+            obs[seg["upper_left"].slice] = 1.0 - bits[:, self._upper].mean(axis=1)
+        if self._diff_rows is not None:
+            ones, mx, mn = self._diff_rows
+            v = st.values.astype(np.float32)
+            credited = bits[:, ones] & bits[:, mx] & bits[:, mn]
+            obs[seg["difference"].slice] = np.where(credited, v[:, ones] * (v[:, mx] - v[:, mn]), 0.0) / self._diff_max
+        obs[seg["progress"].start] = st.turn / rules.num_cells
+        return obs
+
+    def encode(self, st: GameState, sheet: np.ndarray | None = None) -> np.ndarray:
+        """float32 ``(size,)`` observation of ``st``, inside ``[low, high]``.
+
+        ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it (it is only
+        recomputed when a cell is written)."""
         rules = self.rules
         seg = self.segments
-        obs = np.zeros(self.size, dtype=np.float32)
+        obs = self.sheet_features(st) if sheet is None else sheet.copy()
         m = st.dice_index if st.dice_index >= 0 else rules.tables.num_multisets
         d = seg["dice_onehot"]
         obs[d.start : d.start + self._dice_feat.shape[1]] = self._dice_feat[m]
@@ -130,27 +160,9 @@ class ObservationEncoder:
         K = rules.max_rolls
         if st.roll and K > 1:
             obs[seg["rolls_left"].start] = (max_rolls(rules, st) - st.roll) / (K - 1)
-        lay = layout(rules)
         if st.announced >= 0:
-            obs[seg["announced"].start + int(np.flatnonzero(lay.announce_cells == st.announced)[0])] = 1.0
-        if st.answer_due >= 0 and seg["answer_due"].size:
-            obs[seg["answer_due"].start + st.answer_due] = 1.0
-        filled = self._bits[st.filled].ravel()  # (C*R,) bool
-        obs[seg["filled"].slice] = filled
-        obs[seg["written"].slice] = st.values.ravel() / self._row_max
+            obs[seg["announced"].start + self._announce_slot[st.announced]] = 1.0
         if st.roll:
-            obs[seg["value_now"].slice] = np.where(filled, 0.0, self._value_now[st.roll - 1, m])
-        self._column_features(st, obs)
-        obs[seg["progress"].start] = st.turn / rules.num_cells
+            filled = obs[seg["filled"].slice]
+            obs[seg["value_now"].slice] = np.where(filled > 0, 0.0, self._value_now[st.roll - 1, m])
         return obs
-
-    def _column_features(self, st: GameState, obs: np.ndarray) -> None:
-        rules, seg = self.rules, self.segments
-        if len(self._upper):
-            upper = st.values[:, self._upper].sum(axis=1).astype(np.float32)
-            upper_filled = self._bits[st.filled][:, self._upper]
-            obs[seg["upper_sum"].slice] = upper / self._upper_max
-            obs[seg["upper_to_bonus"].slice] = np.clip(self._threshold - upper, 0.0, self._threshold) / self._threshold
-            obs[seg["upper_left"].slice] = 1.0 - upper_filled.mean(axis=1)
-        diffs = [rules.column_parts(st.values[c], int(st.filled[c]))[2] for c in range(len(rules.columns))]
-        obs[seg["difference"].slice] = np.array(diffs, dtype=np.float32) / self._diff_max

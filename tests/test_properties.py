@@ -29,6 +29,8 @@ def play_random_game(env: JambEnv, seed: int, policy_seed: int, check_obs: bool 
         assert not truncated and not info.get("illegal_action")
         if check_obs:
             assert env.observation_space.contains(obs)
+            # the cached sheet features equal a from-scratch encoding
+            assert (obs == env._encoder.encode(env.game)).all()
         ret += reward
         writes += kind == "write"
         steps += 1
@@ -52,7 +54,9 @@ def _check_finished_sheet(rules, game):
         vals = game.values[c]
         up = int(vals[upper].sum())
         total = rules.column_points(vals, int(game.filled[c]))
-        bonus = rules.bonus_points if up >= rules.bonus_threshold else 0
+        over = up - rules.bonus_threshold
+        earned = over > 0 or (over == 0 and not rules.bonus_strict)
+        bonus = rules.bonus_points + rules.bonus_per_point * over if earned else 0
         diff = int(vals[rules.rows.index("ones")]) * (int(vals[rules.rows.index("max")]) - int(vals[rules.rows.index("min")]))
         lower = sum(int(vals[r]) for r, row in enumerate(rules.rows) if r not in upper and row not in ("max", "min"))
         assert total == up + bonus + diff + lower
