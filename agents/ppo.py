@@ -40,7 +40,7 @@ import yaml
 DEFAULTS: dict[str, Any] = {
     "ruleset": "classic",
     "seed": 0,
-    "total_timesteps": 400_000,
+    "total_timesteps": 1_000_000,
     "torch_threads": 1,
     "device": "cpu",
     "env": {"n_envs": 8, "vec_env": "dummy", "reward_scale": 0.01},

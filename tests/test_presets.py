@@ -1,0 +1,209 @@
+"""Every preset: RULES.md §7 examples it names, shape facts, and a full hand-built sheet."""
+
+import pytest
+
+from jamb_env import RulesetError, list_rulesets, load_ruleset
+from jamb_env.rules import score
+from tests.helpers import sheet
+
+U = ("ones", "twos", "threes", "fours", "fives", "sixes")
+
+
+# ---------------------------------------------------------------- RULES.md §7
+def test_slovenian_examples():
+    r = load_ruleset("slovenian")
+    assert r.score("trilling", [5, 5, 5, 1, 2]) == 25
+    assert r.score("straight", [1, 2, 3, 4, 5]) == 35
+    assert r.score("straight", [2, 3, 4, 5, 6]) == 40
+    assert r.score("full", [6, 6, 2, 2, 2]) == 48
+    assert r.score("jamb", [6, 6, 6, 6, 6]) == 80
+
+
+def test_slovenian6_max_min():
+    r = load_ruleset("slovenian6")
+    assert r.score("max", [2, 4, 5, 5, 6, 6]) == 26
+    assert r.score("min", [1, 1, 1, 2, 4, 6]) == 9
+
+
+@pytest.mark.parametrize("roll,value", [(1, 60), (2, 50), (3, 40)])
+def test_yu48_straight_by_roll(roll, value):
+    r = load_ruleset("yu48")
+    assert r.score("straight", [1, 2, 3, 4, 5], roll=roll) == value
+    assert r.score("straight", [6, 5, 4, 3, 2], roll=roll) == value  # small and large alike
+
+
+@pytest.mark.parametrize("preset", ["standard", "standard6", "klasik", "master", "nokaut", "nokaut6", "joly_nojokers", "six_dice"])
+def test_straights_66_56_46(preset):
+    r = load_ruleset(preset)
+    dice = [1, 2, 3, 4, 5] + [6] * (r.dice - 5)
+    assert [r.score("straight", dice, roll=k) for k in (1, 2, 3)] == [66, 56, 46]
+    if r.max_rolls == 5:
+        assert r.score("straight", dice, roll=4) == r.score("straight", dice, roll=5) == 46  # like roll 3
+    if "hand" in r.columns:
+        assert r.score("straight", dice, roll=1, column="hand") == 66
+
+
+def test_standard_hand_straight():
+    r = load_ruleset("standard")
+    assert r.score("straight", [1, 2, 3, 4, 5], roll=1, column="hand") == 66
+
+
+def test_upper_bonus_examples():
+    joly = load_ruleset("joly_nojokers")
+    cells = dict(zip(U, (5, 10, 15, 10, 10, 15)))  # upper sum 65
+    assert joly.column_score(cells) == 105  # 65 + 30 + (65 - 60) x 2
+    yu48 = load_ruleset("yu48")
+    cells = dict(zip(U, (2, 8, 12, 12, 10, 18)))  # upper sum 62
+    assert yu48.column_score(cells) == 92
+
+
+def test_six_dice_bonus_is_strict():
+    r = load_ruleset("six_dice")
+    assert r.column_score(dict(zip(U, (3, 6, 9, 12, 15, 15)))) == 60  # exactly 60: no bonus
+    assert r.column_score(dict(zip(U, (4, 6, 9, 12, 15, 15)))) == 61 + 30
+
+
+def test_joly_needs_jokers():
+    assert "joly" in list_rulesets()
+    with pytest.raises(RulesetError, match="jokers.*joly_nojokers"):
+        load_ruleset("joly")
+
+
+def test_joly_rows():
+    r = load_ruleset("joly_nojokers")
+    assert r.score("threes", [3] * 6) == 18
+    assert r.score("three_by_two", [3, 3, 3, 5, 5, 5]) == 54  # 24 + 30
+    assert r.score("jamb6", [2] * 6) == 72  # 12 + 60
+    assert r.score("jamb", [2] * 6) == 60  # five of the six
+
+
+def test_master_three_by_two():
+    r = load_ruleset("master")
+    assert r.score("three_by_two", [2, 2, 4, 4, 6, 6]) == 44
+    assert r.score("three_by_two", [1, 1, 2, 2, 3, 4]) == 0
+    assert "trilling" not in r.rows
+
+
+# ---------------------------------------------------------------- shapes
+@pytest.mark.parametrize(
+    "preset,dice,turns,columns,last",
+    [
+        ("classic", 5, 52, 4, 3),
+        ("yu48", 5, 48, 4, 3),
+        ("slovenian", 5, 52, 4, 3),
+        ("slovenian6", 6, 52, 4, 3),
+        ("standard", 5, 104, 8, 5),
+        ("standard6", 6, 104, 8, 5),
+        ("klasik", 5, 52, 4, 5),
+        ("master", 6, 104, 8, 5),
+        ("nokaut", 5, 117, 9, 5),
+        ("nokaut6", 6, 117, 9, 5),
+        ("joly_nojokers", 6, 112, 8, 5),
+        ("six_dice", 6, 91, 7, 3),
+    ],
+)
+def test_preset_shapes(preset, dice, turns, columns, last):
+    """RULES.md §5: dice, turns (= playable cells), played columns, last-turn rolls."""
+    r = load_ruleset(preset)
+    assert (r.dice, r.num_turns, len(r.columns), r.last_turn_rolls, r.rolls) == (dice, turns, columns, last, 3)
+
+
+def test_six_dice_row_order():
+    assert load_ruleset("six_dice").rows[8:10] == ("straight", "trilling")
+
+
+# ---------------------------------------------------------------- full sheets by hand
+def full_sheet_score(preset, values, per_column=None):
+    r = load_ruleset(preset)
+    written = {}
+    for col in r.columns:
+        col_values = (per_column or {}).get(col, values)
+        assert set(col_values) == set(r.rows)
+        written.update({(col, row): v for row, v in col_values.items()})
+    return score(r, sheet(r, written))
+
+
+def test_full_sheet_yu48():
+    """ones 4, twos 6, threes 9, fours 12, fives 15, sixes 18: upper 64, bonus 30;
+    max 27, min 7: difference 4 x 20 = 80; straight 50 + full 0 + poker 64 + jamb 55 = 169.
+    Column 64 + 30 + 80 + 169 = 343; four columns 1372."""
+    values = dict(zip(U + ("max", "min", "straight", "full", "poker", "jamb"), (4, 6, 9, 12, 15, 18, 27, 7, 50, 0, 64, 55)))
+    assert full_sheet_score("yu48", values) == 1372
+
+
+def test_full_sheet_slovenian():
+    """upper 2+4+9+16+15+12 = 58: no bonus; difference 2 x (29 - 6) = 46;
+    lower 25 + 40 + 48 + 60 + 80 = 253. Column 58 + 46 + 253 = 357; x 4 = 1428."""
+    rows = U + ("max", "min", "trilling", "straight", "full", "poker", "jamb")
+    values = dict(zip(rows, (2, 4, 9, 16, 15, 12, 29, 6, 25, 40, 48, 60, 80)))
+    assert full_sheet_score("slovenian", values) == 1428
+
+
+def test_full_sheet_slovenian6():
+    """upper 5+10+15+20+25+30 = 105, bonus 30; difference 5 x (30 - 5) = 125;
+    lower 28 + 35 + 58 + 64 + 80 = 265. Column 525; x 4 = 2100."""
+    rows = U + ("max", "min", "trilling", "straight", "full", "poker", "jamb")
+    values = dict(zip(rows, (5, 10, 15, 20, 25, 30, 30, 5, 28, 35, 58, 64, 80)))
+    assert full_sheet_score("slovenian6", values) == 2100
+
+
+STANDARD_COLUMN = dict(
+    zip(U + ("max", "min", "trilling", "straight", "full", "poker", "jamb"), (3, 6, 9, 12, 15, 18, 28, 8, 38, 56, 0, 64, 0))
+)
+
+
+def test_full_sheet_standard():
+    """upper 63, bonus 30; difference 3 x 20 = 60; lower 38 + 56 + 0 + 64 + 0 = 158.
+    Column 311; eight columns 2488."""
+    assert full_sheet_score("standard", STANDARD_COLUMN) == 2488
+
+
+def test_full_sheet_standard6():
+    """upper 1+2+3+4+5+6 = 21; difference 1 x (20 - 10) = 10;
+    lower 23 + 46 + 37 + 44 + 55 = 205. Column 236; x 8 = 1888."""
+    values = dict(zip(STANDARD_COLUMN, (1, 2, 3, 4, 5, 6, 20, 10, 23, 46, 37, 44, 55)))
+    assert full_sheet_score("standard6", values) == 1888
+
+
+def test_full_sheet_klasik():
+    """upper 0+8+12+16+20+24 = 80, bonus 30; difference 0 x 25 = 0;
+    lower 0 + 66 + 58 + 0 + 0 = 124. Column 234; x 4 = 936."""
+    values = dict(zip(STANDARD_COLUMN, (0, 8, 12, 16, 20, 24, 30, 5, 0, 66, 58, 0, 0)))
+    assert full_sheet_score("klasik", values) == 936
+
+
+def test_full_sheet_master():
+    """upper 2+4+6+8+10+12 = 42; difference 2 x (25 - 12) = 26;
+    lower 3x2 41 (111666) + 46 + 0 + 0 + 80 = 167. Column 235; x 8 = 1880."""
+    rows = U + ("max", "min", "three_by_two", "straight", "full", "poker", "jamb")
+    values = dict(zip(rows, (2, 4, 6, 8, 10, 12, 25, 12, 41, 46, 0, 0, 80)))
+    assert full_sheet_score("master", values) == 1880
+
+
+def test_full_sheet_joly_nojokers():
+    """upper 6+12+18+4+10+15 = 65, bonus 30 + 2 x 5 = 40; difference 6 x (30 - 6) = 144;
+    lower 0 + 66 + 0 + 0 + 0 + J6 96 = 162. Column 411; x 8 = 3288."""
+    rows = U + ("max", "min", "three_by_two", "straight", "full", "poker", "jamb", "jamb6")
+    values = dict(zip(rows, (6, 12, 18, 4, 10, 15, 30, 6, 0, 66, 0, 0, 0, 96)))
+    assert full_sheet_score("joly_nojokers", values) == 3288
+
+
+def test_full_sheet_six_dice():
+    """upper 3+6+9+12+15+15 = 60: not more than 60, no bonus; difference 3 x 17 = 51;
+    lower straight 66 + trilling 38 + 0 + 0 + 0 = 104. Column 215; seven columns 1505."""
+    rows = U + ("max", "min", "straight", "trilling", "full", "poker", "jamb")
+    values = dict(zip(rows, (3, 6, 9, 12, 15, 15, 26, 9, 66, 38, 0, 0, 0)))
+    assert full_sheet_score("six_dice", values) == 1505
+
+
+MANDATORY_COLUMN = dict(zip(STANDARD_COLUMN, (5, 10, 15, 20, 25, 30, 30, 5, 38, 66, 58, 64, 80)))
+
+
+@pytest.mark.parametrize("preset", ["nokaut", "nokaut6"])
+def test_full_sheet_nokaut_with_maximal(preset):
+    """Eight columns as standard's (311 each: 2488). Mandatory: upper 105 + 30,
+    difference 5 x 25 = 125, lower 38 + 66 + 58 + 64 + 80 = 306: 566.
+    Maximal: best per row, min the lowest: upper 5+10+15+20+25+30 = 105 + 30,
+    difference 5 x (30 - 5) = 125; full and jamb are 0 in the first six columns, so
+    0 in maximal; lower 38 + 66 + 0 + 64 + 0 = 168: 428. Total 2488 + 566 + 428 = 3482."""
+    assert full_sheet_score(preset, STANDARD_COLUMN, {"mandatory": MANDATORY_COLUMN}) == 3482
