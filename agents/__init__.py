@@ -1,10 +1,14 @@
-"""Agents that play ``JambEnv`` through one interface: ``act(env, observation, mask)``.
+"""Agents that play ``JambEnv`` through one interface: ``act(env, observation, mask) -> int``.
 
-Only the random baseline lives here so far; the greedy, expectimax and exact solvers
-and the evaluation harness come with issue 4.
+``env`` gives read access to the game (``env.game``, ``env.ruleset``); ``mask`` is the
+bool legal-action mask; the result is a legal action index.
+
+    agents.load("random" | "greedy" | "expectimax" | "optimal" | "columnwise", ruleset=...)
+    agents.load("path/to/model.zip")          # a MaskablePPO checkpoint
 """
 
 from .base import Agent, play_games
 from .random_agent import RandomAgent
+from .registry import AGENT_NAMES, load
 
-__all__ = ["Agent", "RandomAgent", "play_games"]
+__all__ = ["AGENT_NAMES", "Agent", "RandomAgent", "load", "play_games"]

@@ -280,8 +280,8 @@ class Ruleset:
         name = data["name"]
         if not isinstance(name, str) or not name:
             raise fail("name", f"expected a non-empty string, got {name!r}")
-        if data["dice"] not in (5, 6) or isinstance(data["dice"], bool):
-            raise fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6")
+        if data["dice"] not in (2, 3, 4, 5, 6) or isinstance(data["dice"], bool):
+            raise fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)")
         dice = data["dice"]
         rolls = integer("rolls", data["rolls"], 1, 5)
 
@@ -295,6 +295,10 @@ class Ruleset:
             raise fail("rows", f"a row appears twice in {rows}")
         if len(rows) > 30:
             raise fail("rows", "at most 30 rows")
+        if dice < 5:
+            for row in rows:
+                if row not in UPPER_ROWS:
+                    raise fail("rows", f"row {row!r} needs 5 dice; with {dice} dice (a toy sheet) only ones..sixes are allowed")
         for row in SIX_DICE_ROWS:
             if row in rows and dice != 6:
                 raise fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
@@ -351,7 +355,7 @@ class Ruleset:
             hand = integer("scoring.straight.hand", hand, 0, 1000)
 
         row_scoring = RowScoring(
-            upper_dice=integer("scoring.upper_dice", scoring.get("upper_dice", 5), 1, dice),
+            upper_dice=integer("scoring.upper_dice", scoring.get("upper_dice", min(5, dice)), 1, dice),
             trilling_bonus=integer("scoring.trilling_bonus", scoring.get("trilling_bonus", 0), 0, 1000),
             full_bonus=integer("scoring.full_bonus", scoring.get("full_bonus", 30), 0, 1000),
             poker_bonus=integer("scoring.poker_bonus", scoring.get("poker_bonus", 40), 0, 1000),

@@ -1,0 +1,169 @@
+"""Paired evaluation of agents on the same seeded games (common random numbers).
+
+Canonical evaluation seeds: game ``i`` of an evaluation is played with
+``env.reset(seed=EVAL_SEED_BASE + i)``, ``i = 0 .. games - 1``, for every agent. The env
+draws each game's dice stream from that seed alone (the k-th die rolled is the k-th
+number of the stream), so two agents see the same dice as long as they re-roll the same
+number of dice, and their score differences are paired.
+
+Confidence intervals are two-sided 95% Student-t intervals of the mean (per agent) and
+of the mean paired difference (per pair of agents).
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jamb_env import JambEnv, load_ruleset
+from jamb_env.rules import column_totals
+
+EVAL_SEED_BASE = 20_000_000
+
+
+def eval_seeds(games: int, base: int = EVAL_SEED_BASE) -> list[int]:
+    """The canonical evaluation seeds: ``base .. base + games - 1``."""
+    return list(range(base, base + games))
+
+
+def play_game(agent, env: JambEnv, seed: int) -> dict:
+    """Play one game; return its record: seed, score, steps, score parts, per-column
+    totals (``col_<id>``) and per-row sums over the played columns (``row_<id>``)."""
+    obs, info = env.reset(seed=int(seed))
+    done, steps = False, 0
+    while not done:
+        action = agent.act(env, obs, env.action_masks())
+        obs, _, done, _, info = env.step(action)
+        steps += 1
+    rules, game = env.ruleset, env.game
+    record = {"seed": int(seed), "score": int(info["score"]), "steps": steps, **info["score_parts"]}
+    record["bonus_rate"] = record["bonus_columns"] / len(info["column_scores"])
+    record.update({f"col_{k}": v for k, v in column_totals(rules, game).items()})
+    record.update({f"row_{row}": int(game.values[:, r].sum()) for r, row in enumerate(rules.rows)})
+    return record
+
+
+def _play_chunk(args) -> list[dict]:
+    from . import load
+
+    spec, ruleset, seeds = args
+    env = JambEnv(ruleset=ruleset, illegal_action="raise")
+    agent = load(spec, ruleset=ruleset)
+    return [play_game(agent, env, s) for s in seeds]
+
+
+def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
+    """Agent specs -> (label, spec, group). A glob pattern of checkpoints (``*``) becomes
+    one agent per file, all in one group (e.g. several training seeds)."""
+    out = []
+    for spec in specs:
+        if any(ch in spec for ch in "*?["):
+            paths = sorted(glob.glob(spec))
+            if not paths:
+                raise FileNotFoundError(f"no checkpoint matches {spec}")
+            for p in paths:
+                out.append((p, p, spec))
+        else:
+            out.append((spec, spec, None))
+    return out
+
+
+def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: int = 1, chunk: int = 25, progress: bool = True) -> dict[str, list[dict]]:
+    """Play ``seeds`` with each agent spec; return label -> game records in seed order."""
+    from tqdm.auto import tqdm
+
+    load_ruleset(ruleset)  # fail early on an unknown ruleset
+    entries = expand_specs(specs)
+    tasks = [(label, (spec, ruleset, list(seeds[i : i + chunk]))) for label, spec, _ in entries for i in range(0, len(seeds), chunk)]
+    results: dict[str, list[dict]] = {label: [] for label, _, _ in entries}
+    bar = tqdm(total=len(tasks) * chunk if tasks else 0, disable=not progress, unit="game", desc="evaluating")
+    if jobs <= 1:
+        for label, task in tasks:
+            results[label].extend(_play_chunk(task))
+            bar.update(len(task[2]))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [(label, task, pool.submit(_play_chunk, task)) for label, task in tasks]
+            for label, task, fut in futures:
+                results[label].extend(fut.result())
+                bar.update(len(task[2]))
+    bar.close()
+    for label in results:
+        results[label].sort(key=lambda g: g["seed"])
+    return results
+
+
+def t_interval(x: np.ndarray) -> float:
+    """Half-width of the two-sided 95% Student-t interval of the mean of ``x``."""
+    from scipy import stats
+
+    n = len(x)
+    if n < 2:
+        return math.nan
+    return float(stats.t.ppf(0.975, n - 1) * np.std(x, ddof=1) / math.sqrt(n))
+
+
+@dataclass
+class Summary:
+    label: str
+    n: int
+    mean: float
+    std: float
+    ci95: float
+    min: int
+    max: int
+    bonus_rate: float
+    parts: dict = field(default_factory=dict)
+
+
+def summarise(results: dict[str, list[dict]]) -> list[Summary]:
+    out = []
+    for label, games in results.items():
+        s = np.array([g["score"] for g in games], dtype=np.float64)
+        parts = {k: float(np.mean([g[k] for g in games])) for k in games[0] if k.startswith(("col_", "row_")) or k in ("upper", "bonus", "difference", "lower", "steps")}
+        out.append(
+            Summary(
+                label=label,
+                n=len(s),
+                mean=float(s.mean()),
+                std=float(s.std(ddof=1)) if len(s) > 1 else math.nan,
+                ci95=t_interval(s),
+                min=int(s.min()),
+                max=int(s.max()),
+                bonus_rate=float(np.mean([g["bonus_rate"] for g in games])),
+                parts=parts,
+            )
+        )
+    return out
+
+
+def paired_differences(results: dict[str, list[dict]]) -> list[tuple[str, str, float, float]]:
+    """(a, b, mean of score_a - score_b over the same seeds, CI95 half-width) per pair."""
+    labels = list(results)
+    out = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            sa = {g["seed"]: g["score"] for g in results[a]}
+            sb = {g["seed"]: g["score"] for g in results[b]}
+            common = sorted(set(sa) & set(sb))
+            d = np.array([sa[s] - sb[s] for s in common], dtype=np.float64)
+            out.append((a, b, float(d.mean()), t_interval(d)))
+    return out
+
+
+def group_spread(results: dict[str, list[dict]], specs: Sequence[str]) -> list[tuple[str, int, float, float]]:
+    """For each glob group: (pattern, models, mean of the models' means, std across them)."""
+    out = []
+    groups: dict[str, list[str]] = {}
+    for label, _, group in expand_specs(specs):
+        if group is not None:
+            groups.setdefault(group, []).append(label)
+    for group, labels in groups.items():
+        means = np.array([np.mean([g["score"] for g in results[lab]]) for lab in labels])
+        out.append((group, len(labels), float(means.mean()), float(means.std(ddof=1)) if len(means) > 1 else math.nan))
+    return out

@@ -1,0 +1,44 @@
+"""``agents.load``: an agent by name or by checkpoint path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise")
+
+
+def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
+    """The agent named ``spec`` (for ``ruleset``) or the MaskablePPO model at path ``spec``.
+
+    Raises:
+        FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist.
+        ValueError: an unknown name, or a solver that cannot play ``ruleset``.
+    """
+    if spec == "random":
+        from .random_agent import RandomAgent
+
+        return RandomAgent(seed=seed)
+    if spec == "greedy":
+        from .heuristic import GreedyAgent
+
+        return GreedyAgent()
+    if spec == "expectimax":
+        from .heuristic import ExpectimaxAgent
+
+        return ExpectimaxAgent()
+    if spec == "optimal":
+        from .optimal import OptimalAgent
+
+        return OptimalAgent(ruleset)
+    if spec == "columnwise":
+        from .columnwise import ColumnwiseAgent
+
+        return ColumnwiseAgent(ruleset)
+    if spec.endswith(".zip") or "/" in spec:
+        path = Path(spec)
+        if not path.is_file():
+            raise FileNotFoundError(f"no model file {spec}")
+        from .ppo_agent import PPOAgent
+
+        return PPOAgent(path)
+    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)} or a MaskablePPO .zip path")

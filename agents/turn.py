@@ -1,0 +1,90 @@
+"""Exact turn planning over the rules engine's hold-transition tables.
+
+A turn's decisions after roll ``r`` with dice multiset ``m``: write now (a terminal value
+that the caller gives per roll and multiset) or re-roll with one of the canonical holds,
+whose outcome distribution is ``DiceTables.transition``. :func:`plan_turn` computes the
+value of every (roll, multiset) by backward induction; :func:`best_hold` reads the
+maximising hold. Everything is vectorised over a leading batch axis (states or targets).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from jamb_env.rules import DiceTables
+
+NEG = -1e18  # "not writable": never chosen while anything else is possible
+
+
+@lru_cache(maxsize=None)
+def hold_index(tables: DiceTables) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical holds per multiset, padded: (masks (M, H) int, subs (M, H) int).
+
+    Padding entries have mask -1 and point at sub-multiset column ``S`` (an extra column
+    the planner fills with ``NEG``).
+    """
+    M = tables.num_multisets
+    S = len(tables.sub_counts)
+    counts = tables.hold_canonical.sum(axis=1)
+    H = int(counts.max())
+    masks = np.full((M, H), -1, dtype=np.int64)
+    subs = np.full((M, H), S, dtype=np.int64)
+    for m in range(M):
+        ks = np.flatnonzero(tables.hold_canonical[m])
+        masks[m, : len(ks)] = ks
+        subs[m, : len(ks)] = tables.hold_sub[m, ks]
+    return masks, subs
+
+
+def first_roll_distribution(tables: DiceTables) -> np.ndarray:
+    """float64 (M,): probability of each multiset on a turn's first roll."""
+    return tables.transition[int(np.flatnonzero(tables.sub_size == 0)[0])]
+
+
+def continuation(tables: DiceTables, values: np.ndarray) -> np.ndarray:
+    """Value of the best re-roll from each multiset, given next-roll values.
+
+    Args:
+        values: float64 ``(..., M)``: the value of each multiset after the re-roll.
+
+    Returns:
+        float64 ``(..., M)``: max over canonical holds of the expected next value.
+    """
+    _, subs = hold_index(tables)
+    expected = values @ tables.transition.T  # (..., S)
+    pad = np.full(expected.shape[:-1] + (1,), NEG)
+    expected = np.concatenate([expected, pad], axis=-1)
+    return expected[..., subs].max(axis=-1)
+
+
+def plan_turn(tables: DiceTables, terminal: np.ndarray) -> np.ndarray:
+    """Backward induction over a turn.
+
+    Args:
+        terminal: float64 ``(R, ..., M)``: the value of writing after roll ``r + 1``
+            with multiset ``m`` (``NEG`` where nothing may be written); ``R`` is the
+            number of rolls this turn allows.
+
+    Returns:
+        float64 ``(R, ..., M)``: ``W[r]`` = value of being after roll ``r + 1`` with
+        ``m`` and playing on optimally (write, or re-roll while rolls remain).
+    """
+    W = np.empty_like(terminal)
+    W[-1] = terminal[-1]
+    for r in range(len(terminal) - 2, -1, -1):
+        W[r] = np.maximum(terminal[r], continuation(tables, W[r + 1]))
+    return W
+
+
+def best_hold(tables: DiceTables, m: int, next_values: np.ndarray) -> tuple[int, float]:
+    """The canonical hold of multiset ``m`` with the best expected ``next_values`` (M,).
+
+    Returns (keep-mask action index, expected value).
+    """
+    masks, subs = hold_index(tables)
+    valid = masks[m] >= 0
+    expected = tables.transition[subs[m, valid]] @ next_values
+    j = int(np.argmax(expected))
+    return int(masks[m, valid][j]), float(expected[j])
