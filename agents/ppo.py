@@ -9,7 +9,7 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
     device: cpu
     env:
       n_envs: 8                 # parallel games
-      vec_env: dummy            # dummy | subproc
+      vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
       reward_scale: 0.01        # rewards in hundreds of points
     algo: {...}                 # keyword arguments of sb3_contrib.MaskablePPO
     eval:
@@ -40,16 +40,16 @@ import yaml
 DEFAULTS: dict[str, Any] = {
     "ruleset": "classic",
     "seed": 0,
-    "total_timesteps": 1_000_000,
+    "total_timesteps": 2_000_000,
     "torch_threads": 1,
     "device": "cpu",
-    "env": {"n_envs": 8, "vec_env": "dummy", "reward_scale": 0.01},
+    "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01},
     "algo": {},
     "eval": {"freq": 25_000, "episodes": 50, "seed": 1_000_000},
     "checkpoint": {"freq": 100_000},
 }
 _SECTIONS = {"env", "algo", "eval", "checkpoint"}
-VEC_ENVS = ("dummy", "subproc")
+VEC_ENVS = ("batched", "dummy", "subproc")
 
 
 class ConfigError(ValueError):
@@ -225,8 +225,13 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
 
     torch.set_num_threads(cfg["torch_threads"])
-    vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
-    env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
+    if cfg["env"]["vec_env"] == "batched":
+        from jamb_env import JambVecEnv
+
+        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], reward_scale=cfg["env"]["reward_scale"])
+    else:
+        vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
+        env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
     eval_env = make_vec_env(make_env_fn(cfg), n_envs=1, seed=cfg["eval"]["seed"])
     try:
         model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])

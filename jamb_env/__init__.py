@@ -4,6 +4,7 @@ Public API::
 
     load_ruleset(name_or_path) -> Ruleset      list_rulesets() -> list[str]
     JambEnv(ruleset="classic", render_mode=None, illegal_action="terminate", reward_scale=1.0)
+    JambVecEnv(num_envs, ruleset="classic", seed=None, **env_options)   (an SB3 VecEnv)
     IllegalActionError, RulesetError           (both ValueError subclasses)
 
 Importing the package registers ``Jamb-v0`` with Gymnasium
@@ -24,7 +25,19 @@ ENV_ID = "Jamb-v0"
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv")
 
+
+
+def __getattr__(name: str):
+    # JambVecEnv needs stable-baselines3 (and so torch): import it only when asked for.
+    if name == "JambVecEnv":
+        from .vector import JambVecEnv
+
+        return JambVecEnv
+    raise AttributeError(f"module 'jamb_env' has no attribute {name!r}")
+
+
 __all__ = [
+    "JambVecEnv",
     "Action",
     "ENV_ID",
     "EnvState",

@@ -175,9 +175,9 @@ class JambEnv(gym.Env):
         game, points = core.apply_action(rules, game, a, dice, check=False)
         terminated = core.is_over(rules, game)
         if game.roll == 0:  # a write: the sheet part of the observation changes
-            self._sheet = self._encoder.sheet_features(game)
+            self._sheet = self._encoder.sheet_after_write(self._sheet, game, a - self._layout.write_offset)
         if game.roll == 0 and not terminated:
-            game = core.start_turn(rules, game, st.stream[pos : pos + rules.dice])
+            game = core.start_turn(rules, game, st.stream[pos : pos + rules.dice], check=False)
             pos += rules.dice
         self._state = EnvState(game=game, stream=st.stream, position=pos, score=st.score + points, done=terminated)
         self._mask = core.legal_mask(rules, game)
@@ -262,7 +262,7 @@ class JambEnv(gym.Env):
         game = st.game
         return {
             "score": st.score,
-            "dice": tuple(int(d) for d in game.dice) if game.roll else (),
+            "dice": tuple(game.dice.tolist()) if game.roll else (),
             "roll": game.roll,
             "announced": self.ruleset.cell_name(game.announced) if game.announced >= 0 else None,
             "turn": game.turn,
@@ -270,6 +270,8 @@ class JambEnv(gym.Env):
         }
 
     def _check_action_type(self, action) -> int:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            return int(action)
         arr = np.asarray(action)
         if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"an action is one integer in 0..{self._layout.num_actions - 1}, got {action!r}")

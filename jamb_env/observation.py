@@ -119,31 +119,62 @@ class ObservationEncoder:
             spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
             self._diff_max = max(ones_max * spread, 1.0)
         self._roll_eye = np.eye(K + 1, K, k=-1, dtype=np.float32)  # row 0: no roll
+        self._sl = {name: seg.slice for name, seg in self.segments.items()}
+        self._at = {name: seg.start for name, seg in self.segments.items()}
         self._bits = rules.row_bits
 
     def sheet_features(self, st: GameState) -> np.ndarray:
         """float32 ``(size,)`` with only the segments that change on a write filled in
         (answer_due, filled, written, per-column features, progress); the rest zero.
         The env computes it once per turn and passes it to :meth:`encode`."""
-        rules, seg = self.rules, self.segments
+        rules, seg, sl, at = self.rules, self.segments, self._sl, self._at
         obs = np.zeros(self.size, dtype=np.float32)
         if st.answer_due >= 0 and seg["answer_due"].size:
-            obs[seg["answer_due"].start + st.answer_due] = 1.0
+            obs[at["answer_due"] + st.answer_due] = 1.0
         bits = self._bits[st.filled]  # (C, R) bool
-        obs[seg["filled"].slice] = bits.ravel()
-        obs[seg["written"].slice] = st.values.ravel() / self._row_max
+        obs[sl["filled"]] = bits.ravel()
+        obs[sl["written"]] = st.values.ravel() / self._row_max
         if len(self._upper):
             upper = st.values[:, self._upper].sum(axis=1).astype(np.float32)
-            obs[seg["upper_sum"].slice] = upper / self._upper_max
-            obs[seg["upper_to_bonus"].slice] = np.clip(self._threshold - upper, 0.0, self._threshold) / self._threshold
-            obs[seg["upper_left"].slice] = 1.0 - bits[:, self._upper].mean(axis=1)
+            obs[sl["upper_sum"]] = upper / self._upper_max
+            obs[sl["upper_to_bonus"]] = np.clip(self._threshold - upper, 0.0, self._threshold) / self._threshold
+            obs[sl["upper_left"]] = 1.0 - bits[:, self._upper].mean(axis=1)
         if self._diff_rows is not None:
             ones, mx, mn = self._diff_rows
             v = st.values.astype(np.float32)
             credited = bits[:, ones] & bits[:, mx] & bits[:, mn]
-            obs[seg["difference"].slice] = np.where(credited, v[:, ones] * (v[:, mx] - v[:, mn]), 0.0) / self._diff_max
-        obs[seg["progress"].start] = st.turn / rules.num_cells
+            obs[sl["difference"]] = np.where(credited, v[:, ones] * (v[:, mx] - v[:, mn]), 0.0) / self._diff_max
+        obs[at["progress"]] = st.turn / rules.num_cells
         return obs
+
+    def sheet_after_write(self, sheet: np.ndarray, st: GameState, cell: int) -> np.ndarray:
+        """:meth:`sheet_features` of ``st`` computed incrementally from ``sheet``, the
+        features before ``cell`` was written (only that column's entries change)."""
+        rules, at = self.rules, self._at
+        R = rules.num_rows
+        c, r = divmod(cell, R)
+        out = sheet.copy()
+        if self.segments["answer_due"].size:
+            out[self._sl["answer_due"]] = 0.0
+            if st.answer_due >= 0:
+                out[at["answer_due"] + st.answer_due] = 1.0
+        out[at["filled"] + cell] = 1.0
+        out[at["written"] + cell] = np.float32(st.values[c, r]) / self._row_max[cell]
+        f = int(st.filled[c])
+        vals = st.values[c].tolist()
+        if len(self._upper):
+            upper = np.float32(sum(vals[q] for q in self._upper))
+            thr = np.float32(self._threshold)
+            out[at["upper_sum"] + c] = upper / np.float32(self._upper_max)
+            out[at["upper_to_bonus"] + c] = min(max(thr - upper, np.float32(0.0)), thr) / thr
+            out[at["upper_left"] + c] = 1.0 - sum(f >> q & 1 for q in self._upper) / len(self._upper)
+        if self._diff_rows is not None:
+            ones, mx, mn = self._diff_rows
+            if f >> ones & 1 and f >> mx & 1 and f >> mn & 1:
+                d = np.float32(vals[ones]) * (np.float32(vals[mx]) - np.float32(vals[mn]))
+                out[at["difference"] + c] = d / np.float32(self._diff_max)
+        out[at["progress"]] = st.turn / rules.num_cells
+        return out
 
     def encode(self, st: GameState, sheet: np.ndarray | None = None) -> np.ndarray:
         """float32 ``(size,)`` observation of ``st``, inside ``[low, high]``.
@@ -151,18 +182,18 @@ class ObservationEncoder:
         ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it (it is only
         recomputed when a cell is written)."""
         rules = self.rules
-        seg = self.segments
+        seg, sl, at = self.segments, self._sl, self._at
         obs = self.sheet_features(st) if sheet is None else sheet.copy()
         m = st.dice_index if st.dice_index >= 0 else rules.tables.num_multisets
-        d = seg["dice_onehot"]
-        obs[d.start : d.start + self._dice_feat.shape[1]] = self._dice_feat[m]
-        obs[seg["roll"].slice] = self._roll_eye[st.roll]
+        d = at["dice_onehot"]
+        obs[d : d + self._dice_feat.shape[1]] = self._dice_feat[m]
+        obs[sl["roll"]] = self._roll_eye[st.roll]
         K = rules.max_rolls
         if st.roll and K > 1:
-            obs[seg["rolls_left"].start] = (max_rolls(rules, st) - st.roll) / (K - 1)
+            obs[at["rolls_left"]] = (max_rolls(rules, st) - st.roll) / (K - 1)
         if st.announced >= 0:
-            obs[seg["announced"].start + self._announce_slot[st.announced]] = 1.0
+            obs[at["announced"] + self._announce_slot[st.announced]] = 1.0
         if st.roll:
-            filled = obs[seg["filled"].slice]
-            obs[seg["value_now"].slice] = np.where(filled > 0, 0.0, self._value_now[st.roll - 1, m])
+            filled = obs[sl["filled"]]
+            obs[sl["value_now"]] = np.where(filled > 0, 0.0, self._value_now[st.roll - 1, m])
         return obs

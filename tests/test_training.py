@@ -90,7 +90,7 @@ def test_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="total_timesteps"):
         load_config(write(tmp_path, "total_timesteps: -5"))
     cfg = load_config(ROOT / "configs" / "ppo_classic.yaml", {"seed": 7, "total_timesteps": None})
-    assert cfg["seed"] == 7 and cfg["total_timesteps"] == 1000000
+    assert cfg["seed"] == 7 and cfg["total_timesteps"] == 2000000
 
 
 def test_train_cli_reports_bad_config(tmp_path):

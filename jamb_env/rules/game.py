@@ -177,10 +177,10 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
     if _answer_forced_due(rules, st):
         out[lay.answer_column] = 1 << st.answer_due
         return out
-    filled = st.filled
+    filled = st.filled.tolist()
     full = lay.full
     for c, code in enumerate(lay.codes):
-        f = int(filled[c])
+        f = filled[c]
         empty = full & ~f
         if not empty:
             continue
@@ -193,18 +193,18 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
         elif code == _FREE2:
             out[c] = empty if roll <= 2 else 0
         elif code == _ANSWER:
-            if all(int(filled[a]) == full for a in lay.announce_columns):
+            if all(filled[a] == full for a in lay.announce_columns):
                 out[c] = empty
             elif st.answer_due >= 0:  # not forced: open during this turn only
                 out[c] = empty & (1 << st.answer_due)
         elif code == _MANDATORY:
-            if all(int(filled[o]) == full for o in range(len(lay.codes)) if o not in (c, lay.after_row_column)):
+            if all(filled[o] == full for o in range(len(lay.codes)) if o not in (c, lay.after_row_column)):
                 out[c] = empty
         elif code == _AFTER_ROW:
             written_everywhere = full
             for o in range(len(lay.codes)):
                 if o not in (c, lay.mandatory_column):
-                    written_everywhere &= int(filled[o])
+                    written_everywhere &= filled[o]
             out[c] = empty & written_everywhere
         # _ANNOUNCE: only through an announcement
     return out
@@ -230,9 +230,9 @@ def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
     if can_reroll(rules, st):
         mask[: lay.num_holds] = rules.tables.hold_canonical[st.dice_index]
     if can_announce(rules, st):
-        for j, cell in enumerate(lay.announce_cells):
-            c, r = divmod(int(cell), rules.num_rows)
-            mask[lay.announce_offset + j] = not (int(st.filled[c]) >> r & 1)
+        if len(lay.announce_cells):
+            open_rows = ~rules.row_bits[st.filled[list(lay.announce_columns)]]  # (announce columns, R)
+            mask[lay.announce_offset : lay.write_offset] = open_rows.ravel()
     wb = np.array(writable_bits(rules, st, st.roll), dtype=np.int64)
     mask[lay.write_offset :] = rules.row_bits[wb].ravel()
     return mask
@@ -329,11 +329,15 @@ def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
 
 def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int) -> GameState:
     sorted_dice = np.sort(dice).astype(np.int8)
-    return replace(st, dice=sorted_dice, dice_index=rules.tables.index(sorted_dice), roll=roll)
+    return GameState(st.values, st.filled, sorted_dice, rules.tables.index(sorted_dice), roll, st.announced, st.answer_due, st.turn)
 
 
-def start_turn(rules: Ruleset, st: GameState, dice) -> GameState:
-    """Roll 1 of a new turn with the given ``dice`` (n faces 1..6, any order)."""
+def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> GameState:
+    """Roll 1 of a new turn with the given ``dice`` (n faces 1..6, any order).
+
+    ``check=False`` trusts the caller (the env's own dice stream) and skips validation."""
+    if not check:
+        return _with_dice(rules, st, dice, 1)
     if is_over(rules, st):
         raise IllegalActionError("the game is over")
     if st.roll != 0:
@@ -368,8 +372,8 @@ def apply_action(
     if a < lay.num_holds:
         if dice is None:
             raise ValueError("a re-roll needs the re-rolled dice")
-        new = _check_dice(rules, dice, reroll_count(rules, a))
-        kept = np.array([st.dice[i] for i in range(rules.dice) if a >> i & 1], dtype=np.int64)
+        new = _check_dice(rules, dice, reroll_count(rules, a)) if check else dice
+        kept = st.dice[[i for i in range(rules.dice) if a >> i & 1]]
         return _with_dice(rules, st, np.concatenate([kept, new]), st.roll + 1), 0
     if a < lay.write_offset:
         return replace(st, announced=int(lay.announce_cells[a - lay.announce_offset])), 0

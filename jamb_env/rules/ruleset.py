@@ -42,7 +42,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -431,7 +431,7 @@ class Ruleset:
     def num_rows(self) -> int:
         return len(self.rows)
 
-    @property
+    @cached_property
     def num_cells(self) -> int:
         return len(self.columns) * len(self.rows)
 

@@ -85,8 +85,9 @@ class DiceTables:
 
     def index(self, dice) -> int:
         """Multiset index of ``dice`` (any order, faces 1..6, exactly ``n`` dice)."""
-        counts = np.bincount(np.asarray(dice, dtype=np.int64) - 1, minlength=FACES)
-        return int(self.key_to_index[_counts_key(counts, self.n)])
+        powers = _powers(self.n)
+        faces = dice.tolist() if isinstance(dice, np.ndarray) else dice
+        return int(self.key_to_index[sum(powers[int(f)] for f in faces)])
 
     def sub_index(self, dice) -> int:
         """Sub-multiset index of ``dice`` (0..n dice, any order)."""
@@ -96,6 +97,12 @@ class DiceTables:
     @property
     def _sub_lookup(self) -> np.ndarray:
         return _sub_lookup(self.n)
+
+
+@lru_cache(maxsize=None)
+def _powers(n: int) -> tuple[int, ...]:
+    """``(n + 1) ** (face - 1)`` by face (index 0 unused): a die's share of ``_counts_key``."""
+    return (0,) + tuple((n + 1) ** f for f in range(FACES))
 
 
 @lru_cache(maxsize=None)
