@@ -31,30 +31,42 @@ def eval_seeds(games: int, base: int = EVAL_SEED_BASE) -> list[int]:
     return list(range(base, base + games))
 
 
-def play_game(agent, env: JambEnv, seed: int) -> dict:
-    """Play one game; return its record: seed, score, steps, score parts, per-column
-    totals (``col_<id>``) and per-row sums over the played columns (``row_<id>``)."""
+def play_game(agent, env: JambEnv, seed: int, record: bool = False) -> dict:
+    """Play one game; return its result: seed, score, steps, score parts, per-column
+    totals (``col_<id>``) and per-row sums over the played columns (``row_<id>``); with
+    ``record``, also ``"record"``: the :class:`~jamb_env.records.GameRecord`."""
+    from jamb_env.records import GameRecord
+
     obs, info = env.reset(seed=int(seed))
     done, steps = False, 0
+    rec = GameRecord(ruleset=env.ruleset.name, seed=int(seed), player=getattr(agent, "name", "agent")) if record else None
     while not done:
         action = agent.act(env, obs, env.action_masks())
-        obs, _, done, _, info = env.step(action)
+        before = (env.game.turn, env.game.roll, env.game.dice.tolist())
+        obs, reward, done, _, info = env.step(action)
+        if rec is not None:
+            rec.steps.append({"turn": before[0], "roll": before[1], "dice": before[2], "action": int(action),
+                              "text": env.action_to_string(action), "reward": float(reward), "score": int(info["score"]),
+                              "dice_after": list(info["dice"])})
         steps += 1
     rules, game = env.ruleset, env.game
     record = {"seed": int(seed), "score": int(info["score"]), "steps": steps, **info["score_parts"]}
     record["bonus_rate"] = record["bonus_columns"] / len(info["column_scores"])
     record.update({f"col_{k}": v for k, v in column_totals(rules, game).items()})
     record.update({f"row_{row}": int(game.values[:, r].sum()) for r, row in enumerate(rules.rows)})
+    if rec is not None:
+        rec.final_score = record["score"]
+        record["record"] = rec
     return record
 
 
 def _play_chunk(args) -> list[dict]:
     from . import load
 
-    spec, ruleset, seeds = args
+    spec, ruleset, seeds, record = args
     env = JambEnv(ruleset=ruleset, illegal_action="raise")
     agent = load(spec, ruleset=ruleset)
-    return [play_game(agent, env, s) for s in seeds]
+    return [play_game(agent, env, s, record) for s in seeds]
 
 
 def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
@@ -73,13 +85,15 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: int = 1, chunk: int = 25, progress: bool = True) -> dict[str, list[dict]]:
-    """Play ``seeds`` with each agent spec; return label -> game records in seed order."""
+def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: int = 1, chunk: int = 25,
+              progress: bool = True, record: bool = False) -> dict[str, list[dict]]:
+    """Play ``seeds`` with each agent spec; return label -> game results in seed order
+    (with ``record``, each result holds its replayable ``"record"``)."""
     from tqdm.auto import tqdm
 
     load_ruleset(ruleset)  # fail early on an unknown ruleset
     entries = expand_specs(specs)
-    tasks = [(label, (spec, ruleset, list(seeds[i : i + chunk]))) for label, spec, _ in entries for i in range(0, len(seeds), chunk)]
+    tasks = [(label, (spec, ruleset, list(seeds[i : i + chunk]), record)) for label, spec, _ in entries for i in range(0, len(seeds), chunk)]
     results: dict[str, list[dict]] = {label: [] for label, _, _ in entries}
     bar = tqdm(total=len(tasks) * chunk if tasks else 0, disable=not progress, unit="game", desc="evaluating")
     if jobs <= 1:

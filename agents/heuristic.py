@@ -201,6 +201,36 @@ class ExpectimaxAgent(_TurnAgent):
     """Exact turn expectation of the heuristic cell values, with announcements."""
 
     name = "expectimax"
+    explain_unit = "expected value of the rest of the turn, in points relative to each row's par"
+
+    def explain(self, env: JambEnv) -> list[tuple[int, float]]:
+        """Every legal action now with its expected heuristic value, best first."""
+        rules, st = env.ruleset, env.game
+        lay = layout(rules)
+        mask = env.action_masks()
+        self.act(env, env.observe(), mask)  # fills the turn cache
+        cache = self._turn_cache(st)
+        key = ("cell", st.announced) if st.announced >= 0 else ("free",)
+        W, T, arg = cache[key]
+        r, m = st.roll, st.dice_index
+        out = []
+        for a in np.flatnonzero(mask):
+            a = int(a)
+            if a < lay.num_holds:
+                sub = rules.tables.hold_sub[m, a]
+                out.append((a, float(rules.tables.transition[sub] @ W[r])))
+            elif a < lay.write_offset:
+                cell = int(lay.announce_cells[a - lay.announce_offset])
+                if ("cell", cell) not in cache:
+                    cache[("cell", cell)] = self._plan(env, st, only_cell=cell)
+                out.append((a, float(cache[("cell", cell)][0][r - 1, m])))
+            else:
+                cell = a - lay.write_offset
+                c, row = divmod(cell, rules.num_rows)
+                model = column_model(rules)
+                h = model.heuristic(st, c, row, model.cell_values[r - 1, m : m + 1, cell])[0]
+                out.append((a, float(h)))
+        return sorted(out, key=lambda x: -x[1])
 
     def _plan(self, env: JambEnv, st: GameState, only_cell: int | None = None):
         """(W, T, argmax cell per roll and multiset) for the rest of the turn."""

@@ -200,6 +200,26 @@ class OptimalAgent:
     def act(self, env: JambEnv, observation, mask) -> int:
         return play_column_turn(env, self.solver, 0, self)
 
+    explain_unit = "expected final score (points) with optimal play after the action"
+
+    def explain(self, env: JambEnv) -> list[tuple[int, float]]:
+        """Every legal action now with the exact expected final score, best first."""
+        rules, game = env.ruleset, env.game
+        lay = layout(rules)
+        k, x = self.solver.state_of(game.values[0], int(game.filled[0]))
+        W = self.solver.turn_tables(k, x)
+        T = self.solver._terminal(k, np.array([self.solver.states[k][x]]))[:, 0, :]
+        r, m = game.roll, game.dice_index
+        out = []
+        for a in np.flatnonzero(env.action_masks()):
+            a = int(a)
+            if a < lay.num_holds:
+                value = float(rules.tables.transition[rules.tables.hold_sub[m, a]] @ W[r])
+            else:
+                value = float(T[r - 1, m])
+            out.append((a, env.score + value))
+        return sorted(out, key=lambda x: -x[1])
+
 
 def play_column_turn(env: JambEnv, solver: ColumnSolver, column: int, owner) -> int:
     """The optimal action in ``env`` for ``solver``'s column (whose next cell is the target).

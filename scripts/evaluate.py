@@ -85,15 +85,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--out", default=None, help="output prefix for .csv, _games.csv and .png (default results/<ruleset>)")
+    parser.add_argument("--records", help="write each agent's games as replayable records (JSON lines) into this folder")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error("--games must be at least 2 (confidence intervals)")
     try:
-        results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs, progress=not args.no_progress)
+        results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs,
+                            progress=not args.no_progress, record=bool(args.records))
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.records:
+        folder = Path(args.records)
+        folder.mkdir(parents=True, exist_ok=True)
+        for label, games in results.items():
+            path = folder / f"{Path(label).stem if label.endswith('.zip') else label}.jsonl"
+            path.unlink(missing_ok=True)
+            for g in games:
+                g.pop("record").write(path, append=True)
     summaries = summarise(results)
     exact = {}
     for label in results:

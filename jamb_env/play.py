@@ -1,0 +1,279 @@
+"""A terminal game session for people: commands, the sheet drawn with rich, save and load.
+
+Commands (typed at the prompt; ids as RULES.md §1, unique prefixes accepted, rows 1-6 for
+ones..sixes, positions 1..n are the dice as shown, sorted)::
+
+    keep 1 3 4        re-roll every die except positions 1, 3, 4   (keep = re-roll all)
+    reroll 2 5        re-roll positions 2 and 5                    (reroll = all dice)
+    announce full     announce a cell of the announce column (right after roll 1)
+    write free full   write a cell (column row); "write full" when only one column can
+    hint              the coach's advice (with --coach)
+    sheet             draw the sheet again
+    save [FILE]       save the game (a replayable record)
+    help, quit
+
+Every invalid command gets a message that says why; the game state never changes on one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from . import rules as core
+from .env import JambEnv
+from .errors import IllegalActionError
+from .records import GameRecord
+from .rules.tables import UPPER_ROWS
+
+ROW_ALIASES = {str(i + 1): row for i, row in enumerate(UPPER_ROWS)}
+
+
+class CommandError(ValueError):
+    """An invalid command; the message says what was wrong and what is allowed."""
+
+
+def sheet_table(env: JambEnv) -> Table:
+    """The scoresheet as a rich Table: written values, open cells (``○``), totals."""
+    rules, game = env.ruleset, env.game
+    lay = core.layout(rules)
+    R = rules.num_rows
+    mask = env.action_masks()
+    open_cells = mask[lay.write_offset :]
+    announceable = {int(lay.announce_cells[j]) for j in np.flatnonzero(mask[lay.announce_offset : lay.write_offset])}
+    table = Table(caption=f"{rules.title}: {env.score} points", caption_justify="left")
+    table.add_column("row")
+    for col in rules.columns:
+        table.add_column(col, justify="right")
+    for r, row in enumerate(rules.rows):
+        cells = []
+        for c in range(len(rules.columns)):
+            cell = c * R + r
+            if int(game.filled[c]) >> r & 1:
+                cells.append(str(int(game.values[c, r])))
+            elif open_cells[cell]:
+                cells.append(f"[bold green]○ {env.ruleset.cell_values[game.roll - 1, game.dice_index, cell]}[/]")
+            elif cell in announceable:
+                cells.append("[yellow]a[/]")
+            else:
+                cells.append("[dim]·[/]")
+        table.add_row(row, *cells, end_section=row in ("sixes", "min"))
+    parts = [rules.column_parts(game.values[c], int(game.filled[c])) for c in range(len(rules.columns))]
+    for i, name in enumerate(("upper", "bonus", "difference", "lower")):
+        table.add_row(f"[italic]{name}[/]", *(str(p[i]) for p in parts))
+    totals = core.column_totals(rules, game)
+    table.add_row("[bold]total[/]", *(f"[bold]{totals[c]}[/]" for c in rules.columns))
+    return table
+
+
+def status_line(env: JambEnv) -> str:
+    game = env.game
+    if core.is_over(env.ruleset, game):
+        return f"[bold]Game over: {env.score} points.[/]"
+    dice = "  ".join(f"{i + 1}:[bold]\\[{d}][/]" for i, d in enumerate(game.dice.tolist()))
+    text = f"turn {game.turn + 1}/{env.ruleset.num_cells}   roll {game.roll}/{core.max_rolls(env.ruleset, game)}   dice {dice}"
+    if game.announced >= 0:
+        text += f"   announced [yellow]{'/'.join(env.ruleset.cell_name(game.announced))}[/]"
+    if game.answer_due >= 0:
+        text += f"   answer due: [yellow]{env.ruleset.rows[game.answer_due]}[/]"
+    return text
+
+
+class PlaySession:
+    """One game: parses commands into env actions and keeps the record.
+
+    Args:
+        ruleset, seed: the game (same seed, same dice).
+        console: where to draw; coach: an agent (``act``, optional ``explain``) for hints.
+    """
+
+    def __init__(self, ruleset: str, seed: int, console: Console | None = None, coach=None, player: str = "human"):
+        self.env = JambEnv(ruleset, illegal_action="raise")
+        self.env.reset(seed=seed)
+        self.record = GameRecord(ruleset=self.env.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset), seed=seed, player=player)
+        self.console = console or Console()
+        self.coach = coach
+
+    # ------------------------------------------------------------------ actions
+    @property
+    def over(self) -> bool:
+        return core.is_over(self.env.ruleset, self.env.game)
+
+    def apply(self, action: int) -> None:
+        """Apply a legal action and record it."""
+        env = self.env
+        before = list(env.game.dice.tolist())
+        turn, roll = env.game.turn, env.game.roll
+        text = env.action_to_string(action)
+        _, reward, done, _, info = env.step(action)
+        self.record.steps.append({"turn": turn, "roll": roll, "dice": before, "action": int(action), "text": text,
+                                  "reward": float(reward), "score": int(info["score"]), "dice_after": list(info["dice"])})
+        if done:
+            self.record.final_score = int(info["score"])
+
+    def parse(self, line: str) -> int | str | None:
+        """The env action of a command line, or a meta command name; CommandError if invalid."""
+        words = line.strip().lower().split()
+        if not words:
+            return None
+        cmd, args = words[0], words[1:]
+        meta = {"help": "help", "?": "help", "sheet": "sheet", "hint": "hint", "quit": "quit", "exit": "quit", "q": "quit", "save": "save"}
+        if cmd in meta:
+            return meta[cmd]
+        if self.over:
+            raise CommandError("the game is over; type quit (or save)")
+        rules, game = self.env.ruleset, self.env.game
+        if cmd in ("keep", "k", "reroll", "r", "roll"):
+            positions = self._positions(args)
+            if cmd in ("keep", "k"):
+                keep = positions
+            else:
+                keep = [i for i in range(rules.dice) if i not in positions] if args else []
+            return self._checked(self._hold_action(keep))
+        if cmd in ("announce", "a"):
+            if len(args) != 1:
+                raise CommandError("usage: announce ROW (e.g. announce full)")
+            cols = [c for c in rules.columns if c == "announce"]
+            if not cols:
+                raise CommandError(f"{rules.name} has no announce column")
+            row = self._row(args[0])
+            return self._checked(self.env.encode_action(core.Action("announce", column="announce", row=row)))
+        if cmd in ("write", "w"):
+            if len(args) == 2:
+                column, row = self._column(args[0]), self._row(args[1])
+            elif len(args) == 1:
+                row = self._row(args[0])
+                options = [c for c in rules.columns if self.env.action_masks()[self.env.encode_action(core.Action("write", column=c, row=row))]]
+                if len(options) != 1:
+                    raise CommandError(f"say which column: {row} is open in {', '.join(options) or 'no column'} now")
+                column = options[0]
+            else:
+                raise CommandError("usage: write COLUMN ROW (e.g. write down ones)")
+            return self._checked(self.env.encode_action(core.Action("write", column=column, row=row)))
+        raise CommandError(f"unknown command {cmd!r}; commands: keep, reroll, announce, write, hint, sheet, save, help, quit")
+
+    def _checked(self, action: int) -> int:
+        reason = core.why_illegal(self.env.ruleset, self.env.game, action)
+        if reason is not None:
+            raise CommandError(f"{self.env.action_to_string(action)} is not allowed: {reason}")
+        return action
+
+    def _positions(self, args: list[str]) -> list[int]:
+        n = self.env.ruleset.dice
+        out = []
+        for a in args:
+            if not a.isdigit() or not 1 <= int(a) <= n:
+                raise CommandError(f"dice positions are 1..{n} (as shown), got {a!r}")
+            if int(a) - 1 in out:
+                raise CommandError(f"position {a} is named twice")
+            out.append(int(a) - 1)
+        return out
+
+    def _hold_action(self, keep: list[int]) -> int:
+        """The canonical re-roll action that keeps the dice at positions ``keep``."""
+        rules, game = self.env.ruleset, self.env.game
+        if len(keep) == rules.dice:
+            raise CommandError("keeping every die is not a re-roll; write or announce instead")
+        tables = rules.tables
+        kept = sorted(int(game.dice[i]) for i in keep)
+        sub = tables.sub_index(kept) if kept else tables.sub_index([])
+        masks = np.flatnonzero(tables.hold_canonical[game.dice_index] & (tables.hold_sub[game.dice_index] == sub))
+        return int(masks[0])
+
+    def _row(self, word: str) -> str:
+        rows = self.env.ruleset.rows
+        if word in ROW_ALIASES and ROW_ALIASES[word] in rows:
+            return ROW_ALIASES[word]
+        hits = [r for r in rows if r.startswith(word)]
+        if word in rows:
+            return word
+        if len(hits) != 1:
+            raise CommandError(f"unknown or ambiguous row {word!r}; rows: {', '.join(rows)} (1-6 for ones..sixes)")
+        return hits[0]
+
+    def _column(self, word: str) -> str:
+        cols = self.env.ruleset.columns
+        if word in cols:
+            return word
+        hits = [c for c in cols if c.startswith(word)]
+        if len(hits) != 1:
+            raise CommandError(f"unknown or ambiguous column {word!r}; columns: {', '.join(cols)}")
+        return hits[0]
+
+    # ------------------------------------------------------------------ drawing and coaching
+    def draw(self) -> None:
+        self.console.print(sheet_table(self.env))
+        self.console.print(status_line(self.env))
+
+    def hint(self) -> None:
+        if self.coach is None:
+            self.console.print("no coach: start with --coach greedy|expectimax|optimal|columnwise|MODEL.zip")
+            return
+        env = self.env
+        action = self.coach.act(env, env.observe(), env.action_masks())
+        self.console.print(f"coach ({self.coach.name}): [bold]{env.action_to_string(action)}[/]")
+        explain = getattr(self.coach, "explain", None)
+        if explain is not None:
+            for a, value in explain(env)[:4]:
+                self.console.print(f"   {env.action_to_string(a):32s} {value:9.2f}")
+            self.console.print(f"   ({self.coach.explain_unit})")
+
+    def save(self, path: str | Path) -> None:
+        self.record.write(path)
+        self.console.print(f"saved to {path} (resume with --load {path})")
+
+    # ------------------------------------------------------------------ loop
+    def run(self, read: Callable[[], str], save_path: str | Path | None = None) -> int:
+        """Play until the game ends, ``quit`` or end of input; return the score."""
+        self.draw()
+        while True:
+            if self.over:
+                self.console.print(f"[bold]Game over: {self.env.score} points.[/]")
+                if save_path:
+                    self.save(save_path)
+                return self.env.score
+            try:
+                line = read()
+            except EOFError:
+                self.console.print("end of input")
+                if save_path:
+                    self.save(save_path)
+                return self.env.score
+            try:
+                cmd = self.parse(line)
+            except CommandError as exc:
+                self.console.print(f"[red]{exc}[/]")
+                continue
+            if cmd is None:
+                continue
+            if cmd == "help":
+                self.console.print(__doc__.split("::", 1)[1].split("Every invalid")[0].rstrip(), markup=False)
+            elif cmd == "sheet":
+                self.draw()
+            elif cmd == "hint":
+                self.hint()
+            elif cmd == "save":
+                words = line.split()
+                target = words[1] if len(words) > 1 else save_path
+                if not target:
+                    self.console.print("[red]save where? save FILE (or start with --save FILE)[/]")
+                else:
+                    self.save(target)
+            elif cmd == "quit":
+                if save_path:
+                    self.save(save_path)
+                return self.env.score
+            else:
+                try:
+                    self.apply(cmd)
+                except IllegalActionError as exc:  # defensive: parse already checked
+                    self.console.print(f"[red]{exc}[/]")
+                    continue
+                self.console.print(f"> {self.record.steps[-1]['text']}  (+{self.record.steps[-1]['reward']:g})")
+                if save_path:
+                    self.record.write(save_path)
+                self.draw()

@@ -1,0 +1,133 @@
+#!/usr/bin/env python
+"""Play Jamb in the terminal, watch an agent play, or replay a recorded game.
+
+    python scripts/play.py [--ruleset classic] [--seed 7] [--coach expectimax]
+                           [--save game.jsonl] [--load game.jsonl]
+    python scripts/play.py --watch expectimax [--seed 7] [--delay 0.5] [--log game.txt] [--record game.jsonl]
+    python scripts/play.py --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
+
+Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
+sheet / save / quit). ``--save FILE`` saves the game after every move and on quit;
+``--load FILE`` resumes it. Saves and ``--record`` files are game records (JSON lines,
+jamb_env/records.py) that ``--replay`` plays back; scripts/evaluate.py writes them too
+(``--records DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+
+from jamb_env import RulesetError  # noqa: E402
+from jamb_env.play import PlaySession, sheet_table, status_line  # noqa: E402
+from jamb_env.records import GameRecord, RecordError, read_records, replay  # noqa: E402
+
+
+def show_steps(console: Console, steps, delay: float) -> None:
+    """Draw the sheet after each (env, step) with the action taken."""
+    for env, step in steps:
+        console.print(f"[bold]turn {step['turn'] + 1}, roll {step['roll']}: dice {step['dice']} -> {step['text']}[/] (+{step['reward']:g}, score {step['score']})")
+        console.print(sheet_table(env))
+        console.print(status_line(env))
+        if delay > 0:
+            time.sleep(delay)
+
+
+def watch(args, console: Console) -> int:
+    from agents import load
+
+    session = PlaySession(args.ruleset, args.seed, console=console, player=args.watch)
+    agent = load(args.watch, ruleset=args.ruleset)
+    env = session.env
+
+    def steps():
+        while not session.over:
+            session.apply(agent.act(env, env.observe(), env.action_masks()))
+            yield env, session.record.steps[-1]
+
+    show_steps(console, steps(), args.delay)
+    console.print(f"[bold]{args.watch} scored {env.score} points[/] ({args.ruleset}, seed {args.seed})")
+    if args.record:
+        session.record.write(args.record)
+    return 0
+
+
+def replay_file(args, console: Console) -> int:
+    games = read_records(args.replay)
+    if not 0 <= args.game < len(games):
+        raise RecordError(f"{args.replay} holds games 0..{len(games) - 1}, not {args.game}")
+    record: GameRecord = games[args.game]
+    console.print(f"replaying {record.player} on {record.ruleset}, seed {record.seed} ({len(record.steps)} steps)")
+    env = None
+    for env, _ in _tracked(replay(record), console, args.delay):
+        pass
+    if env is not None and record.final_score is not None and env.score != record.final_score:
+        raise RecordError(f"the replay scored {env.score}, the record says {record.final_score}")
+    console.print(f"[bold]final score {env.score if env else 0}[/]")
+    return 0
+
+
+def _tracked(steps, console, delay):
+    for env, step in steps:
+        show_steps(console, [(env, step)], delay)
+        yield env, step
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
+    parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
+    parser.add_argument("--coach", help="agent for 'hint': greedy, expectimax, optimal, columnwise or a MaskablePPO .zip")
+    parser.add_argument("--save", help="save the game here after every move (a game record)")
+    parser.add_argument("--load", help="resume a saved game")
+    parser.add_argument("--watch", help="an agent plays the game")
+    parser.add_argument("--replay", help="replay a game record file")
+    parser.add_argument("--game", type=int, default=0, help="which game of a multi-game record file")
+    parser.add_argument("--delay", type=float, default=0.5, help="seconds between steps when watching or replaying")
+    parser.add_argument("--log", help="watch/replay: write the whole game as text here, at once")
+    parser.add_argument("--record", help="watch: write the game record here")
+    parser.add_argument("--width", type=int, default=None, help="terminal width for drawing")
+    args = parser.parse_args(argv)
+    if args.seed is None:
+        args.seed = int(time.time_ns() % 2**31)
+    log = open(args.log, "w", encoding="utf-8") if args.log else None
+    console = Console(file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False)
+    if log:
+        args.delay = 0.0
+    try:
+        if args.replay:
+            return replay_file(args, console)
+        if args.watch:
+            return watch(args, console)
+        coach = None
+        if args.coach:
+            from agents import load
+
+            coach = load(args.coach, ruleset=args.ruleset)
+        if args.load:
+            record = read_records(args.load)[-1]
+            session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
+            for step in record.steps:
+                session.apply(step["action"])
+            console.print(f"resumed {args.load}: {len(record.steps)} moves, score {session.env.score}")
+        else:
+            session = PlaySession(args.ruleset, args.seed, console=console, coach=coach)
+            console.print(f"Jamb {session.env.ruleset.name}, seed {args.seed}. Type help for the commands.")
+        session.run(lambda: console.input("[bold]> [/]"), save_path=args.save or args.load)
+        return 0
+    except (RulesetError, RecordError, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if log:
+            log.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""scripts/play.py: a person's game through scripted input, save/resume, watch, replay."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jamb_env import Action, JambEnv, load_ruleset
+from jamb_env.records import RecordError, read_records, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import play  # noqa: E402
+
+ROWS = load_ruleset("classic").rows
+
+
+def full_game_commands() -> list[str]:
+    """52 moves that are legal whatever the dice: free, then down, up, announce."""
+    cmds = [f"write free {r}" for r in ROWS]
+    cmds += [f"w d {r}" for r in ROWS]  # prefixes work
+    cmds += [f"write up {r}" for r in reversed(ROWS)]
+    for r in ROWS:
+        cmds += [f"announce {r}", f"write announce {r}"]
+    return cmds
+
+
+def expected_score(seed: int, cmds: list[str]) -> int:
+    """Play the same moves straight on the env."""
+    env = JambEnv("classic", illegal_action="raise")
+    env.reset(seed=seed)
+    for cmd in cmds:
+        words = cmd.split()
+        if words[0] == "announce":
+            action = Action("announce", column="announce", row=words[1])
+        else:
+            action = Action("write", column={"d": "down"}.get(words[1], words[1]), row=words[2])
+        env.step(env.encode_action(action))
+    return env.score
+
+
+def run_play(monkeypatch, capsys, argv, lines):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
+    code = play.main(argv + ["--width", "120"])
+    return code, capsys.readouterr().out
+
+
+def test_full_game_to_the_end(monkeypatch, capsys, tmp_path):
+    cmds = full_game_commands()
+    save = tmp_path / "game.jsonl"
+    code, out = run_play(monkeypatch, capsys, ["--seed", "11", "--save", str(save)], cmds)
+    score = expected_score(11, cmds)
+    assert code == 0 and f"Game over: {score} points." in out
+    record = read_records(save)[0]
+    assert record.final_score == score and len(record.steps) == 65 and record.seed == 11
+    env = None
+    for env, _ in replay(record):
+        pass
+    assert env.score == score and all(int(f) == (1 << 13) - 1 for f in env.game.filled)
+
+
+def test_invalid_commands_get_messages_and_change_nothing(monkeypatch, capsys):
+    bad = ["", "dance", "keep 0", "keep 1 1", "keep 6", "keep 1 2 3 4 5", "write", "write down jamb", "write sideways ones",
+           "write free yahtzee", "announce", "announce jamb jamb", "reroll x", "w t", "save"]
+    code, out = run_play(monkeypatch, capsys, ["--seed", "2"], bad + ["quit"])
+    assert code == 0
+    for message in ("unknown command 'dance'", "dice positions are 1..5", "named twice", "keeping every die is not a re-roll",
+                    "usage: write COLUMN ROW", "down/jamb is not allowed", "unknown or ambiguous column 'sideways'",
+                    "unknown or ambiguous row 'yahtzee'", "usage: announce ROW", "save where?"):
+        assert message in out, message
+    assert "> write" not in out.split("Type help")[1].split("\n>")[0]  # no move was made
+
+
+def test_announce_rules_in_play(monkeypatch, capsys):
+    code, out = run_play(monkeypatch, capsys, ["--seed", "4"], ["reroll", "announce full", "quit"])
+    assert "announcing is only allowed right after the first roll" in out
+
+
+def test_save_and_resume_reaches_the_same_end(monkeypatch, capsys, tmp_path):
+    cmds = full_game_commands()
+    save = tmp_path / "half.jsonl"
+    run_play(monkeypatch, capsys, ["--seed", "8", "--save", str(save)], cmds[:30] + ["quit"])
+    assert len(read_records(save)[0].steps) == 30
+    code, out = run_play(monkeypatch, capsys, ["--load", str(save)], cmds[30:])
+    assert "resumed" in out and f"Game over: {expected_score(8, cmds)} points." in out
+    assert read_records(save)[0].final_score == expected_score(8, cmds)  # the save follows the game
+
+
+def test_end_of_input_keeps_the_game(monkeypatch, capsys, tmp_path):
+    save = tmp_path / "eof.jsonl"
+    code, out = run_play(monkeypatch, capsys, ["--seed", "1", "--save", str(save)], ["write free ones"])
+    assert code == 0 and "end of input" in out and len(read_records(save)[0].steps) == 1
+
+
+def test_coach_hint(monkeypatch, capsys):
+    code, out = run_play(monkeypatch, capsys, ["--seed", "5", "--coach", "expectimax"], ["hint", "quit"])
+    assert "coach (expectimax):" in out and "relative to each row's par" in out
+    code, out = run_play(monkeypatch, capsys, ["--seed", "5", "--ruleset", "classic_down", "--coach", "optimal"], ["hint", "quit"])
+    assert "coach (optimal):" in out and "expected final score" in out
+    code, out = run_play(monkeypatch, capsys, ["--seed", "5"], ["hint", "quit"])
+    assert "no coach" in out
+
+
+def test_watch_log_and_replay(tmp_path):
+    log, rec = tmp_path / "watch.txt", tmp_path / "watch.jsonl"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--watch", "greedy", "--seed", "9",
+                           "--log", str(log), "--record", str(rec)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = log.read_text()
+    record = read_records(rec)[0]
+    assert f"greedy scored {record.final_score} points" in text and "turn 52, roll" in text
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(rec), "--log", str(tmp_path / "r.txt")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and f"final score {record.final_score}" in (tmp_path / "r.txt").read_text()
+
+
+def test_bad_records(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "step", "action": 3}\n')
+    with pytest.raises(RecordError, match="before any game header"):
+        read_records(bad)
+    bad.write_text("not json\n")
+    with pytest.raises(RecordError, match="not JSON"):
+        read_records(bad)
+    bad.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1}) + "\n" + json.dumps({"type": "step", "action": 96}) + "\n")
+    with pytest.raises(RecordError, match="step 0"):
+        list(replay(read_records(bad)[0]))
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(bad)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "error: step 0" in proc.stderr
+
+
+def test_evaluation_records_replay(tmp_path):
+    from agents.evaluation import run_games
+
+    results = run_games(["expectimax"], "standard", [3], progress=False, record=True)
+    game = results["expectimax"][0]
+    env = None
+    for env, _ in replay(game["record"]):
+        pass
+    assert env.score == game["score"] and np.isfinite(game["score"])
