@@ -149,11 +149,12 @@ def mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, 
             for k in range(P[P_NUM_HOLDS]):
                 masks[i, k] = hold_canonical[m, k]
     if r == 1 and announced[i] < 0 and not forced:
+        ann_off = P[P_ANN_OFFSET]
         for j in range(P[P_NUM_ANN]):
             cell = ann_cells[j]
             c = cell // R
             if not (filled[i, c] >> (cell % R)) & 1:
-                masks[i, P[P_ANN_OFFSET] + j] = True
+                masks[i, ann_off + j] = True
     writable_nb(filled[i], r, announced[i], answer_due[i], P, codes, front_open, ann_cols, bits)
     off = P[P_WRITE_OFFSET]
     for c in range(C):
@@ -281,13 +282,15 @@ def sheet_obs_nb(i, values, filled, answer_due, turn, P, S, bits_obs, row_max_ce
     threshold = np.float32(fconst[1])
     diff_max = np.float32(fconst[2])
     n_upper = len(upper_rows)
+    s_filled = S[S_FILLED]
+    s_written = S[S_WRITTEN]
     for c in range(C):
         f = filled[i, c]
         for r in range(R):
             cell = c * R + r
             if (f >> r) & 1:
-                sheet[i, S[S_FILLED] + cell] = 1.0
-            sheet[i, S[S_WRITTEN] + cell] = np.float32(values[i, c, r]) / row_max_cells[cell]
+                sheet[i, s_filled + cell] = 1.0
+            sheet[i, s_written + cell] = np.float32(values[i, c, r]) / row_max_cells[cell]
         if n_upper > 0:
             up = 0
             nfilled = 0
@@ -319,8 +322,9 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
     for d in range(D):
         obs[i, d] = sheet[i, d]
     m = dice_index[i] if dice_index[i] >= 0 else P[P_M]
+    s_dice = S[S_DICE]
     for d in range(S[S_DICE_LEN]):
-        obs[i, S[S_DICE] + d] = dice_feat[m, d]
+        obs[i, s_dice + d] = dice_feat[m, d]
     r = roll[i]
     if r > 0:
         obs[i, S[S_ROLL] + r - 1] = 1.0
@@ -331,11 +335,13 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
         obs[i, S[S_ANNOUNCED] + ann_slot[announced[i]]] = 1.0
     if r > 0:
         CR = P[P_NUM_CELLS]
+        s_filled = S[S_FILLED]
+        s_now = S[S_VALUE_NOW]
         for cell in range(CR):
-            if obs[i, S[S_FILLED] + cell] > 0:
-                obs[i, S[S_VALUE_NOW] + cell] = 0.0
+            if sheet[i, s_filled + cell] > 0:
+                obs[i, s_now + cell] = 0.0
             else:
-                obs[i, S[S_VALUE_NOW] + cell] = value_now[r - 1, m, cell]
+                obs[i, s_now + cell] = value_now[r - 1, m, cell]
 
 
 @njit(cache=True)

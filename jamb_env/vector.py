@@ -42,8 +42,9 @@ class JambVecEnv(VecEnv):
         reward_scale: multiplies every reward.
 
     Arrays (read-only views of the batched state): ``values`` int16 (N, C, R), ``filled``
-    int64 (N, C) bitmasks, ``dice`` int8 (N, n), ``roll``, ``announced``, ``answer_due``,
-    ``turn`` int64 (N,), ``score`` int64 (N,) points. ``action_masks()`` bool (N, A).
+    int64 (N, C) bitmasks, ``dice`` int8 (N, n) sorted, ``roll``, ``announced``,
+    ``answer_due``, ``turn`` int64 (N,), ``score`` int64 (N,) points, ``stream`` int8 (N, L)
+    and ``pos`` (N,) the dice streams. ``action_masks()`` bool (N, A).
 
     ``step`` returns float32 observations (N, D), float32 rewards (N,), bool dones and a
     list of infos that are empty dicts except for finished games, whose info holds
@@ -72,16 +73,16 @@ class JambVecEnv(VecEnv):
         self._build_tables(rules)
         lay = self._lay
         C, R, n = len(rules.columns), rules.num_rows, rules.dice
-        self.values = np.zeros((N, C, R), dtype=np.int64)
+        self.values = np.zeros((N, C, R), dtype=np.int16)
         self.filled = np.zeros((N, C), dtype=np.int64)
-        self.dice = np.zeros((N, n), dtype=np.int64)
+        self.dice = np.zeros((N, n), dtype=np.int8)
         self.dice_index = np.full(N, -1, dtype=np.int64)
         self.roll = np.zeros(N, dtype=np.int64)
         self.announced = np.full(N, -1, dtype=np.int64)
         self.answer_due = np.full(N, -1, dtype=np.int64)
         self.turn = np.zeros(N, dtype=np.int64)
         self.score = np.zeros(N, dtype=np.int64)
-        self.stream = np.zeros((N, self._template._stream_len), dtype=np.int64)
+        self.stream = np.zeros((N, self._template._stream_len), dtype=np.int8)
         self.pos = np.zeros(N, dtype=np.int64)
         self._masks = np.zeros((N, lay.num_actions), dtype=np.bool_)
         self._sheet = np.zeros((N, self._encoder.size), dtype=np.float32)
