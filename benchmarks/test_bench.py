@@ -1,0 +1,52 @@
+"""pytest-benchmark versions of scripts/bench.py's env loops: ``pytest benchmarks/``.
+
+Not part of ``make test`` (timings are measurements, not tests).
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench import sample_actions  # noqa: E402
+
+from jamb_env import JambEnv, JambVecEnv  # noqa: E402
+
+
+@pytest.mark.parametrize("preset", ["classic", "six_dice"])
+def test_single_env_1000_steps(benchmark, preset):
+    env = JambEnv(preset)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    actions = []
+
+    def run():
+        for _ in range(1000):
+            a = int(rng.choice(np.flatnonzero(env.action_masks())))
+            if env.step(a)[2]:
+                env.reset()
+        actions.append(1)
+
+    benchmark(run)
+
+
+@pytest.mark.parametrize("preset", ["classic", "six_dice"])
+@pytest.mark.parametrize("num_envs", [64, 1024, 4096])
+def test_vec_env_step(benchmark, preset, num_envs):
+    env = JambVecEnv(num_envs, preset, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        env.step(sample_actions(rng, env.action_masks()))
+    actions = [sample_actions(rng, env.action_masks())]
+
+    def run():
+        env.step(actions[0])
+        actions[0] = sample_actions(rng, env.action_masks())
+
+    benchmark(run)
