@@ -39,7 +39,7 @@ from jamb_env import JambEnv, Ruleset
 from jamb_env.rules import GameState, layout, max_rolls, writable_bits
 from jamb_env.rules.tables import UPPER_ROWS
 
-from .turn import NEG, best_hold, continuation, first_roll_distribution, plan_turn
+from .turn import NEG, best_hold, first_roll_distribution, plan_turn
 
 
 class _ColumnModel:

@@ -27,7 +27,7 @@ from jamb_env import JambEnv, Ruleset, load_ruleset
 from jamb_env.rules import layout
 from jamb_env.rules.tables import UPPER_ROWS
 
-from .turn import NEG, best_hold, continuation, first_roll_distribution, plan_turn
+from .turn import best_hold, first_roll_distribution, plan_turn
 
 _BLOCK = 256  # states per vectorised block (bounds memory of the hold gather)
 

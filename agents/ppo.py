@@ -157,15 +157,21 @@ def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, random_score: fl
     class SeededEvalCallback(MaskableEvalCallback):
         """Masked evaluation on the same seeded games every time; logs the true score."""
 
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.last_scores: list[int] = []  # true scores of the latest evaluation
+
         def _on_step(self) -> bool:
             if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
                 self.eval_env.seed(cfg["eval"]["seed"])
                 self.logger.record("eval/random_score", random_score)
+                self.last_scores = []
             return super()._on_step()
 
         def _log_success_callback(self, locals_: dict, globals_: dict) -> None:
             info = locals_["info"]
             if locals_["done"] and "score" in info:
+                self.last_scores.append(info["score"])
                 self.logger.record_mean("eval/score", info["score"])
                 if "score_parts" in info:
                     self.logger.record_mean("eval/bonus_rate", info["score_parts"]["bonus_columns"] / len(info["column_scores"]))
@@ -178,6 +184,7 @@ def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, random_score: fl
         best_model_save_path=str(run_dir),
         deterministic=True,
         verbose=0,
+        warn=False,  # JambVecEnv reports true episode returns without a Monitor wrapper
     )
     ckpt_cb = CheckpointCallback(
         save_freq=max(cfg["checkpoint"]["freq"] // n_envs, 1), save_path=str(run_dir / "checkpoints"), name_prefix="model"
@@ -228,11 +235,13 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     if cfg["env"]["vec_env"] == "batched":
         from jamb_env import JambVecEnv
 
-        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], reward_scale=cfg["env"]["reward_scale"])
+        scale = cfg["env"]["reward_scale"]
+        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], reward_scale=scale)
+        eval_env = JambVecEnv(1, cfg["ruleset"], seed=cfg["eval"]["seed"], reward_scale=scale)
     else:
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
-    eval_env = make_vec_env(make_env_fn(cfg), n_envs=1, seed=cfg["eval"]["seed"])
+        eval_env = make_vec_env(make_env_fn(cfg), n_envs=1, seed=cfg["eval"]["seed"])
     try:
         model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
     except TypeError as exc:
@@ -248,22 +257,11 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     model.save(final)
     env.close()
     eval_env.close()
-    scores = _last_eval_scores(run_dir)
     return {
         "run_dir": str(run_dir),
         "final_model": str(final),
-        "eval_score": scores,
+        "eval_score": float(np.mean(eval_cb.last_scores)) if eval_cb.last_scores else None,
         "random_score": random_score,
         "timesteps": int(model.num_timesteps),
         "wall_time_s": wall,
     }
-
-
-def _last_eval_scores(run_dir: Path) -> float | None:
-    """Mean of the last evaluation's episode returns, from ``evaluations.npz``, in points."""
-    path = run_dir / "evaluations.npz"
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    if not path.exists():
-        return None
-    data = np.load(path)
-    return float(np.mean(data["results"][-1]) / cfg["env"]["reward_scale"])

@@ -182,7 +182,7 @@ class ObservationEncoder:
         ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it (it is only
         recomputed when a cell is written)."""
         rules = self.rules
-        seg, sl, at = self.segments, self._sl, self._at
+        sl, at = self._sl, self._at
         obs = self.sheet_features(st) if sheet is None else sheet.copy()
         m = st.dice_index if st.dice_index >= 0 else rules.tables.num_multisets
         d = at["dice_onehot"]

@@ -126,7 +126,7 @@ class PlaySession:
             return meta[cmd]
         if self.over:
             raise CommandError("the game is over; type quit (or save)")
-        rules, game = self.env.ruleset, self.env.game
+        rules = self.env.ruleset
         if cmd in ("keep", "k", "reroll", "r", "roll"):
             positions = self._positions(args)
             if cmd in ("keep", "k"):

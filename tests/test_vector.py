@@ -1,6 +1,5 @@
 """JambVecEnv: step-by-step identity with JambEnv on every preset, SB3 protocol, errors."""
 
-import warnings
 
 import numpy as np
 import pytest

@@ -285,14 +285,18 @@ class Ruleset:
         dice = data["dice"]
         rolls = integer("rolls", data["rolls"], 1, 5)
 
-        rows = data["rows"]
-        if not isinstance(rows, list) or not rows:
-            raise fail("rows", f"expected a non-empty list of row ids ({', '.join(ROW_IDS)}), got {rows!r}")
-        for row in rows:
-            if row not in ROW_IDS:
-                raise fail("rows", f"unknown row {row!r}; allowed: {', '.join(ROW_IDS)}")
-        if len(set(rows)) != len(rows):
-            raise fail("rows", f"a row appears twice in {rows}")
+        def id_list(key: str, what: str, allowed: Sequence[str]) -> list:
+            value = data[key]
+            if not isinstance(value, list) or not value:
+                raise fail(key, f"expected a non-empty list of {what}s ({', '.join(allowed)}), got {value!r}")
+            for item in value:
+                if item not in allowed:
+                    raise fail(key, f"unknown {what} {item!r}; allowed: {', '.join(allowed)}")
+            if len(set(value)) != len(value):
+                raise fail(key, f"a {what} appears twice in {value} (at most one of each)")
+            return value
+
+        rows = id_list("rows", "row", ROW_IDS)
         if len(rows) > 30:
             raise fail("rows", "at most 30 rows")
         if dice < 5:
@@ -303,14 +307,7 @@ class Ruleset:
             if row in rows and dice != 6:
                 raise fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
 
-        columns = data["columns"]
-        if not isinstance(columns, list) or not columns:
-            raise fail("columns", f"expected a non-empty list of column kinds ({', '.join(COLUMN_KINDS)}), got {columns!r}")
-        for col in columns:
-            if col not in COLUMN_KINDS:
-                raise fail("columns", f"unknown column kind {col!r}; allowed: {', '.join(COLUMN_KINDS)}")
-        if len(set(columns)) != len(columns):
-            raise fail("columns", f"a column kind appears twice in {columns} (at most one of each)")
+        columns = id_list("columns", "column kind", COLUMN_KINDS)
         played = tuple(c for c in columns if c not in DERIVED_KINDS)
         derived = tuple(c for c in columns if c in DERIVED_KINDS)
         if not played:

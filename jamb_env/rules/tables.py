@@ -219,18 +219,16 @@ def row_value(row: str, counts, straight_roll: int, scoring: RowScoring) -> int:
         return sum(faces[-5:])
     if row == "min":
         return sum(faces[:5])
-    if row == "trilling":
-        best = [f for f in range(6, 0, -1) if counts[f - 1] >= 3]
-        return 3 * best[0] + scoring.trilling_bonus if best else 0
-    if row == "poker":
-        best = [f for f in range(6, 0, -1) if counts[f - 1] >= 4]
-        return 4 * best[0] + scoring.poker_bonus if best else 0
-    if row == "jamb":
-        best = [f for f in range(6, 0, -1) if counts[f - 1] >= 5]
-        return 5 * best[0] + scoring.jamb_bonus if best else 0
-    if row == "jamb6":
-        best = [f for f in range(6, 0, -1) if counts[f - 1] >= 6]
-        return 6 * best[0] + scoring.jamb6_bonus if best else 0
+    of_a_kind = {
+        "trilling": (3, scoring.trilling_bonus),
+        "poker": (4, scoring.poker_bonus),
+        "jamb": (5, scoring.jamb_bonus),
+        "jamb6": (6, scoring.jamb6_bonus),
+    }
+    if row in of_a_kind:  # exactly k dice of the highest face shown at least k times
+        k, bonus = of_a_kind[row]
+        best = [f for f in range(6, 0, -1) if counts[f - 1] >= k]
+        return k * best[0] + bonus if best else 0
     if row == "straight":
         if all(counts[f - 1] for f in range(2, 7)):
             return scoring.straight_large[straight_roll]
