@@ -15,7 +15,8 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
     eval:
       freq: 25000               # env steps between masked evaluations
       episodes: 50              # games per evaluation, on fixed seeds
-      seed: 1000000             # first evaluation seed
+      seed: 1000000             # first evaluation seed (env i of the eval VecEnv: seed + i)
+      n_envs: 10                # eval games played side by side (batched policy calls)
     checkpoint:
       freq: 100000              # env steps between checkpoints
 
@@ -45,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "device": "cpu",
     "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01},
     "algo": {},
-    "eval": {"freq": 25_000, "episodes": 50, "seed": 1_000_000},
+    "eval": {"freq": 50_000, "episodes": 50, "seed": 1_000_000, "n_envs": 10},
     "checkpoint": {"freq": 100_000},
 }
 _SECTIONS = {"env", "algo", "eval", "checkpoint"}
@@ -99,6 +100,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     positive_int("env.n_envs", cfg["env"]["n_envs"])
     positive_int("eval.freq", cfg["eval"]["freq"])
     positive_int("eval.episodes", cfg["eval"]["episodes"])
+    positive_int("eval.n_envs", cfg["eval"]["n_envs"])
     positive_int("checkpoint.freq", cfg["checkpoint"]["freq"])
     if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int) or cfg["seed"] < 0:
         raise ConfigError(f"{path}: key 'seed': expected a non-negative integer, got {cfg['seed']!r}")
@@ -200,12 +202,28 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def random_baseline(cfg: Mapping[str, Any]) -> float:
-    """Mean score of the uniform random agent on the evaluation seeds (points)."""
-    from agents import RandomAgent, play_games
+def random_baseline(cfg: Mapping[str, Any], eval_env) -> float:
+    """Mean true score of the uniform random agent on the evaluation games (points).
 
-    seeds = range(cfg["eval"]["seed"], cfg["eval"]["seed"] + cfg["eval"]["episodes"])
-    return float(np.mean([g["score"] for g in play_games(RandomAgent(seed=0), cfg["ruleset"], seeds)]))
+    It plays ``eval_env`` exactly as the masked evaluation does (seeded with the
+    evaluation seed, the games split over its envs as ``evaluate_policy`` splits them),
+    so both see the same dice streams.
+    """
+    n, episodes = eval_env.num_envs, cfg["eval"]["episodes"]
+    targets = np.array([(episodes + i) // n for i in range(n)])
+    counts = np.zeros(n, dtype=int)
+    rng = np.random.default_rng(0)
+    eval_env.seed(cfg["eval"]["seed"])
+    eval_env.reset()
+    scores: list[int] = []
+    while (counts < targets).any():
+        masks = np.stack(eval_env.env_method("action_masks"))
+        _, _, dones, infos = eval_env.step((rng.random(masks.shape) * masks).argmax(axis=1))
+        for i in np.flatnonzero(dones):
+            if counts[i] < targets[i]:
+                scores.append(infos[i]["score"])
+                counts[i] += 1
+    return float(np.mean(scores))
 
 
 def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True) -> dict[str, Any]:
@@ -237,18 +255,18 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
 
         scale = cfg["env"]["reward_scale"]
         env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], reward_scale=scale)
-        eval_env = JambVecEnv(1, cfg["ruleset"], seed=cfg["eval"]["seed"], reward_scale=scale)
+        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], seed=cfg["eval"]["seed"], reward_scale=scale)
     else:
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
-        eval_env = make_vec_env(make_env_fn(cfg), n_envs=1, seed=cfg["eval"]["seed"])
+        eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"], seed=cfg["eval"]["seed"])
     try:
         model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
     except TypeError as exc:
         raise ConfigError(f"key 'algo': not accepted by MaskablePPO: {exc}") from exc
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
 
-    random_score = random_baseline(cfg)
+    random_score = random_baseline(cfg, eval_env)
     callbacks, eval_cb = _callbacks(cfg, run_dir, eval_env, random_score)
     start = time.perf_counter()
     model.learn(total_timesteps=cfg["total_timesteps"], callback=callbacks, progress_bar=progress_bar)
