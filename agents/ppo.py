@@ -22,8 +22,8 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
 
 Every run writes to ``runs/<ruleset>__<config>__<seed>__<time>/``: TensorBoard events
 (SB3's ``rollout/``, ``train/`` and ``time/``; ``jamb/`` true game scores and score parts
-of training episodes; ``eval/`` masked evaluation scores beside the random baseline on
-the same seeds; the config as text), ``progress.csv``, checkpoints, the best and the
+of training episodes; ``eval/`` masked evaluation scores beside the baselines' scores on
+the same games, ``eval/baseline_<agent>``; the config as text), ``progress.csv``, checkpoints, the best and the
 final model, and ``config.yaml`` (the resolved config).
 """
 
@@ -125,7 +125,7 @@ def make_env_fn(cfg: Mapping[str, Any]):
     return make
 
 
-def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, random_score: float):
+def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, baselines: dict[str, float]):
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
@@ -137,7 +137,8 @@ def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, random_score: fl
 
         def _on_training_start(self) -> None:
             self.logger.record("config", "```\n" + config_text + "```", exclude=("stdout", "log", "json", "csv"))
-            self.logger.record("eval/random_score", random_score)
+            for name, value in baselines.items():
+                self.logger.record(f"eval/baseline_{name}", value)
             self.logger.dump(self.num_timesteps)
 
         def _on_step(self) -> bool:
@@ -166,7 +167,8 @@ def _callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, random_score: fl
         def _on_step(self) -> bool:
             if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
                 self.eval_env.seed(cfg["eval"]["seed"])
-                self.logger.record("eval/random_score", random_score)
+                for name, value in baselines.items():  # flat lines to read the curve against
+                    self.logger.record(f"eval/baseline_{name}", value)
                 self.last_scores = []
             return super()._on_step()
 
@@ -202,36 +204,81 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def random_baseline(cfg: Mapping[str, Any], eval_env) -> float:
-    """Mean true score of the uniform random agent on the evaluation games (points).
+def eval_games(agent, cfg: Mapping[str, Any]) -> list[int]:
+    """True scores of ``agent`` on the training run's evaluation games (points).
 
-    It plays ``eval_env`` exactly as the masked evaluation does (seeded with the
-    evaluation seed, the games split over its envs as ``evaluate_policy`` splits them),
-    so both see the same dice streams.
+    The masked evaluation plays ``eval.n_envs`` envs seeded ``eval.seed + i``, each playing
+    consecutive games from its generator, split as ``evaluate_policy`` splits them; the
+    same games are replayed here on ``JambEnv``s seeded alike (the batched env is
+    step-identical), so baselines and the PPO curve see the same dice streams.
     """
-    n, episodes = eval_env.num_envs, cfg["eval"]["episodes"]
-    targets = np.array([(episodes + i) // n for i in range(n)])
-    counts = np.zeros(n, dtype=int)
-    rng = np.random.default_rng(0)
-    eval_env.seed(cfg["eval"]["seed"])
-    eval_env.reset()
-    scores: list[int] = []
-    while (counts < targets).any():
-        masks = np.stack(eval_env.env_method("action_masks"))
-        _, _, dones, infos = eval_env.step((rng.random(masks.shape) * masks).argmax(axis=1))
-        for i in np.flatnonzero(dones):
-            if counts[i] < targets[i]:
-                scores.append(infos[i]["score"])
-                counts[i] += 1
-    return float(np.mean(scores))
+    from jamb_env import JambEnv
+
+    n, episodes = cfg["eval"]["n_envs"], cfg["eval"]["episodes"]
+    scores = []
+    for i in range(n):
+        env = JambEnv(cfg["ruleset"], illegal_action="raise")
+        for g in range((episodes + i) // n):
+            obs, info = env.reset(seed=cfg["eval"]["seed"] + i if g == 0 else None)
+            done = False
+            while not done:
+                obs, _, done, _, info = env.step(agent.act(env, obs, env.action_masks()))
+            scores.append(info["score"])
+    return scores
 
 
-def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True) -> dict[str, Any]:
+def baseline_scores(cfg: Mapping[str, Any]) -> dict[str, float]:
+    """Mean evaluation-game scores of the baselines that can play the ruleset: random,
+    greedy, expectimax, and the exact optimum (expected score) where it is computable."""
+    from agents import load
+
+    out = {}
+    for name in ("random", "greedy", "expectimax"):
+        out[name] = float(np.mean(eval_games(load(name, ruleset=cfg["ruleset"]), cfg)))
+    for name in ("optimal", "columnwise"):
+        try:
+            out[f"{name}_expected"] = float(load(name, ruleset=cfg["ruleset"]).expected_score)
+        except ValueError:
+            pass
+    return out
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The checkpoint with the most steps in ``run_dir/checkpoints`` (None if none)."""
+    ckpts = list((run_dir / "checkpoints").glob("model_*_steps.zip"))
+    return max(ckpts, key=lambda p: int(p.stem.split("_")[1])) if ckpts else None
+
+
+def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> dict[str, Any]:
+    """The resolved config saved in a run folder (to resume it), checked like a new one."""
+    run_dir = Path(run_dir)
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.yaml)")
+    cfg = yaml.safe_load(saved.read_text())
+    name = cfg.pop("config_name", "resumed")
+    tmp = run_dir / ".resume_config.yaml"
+    tmp.write_text(yaml.safe_dump(cfg))
+    try:
+        cfg = load_config(tmp, {"total_timesteps": total_timesteps})
+    finally:
+        tmp.unlink(missing_ok=True)
+    cfg["config_name"] = name
+    return cfg
+
+
+def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True, resume: bool = False) -> dict[str, Any]:
     """Train MaskablePPO as ``cfg`` says; return a summary dict.
+
+    With ``resume``, ``run_dir`` is an existing run: training continues from its latest
+    checkpoint up to ``total_timesteps``, logging into the same folder (TensorBoard curves
+    continue at the checkpoint's step; a killed run loses at most one checkpoint
+    interval). The dice streams restart from the seed, so a resumed run is not
+    bit-identical to an uninterrupted one.
 
     Returns:
         ``{"run_dir", "final_model", "eval_score" (last masked evaluation mean, points),
-        "random_score" (points), "timesteps", "wall_time_s"}``.
+        "baselines" (name -> points on the same games), "timesteps", "wall_time_s"}``.
     """
     import torch
     from sb3_contrib import MaskablePPO
@@ -247,6 +294,9 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         run_dir = Path("runs") / f"{ruleset_name}__{cfg['config_name']}__{cfg['seed']}__{stamp}"
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint = latest_checkpoint(run_dir) if resume else None
+    if resume and checkpoint is None:
+        raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from (checkpoints/model_*_steps.zip)")
     (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
 
     torch.set_num_threads(cfg["torch_threads"])
@@ -260,16 +310,24 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
         eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"], seed=cfg["eval"]["seed"])
-    try:
-        model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
-    except TypeError as exc:
-        raise ConfigError(f"key 'algo': not accepted by MaskablePPO: {exc}") from exc
+    if checkpoint is not None:
+        model = MaskablePPO.load(checkpoint, env=env, device=cfg["device"])
+        old_csv = run_dir / "progress.csv"
+        if old_csv.exists():  # SB3's CSV writer starts a new file: keep the old part
+            old_csv.rename(run_dir / f"progress_until_{model.num_timesteps}.csv")
+    else:
+        try:
+            model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
+        except TypeError as exc:
+            raise ConfigError(f"key 'algo': not accepted by MaskablePPO: {exc}") from exc
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
 
-    random_score = random_baseline(cfg, eval_env)
-    callbacks, eval_cb = _callbacks(cfg, run_dir, eval_env, random_score)
+    baselines = baseline_scores(cfg)
+    callbacks, eval_cb = _callbacks(cfg, run_dir, eval_env, baselines)
     start = time.perf_counter()
-    model.learn(total_timesteps=cfg["total_timesteps"], callback=callbacks, progress_bar=progress_bar)
+    remaining = cfg["total_timesteps"] - model.num_timesteps
+    if remaining > 0:
+        model.learn(total_timesteps=remaining, callback=callbacks, progress_bar=progress_bar, reset_num_timesteps=checkpoint is None)
     wall = time.perf_counter() - start
     final = run_dir / "final_model.zip"
     model.save(final)
@@ -279,7 +337,7 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         "run_dir": str(run_dir),
         "final_model": str(final),
         "eval_score": float(np.mean(eval_cb.last_scores)) if eval_cb.last_scores else None,
-        "random_score": random_score,
+        "baselines": baselines,
         "timesteps": int(model.num_timesteps),
         "wall_time_s": wall,
     }

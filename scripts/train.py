@@ -3,6 +3,7 @@
 
     python scripts/train.py --config configs/ppo_classic.yaml [--total-timesteps N]
         [--seed S] [--run-dir DIR] [--ruleset NAME]
+    python scripts/train.py --resume runs/<run> [--total-timesteps N]
 
 The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
 events, progress.csv, checkpoints, best_model.zip, final_model.zip and config.yaml.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.ppo import ConfigError, load_config, train  # noqa: E402
+from agents.ppo import ConfigError, load_config, resume_config, train  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,13 +27,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
     parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint, in its folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        cfg = load_config(
-            args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset}
-        )
-        summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
+        if args.resume:
+            cfg = resume_config(args.resume, args.total_timesteps)
+            summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
+        else:
+            cfg = load_config(
+                args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset}
+            )
+            summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -42,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"steps:           {summary['timesteps']} in {summary['wall_time_s']:.0f} s")
     if eval_score is not None:
         print(f"eval score:      {eval_score:.1f} points (masked, deterministic, {cfg['eval']['episodes']} seeded games)")
-    print(f"random baseline: {summary['random_score']:.1f} points on the same games")
+    for name, value in summary["baselines"].items():
+        label = name.replace("_expected", " (exact expectation)")
+        print(f"{label + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{label}: {value:.4f} points")
     print(f"final model:     {summary['final_model']}")
     print(f"TensorBoard:     tensorboard --logdir {Path(run_dir).parent}")
     return 0

@@ -42,7 +42,7 @@ def test_training_smoke_run_writes_score_scalars(tmp_path):
     assert "tensorboard --logdir" in proc.stdout
     tags = scalar_tags(run_dir)
     assert tags["jamb/score"] and all(s >= 0 for s in tags["jamb/score"])
-    assert tags["eval/score"] and tags["eval/random_score"]
+    assert tags["eval/score"] and tags["eval/baseline_random"] and tags["eval/baseline_expectimax"]
     for tag in ("jamb/bonus_rate", "jamb/difference", "jamb/lower", "jamb/column_down", "rollout/ep_rew_mean"):
         assert tag in tags
     assert (run_dir / "final_model.zip").exists() and (run_dir / "config.yaml").exists()
@@ -102,3 +102,36 @@ def test_train_cli_reports_bad_config(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 2 and "unknown ruleset 'nope'" in proc.stderr
+
+
+@pytest.mark.slow
+def test_resume_continues_the_run_and_plot(tmp_path):
+    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg.update(total_timesteps=2048, ruleset="classic_down")
+    cfg["env"]["n_envs"] = 4
+    cfg["algo"].update(n_steps=128, batch_size=128, n_epochs=1)
+    cfg["eval"].update(freq=1024, episodes=4, n_envs=2)
+    cfg["checkpoint"]["freq"] = 1024
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    run_dir = tmp_path / "classic_down__tiny__0__x"
+    train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
+    first = subprocess.run(train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "optimal (exact expectation): 135.1502 points" in first.stdout
+    second = subprocess.run(train + ["--resume", str(run_dir), "--total-timesteps", "4096"], capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    tags = scalar_tags(run_dir)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    steps = [e.step for e in acc.Scalars("eval/score")]
+    assert min(steps) <= 2048 < max(steps) and max(steps) >= 4096  # one continuous curve
+    assert tags["eval/baseline_optimal_expected"][-1] == pytest.approx(135.1502, abs=1e-3)
+    assert list(run_dir.glob("progress_until_*.csv"))
+    png = tmp_path / "curves.png"
+    plot = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(png)], capture_output=True, text=True, timeout=300)
+    assert plot.returncode == 0 and png.stat().st_size > 1000
+    bad = subprocess.run(train + ["--resume", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "not a run folder" in bad.stderr

@@ -1,0 +1,85 @@
+#!/usr/bin/env python
+"""Learning curves from training run folders to a PNG: score vs steps, baselines as lines.
+
+    python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score]
+
+Runs that share a name up to the seed (``<ruleset>__<config>__<seed>__<time>``) are one
+group: its mean is drawn with the range over seeds shaded. The ``eval/baseline_<agent>``
+scalars of the runs are drawn as horizontal lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+
+def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
+    acc.Reload()
+    out = {}
+    for tag in acc.Tags()["scalars"]:
+        events = acc.Scalars(tag)
+        out[tag] = (np.array([e.step for e in events]), np.array([e.value for e in events]))
+    return out
+
+
+def group_name(run: Path) -> str:
+    parts = run.name.split("__")
+    return "__".join(parts[:2]) if len(parts) >= 4 else run.name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", help="run folders (with TensorBoard event files)")
+    parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
+    parser.add_argument("--out", default="curves.png")
+    parser.add_argument("--title", default=None)
+    args = parser.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    baselines: dict[str, float] = {}
+    for name in args.runs:
+        run = Path(name)
+        if not run.is_dir():
+            print(f"error: {run} is not a run folder", file=sys.stderr)
+            return 2
+        scalars = read_scalars(run)
+        if args.tag not in scalars:
+            print(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}", file=sys.stderr)
+            return 2
+        groups[group_name(run)].append(scalars[args.tag])
+        for tag, (_, values) in scalars.items():
+            if tag.startswith("eval/baseline_"):
+                baselines[tag.removeprefix("eval/baseline_")] = float(values[-1])
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for label, curves in groups.items():
+        steps = np.unique(np.concatenate([s for s, _ in curves]))
+        ys = np.array([np.interp(steps, s, v) for s, v in curves])
+        line = ax.plot(steps, ys.mean(axis=0), label=f"{label} ({len(curves)} seed{'s' if len(curves) > 1 else ''})")[0]
+        if len(curves) > 1:
+            ax.fill_between(steps, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
+    for k, (name, value) in enumerate(sorted(baselines.items(), key=lambda x: x[1])):
+        ax.axhline(value, linestyle="--", linewidth=1, color=f"C{(k + 3) % 10}", label=f"{name.replace('_expected', ' (exact)')}: {value:.0f}")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel(f"{args.tag} (points)")
+    ax.set_title(args.title or f"Jamb: {args.tag}")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=120)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
