@@ -54,8 +54,9 @@ def single_env_loop(preset: str, seconds: float, seed: int = 0):
 
 
 def sample_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
-    """A uniform legal action per game: argmax of uniform noise on the legal entries."""
-    return (rng.random(masks.shape, dtype=np.float32) * masks).argmax(axis=1)
+    """A uniform legal action per game: argmax of uniform noise in [1, 2) on the legal
+    entries (0 elsewhere), so a legal entry always wins even when its noise draw is 0."""
+    return ((rng.random(masks.shape, dtype=np.float32) + 1.0) * masks).argmax(axis=1)
 
 
 def vec_env_loop(make, seconds: float, seed: int = 0, warmup: int = 3):

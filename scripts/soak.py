@@ -22,6 +22,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import sample_actions  # noqa: E402
 
 from jamb_env import JambVecEnv, list_rulesets, load_ruleset  # noqa: E402
 
@@ -41,11 +44,13 @@ def soak(preset: str, games: int, num_envs: int, seed: int = 0) -> dict:
             raise AssertionError(f"{preset}: a game without a legal action (dead end)")
         if steps % 64 == 0 and ((obs < low) | (obs > high)).any():
             raise AssertionError(f"{preset}: an observation outside the observation space")
-        obs, rewards, dones, infos = env.step((rng.random(masks.shape, dtype=np.float32) * masks).argmax(axis=1))
+        obs, rewards, dones, infos = env.step(sample_actions(rng, masks))
         returns += rewards
         steps += num_envs
         for i in np.flatnonzero(dones):
             info = infos[i]
+            if info.get("illegal_action"):
+                raise AssertionError(f"{preset}: a sampled action was illegal (mask and step disagree)")
             parts = info["score_parts"]
             if not (returns[i] == info["score"] == sum(info["column_scores"].values())
                     == parts["upper"] + parts["bonus"] + parts["difference"] + parts["lower"]):

@@ -13,8 +13,8 @@ PRESETS = playable_presets()
 
 
 def random_actions(rng, masks):
-    """A uniform legal action per row of ``masks``."""
-    return (rng.random(masks.shape) * masks).argmax(axis=1)
+    """A uniform legal action per row of ``masks`` (noise in [1, 2): a legal entry always wins)."""
+    return ((rng.random(masks.shape) + 1.0) * masks).argmax(axis=1)
 
 
 @pytest.mark.slow
