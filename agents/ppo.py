@@ -30,6 +30,7 @@ final model, and ``config.yaml`` (the resolved config).
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -71,6 +72,8 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     cfg = copy.deepcopy(DEFAULTS)
@@ -96,18 +99,40 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
             raise ConfigError(f"{path}: key '{key}': expected a positive integer, got {value!r}")
 
     positive_int("total_timesteps", cfg["total_timesteps"])
+    for key in ("seed",):
+        v = cfg[key]
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
+            raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
+    algo = cfg["algo"]
+    for key in ("n_steps", "n_epochs"):
+        if key in algo:
+            positive_int(f"algo.{key}", algo[key])
+    if "batch_size" in algo:
+        positive_int("algo.batch_size", algo["batch_size"])
+        if algo["batch_size"] < 2:
+            raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
+    for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
+                        ("ent_coef", 0.0, 10.0), ("vf_coef", 0.0, 10.0), ("max_grad_norm", 0.0, 1e6)):
+        v = algo.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
+            raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
+    ev_seed = cfg["eval"]["seed"]
+    if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed < 2**32 - 1000:
+        raise ConfigError(f"{path}: key 'eval.seed': expected a non-negative integer, got {ev_seed!r}")
+    if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
+        raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
+    if not isinstance(cfg["ruleset"], str):
+        raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
     positive_int("torch_threads", cfg["torch_threads"])
     positive_int("env.n_envs", cfg["env"]["n_envs"])
     positive_int("eval.freq", cfg["eval"]["freq"])
     positive_int("eval.episodes", cfg["eval"]["episodes"])
     positive_int("eval.n_envs", cfg["eval"]["n_envs"])
     positive_int("checkpoint.freq", cfg["checkpoint"]["freq"])
-    if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int) or cfg["seed"] < 0:
-        raise ConfigError(f"{path}: key 'seed': expected a non-negative integer, got {cfg['seed']!r}")
     if cfg["env"]["vec_env"] not in VEC_ENVS:
         raise ConfigError(f"{path}: key 'env.vec_env': {cfg['env']['vec_env']!r}; allowed: {', '.join(VEC_ENVS)}")
     scale = cfg["env"]["reward_scale"]
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
         raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
     cfg["config_name"] = path.stem
     return cfg
@@ -245,7 +270,7 @@ def baseline_scores(cfg: Mapping[str, Any]) -> dict[str, float]:
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The checkpoint with the most steps in ``run_dir/checkpoints`` (None if none)."""
-    ckpts = list((run_dir / "checkpoints").glob("model_*_steps.zip"))
+    ckpts = [p for p in (run_dir / "checkpoints").glob("model_*_steps.zip") if p.stem.split("_")[1].isdigit()]
     return max(ckpts, key=lambda p: int(p.stem.split("_")[1])) if ckpts else None
 
 
@@ -255,12 +280,19 @@ def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> di
     saved = run_dir / "config.yaml"
     if not saved.is_file():
         raise FileNotFoundError(f"{run_dir} is not a run folder (no config.yaml)")
-    cfg = yaml.safe_load(saved.read_text())
+    try:
+        cfg = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{saved}: not a readable config: {exc}") from exc
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{saved}: expected the run's resolved config (a mapping), got {type(cfg).__name__}")
     name = cfg.pop("config_name", "resumed")
     tmp = run_dir / ".resume_config.yaml"
     tmp.write_text(yaml.safe_dump(cfg))
     try:
         cfg = load_config(tmp, {"total_timesteps": total_timesteps})
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(str(tmp), str(saved))) from exc
     finally:
         tmp.unlink(missing_ok=True)
     cfg["config_name"] = name
@@ -288,16 +320,19 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
 
     from jamb_env import load_ruleset
 
-    ruleset_name = load_ruleset(cfg["ruleset"]).name
+    ruleset_name = load_ruleset(cfg["ruleset"]).name  # RulesetError for an unknown ruleset
     if run_dir is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path("runs") / f"{ruleset_name}__{cfg['config_name']}__{cfg['seed']}__{stamp}"
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
+    if not resume and ((run_dir / "config.yaml").exists() or (run_dir / "checkpoints").exists()):
+        raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
     checkpoint = latest_checkpoint(run_dir) if resume else None
     if resume and checkpoint is None:
         raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from (checkpoints/model_*_steps.zip)")
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+    load_ruleset(cfg["ruleset"])  # a clear error before anything is written
 
     torch.set_num_threads(cfg["torch_threads"])
     if cfg["env"]["vec_env"] == "batched":
@@ -311,15 +346,20 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
         eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"], seed=cfg["eval"]["seed"])
     if checkpoint is not None:
-        model = MaskablePPO.load(checkpoint, env=env, device=cfg["device"])
+        try:
+            model = MaskablePPO.load(checkpoint, env=env, device=cfg["device"])
+        except ValueError as exc:
+            raise ConfigError(f"cannot resume {checkpoint} with this run's env: {str(exc)[:200]}") from exc
         old_csv = run_dir / "progress.csv"
         if old_csv.exists():  # SB3's CSV writer starts a new file: keep the old part
             old_csv.rename(run_dir / f"progress_until_{model.num_timesteps}.csv")
     else:
         try:
             model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
-        except TypeError as exc:
-            raise ConfigError(f"key 'algo': not accepted by MaskablePPO: {exc}") from exc
+        except Exception as exc:  # SB3 validates its arguments with assorted exception types
+            raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
 
     baselines = baseline_scores(cfg)

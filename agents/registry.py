@@ -14,6 +14,8 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist.
         ValueError: an unknown name, or a solver that cannot play ``ruleset``.
     """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"an agent is a name ({', '.join(AGENT_NAMES)}) or a MaskablePPO .zip path, got {spec!r}")
     if spec == "random":
         from .random_agent import RandomAgent
 
@@ -40,5 +42,5 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             raise FileNotFoundError(f"no model file {spec}")
         from .ppo_agent import PPOAgent
 
-        return PPOAgent(path)
+        return PPOAgent(path, ruleset=ruleset)
     raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)} or a MaskablePPO .zip path")

@@ -29,6 +29,7 @@ class EnvState:
         position: how many dice of the stream have been rolled.
         score: running sheet total (points).
         done: whether the episode has ended (last cell written, or an illegal action).
+        ruleset: the name of the ruleset the state belongs to.
     """
 
     game: GameState
@@ -36,6 +37,7 @@ class EnvState:
     position: int
     score: int
     done: bool
+    ruleset: str = ""
 
     def copy(self) -> EnvState:
         return replace(self, game=self.game.copy(), stream=self.stream.copy())
@@ -129,7 +131,7 @@ class JambEnv(gym.Env):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         if illegal_action not in ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        if not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale) or reward_scale <= 0:
+        if isinstance(reward_scale, (bool, np.bool_)) or not isinstance(reward_scale, (int, float, np.integer, np.floating)) or not np.isfinite(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         self.render_mode = render_mode
         self.illegal_action = illegal_action
@@ -150,7 +152,7 @@ class JambEnv(gym.Env):
         rules = self.ruleset
         stream = self.np_random.integers(1, 7, size=self._stream_len, dtype=np.int8)
         game = core.start_turn(rules, core.new_game(rules), stream[: rules.dice])
-        self._state = EnvState(game=game, stream=stream, position=rules.dice, score=0, done=False)
+        self._state = EnvState(game=game, stream=stream, position=rules.dice, score=0, done=False, ruleset=rules.name)
         self._mask = core.legal_mask(rules, game)
         self._sheet = self._encoder.sheet_features(game)
         if self.render_mode == "human":
@@ -179,7 +181,7 @@ class JambEnv(gym.Env):
         if game.roll == 0 and not terminated:
             game = core.start_turn(rules, game, st.stream[pos : pos + rules.dice], check=False)
             pos += rules.dice
-        self._state = EnvState(game=game, stream=st.stream, position=pos, score=st.score + points, done=terminated)
+        self._state = EnvState(game=game, stream=st.stream, position=pos, score=st.score + points, done=terminated, ruleset=st.ruleset)
         self._mask = core.legal_mask(rules, game)
         info = self._info()
         if terminated:
@@ -244,8 +246,19 @@ class JambEnv(gym.Env):
         """Restore a state from :meth:`get_state` (of an env with the same ruleset)."""
         if not isinstance(state, EnvState):
             raise TypeError(f"set_state expects an EnvState from get_state(), got {type(state).__name__}")
-        if state.game.values.shape != (len(self.ruleset.columns), self.ruleset.num_rows) or len(state.game.dice) != self.ruleset.dice:
-            raise ValueError("this state belongs to another ruleset")
+        rules = self.ruleset
+        if state.ruleset != rules.name:
+            raise ValueError(f"this state belongs to ruleset {state.ruleset!r}, the env plays {rules.name!r}")
+        core.validate_state(rules, state.game)  # ValueError naming the inconsistency
+        stream = state.stream
+        if not isinstance(stream, np.ndarray) or stream.shape != (self._stream_len,) or stream.min() < 1 or stream.max() > 6:
+            raise ValueError(f"state.stream must be {self._stream_len} faces 1..6")
+        if isinstance(state.position, bool) or not isinstance(state.position, (int, np.integer)) or not rules.dice <= state.position <= self._stream_len:
+            raise ValueError(f"state.position must be an integer in {rules.dice}..{self._stream_len}, got {state.position!r}")
+        if state.score != core.score(rules, state.game):
+            raise ValueError(f"state.score = {state.score!r} but the sheet scores {core.score(rules, state.game)}")
+        if not isinstance(state.done, (bool, np.bool_)) or (state.game.roll == 0 and not state.done):
+            raise ValueError("state.done must be a bool, and True once the game is over")
         self._state = state.copy()
         self._sheet = self._encoder.sheet_features(self._state.game)
         self._mask = (

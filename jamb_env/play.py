@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import rules as core
@@ -166,7 +167,7 @@ class PlaySession:
         n = self.env.ruleset.dice
         out = []
         for a in args:
-            if not a.isdigit() or not 1 <= int(a) <= n:
+            if not (a.isascii() and a.isdigit()) or not 1 <= int(a) <= n:
                 raise CommandError(f"dice positions are 1..{n} (as shown), got {a!r}")
             if int(a) - 1 in out:
                 raise CommandError(f"position {a} is named twice")
@@ -222,9 +223,16 @@ class PlaySession:
                 self.console.print(f"   {env.action_to_string(a):32s} {value:9.2f}")
             self.console.print(f"   ({self.coach.explain_unit})")
 
-    def save(self, path: str | Path) -> None:
-        self.record.write(path)
-        self.console.print(f"saved to {path} (resume with --load {path})")
+    def save(self, path: str | Path, quiet: bool = False) -> bool:
+        """Write the game record to ``path``; on failure say why and keep playing."""
+        try:
+            self.record.write(path)
+        except OSError as exc:
+            self.console.print(f"[red]could not save to {escape(str(path))}: {escape(str(exc))}[/] (save FILE to try another)")
+            return False
+        if not quiet:
+            self.console.print(f"saved to {escape(str(path))} (resume with --load {escape(str(path))})")
+        return True
 
     # ------------------------------------------------------------------ loop
     def run(self, read: Callable[[], str], save_path: str | Path | None = None) -> int:
@@ -246,7 +254,7 @@ class PlaySession:
             try:
                 cmd = self.parse(line)
             except CommandError as exc:
-                self.console.print(f"[red]{exc}[/]")
+                self.console.print(f"[red]{escape(str(exc))}[/]")
                 continue
             if cmd is None:
                 continue
@@ -271,9 +279,9 @@ class PlaySession:
                 try:
                     self.apply(cmd)
                 except IllegalActionError as exc:  # defensive: parse already checked
-                    self.console.print(f"[red]{exc}[/]")
+                    self.console.print(f"[red]{escape(str(exc))}[/]")
                     continue
                 self.console.print(f"> {self.record.steps[-1]['text']}  (+{self.record.steps[-1]['reward']:g})")
                 if save_path:
-                    self.record.write(save_path)
+                    self.save(save_path, quiet=True)
                 self.draw()

@@ -58,8 +58,12 @@ def read_records(path: str | Path) -> list[GameRecord]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no game record {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text") from exc
     games: list[GameRecord] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -70,15 +74,15 @@ def read_records(path: str | Path) -> list[GameRecord]:
         if kind == "game":
             if item.get("format") != FORMAT:
                 raise RecordError(f"{path}:{n}: record format {item.get('format')!r}; this version reads {FORMAT}")
-            try:
-                games.append(GameRecord(ruleset=str(item["ruleset"]), seed=int(item["seed"]), player=str(item.get("player", "?"))))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise RecordError(f"{path}:{n}: a game header needs ruleset and seed") from exc
+            seed, ruleset = item.get("seed"), item.get("ruleset")
+            if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
+                raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
+            games.append(GameRecord(ruleset=ruleset, seed=seed, player=str(item.get("player", "?"))))
         elif kind in ("step", "end"):
             if not games:
                 raise RecordError(f"{path}:{n}: a {kind} line before any game header")
             if kind == "step":
-                if not isinstance(item.get("action"), int):
+                if type(item.get("action")) is not int:
                     raise RecordError(f"{path}:{n}: a step needs an integer action")
                 games[-1].steps.append({k: v for k, v in item.items() if k != "type"})
             else:

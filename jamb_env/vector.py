@@ -57,7 +57,7 @@ class JambVecEnv(VecEnv):
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if illegal_action not in ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        if not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale) or reward_scale <= 0:
+        if isinstance(reward_scale, (bool, np.bool_)) or not isinstance(reward_scale, (int, float, np.integer, np.floating)) or not np.isfinite(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         if render_mode is not None:
             raise ValueError("JambVecEnv does not render; use JambEnv(render_mode='ansi') to look at a game")
@@ -101,7 +101,9 @@ class JambVecEnv(VecEnv):
         self._started = False
         self._warned_illegal = False
         if seed is not None:
-            self.seed(seed)
+            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+            self.seed(int(seed))
 
     # ------------------------------------------------------------------ tables
     def _build_tables(self, rules: Ruleset) -> None:
@@ -194,7 +196,14 @@ class JambVecEnv(VecEnv):
         self._ep_start[idx] = now
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+        arr = np.asarray(actions)
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"actions must be integers (one per game), got dtype {arr.dtype}")
+        if arr.size != self.num_envs or arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 1):
+            raise ValueError(f"expected {self.num_envs} actions (shape ({self.num_envs},)), got shape {arr.shape}")
+        if np.issubdtype(arr.dtype, np.unsignedinteger) and arr.max(initial=0) > np.iinfo(np.int64).max:
+            raise ValueError("action values overflow int64")
+        self._actions = arr.reshape(self.num_envs).astype(np.int64)
 
     def step_wait(self):
         if not self._started:
@@ -256,12 +265,23 @@ class JambVecEnv(VecEnv):
             self._new_games(done_idx)
         return self._obs, rewards.astype(np.float32), dones, infos
 
+    def game_state(self, i: int):
+        """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
+        from .rules import GameState
+
+        return GameState(
+            values=self.values[i].copy(), filled=self.filled[i].copy(), dice=self.dice[i].copy(),
+            dice_index=int(self.dice_index[i]), roll=int(self.roll[i]), announced=int(self.announced[i]),
+            answer_due=int(self.answer_due[i]), turn=int(self.turn[i]),
+        )
+
     def _why(self, i: int, a: int) -> str:
         from . import rules as core
 
         if not 0 <= a < self._lay.num_actions:
             return f"action {a} is outside the action space 0..{self._lay.num_actions - 1}"
-        return f"illegal action {a} ({core.action_to_string(self.ruleset, a)})"
+        reason = core.why_illegal(self.ruleset, self.game_state(i), a) or "not in the legal mask"
+        return f"illegal action {a} ({core.action_to_string(self.ruleset, a)}): {reason}"
 
     _STATE = ("values", "filled", "dice", "dice_index", "roll", "announced", "answer_due", "turn", "score", "pos", "_masks", "_sheet", "_obs")
 

@@ -90,17 +90,31 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error("--games must be at least 2 (confidence intervals)")
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.seed_base < 0 or args.seed_base + args.games > 2**32:
+        parser.error("--seed-base must be >= 0 (seeds are seed_base .. seed_base + games - 1 < 2**32)")
+    if len(set(args.agents)) != len(args.agents):
+        parser.error("an agent is named twice: each agent plays the same games once")
+    out = Path(args.out or f"results/{Path(args.ruleset).stem}")
+    try:  # fail before playing, not after
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if args.records:
+            Path(args.records).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
+        return 2
     try:
         results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs,
                             progress=not args.no_progress, record=bool(args.records))
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.records:
         folder = Path(args.records)
         folder.mkdir(parents=True, exist_ok=True)
         for label, games in results.items():
-            path = folder / f"{Path(label).stem if label.endswith('.zip') else label}.jsonl"
+            path = folder / (label.replace("/", "_").removesuffix(".zip") + ".jsonl")
             path.unlink(missing_ok=True)
             for g in games:
                 g.pop("record").write(path, append=True)
@@ -113,8 +127,6 @@ def main(argv: list[str] | None = None) -> int:
             exact[label] = load(label, ruleset=args.ruleset).expected_score
     text = markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact)
     print(text)
-    out = Path(args.out or f"results/{Path(args.ruleset).stem}")
-    out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.with_suffix(".csv"), "w", newline="") as fh:
         keys = ["agent", "games", "mean", "std", "ci95", "min", "max", "bonus_rate", "exact"] + list(summaries[0].parts)
         w = csv.DictWriter(fh, fieldnames=keys)

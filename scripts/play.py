@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
 
 from jamb_env import RulesetError  # noqa: E402
 from jamb_env.play import PlaySession, sheet_table, status_line  # noqa: E402
@@ -31,8 +32,10 @@ from jamb_env.records import GameRecord, RecordError, read_records, replay  # no
 
 def show_steps(console: Console, steps, delay: float) -> None:
     """Draw the sheet after each (env, step) with the action taken."""
-    for env, step in steps:
-        console.print(f"[bold]turn {step['turn'] + 1}, roll {step['roll']}: dice {step['dice']} -> {step['text']}[/] (+{step['reward']:g}, score {step['score']})")
+    for k, (env, step) in enumerate(steps):
+        text = env.action_to_string(step["action"])
+        where = f"turn {step['turn'] + 1}, roll {step['roll']}" if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int) else f"step {k + 1}"
+        console.print(f"[bold]{where}: {escape(text)}[/] (score {env.score})")
         console.print(sheet_table(env))
         console.print(status_line(env))
         if delay > 0:
@@ -94,34 +97,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", help="watch: write the game record here")
     parser.add_argument("--width", type=int, default=None, help="terminal width for drawing")
     args = parser.parse_args(argv)
+    if args.seed is not None and not 0 <= args.seed < 2**32:
+        parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
+    if not (0 <= args.delay < 3600):
+        parser.error(f"--delay must be 0..3600 seconds, got {args.delay}")
+    if args.width is not None and args.width < 40:
+        parser.error(f"--width must be at least 40, got {args.width}")
     if args.seed is None:
         args.seed = int(time.time_ns() % 2**31)
-    log = open(args.log, "w", encoding="utf-8") if args.log else None
-    console = Console(file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False)
-    if log:
-        args.delay = 0.0
+    log = None
     try:
+        log = open(args.log, "w", encoding="utf-8") if args.log else None
+        console = Console(file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False)
+        if log:
+            args.delay = 0.0
         if args.replay:
             return replay_file(args, console)
         if args.watch:
             return watch(args, console)
         coach = None
+        if args.load:
+            games = read_records(args.load)
+            if len(games) > 1 and not args.save:
+                raise RecordError(f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE")
+            if not 0 <= args.game < len(games):
+                raise RecordError(f"{args.load} holds games 0..{len(games) - 1}, not {args.game}")
+            record = games[args.game]
+            args.ruleset = record.ruleset
         if args.coach:
             from agents import load
 
             coach = load(args.coach, ruleset=args.ruleset)
         if args.load:
-            record = read_records(args.load)[-1]
             session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
-            for step in record.steps:
-                session.apply(step["action"])
+            for env, step in replay(record, session.env):  # checks every action and the dice
+                session.record.steps.append({k: v for k, v in step.items()})
+            if session.over:
+                session.record.final_score = session.env.score
             console.print(f"resumed {args.load}: {len(record.steps)} moves, score {session.env.score}")
         else:
             session = PlaySession(args.ruleset, args.seed, console=console, coach=coach)
             console.print(f"Jamb {session.env.ruleset.name}, seed {args.seed}. Type help for the commands.")
         session.run(lambda: console.input("[bold]> [/]"), save_path=args.save or args.load)
         return 0
-    except (RulesetError, RecordError, FileNotFoundError, ValueError) as exc:
+    except (RulesetError, RecordError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:

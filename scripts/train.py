@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset}
             )
             summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
-    except (ConfigError, FileNotFoundError, ValueError) as exc:
+    except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     run_dir = summary["run_dir"]

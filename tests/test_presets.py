@@ -50,7 +50,7 @@ def test_standard_hand_straight():
 
 def test_upper_bonus_examples():
     joly = load_ruleset("joly_nojokers")
-    cells = dict(zip(U, (5, 10, 15, 10, 10, 15)))  # upper sum 65
+    cells = dict(zip(U, (6, 10, 15, 12, 10, 12)))  # upper sum 65 (six ones count in Joly)
     assert joly.column_score(cells) == 105  # 65 + 30 + (65 - 60) x 2
     yu48 = load_ruleset("yu48")
     cells = dict(zip(U, (2, 8, 12, 12, 10, 18)))  # upper sum 62
@@ -59,8 +59,8 @@ def test_upper_bonus_examples():
 
 def test_six_dice_bonus_is_strict():
     r = load_ruleset("six_dice")
-    assert r.column_score(dict(zip(U, (3, 6, 9, 12, 15, 15)))) == 60  # exactly 60: no bonus
-    assert r.column_score(dict(zip(U, (4, 6, 9, 12, 15, 15)))) == 61 + 30
+    assert r.column_score(dict(zip(U, (3, 6, 6, 12, 15, 18)))) == 60  # exactly 60: no bonus
+    assert r.column_score(dict(zip(U, (4, 6, 6, 12, 15, 18)))) == 61 + 30
 
 
 def test_joly_needs_jokers():
@@ -189,10 +189,10 @@ def test_full_sheet_joly_nojokers():
 
 
 def test_full_sheet_six_dice():
-    """upper 3+6+9+12+15+15 = 60: not more than 60, no bonus; difference 3 x 17 = 51;
+    """upper 3+6+6+12+15+18 = 60: not more than 60, no bonus; difference 3 x 17 = 51;
     lower straight 66 + trilling 38 + 0 + 0 + 0 = 104. Column 215; seven columns 1505."""
     rows = U + ("max", "min", "straight", "trilling", "full", "poker", "jamb")
-    values = dict(zip(rows, (3, 6, 9, 12, 15, 15, 26, 9, 66, 38, 0, 0, 0)))
+    values = dict(zip(rows, (3, 6, 6, 12, 15, 18, 26, 9, 66, 38, 0, 0, 0)))
     assert full_sheet_score("six_dice", values) == 1505
 
 

@@ -22,6 +22,7 @@ from .game import (
     score,
     score_parts,
     start_turn,
+    validate_state,
     why_illegal,
     writable_bits,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "score",
     "score_parts",
     "start_turn",
+    "validate_state",
     "why_illegal",
     "writable_bits",
 ]

@@ -241,9 +241,11 @@ def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
 def decode(rules: Ruleset, action: int) -> Action:
     """The :class:`Action` of index ``action``; ValueError outside the action space."""
     lay = layout(rules)
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        raise ValueError(f"an action is an integer in 0..{lay.num_actions - 1}, got {action!r}")
     a = int(action)
     if not 0 <= a < lay.num_actions:
-        raise ValueError(f"action {action!r} is outside the action space 0..{lay.num_actions - 1}")
+        raise ValueError(f"action {a} is outside the action space 0..{lay.num_actions - 1}")
     if a < lay.num_holds:
         return Action("reroll", keep=tuple(bool(a >> i & 1) for i in range(rules.dice)))
     if a < lay.write_offset:
@@ -256,9 +258,12 @@ def decode(rules: Ruleset, action: int) -> Action:
 def encode(rules: Ruleset, action: Action) -> int:
     """The index of ``action``; ValueError if it names no action of this ruleset."""
     lay = layout(rules)
+    if not isinstance(action, Action):
+        raise ValueError(f"expected an Action, got {action!r}")
     if action.kind == "reroll":
-        if action.keep is None or len(action.keep) != rules.dice:
-            raise ValueError(f"a reroll needs keep: {rules.dice} bools over the sorted dice, got {action.keep!r}")
+        keep = action.keep
+        if not isinstance(keep, (tuple, list)) or len(keep) != rules.dice or not all(isinstance(k, (bool, np.bool_)) for k in keep):
+            raise ValueError(f"a reroll needs keep: {rules.dice} bools over the sorted dice, got {keep!r}")
         return sum(1 << i for i, k in enumerate(action.keep) if k)
     if action.kind in ("announce", "write"):
         cell = rules.cell(action.column, action.row)
@@ -317,13 +322,67 @@ def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
     return None
 
 
+def validate_state(rules: Ruleset, st) -> None:
+    """Raise ValueError naming the first inconsistency if ``st`` is not a state a game of
+    ``rules`` can reach (shapes, dtypes, value ranges, dice and index, roll, turn)."""
+    if not isinstance(st, GameState):
+        raise ValueError(f"expected a GameState, got {type(st).__name__}")
+    C, R, n = len(rules.columns), rules.num_rows, rules.dice
+
+    def arr(name, shape):
+        a = getattr(st, name)
+        if not isinstance(a, np.ndarray) or a.shape != shape or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"state.{name} must be an integer array of shape {shape} for {rules.name}, got {a!r}")
+        return a
+
+    values, filled, dice = arr("values", (C, R)), arr("filled", (C,)), arr("dice", (n,))
+    for name in ("dice_index", "roll", "announced", "answer_due", "turn"):
+        v = getattr(st, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"state.{name} must be an integer, got {v!r}")
+    full = (1 << R) - 1
+    if ((filled < 0) | (filled > full)).any():
+        raise ValueError(f"state.filled has bits beyond the {R} rows")
+    bits = rules.row_bits[filled]
+    if (values[~bits] != 0).any():
+        raise ValueError("state.values holds a value in an empty cell")
+    for c in range(C):
+        for r in np.flatnonzero(bits[c]):
+            if int(values[c, r]) not in rules._possible_values[r]:
+                raise ValueError(f"state.values[{c}, {r}] = {int(values[c, r])} cannot be written in {rules.rows[r]!r}")
+    if st.turn != int(bits.sum()):
+        raise ValueError(f"state.turn = {st.turn} but {int(bits.sum())} cells are written")
+    if not 0 <= st.roll <= (0 if is_over(rules, st) else max_rolls(rules, st)):
+        raise ValueError(f"state.roll = {st.roll} is outside 0..{max_rolls(rules, st)} (0 once the game is over)")
+    if st.roll == 0:
+        if (dice != 0).any() or st.dice_index != -1:
+            raise ValueError("before the first roll the dice are zeros and dice_index is -1")
+    else:
+        if dice.min() < 1 or dice.max() > 6 or (np.diff(dice) < 0).any():
+            raise ValueError(f"state.dice must be sorted faces 1..6, got {dice.tolist()}")
+        if st.dice_index != rules.tables.index(dice):
+            raise ValueError(f"state.dice_index = {st.dice_index} does not match the dice {dice.tolist()}")
+    lay = layout(rules)
+    if st.announced != -1:
+        if st.announced not in set(lay.announce_cells.tolist()) or st.roll == 0:
+            raise ValueError(f"state.announced = {st.announced} is not an announce cell of a started turn")
+        c, r = divmod(st.announced, R)
+        if bits[c, r]:
+            raise ValueError("state.announced names a written cell")
+    if st.answer_due != -1 and (lay.answer_column < 0 or not 0 <= st.answer_due < R):
+        raise ValueError(f"state.answer_due = {st.answer_due} is not a row of an answer column")
+
+
 # ---------------------------------------------------------------------- transitions
 def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
-    arr = np.asarray(dice, dtype=np.int64).reshape(-1)
+    arr = np.asarray(dice)
+    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+        raise ValueError(f"dice must be a flat sequence of integer faces 1..6, got {dice!r}")
+    arr = arr.astype(np.int64)
     if len(arr) != count:
-        raise ValueError(f"expected {count} dice, got {len(arr)}: {list(arr)}")
+        raise ValueError(f"expected {count} dice, got {len(arr)}: {arr.tolist()}")
     if len(arr) and (arr.min() < 1 or arr.max() > 6):
-        raise ValueError(f"die faces must be 1..6, got {list(arr)}")
+        raise ValueError(f"die faces must be 1..6, got {arr.tolist()}")
     return arr
 
 

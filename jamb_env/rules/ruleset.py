@@ -142,22 +142,31 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
         return name_or_path
     text = str(name_or_path)
     looks_like_path = isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text
-    if looks_like_path:
-        path = Path(text).expanduser().resolve()
-        if not path.is_file():
-            raise FileNotFoundError(f"ruleset file not found: {text}")
-    else:
-        path = RULES_DIR / f"{text}.yaml"
-        if not path.is_file():
-            raise RulesetError(
-                f"unknown ruleset {text!r}; presets are: {', '.join(list_rulesets())} "
-                "(or pass a path to a YAML file)"
-            )
-    return _load_path(path)
+    if not isinstance(name_or_path, (str, Path)):
+        raise RulesetError(f"a ruleset is a preset name or a YAML path, got {name_or_path!r}")
+    try:
+        if looks_like_path:
+            path = Path(text).expanduser().resolve()
+            if not path.is_file():
+                raise FileNotFoundError(f"ruleset file not found: {text}")
+        else:
+            path = RULES_DIR / f"{text}.yaml"
+            if not path.is_file():
+                raise RulesetError(
+                    f"unknown ruleset {text!r}; presets are: {', '.join(list_rulesets())} "
+                    "(or pass a path to a YAML file)"
+                )
+        stamp = path.stat().st_mtime_ns
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, (FileNotFoundError, RulesetError)):
+            raise
+        raise RulesetError(f"cannot read ruleset {text[:80]!r}: {exc}") from exc
+    return _load_path(path, stamp)
 
 
 @lru_cache(maxsize=None)
-def _load_path(path: Path) -> Ruleset:
+def _load_path(path: Path, stamp: int) -> Ruleset:
+    """Cached per file and modification time: an edited file is read again."""
     return Ruleset._from_mapping(_read_merged(path, ()), path)
 
 
@@ -166,6 +175,8 @@ def _read_yaml(path: Path) -> dict:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise RulesetError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise RulesetError(f"{path}: not UTF-8 text: {exc}") from exc
     if not isinstance(data, dict):
         raise RulesetError(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
     return data
@@ -254,7 +265,7 @@ class Ruleset:
         for key, required in _TOP_KEYS.items():
             if required and key not in data:
                 raise fail(key, "missing (required)")
-        if data["schema_version"] != SCHEMA_VERSION:
+        if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
             raise fail("schema_version", f"expected {SCHEMA_VERSION}, got {data['schema_version']!r}")
 
         def integer(key: str, value: Any, lo: int, hi: int) -> int:
@@ -280,7 +291,7 @@ class Ruleset:
         name = data["name"]
         if not isinstance(name, str) or not name:
             raise fail("name", f"expected a non-empty string, got {name!r}")
-        if data["dice"] not in (2, 3, 4, 5, 6) or isinstance(data["dice"], bool):
+        if not isinstance(data["dice"], int) or isinstance(data["dice"], bool) or data["dice"] not in (2, 3, 4, 5, 6):
             raise fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)")
         dice = data["dice"]
         rolls = integer("rolls", data["rolls"], 1, 5)
@@ -321,8 +332,8 @@ class Ruleset:
             raise fail("columns", "'maximal' needs at least one played column")
 
         scoring = mapping("scoring", data["scoring"], _SCORING_KEYS)
-        options = mapping("options", data.get("options") or {}, _OPTION_KEYS)
-        if options.get("jokers", False):
+        options = mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)
+        if boolean("options.jokers", options.get("jokers", False)):
             raise fail(
                 "options.jokers",
                 "jokers (RULES.md §6) are not implemented yet; play the same sheet without "
@@ -446,7 +457,9 @@ class Ruleset:
         return self.columns.index(column) * len(self.rows) + self.rows.index(row)
 
     def cell_name(self, cell: int) -> tuple[str, str]:
-        """(column, row) of cell index ``cell``."""
+        """(column, row) of cell index ``cell`` (ValueError outside 0..num_cells - 1)."""
+        if isinstance(cell, bool) or not isinstance(cell, (int, np.integer)) or not 0 <= cell < self.num_cells:
+            raise ValueError(f"a cell index is an integer in 0..{self.num_cells - 1}, got {cell!r}")
         c, r = divmod(int(cell), len(self.rows))
         return self.columns[c], self.rows[r]
 
@@ -502,6 +515,8 @@ class Ruleset:
         Raises:
             ValueError: an unknown row id or a non-integer value.
         """
+        if not isinstance(cells, Mapping):
+            raise ValueError(f"cells must be a mapping row id -> written value, got {type(cells).__name__}")
         values = np.zeros(len(self.rows), dtype=np.int64)
         filled = 0
         for row, value in cells.items():
@@ -510,6 +525,12 @@ class Ruleset:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise ValueError(f"value of {row!r} must be an integer, got {value!r}")
             r = self.rows.index(row)
+            possible = self._possible_values[r]
+            if int(value) not in possible:
+                raise ValueError(
+                    f"{value} cannot be written in {row!r} of {self.name}; possible values are "
+                    f"{', '.join(map(str, sorted(possible)))}"
+                )
             values[r] = value
             filled |= 1 << r
         return self.column_points(values, filled)
@@ -533,6 +554,13 @@ class Ruleset:
         if idx["diff_bits"] and filled & idx["diff_bits"] == idx["diff_bits"]:
             diff = int(values[idx["ones"]]) * (int(values[idx["max"]]) - int(values[idx["min"]]))
         return upper, bonus, diff, lower
+
+    @cached_property
+    def _possible_values(self) -> list[set[int]]:
+        """Per row, every value a write can record (any roll, any played column)."""
+        R = self.num_rows
+        cv = self.cell_values.reshape(self.max_rolls, -1, len(self.columns), R)
+        return [set(np.unique(cv[..., r]).tolist()) for r in range(R)]
 
     @property
     def _row_groups(self) -> dict:
