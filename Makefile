@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 CONFIG ?= configs/ppo_classic.yaml
 
-.PHONY: install train test test-all bench clean
+.PHONY: install train test clean
 
 install: $(VENV)/.installed
 

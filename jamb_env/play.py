@@ -215,13 +215,27 @@ class PlaySession:
             self.console.print("no coach: start with --coach greedy|expectimax|optimal|columnwise|MODEL.zip")
             return
         env = self.env
-        action = self.coach.act(env, env.observe(), env.action_masks())
-        self.console.print(f"coach ({self.coach.name}): [bold]{env.action_to_string(action)}[/]")
-        explain = getattr(self.coach, "explain", None)
-        if explain is not None:
-            for a, value in explain(env)[:4]:
-                self.console.print(f"   {env.action_to_string(a):32s} {value:9.2f}")
+        try:
+            action = self.coach.act(env, env.observe(), env.action_masks())
+            options = getattr(self.coach, "explain", lambda e: [])(env)[:4]
+        except ValueError as exc:
+            self.console.print(f"[red]the coach cannot advise here: {escape(str(exc))}[/]")
+            return
+        self.console.print(f"coach ({self.coach.name}): [bold]{escape(self.command_for(action))}[/]")
+        for a, value in options:
+            self.console.print(f"   {self.command_for(a):32s} {value:9.2f}", markup=False)
+        if options:
             self.console.print(f"   ({self.coach.explain_unit})")
+
+    def command_for(self, action: int) -> str:
+        """The command a person types for ``action`` (holds as dice positions)."""
+        act = self.env.decode_action(action)
+        if act.kind == "reroll":
+            kept = [str(i + 1) for i, k in enumerate(act.keep) if k]
+            return f"keep {' '.join(kept)}" if kept else "reroll"
+        if act.kind == "announce":
+            return f"announce {act.row}"
+        return f"write {act.column} {act.row}"
 
     def save(self, path: str | Path, quiet: bool = False) -> bool:
         """Write the game record to ``path``; on failure say why and keep playing."""

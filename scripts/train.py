@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         label = name.replace("_expected", " (exact expectation)")
         print(f"{label + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{label}: {value:.4f} points")
     print(f"final model:     {summary['final_model']}")
-    print(f"TensorBoard:     tensorboard --logdir {Path(run_dir).parent}")
+    print(f"TensorBoard:     tensorboard --logdir {run_dir}   (all runs: --logdir {Path(run_dir).parent})")
     return 0
 
 
