@@ -269,7 +269,7 @@ def start_turn_nb(i, stream, pos, dice, dice_index, roll, P, key_to_index, faces
 
 
 @njit(cache=True)
-def sheet_obs_nb(i, values, filled, answer_due, turn, P, S, bits_obs, row_max_cells, upper_rows, fconst, sheet):
+def sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet):
     """The sheet features of game ``i`` into ``sheet[i]`` (ObservationEncoder.sheet_features)."""
     C = P[P_C]
     R = P[P_R]
@@ -348,7 +348,7 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
 def step_one_nb(
     i, actions, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
     P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index, cell_values,
-    is_upper, zeroing, min_row, bits_obs, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
+    is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
     rewards_pts, dones, masks, sheet, obs, parts_out, cols_out, bits, faces, parts, tmp_vals,
 ):
     """Apply game ``i``'s (legal) action; write its points, done flag, mask and observation.
@@ -408,7 +408,7 @@ def step_one_nb(
     score[i] += pts
     rewards_pts[i] = pts
     if wrote:
-        sheet_obs_nb(i, values, filled, answer_due, turn, P, S, bits_obs, row_max_cells, upper_rows, fconst, sheet)
+        sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet)
     mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, front_open, ann_cols, ann_cells, hold_canonical, bits, masks)
     obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, ann_slot, obs)
     if dones[i]:
@@ -421,14 +421,14 @@ def _make_step(parallel: bool):
     def step(
         actions, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
         P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index, cell_values,
-        is_upper, zeroing, min_row, bits_obs, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
+        is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
         rewards_pts, dones, masks, sheet, obs, parts_out, cols_out, bits_s, faces_s, parts_s, tmp_s,
     ):
         for i in loop(actions.shape[0]):
             step_one_nb(
                 i, actions, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
                 P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index, cell_values,
-                is_upper, zeroing, min_row, bits_obs, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
+                is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
                 rewards_pts, dones, masks, sheet, obs, parts_out, cols_out, bits_s[i], faces_s[i], parts_s[i], tmp_s[i],
             )
 
@@ -466,7 +466,7 @@ def final_parts_nb(i, values, filled, P, is_upper, zeroing, min_row, parts, tmp_
 def reset_nb(
     idx, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
     P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index,
-    bits_obs, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot, masks, sheet, obs,
+    row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot, masks, sheet, obs,
 ):
     """New games in the slots ``idx`` (their streams already drawn): empty sheet, roll 1."""
     C = P[P_C]
@@ -485,6 +485,6 @@ def reset_nb(
         score[i] = 0
         pos[i] = 0
         start_turn_nb(i, stream, pos, dice, dice_index, roll, P, key_to_index, faces)
-        sheet_obs_nb(i, values, filled, answer_due, turn, P, S, bits_obs, row_max_cells, upper_rows, fconst, sheet)
+        sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet)
         mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, front_open, ann_cols, ann_cells, hold_canonical, bits, masks)
         obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, ann_slot, obs)

@@ -156,7 +156,6 @@ class JambVecEnv(VecEnv):
         self._zeroing = np.array([k in MAXIMAL_ZEROING_KINDS for k in rules.columns], dtype=np.bool_)
         self._min_row = lay.min_row
         self._obs_args = (
-            np.zeros(1, dtype=np.int64),  # unused placeholder (bits_obs)
             enc._row_max.astype(np.float32),
             enc._upper.astype(np.int64),
             np.array([enc._upper_max, enc._threshold, enc._diff_max], dtype=np.float64),
