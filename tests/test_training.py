@@ -135,3 +135,14 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     assert plot.returncode == 0 and png.stat().st_size > 1000
     bad = subprocess.run(train + ["--resume", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "not a run folder" in bad.stderr
+
+
+@pytest.mark.slow
+def test_tune_script_tiny_budget(tmp_path):
+    out = tmp_path / "tune"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "tune.py"), "--ruleset", "classic_down", "--trials", "2",
+                           "--steps", "1024", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "best: trial" in proc.stdout and len((out / "trials.csv").read_text().splitlines()) == 3
+    best = load_config(out / "best_config.yaml")  # a valid training config
+    assert best["ruleset"] == "classic_down" and best["algo"]["n_steps"] in (128, 256, 512)
