@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from jamb_env.rules.ruleset import load_yaml
+
 DEFAULTS: dict[str, Any] = {
     "ruleset": "classic",
     "seed": 0,
@@ -69,7 +71,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     if not path.is_file():
         raise FileNotFoundError(f"training config not found: {path}")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:

@@ -198,3 +198,16 @@ def test_evaluate_and_train_cli_errors(tmp_path):
     assert not (tmp_path / "run" / "config.yaml").exists()  # failed configs leave no run behind
     out = subprocess.run(tr + ["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--run-dir", str(blocker)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "is a file" in out.stderr
+
+
+def test_duplicate_yaml_keys_are_errors(tmp_path):
+    from agents.ppo import ConfigError, load_config
+
+    rules = tmp_path / "dup.yaml"
+    rules.write_text("schema_version: 1\nname: dup\nextends: classic_down\ndice: 5\ndice: 6\n")
+    with pytest.raises(RulesetError, match="given twice"):
+        load_ruleset(rules)
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("seed: 1\nseed: 2\n")
+    with pytest.raises(ConfigError, match="given twice"):
+        load_config(cfg)

@@ -170,9 +170,31 @@ def _load_path(path: Path, stamp: int) -> Ruleset:
     return Ruleset._from_mapping(_read_merged(path, ()), path)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in a mapping is an error."""
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node, deep: bool = False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def load_yaml(text: str):
+    """Parse YAML safely, rejecting duplicate keys (yaml.YAMLError on bad input)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def _read_yaml(path: Path) -> dict:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise RulesetError(f"{path}: not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:
