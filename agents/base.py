@@ -21,18 +21,12 @@ class Agent(Protocol):
 
 
 def play_games(agent: Agent, ruleset: str, seeds: Iterable[int], **env_options) -> list[dict]:
-    """Play one game per seed; return per game ``{"seed", "score", "steps", **score_parts}``.
+    """Play one game per seed; return per game ``{"seed", "score", "steps", **score_parts}``
+    and the per-column and per-row totals of :func:`agents.evaluation.play_game`.
 
     Every agent given the same seeds sees the same dice streams (the env's rule).
     """
+    from .evaluation import play_game
+
     env = JambEnv(ruleset=ruleset, illegal_action="raise", **env_options)
-    results = []
-    for seed in seeds:
-        obs, info = env.reset(seed=int(seed))
-        done, steps = False, 0
-        while not done:
-            action = agent.act(env, obs, env.action_masks())
-            obs, _, done, _, info = env.step(action)
-            steps += 1
-        results.append({"seed": int(seed), "score": info["score"], "steps": steps, **info["score_parts"]})
-    return results
+    return [play_game(agent, env, seed) for seed in seeds]

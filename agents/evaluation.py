@@ -42,12 +42,7 @@ def play_game(agent, env: JambEnv, seed: int, record: bool = False) -> dict:
     rec = GameRecord(ruleset=env.ruleset.name, seed=int(seed), player=getattr(agent, "name", "agent")) if record else None
     while not done:
         action = agent.act(env, obs, env.action_masks())
-        before = (env.game.turn, env.game.roll, env.game.dice.tolist())
-        obs, reward, done, _, info = env.step(action)
-        if rec is not None:
-            rec.steps.append({"turn": before[0], "roll": before[1], "dice": before[2], "action": int(action),
-                              "text": env.action_to_string(action), "reward": float(reward), "score": int(info["score"]),
-                              "dice_after": list(info["dice"])})
+        obs, _, done, _, info = rec.play(env, action) if rec is not None else env.step(action)
         steps += 1
     rules, game = env.ruleset, env.game
     record = {"seed": int(seed), "score": int(info["score"]), "steps": steps, **info["score_parts"]}
@@ -55,7 +50,6 @@ def play_game(agent, env: JambEnv, seed: int, record: bool = False) -> dict:
     record.update({f"col_{k}": v for k, v in column_totals(rules, game).items()})
     record.update({f"row_{row}": int(game.values[:, r].sum()) for r, row in enumerate(rules.rows)})
     if rec is not None:
-        rec.final_score = record["score"]
         record["record"] = rec
     return record
 

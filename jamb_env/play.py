@@ -106,15 +106,7 @@ class PlaySession:
 
     def apply(self, action: int) -> None:
         """Apply a legal action and record it."""
-        env = self.env
-        before = list(env.game.dice.tolist())
-        turn, roll = env.game.turn, env.game.roll
-        text = env.action_to_string(action)
-        _, reward, done, _, info = env.step(action)
-        self.record.steps.append({"turn": turn, "roll": roll, "dice": before, "action": int(action), "text": text,
-                                  "reward": float(reward), "score": int(info["score"]), "dice_after": list(info["dice"])})
-        if done:
-            self.record.final_score = int(info["score"])
+        self.record.play(self.env, action)
 
     def parse(self, line: str) -> int | str | None:
         """The env action of a command line, or a meta command name; CommandError if invalid."""

@@ -31,6 +31,20 @@ class GameRecord:
     steps: list[dict] = field(default_factory=list)
     final_score: int | None = None
 
+    def play(self, env, action: int):
+        """Apply ``action`` to ``env``, append its step line, and return ``env.step``'s
+        result; the end score is set when the game ends."""
+        game = env.game
+        turn, roll, dice = game.turn, game.roll, game.dice.tolist()
+        text = env.action_to_string(action)
+        result = env.step(action)
+        _, reward, done, _, info = result
+        self.steps.append({"turn": turn, "roll": roll, "dice": dice, "action": int(action), "text": text,
+                           "reward": float(reward), "score": int(info["score"]), "dice_after": list(info["dice"])})
+        if done:
+            self.final_score = int(info["score"])
+        return result
+
     def header(self) -> dict:
         return {"type": "game", "format": FORMAT, "ruleset": self.ruleset, "seed": self.seed, "env": "Jamb-v0", "player": self.player}
 

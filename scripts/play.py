@@ -30,8 +30,9 @@ from jamb_env.play import PlaySession, sheet_table, status_line  # noqa: E402
 from jamb_env.records import GameRecord, RecordError, read_records, replay  # noqa: E402
 
 
-def show_steps(console: Console, steps, delay: float) -> None:
-    """Draw the sheet after each (env, step) with the action taken."""
+def show_steps(console: Console, steps, delay: float):
+    """Draw the sheet after each (env, step) with the action taken; return the last env."""
+    env = None
     for k, (env, step) in enumerate(steps):
         text = env.action_to_string(step["action"])
         where = f"turn {step['turn'] + 1}, roll {step['roll']}" if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int) else f"step {k + 1}"
@@ -40,6 +41,7 @@ def show_steps(console: Console, steps, delay: float) -> None:
         console.print(status_line(env))
         if delay > 0:
             time.sleep(delay)
+    return env
 
 
 def watch(args, console: Console) -> int:
@@ -67,19 +69,11 @@ def replay_file(args, console: Console) -> int:
         raise RecordError(f"{args.replay} holds games 0..{len(games) - 1}, not {args.game}")
     record: GameRecord = games[args.game]
     console.print(f"replaying {record.player} on {record.ruleset}, seed {record.seed} ({len(record.steps)} steps)")
-    env = None
-    for env, _ in _tracked(replay(record), console, args.delay):
-        pass
+    env = show_steps(console, replay(record), args.delay)
     if env is not None and record.final_score is not None and env.score != record.final_score:
         raise RecordError(f"the replay scored {env.score}, the record says {record.final_score}")
     console.print(f"[bold]final score {env.score if env else 0}[/]")
     return 0
-
-
-def _tracked(steps, console, delay):
-    for env, step in steps:
-        show_steps(console, [(env, step)], delay)
-        yield env, step
 
 
 def main(argv: list[str] | None = None) -> int:
