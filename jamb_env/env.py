@@ -19,6 +19,16 @@ from .rules import Action, GameState, Ruleset, load_ruleset
 ILLEGAL_MODES = ("terminate", "raise")
 
 
+def check_env_options(illegal_action: str, reward_scale: float) -> None:
+    """ValueError unless ``illegal_action`` is a known mode and ``reward_scale`` a positive
+    finite number (shared by JambEnv and JambVecEnv)."""
+    if illegal_action not in ILLEGAL_MODES:
+        raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+    number = isinstance(reward_scale, (int, float, np.integer, np.floating)) and not isinstance(reward_scale, (bool, np.bool_))
+    if not number or not np.isfinite(reward_scale) or reward_scale <= 0:
+        raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+
+
 @dataclass(frozen=True)
 class EnvState:
     """A full copy of an env's game: the core state, the dice stream and its position.
@@ -129,10 +139,7 @@ class JambEnv(gym.Env):
         self.ruleset = load_ruleset(ruleset)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        if isinstance(reward_scale, (bool, np.bool_)) or not isinstance(reward_scale, (int, float, np.integer, np.floating)) or not np.isfinite(reward_scale) or reward_scale <= 0:
-            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        check_env_options(illegal_action, reward_scale)
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.reward_scale = float(reward_scale)

@@ -17,7 +17,7 @@ from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from . import _kernels as K
-from .env import ILLEGAL_MODES, JambEnv
+from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
 from .observation import ObservationEncoder
 from .rules import Ruleset, layout, load_ruleset
@@ -55,10 +55,7 @@ class JambVecEnv(VecEnv):
                  illegal_action: str = "terminate", reward_scale: float = 1.0, render_mode: str | None = None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        if isinstance(reward_scale, (bool, np.bool_)) or not isinstance(reward_scale, (int, float, np.integer, np.floating)) or not np.isfinite(reward_scale) or reward_scale <= 0:
-            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        check_env_options(illegal_action, reward_scale)
         if render_mode is not None:
             raise ValueError("JambVecEnv does not render; use JambEnv(render_mode='ansi') to look at a game")
         rules = load_ruleset(ruleset)
