@@ -12,7 +12,7 @@ It announces only when it must (only announce cells left), choosing the announce
 with the highest immediate points for the current dice.
 
 ``expectimax``: per turn, the exact expectation over all remaining rolls, holds and
-outcomes (:func:`agents.turn.plan_turn`) of a per-cell value function ``h``:
+outcomes (:func:`jamb_env.rules.turn.plan_turn`) of a per-cell value function ``h``:
 
 * ``par(row)``: the expected value of the row when a whole fresh turn targets it alone
   (exact, from the same tables); every write is valued relative to it, so writing a 0
@@ -39,7 +39,7 @@ from jamb_env import JambEnv, Ruleset
 from jamb_env.rules import GameState, layout, max_rolls, writable_bits
 from jamb_env.rules.tables import UPPER_ROWS
 
-from .turn import NEG, best_hold, first_roll_distribution, plan_turn
+from jamb_env.rules.turn import NEG, best_hold, first_roll_distribution, plan_turn
 
 
 class _ColumnModel:

@@ -11,7 +11,9 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
       n_envs: 8                 # parallel games
       vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
       reward_scale: 0.01        # rewards in hundreds of points
-    algo: {...}                 # keyword arguments of sb3_contrib.MaskablePPO
+      turn_features: true       # Jamb-v1 observation (false: the Jamb-v0 layout)
+    algo: {...}                 # keyword arguments of sb3_contrib.MaskablePPO; learning_rate
+                                # and clip_range also take "lin_<x>": linear from x to 0
     eval:
       freq: 25000               # env steps between masked evaluations
       episodes: 50              # games per evaluation, on fixed seeds
@@ -47,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "total_timesteps": 2_000_000,
     "torch_threads": 1,
     "device": "cpu",
-    "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01},
+    "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
     "algo": {},
     "eval": {"freq": 50_000, "episodes": 50, "seed": 1_000_000, "n_envs": 10},
     "checkpoint": {"freq": 100_000},
@@ -113,9 +115,16 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         positive_int("algo.batch_size", algo["batch_size"])
         if algo["batch_size"] < 2:
             raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
+    for key in ("learning_rate", "clip_range"):
+        v = algo.get(key)
+        if isinstance(v, str):
+            if parse_schedule(v) is None:
+                raise ConfigError(f"{path}: key 'algo.{key}': {v!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
     for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
                         ("ent_coef", 0.0, 10.0), ("vf_coef", 0.0, 10.0), ("max_grad_norm", 0.0, 1e6)):
         v = algo.get(key)
+        if isinstance(v, str) and key in ("learning_rate", "clip_range"):
+            v = parse_schedule(v)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
     ev_seed = cfg["eval"]["seed"]
@@ -133,6 +142,8 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     positive_int("checkpoint.freq", cfg["checkpoint"]["freq"])
     if cfg["env"]["vec_env"] not in VEC_ENVS:
         raise ConfigError(f"{path}: key 'env.vec_env': {cfg['env']['vec_env']!r}; allowed: {', '.join(VEC_ENVS)}")
+    if not isinstance(cfg["env"]["turn_features"], bool):
+        raise ConfigError(f"{path}: key 'env.turn_features': expected true or false, got {cfg['env']['turn_features']!r}")
     scale = cfg["env"]["reward_scale"]
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
         raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
@@ -140,14 +151,36 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     return cfg
 
 
+def parse_schedule(value: str) -> float | None:
+    """The initial value of an rl-zoo style ``"lin_<x>"`` schedule, or None if malformed."""
+    if not value.startswith("lin_"):
+        return None
+    try:
+        return float(value[4:])
+    except ValueError:
+        return None
+
+
+def _algo_kwargs(algo: Mapping[str, Any]) -> dict[str, Any]:
+    """``cfg["algo"]`` with ``"lin_<x>"`` strings turned into SB3 schedules."""
+    from stable_baselines3.common.utils import LinearSchedule
+
+    out = dict(algo)
+    for key in ("learning_rate", "clip_range"):
+        if isinstance(out.get(key), str):
+            out[key] = LinearSchedule(parse_schedule(out[key]), 0.0, 1.0)
+    return out
+
+
 def make_env_fn(cfg: Mapping[str, Any]):
     from jamb_env import JambEnv
 
     ruleset = cfg["ruleset"]
     scale = cfg["env"]["reward_scale"]
+    turn_features = cfg["env"]["turn_features"]
 
     def make():
-        return JambEnv(ruleset=ruleset, reward_scale=scale)
+        return JambEnv(ruleset=ruleset, reward_scale=scale, turn_features=turn_features)
 
     return make
 
@@ -340,9 +373,9 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     if cfg["env"]["vec_env"] == "batched":
         from jamb_env import JambVecEnv
 
-        scale = cfg["env"]["reward_scale"]
-        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], reward_scale=scale)
-        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], seed=cfg["eval"]["seed"], reward_scale=scale)
+        opts = {"reward_scale": cfg["env"]["reward_scale"], "turn_features": cfg["env"]["turn_features"]}
+        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], **opts)
+        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], seed=cfg["eval"]["seed"], **opts)
     else:
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
@@ -357,7 +390,7 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
             old_csv.rename(run_dir / f"progress_until_{model.num_timesteps}.csv")
     else:
         try:
-            model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **cfg["algo"])
+            model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **_algo_kwargs(cfg["algo"]))
         except Exception as exc:  # SB3 validates its arguments with assorted exception types
             raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -3,12 +3,13 @@
 Public API::
 
     load_ruleset(name_or_path) -> Ruleset      list_rulesets() -> list[str]
-    JambEnv(ruleset="classic", render_mode=None, illegal_action="terminate", reward_scale=1.0)
+    JambEnv(ruleset="classic", render_mode=None, illegal_action="terminate", reward_scale=1.0,
+            turn_features=True)
     JambVecEnv(num_envs, ruleset="classic", seed=None, **env_options)   (an SB3 VecEnv)
     IllegalActionError, RulesetError           (both ValueError subclasses)
 
-Importing the package registers ``Jamb-v0`` with Gymnasium
-(``gymnasium.make("Jamb-v0", ruleset="classic")``).
+Importing the package registers ``Jamb-v1`` (the current observation) and ``Jamb-v0``
+(without the turn features) with Gymnasium (``gymnasium.make("Jamb-v1", ruleset="classic")``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 
 __version__ = "0.1.0"
 
-ENV_ID = "Jamb-v0"
+ENV_ID = "Jamb-v1"
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv")
+if "Jamb-v0" not in gymnasium.registry:
+    gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", kwargs={"turn_features": False})
 
 
 

@@ -61,8 +61,10 @@ FRONT, FREE, HAND, FREE2, ANNOUNCE, ANSWER, MANDATORY, AFTER_ROW = range(8)
     S_UPPER_LEFT,
     S_DIFFERENCE,
     S_PROGRESS,
-) = range(15)
-N_SEGMENTS = 15
+    S_TURN,
+    S_TURN_LEN,
+) = range(17)
+N_SEGMENTS = 17
 
 
 @njit(cache=True)
@@ -316,7 +318,7 @@ def sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper
 
 
 @njit(cache=True)
-def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, ann_slot, obs):
+def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, obs):
     """The observation of game ``i`` into ``obs[i]`` (ObservationEncoder.encode)."""
     D = obs.shape[1]
     for d in range(D):
@@ -333,6 +335,9 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
             obs[i, S[S_ROLLS_LEFT]] = np.float32((max_rolls_nb(turn[i], P) - r) / (K - 1))
     if announced[i] >= 0:
         obs[i, S[S_ANNOUNCED] + ann_slot[announced[i]]] = 1.0
+    s_turn = S[S_TURN]
+    for d in range(S[S_TURN_LEN]):
+        obs[i, s_turn + d] = turn_feat[r, m, d]
     if r > 0:
         CR = P[P_NUM_CELLS]
         s_filled = S[S_FILLED]
@@ -348,7 +353,7 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
 def step_one_nb(
     i, actions, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
     P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index, cell_values,
-    is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
+    is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, turn_feat, ann_slot,
     rewards_pts, dones, masks, sheet, obs, parts_out, cols_out, bits, faces, parts, tmp_vals,
 ):
     """Apply game ``i``'s (legal) action; write its points, done flag, mask and observation.
@@ -410,7 +415,7 @@ def step_one_nb(
     if wrote:
         sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet)
     mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, front_open, ann_cols, ann_cells, hold_canonical, bits, masks)
-    obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, ann_slot, obs)
+    obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, obs)
     if dones[i]:
         final_parts_nb(i, values, filled, P, is_upper, zeroing, min_row, parts, tmp_vals, parts_out, cols_out)
 
@@ -421,14 +426,14 @@ def _make_step(parallel: bool):
     def step(
         actions, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
         P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index, cell_values,
-        is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
+        is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, turn_feat, ann_slot,
         rewards_pts, dones, masks, sheet, obs, parts_out, cols_out, bits_s, faces_s, parts_s, tmp_s,
     ):
         for i in loop(actions.shape[0]):
             step_one_nb(
                 i, actions, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
                 P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index, cell_values,
-                is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot,
+                is_upper, zeroing, min_row, row_max_cells, upper_rows, fconst, dice_feat, value_now, turn_feat, ann_slot,
                 rewards_pts, dones, masks, sheet, obs, parts_out, cols_out, bits_s[i], faces_s[i], parts_s[i], tmp_s[i],
             )
 
@@ -466,7 +471,7 @@ def final_parts_nb(i, values, filled, P, is_upper, zeroing, min_row, parts, tmp_
 def reset_nb(
     idx, values, filled, dice, dice_index, roll, announced, answer_due, turn, score, stream, pos,
     P, S, codes, front_open, ann_cols, ann_cells, hold_canonical, key_to_index,
-    row_max_cells, upper_rows, fconst, dice_feat, value_now, ann_slot, masks, sheet, obs,
+    row_max_cells, upper_rows, fconst, dice_feat, value_now, turn_feat, ann_slot, masks, sheet, obs,
 ):
     """New games in the slots ``idx`` (their streams already drawn): empty sheet, roll 1."""
     C = P[P_C]
@@ -487,4 +492,4 @@ def reset_nb(
         start_turn_nb(i, stream, pos, dice, dice_index, roll, P, key_to_index, faces)
         sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet)
         mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, front_open, ann_cols, ann_cells, hold_canonical, bits, masks)
-        obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, ann_slot, obs)
+        obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, obs)

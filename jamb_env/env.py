@@ -1,4 +1,4 @@
-"""The Gymnasium environment ``Jamb-v0``: solitaire Jamb with legal-action masks."""
+"""The Gymnasium environment ``Jamb-v1`` (and ``Jamb-v0``): solitaire Jamb with legal-action masks."""
 
 from __future__ import annotations
 
@@ -86,8 +86,9 @@ class JambEnv(gym.Env):
     ruleset and documented in :mod:`jamb_env.observation` (``env.observation_layout``):
     dice one-hot and counts, roll, re-rolls left, announcement, answer obligation,
     filled flags, written values, the value every cell would get now, per-column upper
-    sum, distance to the bonus, upper cells left, difference, progress. 226 values on
-    ``classic``.
+    sum, distance to the bonus, upper cells left, difference, progress, and (v1) per row
+    the points reachable this turn by aiming at that row and the keep-mask of that plan.
+    304 values on ``classic`` (226 with ``turn_features=False``, the v0 layout).
 
     ## Rewards
 
@@ -113,6 +114,8 @@ class JambEnv(gym.Env):
     * ``illegal_action``: "terminate" (default; the Pgx / PettingZoo convention, so
       unmasked env checkers run) or "raise" (``IllegalActionError``, state unchanged).
     * ``reward_scale``: multiplies every reward (default 1.0: rewards in points).
+    * ``turn_features``: include ``row_reach`` and ``row_hold`` in the observation
+      (default True, ``Jamb-v1``; ``Jamb-v0`` registers False).
 
     ``info`` on every reset and step: ``score`` (points), ``dice`` (sorted tuple),
     ``roll``, ``announced`` ((column, row) or None), ``turn`` (cells written),
@@ -121,7 +124,12 @@ class JambEnv(gym.Env):
 
     ## Version History
 
-    * v0: initial version.
+    * v1: observation gains ``row_reach`` (R values) and ``row_hold`` (R * n values)
+      after ``value_now``: per row, the expected points of a turn played for that row
+      alone and that plan's keep-mask (tables per ruleset). Actions, rewards and the
+      rest of the layout unchanged. PPO on ``classic_down`` with the same config: see
+      README (ablation table).
+    * v0: initial version (``gymnasium.make("Jamb-v0")`` or ``turn_features=False``).
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -135,8 +143,10 @@ class JambEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "terminate",
         reward_scale: float = 1.0,
+        turn_features: bool = True,
     ):
         self.ruleset = load_ruleset(ruleset)
+        self.turn_features = bool(turn_features)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         check_env_options(illegal_action, reward_scale)
@@ -145,7 +155,7 @@ class JambEnv(gym.Env):
         self.reward_scale = float(reward_scale)
         rules = self.ruleset
         self._layout = core.layout(rules)
-        self._encoder = ObservationEncoder(rules)
+        self._encoder = ObservationEncoder(rules, turn_features=self.turn_features)
         self.action_space = spaces.Discrete(self._layout.num_actions)
         self.observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
         self._stream_len = rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls)

@@ -1,4 +1,5 @@
-"""The flat observation vector of ``Jamb-v0``, its layout built from the ruleset.
+"""The flat observation vector of ``Jamb-v1`` (and ``Jamb-v0``), its layout built from
+the ruleset.
 
 Segments, in order (``n`` dice, ``C`` played columns, ``R`` rows, ``A`` announce cells,
 ``K`` = max rolls per turn); all float32:
@@ -18,6 +19,12 @@ written            C * R         written value / row maximum ([0, 1]); 0 where e
 value_now          C * R         value the cell would get if written now / row maximum,
                                  0 for written cells ([0, 1]); the mask says which
                                  cells are open
+row_reach          R             (v1 only) expected points of each row if the rest of
+                                 this turn aims at that row alone, / row maximum; min
+                                 aims low ([0, 1]); zeros before the first roll
+row_hold           R * n         (v1 only) that plan's keep-mask over the sorted dice
+                                 for each row (bit i: keep position i), zeros after the
+                                 last roll ([0, 1])
 upper_sum          C             column's upper sum / largest possible upper sum
 upper_to_bonus     C             points still missing to the bonus threshold /
                                  threshold ([0, 1])
@@ -26,7 +33,11 @@ difference         C             credited difference / largest |difference| ([-1
 progress           1             cells written / all cells ([0, 1])
 =================  ============  =====================================================
 
-Source rules: RULES.md §1-2 (rows, columns, difference, bonus).
+``Jamb-v0`` is the same layout without ``row_reach`` and ``row_hold``
+(``turn_features=False``). Both come from per-ruleset tables indexed by (roll, dice
+multiset): the hot path is a copy, not a loop over dice.
+
+Source rules: RULES.md §1-2 (rows, columns, difference, bonus), §3 (rolls and holds).
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ import numpy as np
 
 from .rules import GameState, Ruleset, layout, max_rolls
 from .rules.tables import UPPER_ROWS
+from .rules.turn import row_targets
 
 
 @dataclass(frozen=True)
@@ -55,13 +67,19 @@ class Segment:
 class ObservationEncoder:
     """Builds the observation of a :class:`GameState` by table look-ups.
 
+    Args:
+        rules: the ruleset.
+        turn_features: include ``row_reach`` and ``row_hold`` (``Jamb-v1``); False gives
+            the ``Jamb-v0`` layout.
+
     Attributes:
         segments: dict name -> :class:`Segment` (start, size, bounds).
         size: total length; low / high: float32 bounds of the Box.
     """
 
-    def __init__(self, rules: Ruleset):
+    def __init__(self, rules: Ruleset, turn_features: bool = True):
         self.rules = rules
+        self.turn_features = bool(turn_features)
         lay = layout(rules)
         n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
         has_answer = lay.answer_column >= 0
@@ -75,6 +93,8 @@ class ObservationEncoder:
             ("filled", C * R, 0.0, 1.0),
             ("written", C * R, 0.0, 1.0),
             ("value_now", C * R, 0.0, 1.0),
+            ("row_reach", R if turn_features else 0, 0.0, 1.0),
+            ("row_hold", R * n if turn_features else 0, 0.0, 1.0),
             ("upper_sum", C, 0.0, 1.0),
             ("upper_to_bonus", C, 0.0, 1.0),
             ("upper_left", C, 0.0, 1.0),
@@ -118,10 +138,26 @@ class ObservationEncoder:
             ones_max = float(rules.row_max[rules.rows.index("ones")])
             spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
             self._diff_max = max(ones_max * spread, 1.0)
+        self._turn_feat = self._turn_table() if turn_features else np.zeros((K + 1, M + 1, 0), np.float32)
         self._roll_eye = np.eye(K + 1, K, k=-1, dtype=np.float32)  # row 0: no roll
         self._sl = {name: seg.slice for name, seg in self.segments.items()}
         self._at = {name: seg.start for name, seg in self.segments.items()}
         self._bits = rules.row_bits
+
+    def _turn_table(self) -> np.ndarray:
+        """float32 ``(K + 1, M + 1, R + R * n)``: row_reach then row_hold for each roll
+        (index 0: before the first roll) and multiset (index M: no dice)."""
+        rules = self.rules
+        n, R, K, M = rules.dice, rules.num_rows, rules.max_rolls, rules.tables.num_multisets
+        C = len(rules.columns)
+        values = rules.cell_values.reshape(K, M, C, R).max(axis=2).astype(np.float64)  # best column per row
+        sign = np.where(np.array(rules.rows) == "min", -1.0, 1.0)
+        reach, hold = row_targets(rules.tables, values * sign, rules.rolls)
+        table = np.zeros((K + 1, M + 1, R + R * n), dtype=np.float32)
+        table[1:, :M, :R] = (reach * sign) / rules.row_max.astype(np.float64)
+        bits = (hold[..., None] >> np.arange(n)) & 1  # (K, M, R, n)
+        table[1:, :M, R:] = np.where(hold[..., None] >= 0, bits, 0).reshape(K, M, R * n)
+        return table
 
     def sheet_features(self, st: GameState) -> np.ndarray:
         """float32 ``(size,)`` with only the segments that change on a write filled in
@@ -188,6 +224,9 @@ class ObservationEncoder:
         d = at["dice_onehot"]
         obs[d : d + self._dice_feat.shape[1]] = self._dice_feat[m]
         obs[sl["roll"]] = self._roll_eye[st.roll]
+        if self.turn_features:
+            t = at["row_reach"]
+            obs[t : t + self._turn_feat.shape[2]] = self._turn_feat[st.roll, m]
         K = rules.max_rolls
         if st.roll and K > 1:
             obs[at["rolls_left"]] = (max_rolls(rules, st) - st.roll) / (K - 1)

@@ -2,7 +2,7 @@
 
 A record is one header line, one line per step, and an end line::
 
-    {"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v0", "player": "human"}
+    {"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}
     {"type": "step", "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones", "reward": 1.0, "score": 1, "dice_after": [2, 2, 4, 5, 6]}
     ...
     {"type": "end", "score": 612, "steps": 131}
@@ -46,7 +46,7 @@ class GameRecord:
         return result
 
     def header(self) -> dict:
-        return {"type": "game", "format": FORMAT, "ruleset": self.ruleset, "seed": self.seed, "env": "Jamb-v0", "player": self.player}
+        return {"type": "game", "format": FORMAT, "ruleset": self.ruleset, "seed": self.seed, "env": "Jamb-v1", "player": self.player}
 
     def lines(self) -> Iterator[str]:
         yield json.dumps(self.header())

@@ -52,7 +52,8 @@ class JambVecEnv(VecEnv):
     """
 
     def __init__(self, num_envs: int, ruleset: str | Ruleset = "classic", seed: int | None = None,
-                 illegal_action: str = "terminate", reward_scale: float = 1.0, render_mode: str | None = None):
+                 illegal_action: str = "terminate", reward_scale: float = 1.0, render_mode: str | None = None,
+                 turn_features: bool = True):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         check_env_options(illegal_action, reward_scale)
@@ -63,7 +64,8 @@ class JambVecEnv(VecEnv):
         self.illegal_action = illegal_action
         self.reward_scale = float(reward_scale)
         self.render_mode = None
-        self._template = JambEnv(rules)  # spaces and the stream length, as the single env
+        self.turn_features = bool(turn_features)
+        self._template = JambEnv(rules, turn_features=self.turn_features)  # spaces and the stream length, as the single env
         N = int(num_envs)
         super().__init__(N, self._template.observation_space, self._template.action_space)
         self._build_tables(rules)
@@ -106,7 +108,7 @@ class JambVecEnv(VecEnv):
     def _build_tables(self, rules: Ruleset) -> None:
         lay = layout(rules)
         self._lay = lay
-        enc = ObservationEncoder(rules)
+        enc = ObservationEncoder(rules, turn_features=self.turn_features)
         self._encoder = enc
         C, R = len(rules.columns), rules.num_rows
         P = np.zeros(K.N_PARAMS, dtype=np.int64)
@@ -133,6 +135,7 @@ class JambVecEnv(VecEnv):
         S[K.S_FILLED], S[K.S_WRITTEN], S[K.S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
         S[K.S_UPPER_SUM], S[K.S_UPPER_TO_BONUS], S[K.S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
         S[K.S_DIFFERENCE], S[K.S_PROGRESS] = seg["difference"].start, seg["progress"].start
+        S[K.S_TURN], S[K.S_TURN_LEN] = seg["row_reach"].start, enc._turn_feat.shape[2]
         self._S = S
         codes = np.array(lay.codes, dtype=np.int64)
         front = np.zeros((C, 1 << R), dtype=np.int64)
@@ -158,6 +161,7 @@ class JambVecEnv(VecEnv):
             np.array([enc._upper_max, enc._threshold, enc._diff_max], dtype=np.float64),
             enc._dice_feat,
             enc._value_now,
+            enc._turn_feat,
             ann_slot,
         )
 

@@ -56,7 +56,7 @@ def test_sb3_env_checker(preset):
 
 
 def test_registered_with_gymnasium():
-    env = gym.make("Jamb-v0", ruleset="classic")
+    env = gym.make("Jamb-v1", ruleset="classic")
     obs, _ = env.reset(seed=3)
     assert env.observation_space.contains(obs)
     assert jamb_env.ENV_ID in gym.registry

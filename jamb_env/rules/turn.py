@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from jamb_env.rules import DiceTables
+from .tables import DiceTables
 
 NEG = -1e18  # "not writable": never chosen while anything else is possible
 
@@ -88,3 +88,36 @@ def best_hold(tables: DiceTables, m: int, next_values: np.ndarray) -> tuple[int,
     expected = tables.transition[subs[m, valid]] @ next_values
     j = int(np.argmax(expected))
     return int(masks[m, valid][j]), float(expected[j])
+
+
+def row_targets(tables: DiceTables, values: np.ndarray, rolls: int) -> tuple[np.ndarray, np.ndarray]:
+    """What each row is worth this turn if the rest of the turn aims at it alone.
+
+    Args:
+        values: ``(K, M, R)``: the value of writing row ``r`` after roll ``k + 1`` with
+            multiset ``m`` (points).
+        rolls: rolls in a turn (``K >= rolls``); after roll ``rolls`` no re-roll is
+            assumed, so later rolls see only the value of writing now.
+
+    Returns:
+        ``reach`` float64 ``(K, M, R)``: expected points of row ``r`` from roll ``k + 1``
+        with ``m`` under the hold policy that maximises that row alone (the better of
+        writing now and re-rolling); ``hold`` int64 ``(K, M, R)``: that policy's
+        canonical keep-mask when it re-rolls from here (the best re-roll, even where
+        writing now is as good), -1 where no re-roll is left. Source: RULES.md §3 (holds).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    K, M, R = values.shape
+    masks, subs = hold_index(tables)
+    reach = values.copy()
+    hold = np.full((K, M, R), -1, dtype=np.int64)
+    last = min(rolls, K) - 1
+    for k in range(last - 1, -1, -1):
+        expected = reach[k + 1].T @ tables.transition.T  # (R, S)
+        expected = np.concatenate([expected, np.full((R, 1), NEG)], axis=1)
+        per_hold = expected[:, subs]  # (R, M, H)
+        j = per_hold.argmax(axis=2)  # (R, M): first best among canonical holds
+        best = np.take_along_axis(per_hold, j[..., None], axis=2)[..., 0]
+        reach[k] = np.maximum(values[k], best.T)
+        hold[k] = np.take_along_axis(masks, j.T, axis=1)
+    return reach, hold

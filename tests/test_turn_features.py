@@ -1,0 +1,80 @@
+"""Jamb-v1 turn features (row_reach, row_hold): hand-computed values, v0 layout, registry."""
+
+from dataclasses import replace
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import jamb_env
+from jamb_env import JambEnv, load_ruleset
+from jamb_env import rules as core
+from jamb_env.observation import ObservationEncoder
+from tests.conftest import playable_presets
+
+
+def encode(ruleset, dice, roll):
+    rules = load_ruleset(ruleset)
+    enc = ObservationEncoder(rules)
+    st = core.start_turn(rules, core.new_game(rules), np.array(dice, dtype=np.int8))
+    obs = enc.encode(replace(st, roll=roll))
+    seg = enc.segments
+    reach = obs[seg["row_reach"].slice] * rules.row_max
+    hold = obs[seg["row_hold"].slice].reshape(rules.num_rows, rules.dice)
+    return rules, reach, hold
+
+
+def test_sixes_with_one_re_roll_left():
+    # keep the 6, re-roll four dice once: 6 * (1 + 4/6) = 10 points expected (RULES.md §3)
+    rules, reach, hold = encode("classic", [1, 2, 3, 4, 6], roll=2)
+    r = rules.rows.index("sixes")
+    assert reach[r] == pytest.approx(10.0, abs=1e-4)
+    assert hold[r].tolist() == [0, 0, 0, 0, 1]
+
+
+def test_sixes_with_two_re_rolls_left():
+    # each of the four other dice becomes a 6 within two rolls with p = 11/36
+    rules, reach, hold = encode("classic", [1, 1, 2, 5, 6], roll=1)
+    r = rules.rows.index("sixes")
+    assert reach[r] == pytest.approx(6 * (1 + 4 * 11 / 36), abs=1e-4)
+    assert hold[r].tolist() == [0, 0, 0, 0, 1]
+    assert hold[rules.rows.index("ones")].tolist() == [1, 1, 0, 0, 0]
+
+
+def test_min_aims_low_and_max_aims_high():
+    rules, reach, hold = encode("classic", [1, 1, 2, 5, 6], roll=2)
+    mn, mx = rules.rows.index("min"), rules.rows.index("max")
+    # min: keep 1, 1, 2 and re-roll two dice only if that lowers the sum (expected 3.5 each
+    # > 5 and 6): 1 + 1 + 2 + 3.5 + 3.5 = 11
+    assert reach[mn] == pytest.approx(11.0, abs=1e-4)
+    assert hold[mn].tolist() == [1, 1, 1, 0, 0]
+    # max: keep 5 and 6, re-roll three dice: 11 + 3 * 3.5 = 21.5 (a 5 re-rolled: 4.25 < 5)
+    assert reach[mx] == pytest.approx(21.5, abs=1e-4)
+    assert hold[mx].tolist() == [0, 0, 0, 1, 1]
+
+
+def test_last_roll_is_the_value_now_and_no_hold():
+    rules, reach, hold = encode("classic", [2, 2, 2, 3, 3], roll=3)
+    assert reach[rules.rows.index("full")] == rules.score("full", [2, 2, 2, 3, 3], roll=3)
+    assert reach[rules.rows.index("twos")] == 6
+    assert not hold.any()
+
+
+@pytest.mark.parametrize("preset", playable_presets())
+def test_turn_features_inside_bounds_and_v0_layout_drops_them(preset):
+    v1, v0 = JambEnv(preset), JambEnv(preset, turn_features=False)
+    rules = v1.ruleset
+    assert v1.observation_space.shape[0] == v0.observation_space.shape[0] + rules.num_rows * (1 + rules.dice)
+    o1, _ = v1.reset(seed=4)
+    o0, _ = v0.reset(seed=4)
+    assert v1.observation_space.contains(o1) and v0.observation_space.contains(o0)
+    seg = v1.observation_layout
+    start, size = seg["row_reach"][0], seg["row_reach"][1] + seg["row_hold"][1]
+    assert np.array_equal(np.delete(o1, np.s_[start : start + size]), o0)
+
+
+def test_both_versions_registered():
+    assert jamb_env.ENV_ID == "Jamb-v1"
+    assert gym.make("Jamb-v1").observation_space.shape == (304,)
+    with pytest.warns(DeprecationWarning):
+        assert gym.make("Jamb-v0").observation_space.shape == (226,)
