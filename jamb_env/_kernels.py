@@ -318,7 +318,7 @@ def sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper
 
 
 @njit(cache=True)
-def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, obs):
+def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, masks, obs):
     """The observation of game ``i`` into ``obs[i]`` (ObservationEncoder.encode)."""
     D = obs.shape[1]
     for d in range(D):
@@ -335,9 +335,20 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
             obs[i, S[S_ROLLS_LEFT]] = np.float32((max_rolls_nb(turn[i], P) - r) / (K - 1))
     if announced[i] >= 0:
         obs[i, S[S_ANNOUNCED] + ann_slot[announced[i]]] = 1.0
-    s_turn = S[S_TURN]
-    for d in range(S[S_TURN_LEN]):
-        obs[i, s_turn + d] = turn_feat[r, m, d]
+    if S[S_TURN_LEN] > 0:
+        # v1 turn features on target cells (legal to write or to announce now)
+        CR = P[P_NUM_CELLS]
+        n = P[P_N]
+        s_t = S[S_TURN]
+        for cell in range(CR):
+            on = masks[i, P[P_WRITE_OFFSET] + cell]
+            if not on and ann_slot[cell] >= 0:
+                on = masks[i, P[P_ANN_OFFSET] + ann_slot[cell]]
+            if on:
+                obs[i, s_t + cell] = 1.0
+                obs[i, s_t + CR + cell] = turn_feat[r, m, cell]
+                for b in range(n):
+                    obs[i, s_t + 2 * CR + cell * n + b] = turn_feat[r, m, CR + cell * n + b]
     if r > 0:
         CR = P[P_NUM_CELLS]
         s_filled = S[S_FILLED]
@@ -415,7 +426,7 @@ def step_one_nb(
     if wrote:
         sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet)
     mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, front_open, ann_cols, ann_cells, hold_canonical, bits, masks)
-    obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, obs)
+    obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, masks, obs)
     if dones[i]:
         final_parts_nb(i, values, filled, P, is_upper, zeroing, min_row, parts, tmp_vals, parts_out, cols_out)
 
@@ -492,4 +503,4 @@ def reset_nb(
         start_turn_nb(i, stream, pos, dice, dice_index, roll, P, key_to_index, faces)
         sheet_obs_nb(i, values, filled, answer_due, turn, P, S, row_max_cells, upper_rows, fconst, sheet)
         mask_nb(i, filled, dice_index, roll, announced, answer_due, turn, P, codes, front_open, ann_cols, ann_cells, hold_canonical, bits, masks)
-        obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, obs)
+        obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_now, turn_feat, ann_slot, masks, obs)

@@ -86,9 +86,10 @@ class JambEnv(gym.Env):
     ruleset and documented in :mod:`jamb_env.observation` (``env.observation_layout``):
     dice one-hot and counts, roll, re-rolls left, announcement, answer obligation,
     filled flags, written values, the value every cell would get now, per-column upper
-    sum, distance to the bonus, upper cells left, difference, progress, and (v1) per row
-    the points reachable this turn by aiming at that row and the keep-mask of that plan.
-    304 values on ``classic`` (226 with ``turn_features=False``, the v0 layout).
+    sum, distance to the bonus, upper cells left, difference, progress, and (v1) the
+    cells open now (write or announce) with, for each, the points reachable this turn
+    by aiming at it alone and the keep-mask of that plan.
+    590 values on ``classic`` (226 with ``turn_features=False``, the v0 layout).
 
     ## Rewards
 
@@ -114,7 +115,7 @@ class JambEnv(gym.Env):
     * ``illegal_action``: "terminate" (default; the Pgx / PettingZoo convention, so
       unmasked env checkers run) or "raise" (``IllegalActionError``, state unchanged).
     * ``reward_scale``: multiplies every reward (default 1.0: rewards in points).
-    * ``turn_features``: include ``row_reach`` and ``row_hold`` in the observation
+    * ``turn_features``: include ``target``, ``cell_reach`` and ``cell_hold``
       (default True, ``Jamb-v1``; ``Jamb-v0`` registers False).
 
     ``info`` on every reset and step: ``score`` (points), ``dice`` (sorted tuple),
@@ -124,9 +125,10 @@ class JambEnv(gym.Env):
 
     ## Version History
 
-    * v1: observation gains ``row_reach`` (R values) and ``row_hold`` (R * n values)
-      after ``value_now``: per row, the expected points of a turn played for that row
-      alone and that plan's keep-mask (tables per ruleset). Actions, rewards and the
+    * v1: observation gains ``target`` (C*R), ``cell_reach`` (C*R) and ``cell_hold``
+      (C*R*n) after ``value_now``: the cells open now and, for each, the expected points
+      of a turn played for that cell alone and that plan's keep-mask (tables per
+      ruleset). Actions, rewards and the
       rest of the layout unchanged. PPO on ``classic_down`` with the same config: see
       README (ablation table).
     * v0: initial version (``gymnasium.make("Jamb-v0")`` or ``turn_features=False``).
@@ -174,7 +176,7 @@ class JambEnv(gym.Env):
         self._sheet = self._encoder.sheet_features(game)
         if self.render_mode == "human":
             self.render()
-        return self._encoder.encode(game, self._sheet), self._info()
+        return self._encoder.encode(game, self._sheet, self._mask), self._info()
 
     def step(self, action):
         if self._state is None:
@@ -206,7 +208,7 @@ class JambEnv(gym.Env):
             info["column_scores"] = core.column_totals(rules, game)
         if self.render_mode == "human":
             self.render()
-        return self._encoder.encode(game, self._sheet), points * self.reward_scale, terminated, False, info
+        return self._encoder.encode(game, self._sheet, self._mask), points * self.reward_scale, terminated, False, info
 
     def render(self):
         if self.render_mode is None:
@@ -284,7 +286,7 @@ class JambEnv(gym.Env):
 
     def observe(self) -> np.ndarray:
         """The observation of the current state."""
-        return self._encoder.encode(self.game, self._sheet)
+        return self._encoder.encode(self.game, self._sheet, self._mask)
 
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, Any]:
@@ -324,4 +326,4 @@ class JambEnv(gym.Env):
         self._mask = np.zeros(self._layout.num_actions, dtype=bool)
         info = self._info()
         info["illegal_action"] = True
-        return self._encoder.encode(self._state.game, self._sheet), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info
+        return self._encoder.encode(self._state.game, self._sheet, self._mask), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info

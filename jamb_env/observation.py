@@ -19,12 +19,14 @@ written            C * R         written value / row maximum ([0, 1]); 0 where e
 value_now          C * R         value the cell would get if written now / row maximum,
                                  0 for written cells ([0, 1]); the mask says which
                                  cells are open
-row_reach          R             (v1 only) expected points of each row if the rest of
-                                 this turn aims at that row alone, / row maximum; min
-                                 aims low ([0, 1]); zeros before the first roll
-row_hold           R * n         (v1 only) that plan's keep-mask over the sorted dice
-                                 for each row (bit i: keep position i), zeros after the
-                                 last roll ([0, 1])
+target             C * R         (v1 only) 1 where the cell may be written or announced
+                                 now (the write and announce part of the action mask)
+cell_reach         C * R         (v1 only) on target cells: expected points of the cell
+                                 if the rest of this turn aims at it alone, / row
+                                 maximum (min aims low); 0 elsewhere ([0, 1])
+cell_hold          C * R * n     (v1 only) on target cells: that plan's keep-mask over
+                                 the sorted dice (bit i: keep position i); 0 elsewhere
+                                 and after the last roll ([0, 1])
 upper_sum          C             column's upper sum / largest possible upper sum
 upper_to_bonus     C             points still missing to the bonus threshold /
                                  threshold ([0, 1])
@@ -33,7 +35,7 @@ difference         C             credited difference / largest |difference| ([-1
 progress           1             cells written / all cells ([0, 1])
 =================  ============  =====================================================
 
-``Jamb-v0`` is the same layout without ``row_reach`` and ``row_hold``
+``Jamb-v0`` is the same layout without ``target``, ``cell_reach`` and ``cell_hold``
 (``turn_features=False``). Both come from per-ruleset tables indexed by (roll, dice
 multiset): the hot path is a copy, not a loop over dice.
 
@@ -46,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import GameState, Ruleset, layout, max_rolls
+from .rules import GameState, Ruleset, layout, legal_mask, max_rolls
 from .rules.tables import UPPER_ROWS
 from .rules.turn import row_targets
 
@@ -69,7 +71,7 @@ class ObservationEncoder:
 
     Args:
         rules: the ruleset.
-        turn_features: include ``row_reach`` and ``row_hold`` (``Jamb-v1``); False gives
+        turn_features: include ``target``, ``cell_reach`` and ``cell_hold`` (``Jamb-v1``); False gives
             the ``Jamb-v0`` layout.
 
     Attributes:
@@ -81,6 +83,7 @@ class ObservationEncoder:
         self.rules = rules
         self.turn_features = bool(turn_features)
         lay = layout(rules)
+        self._layout = lay
         n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
         has_answer = lay.answer_column >= 0
         spec = [
@@ -93,8 +96,9 @@ class ObservationEncoder:
             ("filled", C * R, 0.0, 1.0),
             ("written", C * R, 0.0, 1.0),
             ("value_now", C * R, 0.0, 1.0),
-            ("row_reach", R if turn_features else 0, 0.0, 1.0),
-            ("row_hold", R * n if turn_features else 0, 0.0, 1.0),
+            ("target", C * R if turn_features else 0, 0.0, 1.0),
+            ("cell_reach", C * R if turn_features else 0, 0.0, 1.0),
+            ("cell_hold", C * R * n if turn_features else 0, 0.0, 1.0),
             ("upper_sum", C, 0.0, 1.0),
             ("upper_to_bonus", C, 0.0, 1.0),
             ("upper_left", C, 0.0, 1.0),
@@ -145,19 +149,25 @@ class ObservationEncoder:
         self._bits = rules.row_bits
 
     def _turn_table(self) -> np.ndarray:
-        """float32 ``(K + 1, M + 1, R + R * n)``: row_reach then row_hold for each roll
-        (index 0: before the first roll) and multiset (index M: no dice)."""
+        """float32 ``(K + 1, M + 1, C*R + C*R*n)``: cell_reach then cell_hold of every
+        cell for each roll (index 0: before the first roll) and multiset (index M: no
+        dice), before the target mask is applied."""
         rules = self.rules
-        n, R, K, M = rules.dice, rules.num_rows, rules.max_rolls, rules.tables.num_multisets
-        C = len(rules.columns)
-        values = rules.cell_values.reshape(K, M, C, R).max(axis=2).astype(np.float64)  # best column per row
-        sign = np.where(np.array(rules.rows) == "min", -1.0, 1.0)
-        reach, hold = row_targets(rules.tables, values * sign, rules.rolls)
-        table = np.zeros((K + 1, M + 1, R + R * n), dtype=np.float32)
-        table[1:, :M, :R] = (reach * sign) / rules.row_max.astype(np.float64)
-        bits = (hold[..., None] >> np.arange(n)) & 1  # (K, M, R, n)
-        table[1:, :M, R:] = np.where(hold[..., None] >= 0, bits, 0).reshape(K, M, R * n)
+        n, K, M, CR = rules.dice, rules.max_rolls, rules.tables.num_multisets, rules.num_cells
+        sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
+        reach, hold = row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, rules.rolls)
+        table = np.zeros((K + 1, M + 1, CR + CR * n), dtype=np.float32)
+        table[1:, :M, :CR] = (reach * sign) / self._row_max.astype(np.float64)
+        bits = (hold[..., None] >> np.arange(n)) & 1  # (K, M, CR, n)
+        table[1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(K, M, CR * n)
         return table
+
+    def targets(self, mask: np.ndarray) -> np.ndarray:
+        """bool ``(C*R,)``: cells legal to write or to announce under action ``mask``."""
+        lay = self._layout
+        out = mask[lay.write_offset :].copy()
+        out[lay.announce_cells] |= mask[lay.announce_offset : lay.write_offset]
+        return out
 
     def sheet_features(self, st: GameState) -> np.ndarray:
         """float32 ``(size,)`` with only the segments that change on a write filled in
@@ -212,11 +222,12 @@ class ObservationEncoder:
         out[at["progress"]] = st.turn / rules.num_cells
         return out
 
-    def encode(self, st: GameState, sheet: np.ndarray | None = None) -> np.ndarray:
+    def encode(self, st: GameState, sheet: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
         """float32 ``(size,)`` observation of ``st``, inside ``[low, high]``.
 
         ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it (it is only
-        recomputed when a cell is written)."""
+        recomputed when a cell is written); ``mask``: ``legal_mask(rules, st)`` if the
+        caller has it (used by the v1 turn features)."""
         rules = self.rules
         sl, at = self._sl, self._at
         obs = self.sheet_features(st) if sheet is None else sheet.copy()
@@ -225,8 +236,14 @@ class ObservationEncoder:
         obs[d : d + self._dice_feat.shape[1]] = self._dice_feat[m]
         obs[sl["roll"]] = self._roll_eye[st.roll]
         if self.turn_features:
-            t = at["row_reach"]
-            obs[t : t + self._turn_feat.shape[2]] = self._turn_feat[st.roll, m]
+            if mask is None:
+                mask = legal_mask(rules, st)
+            on = self.targets(mask)
+            n, CR = rules.dice, rules.num_cells
+            tab = self._turn_feat[st.roll, m]
+            obs[sl["target"]] = on
+            obs[sl["cell_reach"]] = np.where(on, tab[:CR], 0.0)
+            obs[sl["cell_hold"]] = np.where(np.repeat(on, n), tab[CR:], 0.0)
         K = rules.max_rolls
         if st.roll and K > 1:
             obs[at["rolls_left"]] = (max_rolls(rules, st) - st.roll) / (K - 1)

@@ -1,4 +1,5 @@
-"""Jamb-v1 turn features (row_reach, row_hold): hand-computed values, v0 layout, registry."""
+"""Jamb-v1 turn features (target, cell_reach, cell_hold): hand-computed values, v0 layout,
+registry."""
 
 from dataclasses import replace
 
@@ -13,15 +14,30 @@ from jamb_env.observation import ObservationEncoder
 from tests.conftest import playable_presets
 
 
-def encode(ruleset, dice, roll):
+def encode(ruleset, dice, roll, column="free"):
+    """(rules, reach (R,) points, hold (R, n) bits) of ``column`` on an empty sheet."""
     rules = load_ruleset(ruleset)
     enc = ObservationEncoder(rules)
     st = core.start_turn(rules, core.new_game(rules), np.array(dice, dtype=np.int8))
     obs = enc.encode(replace(st, roll=roll))
-    seg = enc.segments
-    reach = obs[seg["row_reach"].slice] * rules.row_max
-    hold = obs[seg["row_hold"].slice].reshape(rules.num_rows, rules.dice)
+    seg, R, n = enc.segments, rules.num_rows, rules.dice
+    c = rules.columns.index(column)
+    reach = obs[seg["cell_reach"].slice][c * R : (c + 1) * R] * rules.row_max
+    hold = obs[seg["cell_hold"].slice].reshape(-1, R, n)[c]
     return rules, reach, hold
+
+
+def test_target_is_the_write_and_announce_mask():
+    rules = load_ruleset("classic")
+    env = JambEnv(rules)
+    obs, _ = env.reset(seed=1)
+    R = rules.num_rows
+    target = obs[env.observation_layout["target"][0] :][: rules.num_cells].reshape(-1, R)
+    # roll 1: down's first row, up's last row, every free cell and every announce cell
+    assert target.sum(axis=1).tolist() == [1, 1, R, R]
+    assert target[0, 0] == 1 and target[1, R - 1] == 1
+    down_only = encode("classic", [1, 1, 2, 5, 6], roll=2, column="down")[1]
+    assert down_only[0] > 0 and not down_only[1:].any()  # other down cells are not open
 
 
 def test_sixes_with_one_re_roll_left():
@@ -64,17 +80,19 @@ def test_last_roll_is_the_value_now_and_no_hold():
 def test_turn_features_inside_bounds_and_v0_layout_drops_them(preset):
     v1, v0 = JambEnv(preset), JambEnv(preset, turn_features=False)
     rules = v1.ruleset
-    assert v1.observation_space.shape[0] == v0.observation_space.shape[0] + rules.num_rows * (1 + rules.dice)
+    assert v1.observation_space.shape[0] == v0.observation_space.shape[0] + rules.num_cells * (2 + rules.dice)
     o1, _ = v1.reset(seed=4)
     o0, _ = v0.reset(seed=4)
     assert v1.observation_space.contains(o1) and v0.observation_space.contains(o0)
     seg = v1.observation_layout
-    start, size = seg["row_reach"][0], seg["row_reach"][1] + seg["row_hold"][1]
+    start = seg["target"][0]
+    size = seg["target"][1] + seg["cell_reach"][1] + seg["cell_hold"][1]
+    assert size == rules.num_cells * (2 + rules.dice)
     assert np.array_equal(np.delete(o1, np.s_[start : start + size]), o0)
 
 
 def test_both_versions_registered():
     assert jamb_env.ENV_ID == "Jamb-v1"
-    assert gym.make("Jamb-v1").observation_space.shape == (304,)
+    assert gym.make("Jamb-v1").observation_space.shape == (226 + 52 * 7,)
     with pytest.warns(DeprecationWarning):
         assert gym.make("Jamb-v0").observation_space.shape == (226,)
