@@ -416,3 +416,25 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         "timesteps": int(model.num_timesteps),
         "wall_time_s": wall,
     }
+
+
+def export_model(src: str | Path, dst: str | Path) -> Path:
+    """Write ``src`` (a MaskablePPO .zip) to ``dst`` for shipping: the same policy with
+    a fresh optimizer (no Adam moments), a third of the size. It loads, predicts and
+    evaluates like the original; training it further starts new optimizer statistics.
+
+    Raises:
+        ValueError: ``src`` is not a MaskablePPO model file.
+    """
+    from sb3_contrib import MaskablePPO
+
+    try:
+        model = MaskablePPO.load(src, device="cpu")
+    except Exception as exc:  # SB3 raises assorted errors for files that are not its models
+        raise ValueError(f"{src} is not a MaskablePPO model file: {exc}") from exc
+    policy = model.policy
+    policy.optimizer = policy.optimizer_class(policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs)
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    model.save(dst)
+    return dst

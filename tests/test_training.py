@@ -70,6 +70,52 @@ def test_trained_model_loads_and_plays_masked(tmp_path):
     assert info["turn"] == 52 and np.isfinite(info["score"])
 
 
+def test_exported_model_is_smaller_and_acts_the_same(tmp_path):
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import export_model
+    from jamb_env import JambEnv
+
+    env = JambEnv("classic_down")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
+    model.learn(64)  # one update: the optimizer now holds moment estimates
+    model.save(tmp_path / "full.zip")
+    small = export_model(tmp_path / "full.zip", tmp_path / "models" / "m.zip")
+    assert small.stat().st_size < 0.6 * (tmp_path / "full.zip").stat().st_size
+    a, b = MaskablePPO.load(tmp_path / "full.zip"), MaskablePPO.load(small)
+    obs, _ = env.reset(seed=3)
+    for _ in range(20):
+        mask = env.action_masks()
+        x, _ = a.predict(obs, action_masks=mask, deterministic=True)
+        y, _ = b.predict(obs, action_masks=mask, deterministic=True)
+        assert int(x) == int(y)
+        obs, _, done, _, _ = env.step(int(x))
+        if done:
+            break
+    with pytest.raises(ValueError, match="not a MaskablePPO model"):
+        export_model(_text(tmp_path), tmp_path / "x.zip")
+
+
+def _text(tmp_path):
+    path = tmp_path / "not_a_model.zip"
+    path.write_text("hello")
+    return path
+
+
+def test_lin_schedule_and_turn_features_in_configs(tmp_path):
+    cfg = load_config(write(tmp_path, "algo: {learning_rate: lin_5.0e-4, clip_range: lin_0.2}\nenv: {turn_features: false}\n"))
+    assert cfg["algo"]["learning_rate"] == "lin_5.0e-4" and cfg["env"]["turn_features"] is False
+    from agents.ppo import _algo_kwargs
+
+    lr = _algo_kwargs(cfg["algo"])["learning_rate"]
+    assert lr(1.0) == pytest.approx(5e-4) and lr(0.5) == pytest.approx(2.5e-4) and lr(0.0) == 0.0
+    for bad, key in (("algo: {learning_rate: fast}", "algo.learning_rate"), ("algo: {learning_rate: lin_x}", "algo.learning_rate"),
+                     ("algo: {clip_range: lin_-1}", "algo.clip_range"), ("env: {turn_features: 1}", "env.turn_features")):
+        with pytest.raises(ConfigError, match=key):
+            load_config(write(tmp_path, bad + "\n"))
+
+
 def write(tmp_path, text):
     path = tmp_path / "c.yaml"
     path.write_text(text)
