@@ -71,7 +71,6 @@ def test_trained_model_loads_and_plays_masked(tmp_path):
 
 
 def test_exported_model_is_smaller_and_acts_the_same(tmp_path):
-    import numpy as np
     from sb3_contrib import MaskablePPO
 
     from agents.ppo import export_model
