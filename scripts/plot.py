@@ -3,8 +3,8 @@
 
     python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score]
 
-Runs that share a name up to the seed (``<ruleset>__<config>__<seed>__<time>``) are one
-group: its mean is drawn with the range over seeds shaded. The ``eval/baseline_<agent>``
+Runs of one ruleset and config (read from each run's ``config.yaml``; else folder names
+``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn with the range over seeds shaded. The ``eval/baseline_<agent>``
 scalars of the runs are drawn as horizontal lines.
 """
 
@@ -31,6 +31,15 @@ def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def group_name(run: Path) -> str:
+    """``<ruleset>__<config>`` from the run's config.yaml (so runs of one config with
+    several seeds are one group whatever their folder names), else from the folder name."""
+    saved = run / "config.yaml"
+    if saved.is_file():
+        import yaml
+
+        cfg = yaml.safe_load(saved.read_text()) or {}
+        if isinstance(cfg, dict) and cfg.get("config_name"):
+            return f"{Path(str(cfg.get('ruleset', '?'))).stem}__{cfg['config_name']}"
     parts = run.name.split("__")
     return "__".join(parts[:2]) if len(parts) >= 4 else run.name
 
