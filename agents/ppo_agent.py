@@ -7,8 +7,16 @@ from pathlib import Path
 import numpy as np
 
 
+V1_SEGMENTS = ("target", "cell_reach", "cell_hold")
+
+
 class PPOAgent:
-    """Acts with ``model.predict(observation, action_masks=mask, deterministic=True)``."""
+    """Acts with ``model.predict(observation, action_masks=mask, deterministic=True)``.
+
+    A model trained on ``Jamb-v0`` observations (no turn features) also plays on the
+    ``Jamb-v1`` env: given ``ruleset``, the agent recognises its observation size and drops
+    the v1 segments before predicting.
+    """
 
     def __init__(self, path: str | Path, ruleset: str | None = None, device: str = "cpu"):
         from sb3_contrib import MaskablePPO
@@ -19,11 +27,19 @@ class PPOAgent:
             self.model = MaskablePPO.load(self.path, device=device)
         except Exception as exc:  # SB3 raises assorted errors for files that are not its models
             raise ValueError(f"{self.path} is not a MaskablePPO model file: {exc}") from exc
+        self._keep = None
         if ruleset is not None:
             from jamb_env import JambEnv
 
             env = JambEnv(ruleset)
-            if self.model.observation_space.shape != env.observation_space.shape or self.model.action_space != env.action_space:
+            v0 = JambEnv(ruleset, turn_features=False)
+            if self.model.observation_space.shape == v0.observation_space.shape != env.observation_space.shape:
+                keep = np.ones(env.observation_space.shape[0], dtype=bool)
+                for name in V1_SEGMENTS:
+                    start, size = env.observation_layout[name][:2]
+                    keep[start : start + size] = False
+                self._keep = keep
+            elif self.model.observation_space.shape != env.observation_space.shape or self.model.action_space != env.action_space:
                 raise ValueError(
                     f"model {self.path} acts on observations {self.model.observation_space.shape} and "
                     f"{self.model.action_space}; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
@@ -31,6 +47,8 @@ class PPOAgent:
                 )
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
+        if self._keep is not None and observation.shape == self._keep.shape:
+            observation = observation[self._keep]
         if observation.shape != self.model.observation_space.shape:
             raise ValueError(
                 f"model {self.path} expects observations of shape {self.model.observation_space.shape}, "

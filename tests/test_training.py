@@ -191,3 +191,19 @@ def test_tune_script_tiny_budget(tmp_path):
     assert "best: trial" in proc.stdout and len((out / "trials.csv").read_text().splitlines()) == 3
     best = load_config(out / "best_config.yaml")  # a valid training config
     assert best["ruleset"] == "classic_down" and best["algo"]["n_steps"] in (128, 256, 512)
+
+
+def test_a_jamb_v0_model_plays_on_the_v1_env(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from agents.evaluation import play_game
+    from agents.ppo_agent import PPOAgent
+    from jamb_env import JambEnv
+
+    v0 = JambEnv("classic_down", turn_features=False)
+    MaskablePPO("MlpPolicy", v0, n_steps=64, batch_size=64, seed=0).save(tmp_path / "v0.zip")
+    agent = PPOAgent(tmp_path / "v0.zip", ruleset="classic_down")
+    result = play_game(agent, JambEnv("classic_down", illegal_action="raise"), seed=5)
+    assert result["steps"] >= 13  # all 13 cells written, every action legal ("raise" mode)
+    with pytest.raises(ValueError, match="trained on another ruleset"):
+        PPOAgent(tmp_path / "v0.zip", ruleset="classic")
