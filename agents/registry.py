@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise")
+AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo")
+#: Shipped MaskablePPO models, ``models/<ruleset>.zip`` (the ``ppo`` agent).
+MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 
 
 def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     """The agent named ``spec`` (for ``ruleset``) or the MaskablePPO model at path ``spec``.
+
+    ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``.
 
     Raises:
         FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist.
@@ -36,6 +40,14 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         from .columnwise import ColumnwiseAgent
 
         return ColumnwiseAgent(ruleset)
+    if spec == "ppo":
+        shipped = MODELS_DIR / f"{Path(ruleset).stem}.zip"
+        if not shipped.is_file():
+            have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
+            raise ValueError(f"no shipped PPO model for ruleset {ruleset!r} ({shipped}); shipped: {have}")
+        from .ppo_agent import PPOAgent
+
+        return PPOAgent(shipped, ruleset=ruleset)
     if spec.endswith(".zip") or "/" in spec:
         path = Path(spec)
         if not path.is_file():
