@@ -108,6 +108,13 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
             raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
     algo = cfg["algo"]
+    for key in ("learning_rate", "clip_range", "gamma", "gae_lambda", "ent_coef", "vf_coef", "max_grad_norm"):
+        v = algo.get(key)
+        if isinstance(v, str) and not v.startswith("lin_"):
+            try:  # YAML 1.1 reads 3e-4 (no dot) as text
+                algo[key] = float(v)
+            except ValueError:
+                pass
     for key in ("n_steps", "n_epochs"):
         if key in algo:
             positive_int(f"algo.{key}", algo[key])
@@ -153,7 +160,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
 
 def parse_schedule(value: str) -> float | None:
     """The initial value of an rl-zoo style ``"lin_<x>"`` schedule, or None if malformed."""
-    if not value.startswith("lin_"):
+    if not value.startswith("lin_") or value != value.strip() or "_" in value[4:] or " " in value:
         return None
     try:
         return float(value[4:])
@@ -322,6 +329,8 @@ def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> di
     if not isinstance(cfg, dict):
         raise ConfigError(f"{saved}: expected the run's resolved config (a mapping), got {type(cfg).__name__}")
     name = cfg.pop("config_name", "resumed")
+    if isinstance(cfg.get("env"), dict) and "turn_features" not in cfg["env"]:
+        cfg["env"]["turn_features"] = False  # saved before Jamb-v1: the run observed the v0 layout
     tmp = run_dir / ".resume_config.yaml"
     tmp.write_text(yaml.safe_dump(cfg))
     try:
@@ -422,9 +431,11 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
     """Write ``src`` (a MaskablePPO .zip) to ``dst`` for shipping: the same policy with
     a fresh optimizer (no Adam moments), a third of the size. It loads, predicts and
     evaluates like the original; training it further starts new optimizer statistics.
+    Returns the path written (``dst``, with ``.zip`` added if it lacks it).
 
     Raises:
         ValueError: ``src`` is not a MaskablePPO model file.
+        OSError: ``dst`` cannot be written.
     """
     from sb3_contrib import MaskablePPO
 
@@ -435,6 +446,8 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
     policy = model.policy
     policy.optimizer = policy.optimizer_class(policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs)
     dst = Path(dst)
+    if dst.suffix != ".zip":
+        dst = dst.with_name(dst.name + ".zip")  # SB3 adds .zip anyway: say where it went
     dst.parent.mkdir(parents=True, exist_ok=True)
     model.save(dst)
     return dst

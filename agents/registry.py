@@ -41,7 +41,10 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
 
         return ColumnwiseAgent(ruleset)
     if spec == "ppo":
-        shipped = MODELS_DIR / f"{Path(ruleset).stem}.zip"
+        name = getattr(ruleset, "name", ruleset)
+        if not isinstance(name, str):
+            raise ValueError(f"the ppo agent needs a ruleset name, got {ruleset!r}")
+        shipped = MODELS_DIR / f"{Path(name).stem}.zip"
         if not shipped.is_file():
             have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
             raise ValueError(f"no shipped PPO model for ruleset {ruleset!r} ({shipped}); shipped: {have}")

@@ -340,15 +340,16 @@ def obs_nb(i, dice_index, roll, announced, turn, P, S, sheet, dice_feat, value_n
         CR = P[P_NUM_CELLS]
         n = P[P_N]
         s_t = S[S_TURN]
+        lt = 1 if max_rolls_nb(turn[i], P) != P[P_ROLLS] else 0
         for cell in range(CR):
             on = masks[i, P[P_WRITE_OFFSET] + cell]
             if not on and ann_slot[cell] >= 0:
                 on = masks[i, P[P_ANN_OFFSET] + ann_slot[cell]]
             if on:
                 obs[i, s_t + cell] = 1.0
-                obs[i, s_t + CR + cell] = turn_feat[r, m, cell]
+                obs[i, s_t + CR + cell] = turn_feat[lt, r, m, cell]
                 for b in range(n):
-                    obs[i, s_t + 2 * CR + cell * n + b] = turn_feat[r, m, CR + cell * n + b]
+                    obs[i, s_t + 2 * CR + cell * n + b] = turn_feat[lt, r, m, CR + cell * n + b]
     if r > 0:
         CR = P[P_NUM_CELLS]
         s_filled = S[S_FILLED]

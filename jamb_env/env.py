@@ -148,6 +148,8 @@ class JambEnv(gym.Env):
         turn_features: bool = True,
     ):
         self.ruleset = load_ruleset(ruleset)
+        if not isinstance(turn_features, (bool, np.bool_)):
+            raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
         self.turn_features = bool(turn_features)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")

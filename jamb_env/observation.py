@@ -26,7 +26,9 @@ cell_reach         C * R         (v1 only) on target cells: expected points of t
                                  maximum (min aims low); 0 elsewhere ([0, 1])
 cell_hold          C * R * n     (v1 only) on target cells: that plan's keep-mask over
                                  the sorted dice (bit i: keep position i); 0 elsewhere
-                                 and after the last roll ([0, 1])
+                                 and where the plan re-rolls no more ([0, 1]); the plan
+                                 ends at the turn's last roll (``last_turn_rolls`` on
+                                 the last turn) or the column's (hand: 1, free2: 2)
 upper_sum          C             column's upper sum / largest possible upper sum
 upper_to_bonus     C             points still missing to the bonus threshold /
                                  threshold ([0, 1])
@@ -142,24 +144,29 @@ class ObservationEncoder:
             ones_max = float(rules.row_max[rules.rows.index("ones")])
             spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
             self._diff_max = max(ones_max * spread, 1.0)
-        self._turn_feat = self._turn_table() if turn_features else np.zeros((K + 1, M + 1, 0), np.float32)
+        self._turn_feat = self._turn_table() if turn_features else np.zeros((2, K + 1, M + 1, 0), np.float32)
         self._roll_eye = np.eye(K + 1, K, k=-1, dtype=np.float32)  # row 0: no roll
         self._sl = {name: seg.slice for name, seg in self.segments.items()}
         self._at = {name: seg.start for name, seg in self.segments.items()}
         self._bits = rules.row_bits
 
     def _turn_table(self) -> np.ndarray:
-        """float32 ``(K + 1, M + 1, C*R + C*R*n)``: cell_reach then cell_hold of every
-        cell for each roll (index 0: before the first roll) and multiset (index M: no
-        dice), before the target mask is applied."""
+        """float32 ``(2, K + 1, M + 1, C*R + C*R*n)``: cell_reach then cell_hold of every
+        cell, for a normal turn ([0]) and the last turn ([1], ``last_turn_rolls``), each
+        roll (index 0: before the first roll) and multiset (index M: no dice), before the
+        target mask is applied. A cell's plan ends at the last roll its column may be
+        written on (``hand``: roll 1, ``free2``: roll 2; RULES.md §1)."""
         rules = self.rules
         n, K, M, CR = rules.dice, rules.max_rolls, rules.tables.num_multisets, rules.num_cells
+        R = rules.num_rows
         sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
-        reach, hold = row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, rules.rolls)
-        table = np.zeros((K + 1, M + 1, CR + CR * n), dtype=np.float32)
-        table[1:, :M, :CR] = (reach * sign) / self._row_max.astype(np.float64)
-        bits = (hold[..., None] >> np.arange(n)) & 1  # (K, M, CR, n)
-        table[1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(K, M, CR * n)
+        limit = np.repeat([{"hand": 1, "free2": 2}.get(kind, K) for kind in rules.columns], R)
+        table = np.zeros((2, K + 1, M + 1, CR + CR * n), dtype=np.float32)
+        for t, rolls in enumerate((rules.rolls, rules.last_turn_rolls)):
+            reach, hold = row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, np.minimum(limit, rolls))
+            table[t, 1:, :M, :CR] = (reach * sign) / self._row_max.astype(np.float64)
+            bits = (hold[..., None] >> np.arange(n)) & 1  # (K, M, CR, n)
+            table[t, 1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(K, M, CR * n)
         return table
 
     def targets(self, mask: np.ndarray) -> np.ndarray:
@@ -240,7 +247,7 @@ class ObservationEncoder:
                 mask = legal_mask(rules, st)
             on = self.targets(mask)
             n, CR = rules.dice, rules.num_cells
-            tab = self._turn_feat[st.roll, m]
+            tab = self._turn_feat[int(max_rolls(rules, st) != rules.rolls), st.roll, m]
             obs[sl["target"]] = on
             obs[sl["cell_reach"]] = np.where(on, tab[:CR], 0.0)
             obs[sl["cell_hold"]] = np.where(np.repeat(on, n), tab[CR:], 0.0)

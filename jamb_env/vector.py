@@ -64,6 +64,8 @@ class JambVecEnv(VecEnv):
         self.illegal_action = illegal_action
         self.reward_scale = float(reward_scale)
         self.render_mode = None
+        if not isinstance(turn_features, (bool, np.bool_)):
+            raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
         self.turn_features = bool(turn_features)
         self._template = JambEnv(rules, turn_features=self.turn_features)  # spaces and the stream length, as the single env
         N = int(num_envs)
@@ -135,7 +137,7 @@ class JambVecEnv(VecEnv):
         S[K.S_FILLED], S[K.S_WRITTEN], S[K.S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
         S[K.S_UPPER_SUM], S[K.S_UPPER_TO_BONUS], S[K.S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
         S[K.S_DIFFERENCE], S[K.S_PROGRESS] = seg["difference"].start, seg["progress"].start
-        S[K.S_TURN], S[K.S_TURN_LEN] = seg["target"].start, seg["target"].size + enc._turn_feat.shape[2]
+        S[K.S_TURN], S[K.S_TURN_LEN] = seg["target"].start, seg["target"].size + enc._turn_feat.shape[3]
         self._S = S
         codes = np.array(lay.codes, dtype=np.int64)
         front = np.zeros((C, 1 << R), dtype=np.int64)

@@ -23,7 +23,10 @@ def main(argv=None) -> int:
     src = Path(args.src)
     if not src.is_file():
         parser.error(f"no model file {src}")
-    dst = export_model(src, args.dst)
+    try:
+        dst = export_model(src, args.dst)
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
     print(f"wrote {dst} ({dst.stat().st_size / 1e6:.2f} MB)")
     return 0
 

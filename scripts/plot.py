@@ -37,7 +37,10 @@ def group_name(run: Path) -> str:
     if saved.is_file():
         import yaml
 
-        cfg = yaml.safe_load(saved.read_text()) or {}
+        try:
+            cfg = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError):
+            cfg = {}  # not a readable config: fall back to the folder name
         if isinstance(cfg, dict) and cfg.get("config_name"):
             return f"{Path(str(cfg.get('ruleset', '?'))).stem}__{cfg['config_name']}"
     parts = run.name.split("__")
@@ -58,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
 
     groups: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     baselines: dict[str, float] = {}
-    for name in args.runs:
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+        parser.error(f"--out {out}: give a .png, .pdf or .svg file name")
+    for name in dict.fromkeys(str(Path(r).resolve()) for r in args.runs):  # each folder once
         run = Path(name)
         if not run.is_dir():
             print(f"error: {run} is not a run folder", file=sys.stderr)
@@ -67,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.tag not in scalars:
             print(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}", file=sys.stderr)
             return 2
-        groups[group_name(run)].append(scalars[args.tag])
+        steps, values = scalars[args.tag]
+        last = {int(x): v for x, v in zip(steps, values)}  # a resumed run logs its checkpoint step again: keep the later value
+        groups[group_name(run)].append((np.array(sorted(last)), np.array([last[x] for x in sorted(last)])))
         for tag, (_, values) in scalars.items():
             if tag.startswith("eval/baseline_"):
                 baselines[tag.removeprefix("eval/baseline_")] = float(values[-1])
@@ -85,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_title(args.title or f"Jamb: {args.tag}")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    print(f"wrote {args.out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
     return 0
 
 

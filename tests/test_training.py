@@ -207,3 +207,19 @@ def test_a_jamb_v0_model_plays_on_the_v1_env(tmp_path):
     assert result["steps"] >= 13  # all 13 cells written, every action legal ("raise" mode)
     with pytest.raises(ValueError, match="trained on another ruleset"):
         PPOAgent(tmp_path / "v0.zip", ruleset="classic")
+
+
+def test_numeric_strings_and_pre_v1_resume(tmp_path):
+    from agents.ppo import resume_config
+
+    cfg = load_config(write(tmp_path, "algo: {learning_rate: 3e-4, ent_coef: 1e-3}\n"))
+    assert cfg["algo"]["learning_rate"] == 3e-4 and cfg["algo"]["ent_coef"] == 1e-3
+    for bad in ("lin_ 3e-4", "lin_1_0e-4"):
+        with pytest.raises(ConfigError, match="algo.learning_rate"):
+            load_config(write(tmp_path, f"algo: {{learning_rate: '{bad}'}}\n"))
+    run = tmp_path / "old_run"
+    run.mkdir()
+    saved = load_config(write(tmp_path, "ruleset: classic_down\n"))
+    saved["env"].pop("turn_features")  # a run saved before Jamb-v1
+    (run / "config.yaml").write_text(yaml.safe_dump(saved))
+    assert resume_config(run)["env"]["turn_features"] is False

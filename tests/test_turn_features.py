@@ -96,3 +96,42 @@ def test_both_versions_registered():
     assert gym.make("Jamb-v1").observation_space.shape == (226 + 52 * 7,)
     with pytest.warns(DeprecationWarning):
         assert gym.make("Jamb-v0").observation_space.shape == (226,)
+
+
+def test_hand_column_plans_no_re_roll():
+    # standard has a hand column: written only after roll 1, so its plan is "write now"
+    rules = load_ruleset("standard")
+    assert "hand" in rules.columns
+    _, reach, hold = encode("standard", [1, 1, 2, 5, 6], roll=1, column="hand")
+    values = np.array([rules.score(row, [1, 1, 2, 5, 6], roll=1, column="hand") for row in rules.rows])
+    assert np.allclose(reach, values, atol=1e-3) and not hold.any()
+    _, free_reach, free_hold = encode("standard", [1, 1, 2, 5, 6], roll=1, column="free")
+    high = np.array(rules.rows) != "min"  # min aims low
+    assert free_hold.any() and (free_reach[high] >= values[high] - 1e-3).all()
+
+
+def test_last_turn_plans_its_extra_rolls():
+    # standard's last turn allows 5 rolls: at roll 3 a re-roll is still planned
+    rules = load_ruleset("standard")
+    assert rules.last_turn_rolls > rules.rolls
+    enc = ObservationEncoder(rules)
+    st = core.start_turn(rules, core.new_game(rules), np.array([1, 2, 3, 4, 6], dtype=np.int8))
+    c, r = rules.columns.index("free"), rules.rows.index("jamb")
+    full = (1 << rules.num_rows) - 1
+    filled = np.full(len(rules.columns), full, dtype=st.filled.dtype)
+    filled[c] = full & ~(1 << r)
+    last = replace(st, filled=filled, turn=rules.num_cells - 1, roll=3)
+    normal = replace(st, roll=3)
+    seg, n, R = enc.segments, rules.dice, rules.num_rows
+    cell = c * R + r
+    obs_last, obs_normal = enc.encode(last), enc.encode(normal)
+    assert obs_last[seg["target"].start + cell] == 1
+    assert obs_last[seg["cell_hold"].slice][cell * n : (cell + 1) * n].any()
+    assert obs_last[seg["cell_reach"].start + cell] > 0  # a jamb is still possible
+    assert not obs_normal[seg["cell_hold"].slice][cell * n : (cell + 1) * n].any()  # roll 3 of 3
+
+
+@pytest.mark.parametrize("bad", ["false", "yes", None, 2, 0.0])
+def test_turn_features_must_be_a_bool(bad):
+    with pytest.raises(ValueError, match="turn_features must be True"):
+        JambEnv("classic", turn_features=bad)

@@ -90,34 +90,39 @@ def best_hold(tables: DiceTables, m: int, next_values: np.ndarray) -> tuple[int,
     return int(masks[m, valid][j]), float(expected[j])
 
 
-def row_targets(tables: DiceTables, values: np.ndarray, rolls: int) -> tuple[np.ndarray, np.ndarray]:
-    """What each row is worth this turn if the rest of the turn aims at it alone.
+def row_targets(tables: DiceTables, values: np.ndarray, rolls) -> tuple[np.ndarray, np.ndarray]:
+    """What each target (row or cell) is worth this turn if the rest of the turn aims at
+    it alone.
 
     Args:
-        values: ``(K, M, R)``: the value of writing row ``r`` after roll ``k + 1`` with
+        values: ``(K, M, T)``: the value of writing target ``t`` after roll ``k + 1`` with
             multiset ``m`` (points).
-        rolls: rolls in a turn (``K >= rolls``); after roll ``rolls`` no re-roll is
-            assumed, so later rolls see only the value of writing now.
+        rolls: the last roll after which each target may be written: an int for all, or
+            int ``(T,)`` (a column written only after roll 1, say); no re-roll is planned
+            past it, so from that roll on a target's reach is its value now.
 
     Returns:
-        ``reach`` float64 ``(K, M, R)``: expected points of row ``r`` from roll ``k + 1``
-        with ``m`` under the hold policy that maximises that row alone (the better of
-        writing now and re-rolling); ``hold`` int64 ``(K, M, R)``: that policy's
-        canonical keep-mask when it re-rolls from here (the best re-roll, even where
-        writing now is as good), -1 where no re-roll is left. Source: RULES.md §3 (holds).
+        ``reach`` float64 ``(K, M, T)``: expected points of target ``t`` from roll ``k + 1``
+        with ``m`` under the hold policy that maximises that target alone (the better of
+        writing now and re-rolling); ``hold`` int64 ``(K, M, T)``: that policy's
+        canonical keep-mask when a re-roll is still planned (the best re-roll, even where
+        writing now is as good), -1 where none is. Source: RULES.md §3 (holds).
     """
     values = np.asarray(values, dtype=np.float64)
-    K, M, R = values.shape
+    K, M, T = values.shape
+    last = np.broadcast_to(np.minimum(np.asarray(rolls, dtype=np.int64), K), (T,))
     masks, subs = hold_index(tables)
     reach = values.copy()
-    hold = np.full((K, M, R), -1, dtype=np.int64)
-    last = min(rolls, K) - 1
-    for k in range(last - 1, -1, -1):
-        expected = reach[k + 1].T @ tables.transition.T  # (R, S)
-        expected = np.concatenate([expected, np.full((R, 1), NEG)], axis=1)
-        per_hold = expected[:, subs]  # (R, M, H)
-        j = per_hold.argmax(axis=2)  # (R, M): first best among canonical holds
+    hold = np.full((K, M, T), -1, dtype=np.int64)
+    for k in range(K - 2, -1, -1):
+        can = k + 2 <= last  # (T,): a re-roll after roll k + 1 still leaves a roll to write on
+        if not can.any():
+            continue
+        expected = reach[k + 1].T @ tables.transition.T  # (T, S)
+        expected = np.concatenate([expected, np.full((T, 1), NEG)], axis=1)
+        per_hold = expected[:, subs]  # (T, M, H)
+        j = per_hold.argmax(axis=2)  # (T, M): first best among canonical holds
         best = np.take_along_axis(per_hold, j[..., None], axis=2)[..., 0]
-        reach[k] = np.maximum(values[k], best.T)
-        hold[k] = np.take_along_axis(masks, j.T, axis=1)
+        reach[k] = np.where(can, np.maximum(values[k], best.T), values[k])
+        hold[k] = np.where(can, np.take_along_axis(masks, j.T, axis=1), -1)
     return reach, hold
