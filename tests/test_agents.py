@@ -178,3 +178,20 @@ def test_evaluate_cli_end_to_end(tmp_path):
     assert (out.parent / "classic.png").stat().st_size > 1000
     bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--agents", "wizard", "--games", "3"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
+
+
+@pytest.mark.parametrize("preset", ["classic_down", "classic_up", "classic"])
+def test_shipped_models_play_legal_games_on_the_raw_env(preset):
+    """models/<preset>.zip acts on the raw JambEnv observation with its mask (issue 6)."""
+    from agents.evaluation import play_game
+    from jamb_env import JambEnv
+
+    agent = agents.load("ppo", ruleset=preset)
+    env = JambEnv(preset, illegal_action="raise")  # an illegal action would raise
+    result = play_game(agent, env, seed=20_000_000)
+    assert result["steps"] >= env.ruleset.num_cells and env.game.turn == env.ruleset.num_cells
+
+
+def test_ppo_without_a_shipped_model_names_what_is_shipped():
+    with pytest.raises(ValueError, match="no shipped PPO model for ruleset 'yu48'.*shipped: "):
+        agents.load("ppo", ruleset="yu48")
