@@ -56,6 +56,8 @@ DEFAULTS: dict[str, Any] = {
 }
 _SECTIONS = {"env", "algo", "eval", "checkpoint"}
 VEC_ENVS = ("batched", "dummy", "subproc")
+#: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
+SCHEDULE_KEYS = ("learning_rate", "clip_range")
 
 
 class ConfigError(ValueError):
@@ -108,13 +110,6 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
             raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
     algo = cfg["algo"]
-    for key in ("learning_rate", "clip_range", "gamma", "gae_lambda", "ent_coef", "vf_coef", "max_grad_norm"):
-        v = algo.get(key)
-        if isinstance(v, str) and not v.startswith("lin_"):
-            try:  # YAML 1.1 reads 3e-4 (no dot) as text
-                algo[key] = float(v)
-            except ValueError:
-                pass
     for key in ("n_steps", "n_epochs"):
         if key in algo:
             positive_int(f"algo.{key}", algo[key])
@@ -122,16 +117,18 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         positive_int("algo.batch_size", algo["batch_size"])
         if algo["batch_size"] < 2:
             raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
-    for key in ("learning_rate", "clip_range"):
-        v = algo.get(key)
-        if isinstance(v, str):
-            if parse_schedule(v) is None:
-                raise ConfigError(f"{path}: key 'algo.{key}': {v!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
     for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
                         ("ent_coef", 0.0, 10.0), ("vf_coef", 0.0, 10.0), ("max_grad_norm", 0.0, 1e6)):
         v = algo.get(key)
-        if isinstance(v, str) and key in ("learning_rate", "clip_range"):
-            v = parse_schedule(v)
+        if isinstance(v, str) and not v.startswith("lin_"):
+            try:  # YAML 1.1 reads 3e-4 (no dot) as text
+                v = algo[key] = float(v)
+            except ValueError:
+                pass
+        if isinstance(v, str) and key in SCHEDULE_KEYS:
+            v = parse_schedule(v)  # the initial value is range-checked below
+            if v is None:
+                raise ConfigError(f"{path}: key 'algo.{key}': {algo[key]!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
     ev_seed = cfg["eval"]["seed"]
@@ -173,7 +170,7 @@ def _algo_kwargs(algo: Mapping[str, Any]) -> dict[str, Any]:
     from stable_baselines3.common.utils import LinearSchedule
 
     out = dict(algo)
-    for key in ("learning_rate", "clip_range"):
+    for key in SCHEDULE_KEYS:
         if isinstance(out.get(key), str):
             out[key] = LinearSchedule(parse_schedule(out[key]), 0.0, 1.0)
     return out
