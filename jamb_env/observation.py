@@ -52,6 +52,7 @@ import numpy as np
 
 from .rules import GameState, Ruleset, layout, legal_mask, max_rolls
 from .rules.tables import UPPER_ROWS
+from .rules.game import LAST_WRITE_ROLL
 from .rules.turn import row_targets
 
 
@@ -160,7 +161,7 @@ class ObservationEncoder:
         n, K, M, CR = rules.dice, rules.max_rolls, rules.tables.num_multisets, rules.num_cells
         R = rules.num_rows
         sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
-        limit = np.repeat([{"hand": 1, "free2": 2}.get(kind, K) for kind in rules.columns], R)
+        limit = np.repeat([LAST_WRITE_ROLL.get(kind, K) for kind in rules.columns], R)
         table = np.zeros((2, K + 1, M + 1, CR + CR * n), dtype=np.float32)
         for t, rolls in enumerate((rules.rolls, rules.last_turn_rolls)):
             reach, hold = row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, np.minimum(limit, rolls))

@@ -45,6 +45,9 @@ _CODES = {
     "mandatory": _MANDATORY,
     "after_row": _AFTER_ROW,
 }
+#: The last roll after which a cell of these column kinds may be written (RULES.md §1);
+#: other kinds allow every roll of the turn.
+LAST_WRITE_ROLL = {"hand": 1, "free2": 2}
 
 
 class Action(NamedTuple):
@@ -189,9 +192,9 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
         elif code == _FREE:
             out[c] = empty
         elif code == _HAND:
-            out[c] = empty if roll == 1 else 0
+            out[c] = empty if roll == LAST_WRITE_ROLL["hand"] else 0
         elif code == _FREE2:
-            out[c] = empty if roll <= 2 else 0
+            out[c] = empty if roll <= LAST_WRITE_ROLL["free2"] else 0
         elif code == _ANSWER:
             if all(filled[a] == full for a in lay.announce_columns):
                 out[c] = empty
