@@ -21,6 +21,8 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
       n_envs: 10                # eval games played side by side (batched policy calls)
     checkpoint:
       freq: 100000              # env steps between checkpoints
+    init_from: null             # a MaskablePPO .zip to start from (fine-tuning): its policy
+                                # weights, with this config's settings and a fresh optimizer
 
 Every run writes to ``runs/<ruleset>__<config>__<seed>__<time>/``: TensorBoard events
 (SB3's ``rollout/``, ``train/`` and ``time/``; ``jamb/`` true game scores and score parts
@@ -53,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "algo": {},
     "eval": {"freq": 50_000, "episodes": 50, "seed": 1_000_000, "n_envs": 10},
     "checkpoint": {"freq": 100_000},
+    "init_from": None,
 }
 _SECTIONS = {"env", "algo", "eval", "checkpoint"}
 VEC_ENVS = ("batched", "dummy", "subproc")
@@ -136,6 +139,8 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         raise ConfigError(f"{path}: key 'eval.seed': expected a non-negative integer, got {ev_seed!r}")
     if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
         raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
+    if cfg["init_from"] is not None and (not isinstance(cfg["init_from"], str) or not cfg["init_from"]):
+        raise ConfigError(f"{path}: key 'init_from': expected the path of a MaskablePPO .zip or null, got {cfg['init_from']!r}")
     if not isinstance(cfg["ruleset"], str):
         raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
     positive_int("torch_threads", cfg["torch_threads"])
@@ -399,6 +404,8 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
             model = MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **_algo_kwargs(cfg["algo"]))
         except Exception as exc:  # SB3 validates its arguments with assorted exception types
             raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        if cfg["init_from"] is not None:
+            _load_policy_weights(model, cfg["init_from"])
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
@@ -422,6 +429,39 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         "timesteps": int(model.num_timesteps),
         "wall_time_s": wall,
     }
+
+
+def _load_policy_weights(model, src: str | Path) -> None:
+    """Copy the policy (and value) weights of the model file ``src`` into ``model``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ConfigError: ``src`` is not a MaskablePPO model, or its observation space, action
+            space or network differ from ``model``'s.
+    """
+    from sb3_contrib import MaskablePPO
+
+    src = Path(src)
+    if not src.is_file():
+        raise FileNotFoundError(f"key 'init_from': model file not found: {src}")
+    try:
+        source = MaskablePPO.load(src, device=model.device)
+    except Exception as exc:  # SB3 raises assorted errors for files that are not its models
+        raise ConfigError(f"key 'init_from': {src} is not a MaskablePPO model file: {str(exc)[:200]}") from exc
+    def brief(space) -> str:
+        return f"{type(space).__name__}{space.shape}" if space.shape else str(space)
+
+    for what in ("observation_space", "action_space"):
+        theirs, ours = getattr(source, what), getattr(model, what)
+        if theirs != ours:
+            raise ConfigError(
+                f"key 'init_from': {src} was trained with another {what.replace('_', ' ')} ({brief(theirs)}) "
+                f"than this run's ({brief(ours)}); check 'ruleset' and 'env.turn_features'"
+            )
+    try:
+        model.policy.load_state_dict(source.policy.state_dict())
+    except RuntimeError as exc:
+        raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {str(exc)[:200]}") from exc
 
 
 def export_model(src: str | Path, dst: str | Path) -> Path:

@@ -2,7 +2,7 @@
 """Train a MaskablePPO agent on Jamb and log learning curves to TensorBoard.
 
     python scripts/train.py --config configs/ppo_classic.yaml [--total-timesteps N]
-        [--seed S] [--run-dir DIR] [--ruleset NAME]
+        [--seed S] [--run-dir DIR] [--ruleset NAME] [--init-from MODEL.zip]
     python scripts/train.py --resume runs/<run> [--total-timesteps N]
 
 The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
     parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
+    parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint, in its folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
         else:
             cfg = load_config(
-                args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset}
+                args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
             )
             summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
     except (ConfigError, OSError, ValueError) as exc:

@@ -180,6 +180,11 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     assert plot.returncode == 0 and png.stat().st_size > 1000
     bad = subprocess.run(train + ["--resume", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "not a run folder" in bad.stderr
+    tuned = tmp_path / "fine_tuned"
+    third = subprocess.run(train + ["--config", str(config), "--run-dir", str(tuned), "--init-from", str(run_dir / "final_model.zip")],
+                           capture_output=True, text=True, timeout=600)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert yaml.safe_load((tuned / "config.yaml").read_text())["init_from"] == str(run_dir / "final_model.zip")
 
 
 @pytest.mark.slow
@@ -223,3 +228,37 @@ def test_numeric_strings_and_pre_v1_resume(tmp_path):
     saved["env"].pop("turn_features")  # a run saved before Jamb-v1
     (run / "config.yaml").write_text(yaml.safe_dump(saved))
     assert resume_config(run)["env"]["turn_features"] is False
+
+
+def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import _load_policy_weights
+    from jamb_env import JambEnv
+
+    def model(ruleset="classic_down", seed=0, net=(64, 64), **env_kw):
+        return MaskablePPO("MlpPolicy", JambEnv(ruleset, **env_kw), n_steps=64, batch_size=64, seed=seed,
+                           policy_kwargs={"net_arch": list(net)})
+
+    model(seed=1).save(tmp_path / "src.zip")
+    dst = model(seed=2)
+    before = [p.clone() for p in dst.policy.parameters()]
+    _load_policy_weights(dst, tmp_path / "src.zip")
+    src = MaskablePPO.load(tmp_path / "src.zip")
+    assert all(torch.equal(a, b) for a, b in zip(dst.policy.parameters(), src.policy.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(dst.policy.parameters(), before))
+    with pytest.raises(ConfigError, match="another observation space"):
+        _load_policy_weights(model(turn_features=False), tmp_path / "src.zip")
+    with pytest.raises(ConfigError, match=r"another observation space \(Box\(175,\)\) than this run's \(Box\(590,\)\)"):
+        _load_policy_weights(model("classic"), tmp_path / "src.zip")
+    with pytest.raises(ConfigError, match="another network"):
+        _load_policy_weights(model(net=(32,)), tmp_path / "src.zip")
+    with pytest.raises(FileNotFoundError, match="init_from"):
+        _load_policy_weights(dst, tmp_path / "missing.zip")
+    (tmp_path / "junk.zip").write_text("not a model")
+    with pytest.raises(ConfigError, match="not a MaskablePPO model"):
+        _load_policy_weights(dst, tmp_path / "junk.zip")
+    for bad in ("5", "''", "[a]"):
+        with pytest.raises(ConfigError, match="init_from"):
+            load_config(write(tmp_path, f"init_from: {bad}\n"))
