@@ -4,6 +4,7 @@
 bool legal-action mask; the result is a legal action index.
 
     agents.load("random" | "greedy" | "expectimax" | "optimal" | "columnwise", ruleset=...)
+    agents.load("ppo" | "hybrid", ruleset=...)  # the shipped model (hybrid: planner holds)
     agents.load("path/to/model.zip")          # a MaskablePPO checkpoint
 """
 

@@ -46,7 +46,7 @@ class PPOAgent:
                     f"{env.action_space} (trained on another ruleset?)"
                 )
 
-    def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
+    def _model_input(self, observation: np.ndarray) -> np.ndarray:
         if self._keep is not None and observation.shape == self._keep.shape:
             observation = observation[self._keep]
         if observation.shape != self.model.observation_space.shape:
@@ -54,5 +54,17 @@ class PPOAgent:
                 f"model {self.path} expects observations of shape {self.model.observation_space.shape}, "
                 f"the env gives {observation.shape} (another ruleset or env version?)"
             )
-        action, _ = self.model.predict(observation, action_masks=mask, deterministic=True)
+        return observation
+
+    def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
+        action, _ = self.model.predict(self._model_input(observation), action_masks=mask, deterministic=True)
         return int(action)
+
+    def action_probs(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float ``(A,)``: the policy's masked action distribution for one observation."""
+        import torch
+
+        obs, _ = self.model.policy.obs_to_tensor(self._model_input(observation))
+        with torch.no_grad():
+            dist = self.model.policy.get_distribution(obs, action_masks=mask)
+        return dist.distribution.probs[0].cpu().numpy()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo")
+AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid")
 #: Shipped MaskablePPO models, ``models/<ruleset>.zip`` (the ``ppo`` agent).
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 
@@ -12,7 +12,9 @@ MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     """The agent named ``spec`` (for ``ruleset``) or the MaskablePPO model at path ``spec``.
 
-    ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``.
+    ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``; ``hybrid`` plays
+    that model's cell choices with the exact turn planner's holds (``hybrid:<model.zip>``:
+    another model's; :mod:`agents.hybrid`).
 
     Raises:
         FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist.
@@ -40,17 +42,25 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         from .columnwise import ColumnwiseAgent
 
         return ColumnwiseAgent(ruleset)
-    if spec == "ppo":
-        name = getattr(ruleset, "name", ruleset)
-        if not isinstance(name, str):
-            raise ValueError(f"the ppo agent needs a ruleset name, got {ruleset!r}")
-        shipped = MODELS_DIR / f"{Path(name).stem}.zip"
-        if not shipped.is_file():
-            have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
-            raise ValueError(f"no shipped PPO model for ruleset {ruleset!r} ({shipped}); shipped: {have}")
-        from .ppo_agent import PPOAgent
+    if spec in ("ppo", "hybrid") or spec.startswith("hybrid:"):
+        path = spec[len("hybrid:") :] if spec.startswith("hybrid:") else None
+        if path is None:
+            name = getattr(ruleset, "name", ruleset)
+            if not isinstance(name, str):
+                raise ValueError(f"the {spec} agent needs a ruleset name, got {ruleset!r}")
+            path = MODELS_DIR / f"{Path(name).stem}.zip"
+            if not path.is_file():
+                have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
+                raise ValueError(f"no shipped PPO model for ruleset {ruleset!r} ({path}); shipped: {have}")
+        elif not Path(path).is_file():
+            raise FileNotFoundError(f"no model file {path} (hybrid:<MaskablePPO .zip>)")
+        if spec == "ppo":
+            from .ppo_agent import PPOAgent
 
-        return PPOAgent(shipped, ruleset=ruleset)
+            return PPOAgent(path, ruleset=ruleset)
+        from .hybrid import HybridAgent
+
+        return HybridAgent(path, ruleset=ruleset)
     if spec.endswith(".zip") or "/" in spec:
         path = Path(spec)
         if not path.is_file():

@@ -52,8 +52,7 @@ import numpy as np
 
 from .rules import GameState, Ruleset, layout, legal_mask, max_rolls
 from .rules.tables import UPPER_ROWS
-from .rules.game import LAST_WRITE_ROLL
-from .rules.turn import row_targets
+from .rules.turn import cell_plans
 
 
 @dataclass(frozen=True)
@@ -159,15 +158,11 @@ class ObservationEncoder:
         written on (``hand``: roll 1, ``free2``: roll 2; RULES.md §1)."""
         rules = self.rules
         n, K, M, CR = rules.dice, rules.max_rolls, rules.tables.num_multisets, rules.num_cells
-        R = rules.num_rows
-        sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
-        limit = np.repeat([LAST_WRITE_ROLL.get(kind, K) for kind in rules.columns], R)
+        reach, hold = cell_plans(rules)
         table = np.zeros((2, K + 1, M + 1, CR + CR * n), dtype=np.float32)
-        for t, rolls in enumerate((rules.rolls, rules.last_turn_rolls)):
-            reach, hold = row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, np.minimum(limit, rolls))
-            table[t, 1:, :M, :CR] = (reach * sign) / self._row_max.astype(np.float64)
-            bits = (hold[..., None] >> np.arange(n)) & 1  # (K, M, CR, n)
-            table[t, 1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(K, M, CR * n)
+        table[:, 1:, :M, :CR] = reach / self._row_max.astype(np.float64)
+        bits = (hold[..., None] >> np.arange(n)) & 1  # (2, K, M, CR, n)
+        table[:, 1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(2, K, M, CR * n)
         return table
 
     def targets(self, mask: np.ndarray) -> np.ndarray:

@@ -195,3 +195,42 @@ def test_shipped_models_play_legal_games_on_the_raw_env(preset):
 def test_ppo_without_a_shipped_model_names_what_is_shipped():
     with pytest.raises(ValueError, match="no shipped PPO model for ruleset 'yu48'.*shipped: "):
         agents.load("ppo", ruleset="yu48")
+
+
+def test_hybrid_holds_are_planned_holds_and_the_rest_is_the_policy():
+    """hybrid (issue 6): every hold it plays is the observation's ``cell_hold`` plan of a
+    target cell; where the policy's own choice is not a re-roll, it plays that choice."""
+    from jamb_env import JambEnv
+
+    ppo, hybrid = agents.load("ppo", ruleset="classic"), agents.load("hybrid", ruleset="classic")
+    env = JambEnv("classic", illegal_action="raise")
+    seg = env.observation_layout
+    n, lay = env.ruleset.dice, layout(env.ruleset)
+    obs, _ = env.reset(seed=20_000_000)
+    done, holds = False, 0
+    while not done:
+        mask = env.action_masks()
+        mine, theirs = hybrid.act(env, obs, mask), ppo.act(env, obs, mask)
+        if theirs >= lay.num_holds:
+            assert mine == theirs
+        if mine < lay.num_holds:
+            holds += 1
+            start, size = seg["target"][:2]
+            target = obs[start : start + size] > 0
+            start, size = seg["cell_hold"][:2]
+            plans = obs[start : start + size].reshape(-1, n)[target]
+            assert ((plans == ((mine >> np.arange(n)) & 1)).all(axis=1)).any()
+        obs, _, done, _, _ = env.step(mine)
+    assert holds > 20 and env.game.turn == env.ruleset.num_cells
+
+
+@pytest.mark.parametrize("preset", ["standard", "master", "nokaut", "six_dice"])
+def test_hybrid_plays_legally_on_every_column_kind(preset, tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from jamb_env import JambEnv
+
+    MaskablePPO("MlpPolicy", JambEnv(preset), n_steps=64, batch_size=64, seed=0).save(tmp_path / "m.zip")
+    run_games([f"hybrid:{tmp_path / 'm.zip'}"], preset, [1], progress=False)  # raise mode
+    with pytest.raises(FileNotFoundError, match="hybrid:"):
+        agents.load(f"hybrid:{tmp_path / 'none.zip'}", ruleset=preset)

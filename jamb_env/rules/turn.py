@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .game import LAST_WRITE_ROLL
+from .ruleset import Ruleset
 from .tables import DiceTables
 
 NEG = -1e18  # "not writable": never chosen while anything else is possible
@@ -126,3 +128,25 @@ def row_targets(tables: DiceTables, values: np.ndarray, rolls) -> tuple[np.ndarr
         reach[k] = np.where(can, np.maximum(values[k], best.T), values[k])
         hold[k] = np.where(can, np.take_along_axis(masks, j.T, axis=1), -1)
     return reach, hold
+
+
+@lru_cache(maxsize=None)
+def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`row_targets` for every cell of ``rules``, on a normal turn and on the last turn.
+
+    A cell's plan ends at the last roll its column may be written on (``hand``: roll 1,
+    ``free2``: roll 2; RULES.md §1) and at ``last_turn_rolls`` on the last turn; ``min``
+    rows are planned to keep their sum low.
+
+    Returns:
+        ``reach`` float64 ``(2, K, M, C*R)``: the cell's expected row value (points; the dice
+        sum for ``min``) from roll ``k + 1`` with multiset ``m``, for a normal turn ([0]) and
+        the last turn ([1]); ``hold`` int64, same shape: the plan's canonical keep-mask
+        (hold action id), -1 where no re-roll is planned.
+    """
+    K, R = rules.max_rolls, rules.num_rows
+    sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
+    limit = np.repeat([LAST_WRITE_ROLL.get(kind, K) for kind in rules.columns], R)
+    reach, hold = zip(*(row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, np.minimum(limit, rolls))
+                        for rolls in (rules.rolls, rules.last_turn_rolls)))
+    return np.stack(reach) * sign, np.stack(hold)
