@@ -17,8 +17,10 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
     eval:
       freq: 25000               # env steps between masked evaluations
       episodes: 50              # games per evaluation, on fixed seeds
-      seed: 1000000             # first evaluation seed (env i of the eval VecEnv: seed + i)
-      n_envs: 10                # eval games played side by side (batched policy calls)
+      seed: 20000000            # first evaluation seed (env i of the eval VecEnv: seed + i)
+      n_envs: 50                # eval games played side by side (batched policy calls); with
+                                # n_envs = episodes and seed 20000000 the evaluation games
+                                # are the first canonical games of scripts/evaluate.py
     checkpoint:
       freq: 100000              # env steps between checkpoints
     init_from: null             # a MaskablePPO .zip to start from (fine-tuning): its policy
@@ -53,7 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "device": "cpu",
     "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
     "algo": {},
-    "eval": {"freq": 50_000, "episodes": 50, "seed": 1_000_000, "n_envs": 10},
+    "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
     "checkpoint": {"freq": 100_000},
     "init_from": None,
 }

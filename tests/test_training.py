@@ -262,3 +262,20 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
     for bad in ("5", "''", "[a]"):
         with pytest.raises(ConfigError, match="init_from"):
             load_config(write(tmp_path, f"init_from: {bad}\n"))
+
+
+def test_default_evaluation_games_are_the_canonical_games():
+    """With eval.n_envs = eval.episodes and eval.seed 20,000,000 (the defaults and the
+    shipped configs), the training-time evaluation plays the first canonical games of
+    scripts/evaluate.py, so its curve and the README table are on the same games."""
+    from agents import load
+    from agents.evaluation import eval_seeds, run_games
+    from agents.ppo import eval_games
+
+    for name in ("ppo_classic.yaml", "ppo_classic_down_tuned.yaml"):
+        cfg = load_config(ROOT / "configs" / name)
+        assert cfg["eval"]["n_envs"] == cfg["eval"]["episodes"] and cfg["eval"]["seed"] == 20_000_000
+    cfg = load_config(ROOT / "configs" / "ppo_classic_down_tuned.yaml")
+    cfg["eval"].update(episodes=6, n_envs=6)
+    canonical = run_games(["greedy"], "classic_down", eval_seeds(6), progress=False)
+    assert eval_games(load("greedy"), cfg) == [g["score"] for g in canonical["greedy"]]
