@@ -80,7 +80,7 @@ def plot(results, path: Path, ruleset: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip) or MaskablePPO .zip paths; a glob groups several checkpoints")
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>) or MaskablePPO .zip paths; a glob groups several checkpoints")
     parser.add_argument("--games", type=int, default=1000, help="games per agent (canonical seeds)")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")

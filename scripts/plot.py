@@ -4,8 +4,10 @@
     python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score]
 
 Runs of one ruleset and config (read from each run's ``config.yaml``; else folder names
-``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn with the range over seeds shaded. The ``eval/baseline_<agent>``
-scalars of the runs are drawn as horizontal lines.
+``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn
+with the range over seeds shaded. Each ruleset gets its own panel, with the
+``eval/baseline_<agent>`` scalars of its runs drawn as horizontal lines. A run started
+from another model (``init_from``, fine-tuning) is drawn after that model's steps.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def group_name(run: Path) -> str:
-    """``<ruleset>__<config>`` from the run's config.yaml (so runs of one config with
-    several seeds are one group whatever their folder names), else from the folder name."""
+def run_info(run: Path) -> tuple[str, str, int]:
+    """``(ruleset, config name, step offset)`` of a run, from its config.yaml (so runs of
+    one config with several seeds are one group whatever their folder names), else from
+    the folder name ``<ruleset>__<config>__<seed>__<time>``. The offset is the step count
+    of the model the run started from (``init_from``), 0 for a run trained from scratch."""
     saved = run / "config.yaml"
     if saved.is_file():
         import yaml
@@ -42,9 +46,23 @@ def group_name(run: Path) -> str:
         except (yaml.YAMLError, UnicodeDecodeError):
             cfg = {}  # not a readable config: fall back to the folder name
         if isinstance(cfg, dict) and cfg.get("config_name"):
-            return f"{Path(str(cfg.get('ruleset', '?'))).stem}__{cfg['config_name']}"
+            return Path(str(cfg.get("ruleset", "?"))).stem, str(cfg["config_name"]), model_steps(cfg.get("init_from"))
     parts = run.name.split("__")
-    return "__".join(parts[:2]) if len(parts) >= 4 else run.name
+    return (parts[0], parts[1], 0) if len(parts) >= 4 else ("?", run.name, 0)
+
+
+def model_steps(path) -> int:
+    """``num_timesteps`` saved in an SB3 model .zip (0 if there is none or it is unreadable)."""
+    import json
+    import zipfile
+
+    if not isinstance(path, str) or not Path(path).is_file():
+        return 0
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return int(json.loads(zf.read("data")).get("num_timesteps", 0))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
-    baselines: dict[str, float] = {}
+    groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    baselines: dict[str, dict[str, float]] = defaultdict(dict)  # ruleset -> name -> points
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         parser.error(f"--out {out}: give a .png, .pdf or .svg file name")
@@ -73,25 +91,34 @@ def main(argv: list[str] | None = None) -> int:
         if args.tag not in scalars:
             print(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}", file=sys.stderr)
             return 2
+        ruleset, config, offset = run_info(run)
         steps, values = scalars[args.tag]
-        last = {int(x): v for x, v in zip(steps, values)}  # a resumed run logs its checkpoint step again: keep the later value
-        groups[group_name(run)].append((np.array(sorted(last)), np.array([last[x] for x in sorted(last)])))
+        last = {int(x) + offset: v for x, v in zip(steps, values)}  # a resumed run logs its checkpoint step again: keep the later value
+        groups[ruleset, config].append((np.array(sorted(last)), np.array([last[x] for x in sorted(last)])))
         for tag, (_, values) in scalars.items():
             if tag.startswith("eval/baseline_"):
-                baselines[tag.removeprefix("eval/baseline_")] = float(values[-1])
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for label, curves in groups.items():
-        steps = np.unique(np.concatenate([s for s, _ in curves]))
-        ys = np.array([np.interp(steps, s, v) for s, v in curves])
-        line = ax.plot(steps, ys.mean(axis=0), label=f"{label} ({len(curves)} seed{'s' if len(curves) > 1 else ''})")[0]
-        if len(curves) > 1:
-            ax.fill_between(steps, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
-    for k, (name, value) in enumerate(sorted(baselines.items(), key=lambda x: x[1])):
-        ax.axhline(value, linestyle="--", linewidth=1, color=f"C{(k + 3) % 10}", label=f"{name.replace('_expected', ' (exact)')}: {value:.0f}")
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel(f"{args.tag} (points)")
-    ax.set_title(args.title or f"Jamb: {args.tag}")
-    ax.legend(fontsize=8, loc="lower right")
+                baselines[ruleset][tag.removeprefix("eval/baseline_")] = float(values[-1])
+    rulesets = list(dict.fromkeys(r for r, _ in groups))
+    fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
+    for ax, ruleset in zip(axes[0], rulesets):
+        for (rs, config), curves in groups.items():
+            if rs != ruleset:
+                continue
+            steps = np.unique(np.concatenate([s for s, _ in curves]))
+            ys = np.array([np.interp(steps, s, v) for s, v in curves])
+            line = ax.plot(steps, ys.mean(axis=0), label=f"{config} ({len(curves)} seed{'s' if len(curves) > 1 else ''})")[0]
+            if len(curves) > 1:
+                ax.fill_between(steps, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
+        for k, (name, value) in enumerate(sorted(baselines[ruleset].items(), key=lambda x: x[1])):
+            ax.axhline(value, linestyle="--", linewidth=1, color=f"C{(k + 3) % 10}", label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel(f"{args.tag} (points)")
+        ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not args.title else args.title)
+        ax.legend(fontsize=8, loc="lower right")
+    if args.title and len(rulesets) > 1:
+        fig.suptitle(args.title)
+    elif not args.title and len(rulesets) == 1:
+        axes[0][0].set_title(f"Jamb {rulesets[0]}: {args.tag}")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)

@@ -185,6 +185,16 @@ def test_resume_continues_the_run_and_plot(tmp_path):
                            capture_output=True, text=True, timeout=600)
     assert third.returncode == 0, third.stderr[-3000:]
     assert yaml.safe_load((tuned / "config.yaml").read_text())["init_from"] == str(run_dir / "final_model.zip")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot", ROOT / "scripts" / "plot.py")
+    plot_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot_mod)
+    assert plot_mod.run_info(tuned) == ("classic_down", "tiny", 4096)  # drawn after the model it started from
+    assert plot_mod.run_info(run_dir) == ("classic_down", "tiny", 0)
+    both = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), str(tuned), "--out", str(png)],
+                          capture_output=True, text=True, timeout=300)
+    assert both.returncode == 0, both.stderr[-2000:]
 
 
 @pytest.mark.slow
