@@ -69,11 +69,12 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     out = []
     for spec in specs:
         if any(ch in spec for ch in "*?["):
-            paths = sorted(glob.glob(spec))
+            prefix = "hybrid:" if spec.startswith("hybrid:") else ""
+            paths = sorted(glob.glob(spec.removeprefix(prefix)))
             if not paths:
-                raise FileNotFoundError(f"no checkpoint matches {spec}")
+                raise FileNotFoundError(f"no checkpoint matches {spec.removeprefix(prefix)}")
             for p in paths:
-                out.append((p, p, spec))
+                out.append((prefix + p, prefix + p, spec))
         else:
             out.append((spec, spec, None))
     return out

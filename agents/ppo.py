@@ -30,7 +30,8 @@ Every run writes to ``runs/<ruleset>__<config>__<seed>__<time>/``: TensorBoard e
 (SB3's ``rollout/``, ``train/`` and ``time/``; ``jamb/`` true game scores and score parts
 of training episodes; ``eval/`` masked evaluation scores beside the baselines' scores on
 the same games, ``eval/baseline_<agent>``; the config as text), ``progress.csv``, checkpoints, the best and the
-final model, and ``config.yaml`` (the resolved config).
+final model, ``config.yaml`` (the resolved config) and, for a run started from a model,
+``init_from.json`` (that model and the env steps behind it).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ _SECTIONS = {"env", "algo", "eval", "checkpoint"}
 VEC_ENVS = ("batched", "dummy", "subproc")
 #: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
+#: In a run started from a model: ``{"init_from": absolute path, "steps_before": env steps
+#: behind that model}`` (``scripts/plot.py`` draws the run after those steps).
+INIT_RECORD = "init_from.json"
 
 
 class ConfigError(ValueError):
@@ -137,8 +141,10 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
     ev_seed = cfg["eval"]["seed"]
-    if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed < 2**32 - 1000:
-        raise ConfigError(f"{path}: key 'eval.seed': expected a non-negative integer, got {ev_seed!r}")
+    ev_envs = cfg["eval"]["n_envs"]
+    top = 2**32 - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
+    if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed <= top:
+        raise ConfigError(f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), got {ev_seed!r}")
     if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
         raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
     if cfg["init_from"] is not None and (not isinstance(cfg["init_from"], str) or not cfg["init_from"]):
@@ -407,8 +413,13 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         except Exception as exc:  # SB3 validates its arguments with assorted exception types
             raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
         if cfg["init_from"] is not None:
-            _load_policy_weights(model, cfg["init_from"])
+            steps_before = _load_policy_weights(model, cfg["init_from"])
+            init_record = {"init_from": str(Path(cfg["init_from"]).resolve()), "steps_before": steps_before}
     run_dir.mkdir(parents=True, exist_ok=True)
+    if checkpoint is None and cfg["init_from"] is not None:
+        import json
+
+        (run_dir / INIT_RECORD).write_text(json.dumps(init_record, indent=1))
     (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
 
@@ -433,8 +444,10 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     }
 
 
-def _load_policy_weights(model, src: str | Path) -> None:
-    """Copy the policy (and value) weights of the model file ``src`` into ``model``.
+def _load_policy_weights(model, src: str | Path) -> int:
+    """Copy the policy (and value) weights of the model file ``src`` into ``model``; return
+    the env steps behind them (the source's own, plus its run's ``steps_before`` when that
+    run was itself started from a model).
 
     Raises:
         FileNotFoundError: no such file.
@@ -444,6 +457,8 @@ def _load_policy_weights(model, src: str | Path) -> None:
     from sb3_contrib import MaskablePPO
 
     src = Path(src)
+    if src.is_dir():
+        raise ConfigError(f"key 'init_from': {src} is a folder; give a model file in it, e.g. {src / 'final_model.zip'}")
     if not src.is_file():
         raise FileNotFoundError(f"key 'init_from': model file not found: {src}")
     try:
@@ -460,10 +475,27 @@ def _load_policy_weights(model, src: str | Path) -> None:
                 f"key 'init_from': {src} was trained with another {what.replace('_', ' ')} ({brief(theirs)}) "
                 f"than this run's ({brief(ours)}); check 'ruleset' and 'env.turn_features'"
             )
+    def net(policy) -> str:
+        return f"net_arch {policy.net_arch}, activation {policy.activation_fn.__name__}"
+
+    if net(source.policy) != net(model.policy):
+        raise ConfigError(f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); see 'algo.policy_kwargs'")
     try:
         model.policy.load_state_dict(source.policy.state_dict())
     except RuntimeError as exc:
-        raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {str(exc)[:200]}") from exc
+        raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}") from exc
+    return int(source.num_timesteps) + int(_init_record(src.parent).get("steps_before", 0))
+
+
+def _init_record(run_dir: Path) -> dict:
+    """``run_dir/init_from.json`` (written by a run started from a model), else ``{}``."""
+    import json
+
+    try:
+        record = json.loads((run_dir / INIT_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def export_model(src: str | Path, dst: str | Path) -> Path:

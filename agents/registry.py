@@ -45,13 +45,15 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     if spec in ("ppo", "hybrid") or spec.startswith("hybrid:"):
         path = spec[len("hybrid:") :] if spec.startswith("hybrid:") else None
         if path is None:
-            name = getattr(ruleset, "name", ruleset)
-            if not isinstance(name, str):
-                raise ValueError(f"the {spec} agent needs a ruleset name, got {ruleset!r}")
-            path = MODELS_DIR / f"{Path(name).stem}.zip"
+            from jamb_env import load_ruleset
+
+            name = load_ruleset(ruleset).name  # RulesetError for an unknown ruleset or a missing YAML file
+            path = MODELS_DIR / f"{name}.zip"
             if not path.is_file():
                 have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
-                raise ValueError(f"no shipped PPO model for ruleset {ruleset!r} ({path}); shipped: {have}")
+                raise ValueError(f"no shipped PPO model for ruleset {name!r} ({path}); shipped: {have}")
+        elif not path:
+            raise ValueError("hybrid: needs a model path after the colon (hybrid:<MaskablePPO .zip>), or plain 'hybrid' for the shipped model")
         elif not Path(path).is_file():
             raise FileNotFoundError(f"no model file {path} (hybrid:<MaskablePPO .zip>)")
         if spec == "ppo":

@@ -204,7 +204,7 @@ class PlaySession:
 
     def hint(self) -> None:
         if self.coach is None:
-            self.console.print("no coach: start with --coach greedy|expectimax|optimal|columnwise|MODEL.zip")
+            self.console.print("no coach: start with --coach greedy|expectimax|optimal|columnwise|ppo|hybrid|MODEL.zip")
             return
         env = self.env
         try:

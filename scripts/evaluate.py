@@ -67,7 +67,7 @@ def plot(results, path: Path, ruleset: str) -> None:
     hi = max(s.max() for s in scores.values())
     bins = np.linspace(lo, hi, 60)
     for label, s in scores.items():
-        ax.hist(s, bins=bins, histtype="step", linewidth=1.5, label=f"{Path(label).name if '/' in label else label} (mean {s.mean():.0f})")
+        ax.hist(s, bins=bins, histtype="step", linewidth=1.5, label=f"{short_label(label)} (mean {s.mean():.0f})")
     ax.set_xlabel("final score (points)")
     ax.set_ylabel("games")
     ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
@@ -75,6 +75,13 @@ def plot(results, path: Path, ruleset: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def short_label(label: str) -> str:
+    """A label for the legend: a checkpoint path shortened to its file name (keeping ``hybrid:``)."""
+    prefix = "hybrid:" if label.startswith("hybrid:") else ""
+    rest = label.removeprefix(prefix)
+    return prefix + (Path(rest).name if "/" in rest else rest)
 
 
 def main(argv: list[str] | None = None) -> int:

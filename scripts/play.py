@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
-    parser.add_argument("--coach", help="agent for 'hint': greedy, expectimax, optimal, columnwise or a MaskablePPO .zip")
+    parser.add_argument("--coach", help="agent for 'hint': greedy, expectimax, optimal, columnwise, ppo, hybrid or a MaskablePPO .zip")
     parser.add_argument("--save", help="save the game here after every move (a game record)")
     parser.add_argument("--load", help="resume a saved game")
     parser.add_argument("--watch", help="an agent plays the game")

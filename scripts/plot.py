@@ -5,7 +5,7 @@
 
 Runs of one ruleset and config (read from each run's ``config.yaml``; else folder names
 ``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn
-with the range over seeds shaded. Each ruleset gets its own panel, with the
+with the range over its runs (seeds) shaded. Each ruleset gets its own panel, with the
 ``eval/baseline_<agent>`` scalars of its runs drawn as horizontal lines. A run started
 from another model (``init_from``, fine-tuning) is drawn after that model's steps.
 """
@@ -33,10 +33,12 @@ def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def run_info(run: Path) -> tuple[str, str, int]:
-    """``(ruleset, config name, step offset)`` of a run, from its config.yaml (so runs of
+    """``(ruleset, group label, step offset)`` of a run, from its config.yaml (so runs of
     one config with several seeds are one group whatever their folder names), else from
-    the folder name ``<ruleset>__<config>__<seed>__<time>``. The offset is the step count
-    of the model the run started from (``init_from``), 0 for a run trained from scratch."""
+    the folder name ``<ruleset>__<config>__<seed>__<time>``. A run started from a model
+    (``init_from``) is its own group, "<config> (from a model)", drawn after the env steps
+    behind that model (``init_from.json``, written by the run; for older runs, the model
+    file's own step count if it is still there)."""
     saved = run / "config.yaml"
     if saved.is_file():
         import yaml
@@ -44,24 +46,33 @@ def run_info(run: Path) -> tuple[str, str, int]:
         try:
             cfg = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
         except (yaml.YAMLError, UnicodeDecodeError):
-            cfg = {}  # not a readable config: fall back to the folder name
-        if isinstance(cfg, dict) and cfg.get("config_name"):
-            return Path(str(cfg.get("ruleset", "?"))).stem, str(cfg["config_name"]), model_steps(cfg.get("init_from"))
+            cfg = None
+        if not isinstance(cfg, dict) or not cfg.get("config_name"):
+            print(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name", file=sys.stderr)
+        else:
+            ruleset, label = Path(str(cfg.get("ruleset", "?"))).stem, str(cfg["config_name"])
+            if not cfg.get("init_from"):
+                return ruleset, label, 0
+            return ruleset, f"{label} (from a model)", init_steps(run, cfg["init_from"])
     parts = run.name.split("__")
     return (parts[0], parts[1], 0) if len(parts) >= 4 else ("?", run.name, 0)
 
 
-def model_steps(path) -> int:
-    """``num_timesteps`` saved in an SB3 model .zip (0 if there is none or it is unreadable)."""
+def init_steps(run: Path, init_from: str) -> int:
+    """Env steps behind the model a run started from (0, with a warning, if unknown)."""
     import json
     import zipfile
 
-    if not isinstance(path, str) or not Path(path).is_file():
-        return 0
     try:
-        with zipfile.ZipFile(path) as zf:
+        record = json.loads((run / "init_from.json").read_text(encoding="utf-8"))
+        return int(record["steps_before"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        with zipfile.ZipFile(init_from) as zf:
             return int(json.loads(zf.read("data")).get("num_timesteps", 0))
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        print(f"warning: {run.name} started from {init_from}, whose step count is unknown here; drawing it from step 0", file=sys.stderr)
         return 0
 
 
@@ -82,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         parser.error(f"--out {out}: give a .png, .pdf or .svg file name")
+    if out.is_dir() or (out.parent.exists() and not out.parent.is_dir()):
+        parser.error(f"--out {out}: {'is a folder' if out.is_dir() else f'{out.parent} is not a folder'}")
     for name in dict.fromkeys(str(Path(r).resolve()) for r in args.runs):  # each folder once
         run = Path(name)
         if not run.is_dir():
@@ -97,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         groups[ruleset, config].append((np.array(sorted(last)), np.array([last[x] for x in sorted(last)])))
         for tag, (_, values) in scalars.items():
             if tag.startswith("eval/baseline_"):
-                baselines[ruleset][tag.removeprefix("eval/baseline_")] = float(values[-1])
+                name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
+                if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
+                    print(f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
+                          f"{value:.1f}); the panel shows the baselines of the last run given, {run.name}", file=sys.stderr)
+                baselines[ruleset][name] = value
     rulesets = list(dict.fromkeys(r for r, _ in groups))
     fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
     for ax, ruleset in zip(axes[0], rulesets):
@@ -106,11 +123,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             steps = np.unique(np.concatenate([s for s, _ in curves]))
             ys = np.array([np.interp(steps, s, v) for s, v in curves])
-            line = ax.plot(steps, ys.mean(axis=0), label=f"{config} ({len(curves)} seed{'s' if len(curves) > 1 else ''})")[0]
+            line = ax.plot(steps, ys.mean(axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})")[0]
             if len(curves) > 1:
                 ax.fill_between(steps, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
         for k, (name, value) in enumerate(sorted(baselines[ruleset].items(), key=lambda x: x[1])):
-            ax.axhline(value, linestyle="--", linewidth=1, color=f"C{(k + 3) % 10}", label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
+            ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
         ax.set_xlabel("environment steps")
         ax.set_ylabel(f"{args.tag} (points)")
         ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not args.title else args.title)
@@ -120,8 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     elif not args.title and len(rulesets) == 1:
         axes[0][0].set_title(f"Jamb {rulesets[0]}: {args.tag}")
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=120)
+    except OSError as exc:
+        print(f"error: cannot write {out}: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {out}")
     return 0
 

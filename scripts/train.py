@@ -22,7 +22,7 @@ from agents.ppo import ConfigError, load_config, resume_config, train  # noqa: E
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default="configs/ppo_classic.yaml", help="training config YAML")
+    parser.add_argument("--config", help="training config YAML (default: configs/ppo_classic.yaml)")
     parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
@@ -31,13 +31,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint, in its folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.resume:
+        given = [f"--{k.replace('_', '-')}" for k in ("config", "seed", "ruleset", "init_from", "run_dir") if getattr(args, k) is not None]
+        if given:
+            parser.error(f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)")
+    if args.init_from is not None and not args.init_from:
+        parser.error("--init-from: give the path of a MaskablePPO .zip")
     try:
         if args.resume:
             cfg = resume_config(args.resume, args.total_timesteps)
             summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
         else:
             cfg = load_config(
-                args.config, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
+                args.config or "configs/ppo_classic.yaml", {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
             )
             summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
     except (ConfigError, OSError, ValueError) as exc:

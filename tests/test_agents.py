@@ -234,3 +234,8 @@ def test_hybrid_plays_legally_on_every_column_kind(preset, tmp_path):
     run_games([f"hybrid:{tmp_path / 'm.zip'}"], preset, [1], progress=False)  # raise mode
     with pytest.raises(FileNotFoundError, match="hybrid:"):
         agents.load(f"hybrid:{tmp_path / 'none.zip'}", ruleset=preset)
+    with pytest.raises(ValueError, match="needs a model path"):
+        agents.load("hybrid:", ruleset=preset)
+    from agents.evaluation import expand_specs
+
+    assert [label for label, _, _ in expand_specs([f"hybrid:{tmp_path}/*.zip"])] == [f"hybrid:{tmp_path / 'm.zip'}"]

@@ -190,11 +190,19 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     spec = importlib.util.spec_from_file_location("plot", ROOT / "scripts" / "plot.py")
     plot_mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plot_mod)
-    assert plot_mod.run_info(tuned) == ("classic_down", "tiny", 4096)  # drawn after the model it started from
+    assert plot_mod.run_info(tuned) == ("classic_down", "tiny (from a model)", 4096)  # drawn after the model it started from
     assert plot_mod.run_info(run_dir) == ("classic_down", "tiny", 0)
     both = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), str(tuned), "--out", str(png)],
                           capture_output=True, text=True, timeout=300)
     assert both.returncode == 0, both.stderr[-2000:]
+    (tuned / "init_from.json").unlink()  # an older run: the offset comes from the model file
+    assert plot_mod.run_info(tuned)[2] == 4096
+    (tmp_path / "dir.png").mkdir()
+    folder = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(tmp_path / "dir.png")],
+                            capture_output=True, text=True, timeout=300)
+    assert folder.returncode == 2 and "is a folder" in folder.stderr
+    clash = subprocess.run(train + ["--resume", str(run_dir), "--seed", "3"], capture_output=True, text=True, timeout=300)
+    assert clash.returncode == 2 and "--seed cannot change it" in clash.stderr
 
 
 @pytest.mark.slow
@@ -262,8 +270,14 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
         _load_policy_weights(model(turn_features=False), tmp_path / "src.zip")
     with pytest.raises(ConfigError, match=r"another observation space \(Box\(175,\)\) than this run's \(Box\(590,\)\)"):
         _load_policy_weights(model("classic"), tmp_path / "src.zip")
-    with pytest.raises(ConfigError, match="another network"):
+    with pytest.raises(ConfigError, match=r"another network \(net_arch \[64, 64\], activation Tanh\) than this run \(net_arch \[32\]"):
         _load_policy_weights(model(net=(32,)), tmp_path / "src.zip")
+    relu = MaskablePPO("MlpPolicy", JambEnv("classic_down"), n_steps=64, batch_size=64,
+                       policy_kwargs={"net_arch": [64, 64], "activation_fn": torch.nn.ReLU})
+    with pytest.raises(ConfigError, match="activation ReLU"):
+        _load_policy_weights(relu, tmp_path / "src.zip")
+    with pytest.raises(ConfigError, match="is a folder"):
+        _load_policy_weights(dst, tmp_path)
     with pytest.raises(FileNotFoundError, match="init_from"):
         _load_policy_weights(dst, tmp_path / "missing.zip")
     (tmp_path / "junk.zip").write_text("not a model")
@@ -272,6 +286,8 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
     for bad in ("5", "''", "[a]"):
         with pytest.raises(ConfigError, match="init_from"):
             load_config(write(tmp_path, f"init_from: {bad}\n"))
+    with pytest.raises(ConfigError, match=r"eval.seed': expected an integer in 0..4294967286"):
+        load_config(write(tmp_path, "eval: {seed: 4294967290, n_envs: 10}\n"))
 
 
 def test_default_evaluation_games_are_the_canonical_games():
