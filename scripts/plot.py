@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
                 if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
                     print(f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
-                          f"{value:.1f}); the panel shows the baselines of the last run given, {run.name}", file=sys.stderr)
+                          f"{value:.1f} in {run.name}); the panel shows those of the last run given", file=sys.stderr)
                 baselines[ruleset][name] = value
     rulesets = list(dict.fromkeys(r for r, _ in groups))
     fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
