@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jamb_env.rules import layout, max_rolls
+from jamb_env.rules import layout, max_rolls, target_cells
 from jamb_env.rules.turn import cell_plans
 
 from .ppo_agent import PPOAgent
@@ -37,8 +37,7 @@ class HybridAgent(PPOAgent):
         holds_legal = mask[: lay.num_holds]
         if not holds_legal.any():
             return super().act(env, observation, mask)
-        target = mask[lay.write_offset :].copy()
-        target[lay.announce_cells] |= mask[lay.announce_offset : lay.write_offset]
+        target = target_cells(rules, mask)
         plans = cell_plans(rules)[1][int(max_rolls(rules, st) != rules.rolls), st.roll - 1, st.dice_index]
         candidates = mask.copy()
         candidates[: lay.num_holds] = False

@@ -384,6 +384,7 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     if not resume and ((run_dir / "config.yaml").exists() or (run_dir / "checkpoints").exists()):
         raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
     checkpoint = latest_checkpoint(run_dir) if resume else None
+    started_from = None  # the INIT_RECORD of a new run with init_from
     if resume and checkpoint is None:
         raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from (checkpoints/model_*_steps.zip)")
     load_ruleset(cfg["ruleset"])  # a clear error before anything is written
@@ -414,12 +415,12 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
             raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
         if cfg["init_from"] is not None:
             steps_before = _load_policy_weights(model, cfg["init_from"])
-            init_record = {"init_from": str(Path(cfg["init_from"]).resolve()), "steps_before": steps_before}
+            started_from = {"init_from": str(Path(cfg["init_from"]).resolve()), "steps_before": steps_before}
     run_dir.mkdir(parents=True, exist_ok=True)
-    if checkpoint is None and cfg["init_from"] is not None:
+    if started_from is not None:
         import json
 
-        (run_dir / INIT_RECORD).write_text(json.dumps(init_record, indent=1))
+        (run_dir / INIT_RECORD).write_text(json.dumps(started_from, indent=1))
     (run_dir / "config.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
 
@@ -484,10 +485,10 @@ def _load_policy_weights(model, src: str | Path) -> int:
         model.policy.load_state_dict(source.policy.state_dict())
     except RuntimeError as exc:
         raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}") from exc
-    return int(source.num_timesteps) + int(_init_record(src.parent).get("steps_before", 0))
+    return int(source.num_timesteps) + int(init_record(src.parent).get("steps_before", 0))
 
 
-def _init_record(run_dir: Path) -> dict:
+def init_record(run_dir: Path) -> dict:
     """``run_dir/init_from.json`` (written by a run started from a model), else ``{}``."""
     import json
 

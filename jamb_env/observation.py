@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import GameState, Ruleset, layout, legal_mask, max_rolls
+from .rules import GameState, Ruleset, layout, legal_mask, max_rolls, target_cells
 from .rules.tables import UPPER_ROWS
 from .rules.turn import cell_plans
 
@@ -85,7 +85,6 @@ class ObservationEncoder:
         self.rules = rules
         self.turn_features = bool(turn_features)
         lay = layout(rules)
-        self._layout = lay
         n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
         has_answer = lay.answer_column >= 0
         spec = [
@@ -167,10 +166,7 @@ class ObservationEncoder:
 
     def targets(self, mask: np.ndarray) -> np.ndarray:
         """bool ``(C*R,)``: cells legal to write or to announce under action ``mask``."""
-        lay = self._layout
-        out = mask[lay.write_offset :].copy()
-        out[lay.announce_cells] |= mask[lay.announce_offset : lay.write_offset]
-        return out
+        return target_cells(self.rules, mask)
 
     def sheet_features(self, st: GameState) -> np.ndarray:
         """float32 ``(size,)`` with only the segments that change on a write filled in

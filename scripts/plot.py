@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -63,12 +65,12 @@ def init_steps(run: Path, init_from: str) -> int:
     import json
     import zipfile
 
-    try:
-        record = json.loads((run / "init_from.json").read_text(encoding="utf-8"))
-        return int(record["steps_before"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:
+    from agents.ppo import init_record
+
+    steps = init_record(run).get("steps_before")
+    if isinstance(steps, int):
+        return steps
+    try:  # a run from before init_from.json: the model file's own count, if it is still there
         with zipfile.ZipFile(init_from) as zf:
             return int(json.loads(zf.read("data")).get("num_timesteps", 0))
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):

@@ -241,6 +241,15 @@ def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
     return mask
 
 
+def target_cells(rules: Ruleset, mask: np.ndarray) -> np.ndarray:
+    """bool ``(C*R,)``: the cells legal to write or to announce under action ``mask``
+    (the open cells a turn can still aim at)."""
+    lay = layout(rules)
+    out = mask[lay.write_offset :].copy()
+    out[lay.announce_cells] |= mask[lay.announce_offset : lay.write_offset]
+    return out
+
+
 def decode(rules: Ruleset, action: int) -> Action:
     """The :class:`Action` of index ``action``; ValueError outside the action space."""
     lay = layout(rules)
