@@ -11,8 +11,8 @@ import numpy as np
 from gymnasium import spaces
 
 from . import rules as core
+from ._batch import Batch, stream_length
 from .errors import IllegalActionError
-from .observation import ObservationEncoder
 from .render import render_sheet
 from .rules import Action, GameState, Ruleset, load_ruleset
 
@@ -159,64 +159,56 @@ class JambEnv(gym.Env):
         self.reward_scale = float(reward_scale)
         rules = self.ruleset
         self._layout = core.layout(rules)
-        self._encoder = ObservationEncoder(rules, turn_features=self.turn_features)
+        self._batch = Batch(rules, 1, self.turn_features)
+        self._encoder = self._batch.encoder
         self.action_space = spaces.Discrete(self._layout.num_actions)
         self.observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
-        self._stream_len = rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls)
+        self._stream_len = stream_length(rules)
         self._warned_illegal = False
-        self._state: EnvState | None = None
-        self._mask = np.zeros(self._layout.num_actions, dtype=bool)
+        self._started = False
+        self._done = False
+        self._game: GameState | None = None  # the current GameState, built when asked for
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        rules = self.ruleset
-        stream = self.np_random.integers(1, 7, size=self._stream_len, dtype=np.int8)
-        game = core.start_turn(rules, core.new_game(rules), stream[: rules.dice])
-        self._state = EnvState(game=game, stream=stream, position=rules.dice, score=0, done=False, ruleset=rules.name)
-        self._mask = core.legal_mask(rules, game)
-        self._sheet = self._encoder.sheet_features(game)
+        g = self._batch.games
+        g.stream[0] = self.np_random.integers(1, 7, size=self._stream_len, dtype=np.int8)
+        self._batch.reset(np.zeros(1, dtype=np.int64))
+        self._started, self._done, self._game = True, False, None
         if self.render_mode == "human":
             self.render()
-        return self._encoder.encode(game, self._sheet, self._mask), self._info()
+        return g.obs[0].copy(), self._info()
 
     def step(self, action):
-        if self._state is None:
+        if not self._started:
             raise RuntimeError("call reset() before step()")
-        if self._state.done:
+        if self._done:
             raise RuntimeError("the episode has ended; call reset() before step()")
         a = self._check_action_type(action)
-        if not (0 <= a < self._layout.num_actions and self._mask[a]):
+        g = self._batch.games
+        if not (0 <= a < self._layout.num_actions and g.masks[0, a]):
             return self._illegal(a)
-        rules = self.ruleset
-        st = self._state
-        game, pos = st.game, st.position
-        dice = None
-        if a < self._layout.num_holds:
-            k = core.reroll_count(rules, a)
-            dice, pos = st.stream[pos : pos + k], pos + k
-        game, points = core.apply_action(rules, game, a, dice, check=False)
-        terminated = core.is_over(rules, game)
-        if game.roll == 0:  # a write: the sheet part of the observation changes
-            self._sheet = self._encoder.sheet_after_write(self._sheet, game, a - self._layout.write_offset)
-        if game.roll == 0 and not terminated:
-            game = core.start_turn(rules, game, st.stream[pos : pos + rules.dice], check=False)
-            pos += rules.dice
-        self._state = EnvState(game=game, stream=st.stream, position=pos, score=st.score + points, done=terminated, ruleset=st.ruleset)
-        self._mask = core.legal_mask(rules, game)
+        self._batch.step_one(0, a)
+        self._game = None
+        res = self._batch.results
+        terminated = bool(res.dones[0])
+        self._done = terminated
         info = self._info()
         if terminated:
-            info["score_parts"] = core.score_parts(rules, game)
-            info["column_scores"] = core.column_totals(rules, game)
+            p = res.parts[0]
+            info["score_parts"] = {"upper": int(p[0]), "bonus": int(p[1]), "difference": int(p[2]), "lower": int(p[3]), "bonus_columns": int(p[4])}
+            cols = self.ruleset.columns + self.ruleset.derived_columns
+            info["column_scores"] = {col: int(res.cols[0, c]) for c, col in enumerate(cols)}
         if self.render_mode == "human":
             self.render()
-        return self._encoder.encode(game, self._sheet, self._mask), points * self.reward_scale, terminated, False, info
+        return g.obs[0].copy(), int(res.points[0]) * self.reward_scale, terminated, False, info
 
     def render(self):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
-        text = render_sheet(self.ruleset, self._state.game if self._state else core.new_game(self.ruleset), self._mask)
+        text = render_sheet(self.ruleset, self.game if self._started else core.new_game(self.ruleset), self._mask)
         if self.render_mode == "human":
             print(text)
             return None
@@ -224,8 +216,14 @@ class JambEnv(gym.Env):
 
     # ------------------------------------------------------------------ masks and actions
     def action_masks(self) -> np.ndarray:
-        """bool ``(action_space.n,)``: the legal actions now (all False once done)."""
+        """bool ``(action_space.n,)``: the legal actions now (all False once done); a copy."""
         return self._mask.copy()
+
+    @property
+    def _mask(self) -> np.ndarray:
+        if self._done:
+            return np.zeros(self._layout.num_actions, dtype=bool)
+        return self._batch.games.masks[0]
 
     def decode_action(self, action: int) -> Action:
         """The :class:`~jamb_env.rules.Action` of index ``action`` (ValueError outside)."""
@@ -247,24 +245,37 @@ class JambEnv(gym.Env):
     # ------------------------------------------------------------------ state access
     @property
     def game(self) -> GameState:
-        """The current core game state (read-only use; a copy is in ``get_state``)."""
-        if self._state is None:
+        """The current core game state (a copy of the env's; made once per step)."""
+        if not self._started:
             raise RuntimeError("call reset() first")
-        return self._state.game
+        if self._game is None:
+            g = self._batch.games
+            self._game = GameState(
+                values=g.values[0].copy(), filled=g.filled[0].copy(), dice=g.dice[0].copy(),
+                dice_index=int(g.dice_index[0]), roll=int(g.roll[0]), announced=int(g.announced[0]),
+                answer_due=int(g.answer_due[0]), turn=int(g.turn[0]),
+            )
+        return self._game
 
     @property
     def score(self) -> int:
         """Running sheet total (points)."""
-        return 0 if self._state is None else self._state.score
+        return int(self._batch.games.score[0]) if self._started else 0
 
     def get_state(self) -> EnvState:
         """A copy of the full game state, dice stream and its position included."""
-        if self._state is None:
+        if not self._started:
             raise RuntimeError("call reset() first")
-        return self._state.copy()
+        g = self._batch.games
+        return EnvState(game=self.game.copy(), stream=g.stream[0].copy(), position=int(g.pos[0]), score=self.score,
+                        done=self._done, ruleset=self.ruleset.name)
 
     def set_state(self, state: EnvState) -> None:
-        """Restore a state from :meth:`get_state` (of an env with the same ruleset)."""
+        """Restore a state from :meth:`get_state` (of an env with the same ruleset).
+
+        Raises:
+            TypeError: not an EnvState. ValueError: another ruleset's state, or an
+                inconsistent one (the message names the field)."""
         if not isinstance(state, EnvState):
             raise TypeError(f"set_state expects an EnvState from get_state(), got {type(state).__name__}")
         rules = self.ruleset
@@ -280,26 +291,30 @@ class JambEnv(gym.Env):
             raise ValueError(f"state.score = {state.score!r} but the sheet scores {core.score(rules, state.game)}")
         if not isinstance(state.done, (bool, np.bool_)) or (state.game.roll == 0 and not state.done):
             raise ValueError("state.done must be a bool, and True once the game is over")
-        self._state = state.copy()
-        self._sheet = self._encoder.sheet_features(self._state.game)
-        self._mask = (
-            np.zeros(self._layout.num_actions, dtype=bool) if state.done else core.legal_mask(self.ruleset, self._state.game)
-        )
+        g, st = self._batch.games, state.game
+        g.values[0], g.filled[0], g.dice[0], g.stream[0] = st.values, st.filled, st.dice, stream
+        g.dice_index[0], g.roll[0], g.announced[0], g.answer_due[0], g.turn[0] = (
+            st.dice_index, st.roll, st.announced, st.answer_due, st.turn)
+        g.pos[0], g.score[0] = state.position, state.score
+        self._batch.refresh(0)
+        self._started, self._done, self._game = True, bool(state.done), None
 
     def observe(self) -> np.ndarray:
-        """The observation of the current state."""
-        return self._encoder.encode(self.game, self._sheet, self._mask)
+        """The observation of the current state (a copy)."""
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        return self._batch.games.obs[0].copy()
 
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, Any]:
-        st = self._state
-        game = st.game
+        g = self._batch.games
+        roll, announced = int(g.roll[0]), int(g.announced[0])
         return {
-            "score": st.score,
-            "dice": tuple(game.dice.tolist()) if game.roll else (),
-            "roll": game.roll,
-            "announced": self.ruleset.cell_name(game.announced) if game.announced >= 0 else None,
-            "turn": game.turn,
+            "score": int(g.score[0]),
+            "dice": tuple(g.dice[0].tolist()) if roll else (),
+            "roll": roll,
+            "announced": self.ruleset.cell_name(announced) if announced >= 0 else None,
+            "turn": int(g.turn[0]),
             "action_mask": self._mask.astype(np.int8),
         }
 
@@ -314,7 +329,7 @@ class JambEnv(gym.Env):
     def _illegal(self, a: int):
         rules = self.ruleset
         if 0 <= a < self._layout.num_actions:
-            reason = core.why_illegal(rules, self._state.game, a) or "not in the legal mask"
+            reason = core.why_illegal(rules, self.game, a) or "not in the legal mask"
             what = f"illegal action {a} ({core.action_to_string(rules, a)}): {reason}"
         else:
             what = f"action {a} is outside the action space 0..{self._layout.num_actions - 1}"
@@ -324,8 +339,7 @@ class JambEnv(gym.Env):
             warnings.warn(f"{what}; the episode ends with reward {self.ILLEGAL_ACTION_PENALTY} points "
                           "(illegal_action='terminate'; mask actions with action_masks())", stacklevel=3)
             self._warned_illegal = True
-        self._state = replace(self._state, done=True)
-        self._mask = np.zeros(self._layout.num_actions, dtype=bool)
+        self._done = True
         info = self._info()
         info["illegal_action"] = True
-        return self._encoder.encode(self._state.game, self._sheet, self._mask), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info
+        return self._batch.games.obs[0].copy(), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info

@@ -47,10 +47,14 @@ Source rules: RULES.md §1-2 (rows, columns, difference, bonus), §3 (rolls and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
-from .rules import GameState, Ruleset, layout, legal_mask, max_rolls, target_cells
+from .rules import GameState, Ruleset, layout
+from .rules import kernels as rk
+from .rules._jit import kernel
 from .rules.tables import UPPER_ROWS
 from .rules.turn import cell_plans
 
@@ -66,6 +70,49 @@ class Segment:
     @property
     def slice(self) -> slice:
         return slice(self.start, self.start + self.size)
+
+
+# segment starts and sizes in ``ObsArrays.S``
+(
+    S_DICE,
+    S_DICE_LEN,
+    S_ROLL,
+    S_ROLLS_LEFT,
+    S_ANNOUNCED,
+    S_ANSWER_DUE,
+    S_ANSWER_LEN,
+    S_FILLED,
+    S_WRITTEN,
+    S_VALUE_NOW,
+    S_UPPER_SUM,
+    S_UPPER_TO_BONUS,
+    S_UPPER_LEFT,
+    S_DIFFERENCE,
+    S_PROGRESS,
+    S_TURN,
+    S_TURN_LEN,
+) = range(17)
+N_SEGMENTS = 17
+
+
+class ObsArrays(NamedTuple):
+    """The observation tables of a ruleset as the kernels read them (read-only, shared by
+    every env of the ruleset): segment starts ``S``, row maxima per cell, upper rows,
+    float constants (upper maximum, bonus threshold, difference maximum). The sheet
+    features are kept compact: ``SS`` holds the segment starts inside them and ``blocks``
+    the (observation start, length) of their two runs. Dice features
+    per multiset, ``value_now`` and turn-feature tables, announce slot per cell."""
+
+    S: np.ndarray
+    SS: np.ndarray
+    blocks: np.ndarray
+    row_max_cells: np.ndarray
+    upper_rows: np.ndarray
+    fconst: np.ndarray
+    dice_feat: np.ndarray
+    value_now: np.ndarray
+    turn_feat: np.ndarray
+    ann_slot: np.ndarray
 
 
 class ObservationEncoder:
@@ -126,30 +173,56 @@ class ObservationEncoder:
         onehot[np.arange(M)[:, None], np.arange(n)[None, :], tables.sorted_dice.astype(np.int64) - 1] = 1.0
         dice_feat[:M, : n * 6] = onehot.reshape(M, -1)
         dice_feat[:M, n * 6 :] = tables.counts / n
-        self._dice_feat = dice_feat
         row_max = np.tile(rules.row_max.astype(np.float32), C)
-        self._row_max = row_max
-        self._value_now = np.concatenate(
+        value_now = np.concatenate(
             [rules.cell_values.astype(np.float32) / row_max, np.zeros((K, 1, C * R), np.float32)], axis=1
         )  # (K, M + 1, C*R); index M = no dice
-        self._upper = np.array([r for r, row in enumerate(rules.rows) if row in UPPER_ROWS], dtype=np.int64)
-        self._upper_max = max(float(rules.row_max[self._upper].sum()), 1.0) if len(self._upper) else 1.0
-        self._threshold = max(float(rules.bonus_threshold), 1.0)
-        self._diff_max = 1.0
-        self._diff_rows = None
-        self._announce_slot = {int(cell): j for j, cell in enumerate(lay.announce_cells)}
+        upper = np.array([r for r, row in enumerate(rules.rows) if row in UPPER_ROWS], dtype=np.int64)
+        upper_max = max(float(rules.row_max[upper].sum()), 1.0) if len(upper) else 1.0
+        diff_max = 1.0
         if all(x in rules.rows for x in ("ones", "max", "min")):
-            self._diff_rows = tuple(rules.rows.index(x) for x in ("ones", "max", "min"))
             ones_max = float(rules.row_max[rules.rows.index("ones")])
             spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
-            self._diff_max = max(ones_max * spread, 1.0)
-        self._turn_feat = self._turn_table() if turn_features else np.zeros((2, K + 1, M + 1, 0), np.float32)
-        self._roll_eye = np.eye(K + 1, K, k=-1, dtype=np.float32)  # row 0: no roll
-        self._sl = {name: seg.slice for name, seg in self.segments.items()}
-        self._at = {name: seg.start for name, seg in self.segments.items()}
-        self._bits = rules.row_bits
+            diff_max = max(ones_max * spread, 1.0)
+        turn_feat = self._turn_table(row_max) if turn_features else np.zeros((2, K + 1, M + 1, 0), np.float32)
+        ann_slot = np.full(rules.num_cells, -1, dtype=np.int64)
+        ann_slot[lay.announce_cells] = np.arange(len(lay.announce_cells))
+        seg = self.segments
+        S = np.zeros(N_SEGMENTS, dtype=np.int64)
+        S[S_DICE], S[S_DICE_LEN] = seg["dice_onehot"].start, dice_feat.shape[1]
+        S[S_ROLL], S[S_ROLLS_LEFT], S[S_ANNOUNCED] = seg["roll"].start, seg["rolls_left"].start, seg["announced"].start
+        S[S_ANSWER_DUE], S[S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
+        S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
+        S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
+        S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
+        S[S_TURN], S[S_TURN_LEN] = seg["target"].start, seg["target"].size + turn_feat.shape[3]
+        # the sheet features: answer_due..written, then upper_sum..progress
+        b1, b2 = seg["answer_due"].start, seg["upper_sum"].start
+        blocks = np.array([[b1, seg["value_now"].start - b1], [b2, self.size - b2]], dtype=np.int64)
+        SS = S.copy()
+        for k in (S_ANSWER_DUE, S_FILLED, S_WRITTEN):
+            SS[k] = S[k] - b1
+        for k in (S_UPPER_SUM, S_UPPER_TO_BONUS, S_UPPER_LEFT, S_DIFFERENCE, S_PROGRESS):
+            SS[k] = S[k] - b2 + blocks[0, 1]
+        #: length of the compact sheet features
+        self.sheet_size = int(blocks[:, 1].sum())
+        #: the tables the observation kernels read (read-only)
+        self.arrays = ObsArrays(
+            S=S,
+            SS=SS,
+            blocks=blocks,
+            row_max_cells=row_max,
+            upper_rows=upper,
+            fconst=np.array([upper_max, max(float(rules.bonus_threshold), 1.0), diff_max], dtype=np.float64),
+            dice_feat=dice_feat,
+            value_now=value_now,
+            turn_feat=turn_feat,
+            ann_slot=ann_slot,
+        )
+        for a in (*self.arrays, self.low, self.high):
+            a.flags.writeable = False
 
-    def _turn_table(self) -> np.ndarray:
+    def _turn_table(self, row_max: np.ndarray) -> np.ndarray:
         """float32 ``(2, K + 1, M + 1, C*R + C*R*n)``: cell_reach then cell_hold of every
         cell, for a normal turn ([0]) and the last turn ([1], ``last_turn_rolls``), each
         roll (index 0: before the first roll) and multiset (index M: no dice), before the
@@ -159,96 +232,141 @@ class ObservationEncoder:
         n, K, M, CR = rules.dice, rules.max_rolls, rules.tables.num_multisets, rules.num_cells
         reach, hold = cell_plans(rules)
         table = np.zeros((2, K + 1, M + 1, CR + CR * n), dtype=np.float32)
-        table[:, 1:, :M, :CR] = reach / self._row_max.astype(np.float64)
+        table[:, 1:, :M, :CR] = reach / row_max.astype(np.float64)
         bits = (hold[..., None] >> np.arange(n)) & 1  # (2, K, M, CR, n)
         table[:, 1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(2, K, M, CR * n)
         return table
 
-    def targets(self, mask: np.ndarray) -> np.ndarray:
-        """bool ``(C*R,)``: cells legal to write or to announce under action ``mask``."""
-        return target_cells(self.rules, mask)
-
     def sheet_features(self, st: GameState) -> np.ndarray:
-        """float32 ``(size,)`` with only the segments that change on a write filled in
-        (answer_due, filled, written, per-column features, progress); the rest zero.
-        The env computes it once per turn and passes it to :meth:`encode`."""
-        rules, seg, sl, at = self.rules, self.segments, self._sl, self._at
-        obs = np.zeros(self.size, dtype=np.float32)
-        if st.answer_due >= 0 and seg["answer_due"].size:
-            obs[at["answer_due"] + st.answer_due] = 1.0
-        bits = self._bits[st.filled]  # (C, R) bool
-        obs[sl["filled"]] = bits.ravel()
-        obs[sl["written"]] = st.values.ravel() / self._row_max
-        if len(self._upper):
-            upper = st.values[:, self._upper].sum(axis=1).astype(np.float32)
-            obs[sl["upper_sum"]] = upper / self._upper_max
-            obs[sl["upper_to_bonus"]] = np.clip(self._threshold - upper, 0.0, self._threshold) / self._threshold
-            obs[sl["upper_left"]] = 1.0 - bits[:, self._upper].mean(axis=1)
-        if self._diff_rows is not None:
-            ones, mx, mn = self._diff_rows
-            v = st.values.astype(np.float32)
-            credited = bits[:, ones] & bits[:, mx] & bits[:, mn]
-            obs[sl["difference"]] = np.where(credited, v[:, ones] * (v[:, mx] - v[:, mn]), 0.0) / self._diff_max
-        obs[at["progress"]] = st.turn / rules.num_cells
-        return obs
-
-    def sheet_after_write(self, sheet: np.ndarray, st: GameState, cell: int) -> np.ndarray:
-        """:meth:`sheet_features` of ``st`` computed incrementally from ``sheet``, the
-        features before ``cell`` was written (only that column's entries change)."""
-        rules, at = self.rules, self._at
-        R = rules.num_rows
-        c, r = divmod(cell, R)
-        out = sheet.copy()
-        if self.segments["answer_due"].size:
-            out[self._sl["answer_due"]] = 0.0
-            if st.answer_due >= 0:
-                out[at["answer_due"] + st.answer_due] = 1.0
-        out[at["filled"] + cell] = 1.0
-        out[at["written"] + cell] = np.float32(st.values[c, r]) / self._row_max[cell]
-        f = int(st.filled[c])
-        vals = st.values[c].tolist()
-        if len(self._upper):
-            upper = np.float32(sum(vals[q] for q in self._upper))
-            thr = np.float32(self._threshold)
-            out[at["upper_sum"] + c] = upper / np.float32(self._upper_max)
-            out[at["upper_to_bonus"] + c] = min(max(thr - upper, np.float32(0.0)), thr) / thr
-            out[at["upper_left"] + c] = 1.0 - sum(f >> q & 1 for q in self._upper) / len(self._upper)
-        if self._diff_rows is not None:
-            ones, mx, mn = self._diff_rows
-            if f >> ones & 1 and f >> mx & 1 and f >> mn & 1:
-                d = np.float32(vals[ones]) * (np.float32(vals[mx]) - np.float32(vals[mn]))
-                out[at["difference"] + c] = d / np.float32(self._diff_max)
-        out[at["progress"]] = st.turn / rules.num_cells
-        return out
+        """float32 ``(sheet_size,)``: the segments that change on a write (answer_due,
+        filled, written, then upper_sum .. progress), compact (``arrays.SS``)."""
+        out = np.zeros((1, self.sheet_size), dtype=np.float32)
+        sheet_features(0, st.values[None], st.filled[None], np.array([st.answer_due]), np.array([st.turn]),
+                       self.rules.arrays, self.arrays, out)
+        return out[0]
 
     def encode(self, st: GameState, sheet: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
         """float32 ``(size,)`` observation of ``st``, inside ``[low, high]``.
 
-        ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it (it is only
-        recomputed when a cell is written); ``mask``: ``legal_mask(rules, st)`` if the
-        caller has it (used by the v1 turn features)."""
-        rules = self.rules
-        sl, at = self._sl, self._at
-        obs = self.sheet_features(st) if sheet is None else sheet.copy()
-        m = st.dice_index if st.dice_index >= 0 else rules.tables.num_multisets
-        d = at["dice_onehot"]
-        obs[d : d + self._dice_feat.shape[1]] = self._dice_feat[m]
-        obs[sl["roll"]] = self._roll_eye[st.roll]
-        if self.turn_features:
-            if mask is None:
-                mask = legal_mask(rules, st)
-            on = self.targets(mask)
-            n, CR = rules.dice, rules.num_cells
-            tab = self._turn_feat[int(max_rolls(rules, st) != rules.rolls), st.roll, m]
-            obs[sl["target"]] = on
-            obs[sl["cell_reach"]] = np.where(on, tab[:CR], 0.0)
-            obs[sl["cell_hold"]] = np.where(np.repeat(on, n), tab[CR:], 0.0)
-        K = rules.max_rolls
-        if st.roll and K > 1:
-            obs[at["rolls_left"]] = (max_rolls(rules, st) - st.roll) / (K - 1)
-        if st.announced >= 0:
-            obs[at["announced"] + self._announce_slot[st.announced]] = 1.0
-        if st.roll:
-            filled = obs[sl["filled"]]
-            obs[sl["value_now"]] = np.where(filled > 0, 0.0, self._value_now[st.roll - 1, m])
-        return obs
+        ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it; ``mask``:
+        ``legal_mask(rules, st)`` if the caller has it (the v1 turn features read it)."""
+        from .rules import legal_mask
+
+        sheet = self.sheet_features(st) if sheet is None else sheet
+        mask = legal_mask(self.rules, st) if mask is None else mask
+        out = np.zeros((1, self.size), dtype=np.float32)
+        observe(0, np.array([st.dice_index]), np.array([st.roll]), np.array([st.announced]), np.array([st.turn]),
+                sheet[None], mask[None], self.rules.arrays, self.arrays, out)
+        return out[0]
+
+
+@lru_cache(maxsize=None)
+def encoder(rules: Ruleset, turn_features: bool = True) -> ObservationEncoder:
+    """The :class:`ObservationEncoder` of ``rules`` (one per ruleset and layout, shared
+    by every env: its tables are read-only)."""
+    return ObservationEncoder(rules, turn_features=turn_features)
+
+
+# ---------------------------------------------------------------------------- kernels
+@kernel(inline=True)
+def sheet_features(i, values, filled, answer_due, turn, ra, oa, sheet):
+    """The compact sheet features of game ``i`` into ``sheet[i]`` (``oa.SS``): answer_due,
+    filled, written, upper_sum, upper_to_bonus, upper_left, difference, progress."""
+    P = ra.P
+    S = oa.SS
+    C = P[rk.P_C]
+    R = P[rk.P_R]
+    for d in range(sheet.shape[1]):
+        sheet[i, d] = 0.0
+    if answer_due[i] >= 0 and S[S_ANSWER_LEN] > 0:
+        sheet[i, S[S_ANSWER_DUE] + answer_due[i]] = 1.0
+    upper_max = np.float32(oa.fconst[0])
+    threshold = np.float32(oa.fconst[1])
+    diff_max = np.float32(oa.fconst[2])
+    n_upper = len(oa.upper_rows)
+    for c in range(C):
+        f = filled[i, c]
+        for r in range(R):
+            cell = c * R + r
+            if (f >> r) & 1:
+                sheet[i, S[S_FILLED] + cell] = 1.0
+            sheet[i, S[S_WRITTEN] + cell] = np.float32(values[i, c, r]) / oa.row_max_cells[cell]
+        if n_upper > 0:
+            up = 0
+            nfilled = 0
+            for q in oa.upper_rows:
+                up += values[i, c, q]
+                if (f >> q) & 1:
+                    nfilled += 1
+            upf = np.float32(up)
+            sheet[i, S[S_UPPER_SUM] + c] = upf / upper_max
+            togo = threshold - upf
+            if togo < 0:
+                togo = np.float32(0.0)
+            if togo > threshold:
+                togo = threshold
+            sheet[i, S[S_UPPER_TO_BONUS] + c] = togo / threshold
+            sheet[i, S[S_UPPER_LEFT] + c] = np.float32(1.0 - nfilled / n_upper)
+        if P[rk.P_ONES] >= 0:
+            o, mx, mn = P[rk.P_ONES], P[rk.P_MAX], P[rk.P_MIN]
+            if (f >> o) & 1 and (f >> mx) & 1 and (f >> mn) & 1:
+                v = np.float32(values[i, c, o]) * (np.float32(values[i, c, mx]) - np.float32(values[i, c, mn]))
+                sheet[i, S[S_DIFFERENCE] + c] = v / diff_max
+    sheet[i, S[S_PROGRESS]] = np.float32(turn[i] / P[rk.P_NUM_CELLS])
+
+
+@kernel(inline=True)
+def observe(i, dice_index, roll, announced, turn, sheet, masks, ra, oa, obs):
+    """The observation of game ``i`` into ``obs[i]`` from its sheet features
+    ``sheet[i]`` and legal mask ``masks[i]``."""
+    P = ra.P
+    S = oa.S
+    o = obs[i]
+    sh = sheet[i]
+    mask = masks[i]
+    o[:] = 0.0
+    at = 0
+    for k in range(2):
+        start = oa.blocks[k, 0]
+        for d in range(oa.blocks[k, 1]):
+            o[start + d] = sh[at + d]
+        at += oa.blocks[k, 1]
+    m = dice_index[i] if dice_index[i] >= 0 else P[rk.P_M]
+    feat = oa.dice_feat[m]
+    start = S[S_DICE]
+    for d in range(S[S_DICE_LEN]):
+        o[start + d] = feat[d]
+    r = roll[i]
+    if r > 0:
+        o[S[S_ROLL] + r - 1] = 1.0
+        kmax = P[rk.P_KMAX]
+        if kmax > 1:
+            o[S[S_ROLLS_LEFT]] = np.float32((rk.max_rolls(turn[i], P) - r) / (kmax - 1))
+    if announced[i] >= 0:
+        o[S[S_ANNOUNCED] + oa.ann_slot[announced[i]]] = 1.0
+    CR = P[rk.P_NUM_CELLS]
+    if S[S_TURN_LEN] > 0:
+        # v1 turn features on target cells (legal to write or to announce now)
+        n = P[rk.P_N]
+        s_t = S[S_TURN]
+        table = oa.turn_feat[1 if rk.is_last_turn(turn[i], P) else 0, r, m]
+        w_off = P[rk.P_WRITE_OFFSET]
+        a_off = P[rk.P_ANN_OFFSET]
+        for cell in range(CR):
+            on = mask[w_off + cell]
+            slot = oa.ann_slot[cell]
+            if not on and slot >= 0:
+                on = mask[a_off + slot]
+            if on:
+                o[s_t + cell] = 1.0
+                o[s_t + CR + cell] = table[cell]
+                at = s_t + 2 * CR + cell * n
+                src = CR + cell * n
+                for b in range(n):
+                    o[at + b] = table[src + b]
+    if r > 0:
+        now = oa.value_now[r - 1, m]
+        s_filled = oa.SS[S_FILLED]
+        s_now = S[S_VALUE_NOW]
+        for cell in range(CR):
+            o[s_now + cell] = 0.0 if sh[s_filled + cell] > 0 else now[cell]

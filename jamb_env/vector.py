@@ -16,13 +16,12 @@ import numpy as np
 from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from . import _kernels as K
+from gymnasium import spaces
+
+from ._batch import Batch
 from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
-from .observation import ObservationEncoder
 from .rules import Ruleset, layout, load_ruleset
-from .rules.ruleset import MAXIMAL_ZEROING_KINDS
-from .rules.tables import UPPER_ROWS
 
 
 PARALLEL_FROM = 256
@@ -67,36 +66,18 @@ class JambVecEnv(VecEnv):
         if not isinstance(turn_features, (bool, np.bool_)):
             raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
         self.turn_features = bool(turn_features)
-        self._template = JambEnv(rules, turn_features=self.turn_features)  # spaces and the stream length, as the single env
+        self._batch = Batch(rules, int(num_envs), self.turn_features)
+        self._encoder = self._batch.encoder
+        self._lay = layout(rules)
         N = int(num_envs)
-        super().__init__(N, self._template.observation_space, self._template.action_space)
-        self._build_tables(rules)
-        lay = self._lay
-        C, R, n = len(rules.columns), rules.num_rows, rules.dice
-        self.values = np.zeros((N, C, R), dtype=np.int16)
-        self.filled = np.zeros((N, C), dtype=np.int64)
-        self.dice = np.zeros((N, n), dtype=np.int8)
-        self.dice_index = np.full(N, -1, dtype=np.int64)
-        self.roll = np.zeros(N, dtype=np.int64)
-        self.announced = np.full(N, -1, dtype=np.int64)
-        self.answer_due = np.full(N, -1, dtype=np.int64)
-        self.turn = np.zeros(N, dtype=np.int64)
-        self.score = np.zeros(N, dtype=np.int64)
-        self.stream = np.zeros((N, self._template._stream_len), dtype=np.int8)
-        self.pos = np.zeros(N, dtype=np.int64)
-        self._masks = np.zeros((N, lay.num_actions), dtype=np.bool_)
-        self._sheet = np.zeros((N, self._encoder.size), dtype=np.float32)
-        self._obs = np.zeros((N, self._encoder.size), dtype=np.float32)
-        self._points = np.zeros(N, dtype=np.int64)
-        self._dones = np.zeros(N, dtype=np.bool_)
-        self._parts = np.zeros((N, 5), dtype=np.int64)
-        self._cols = np.zeros((N, C + 1), dtype=np.int64)
+        observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
+        super().__init__(N, observation_space, spaces.Discrete(self._lay.num_actions))
         self._ep_return = np.zeros(N, dtype=np.float64)
         self._ep_len = np.zeros(N, dtype=np.int64)
         self._ep_start = np.zeros(N, dtype=np.float64)
         self._rngs: list[np.random.Generator | None] = [None] * N
         self._actions = np.zeros(N, dtype=np.int64)
-        self._scratch = (np.zeros((N, C), np.int64), np.zeros((N, n), np.int64), np.zeros((N, 4), np.int64), np.zeros((N, R), np.int64))
+        self._arange = np.arange(N)
         #: step the games on numba's threads (from 256 games on; no gain below)
         self.parallel = N >= PARALLEL_FROM
         self._started = False
@@ -106,66 +87,22 @@ class JambVecEnv(VecEnv):
                 raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
             self.seed(int(seed))
 
-    # ------------------------------------------------------------------ tables
-    def _build_tables(self, rules: Ruleset) -> None:
-        lay = layout(rules)
-        self._lay = lay
-        enc = ObservationEncoder(rules, turn_features=self.turn_features)
-        self._encoder = enc
-        C, R = len(rules.columns), rules.num_rows
-        P = np.zeros(K.N_PARAMS, dtype=np.int64)
-        rows = rules.rows
-        has_diff = all(x in rows for x in ("ones", "max", "min"))
-        P[K.P_N], P[K.P_C], P[K.P_R] = rules.dice, C, R
-        P[K.P_ROLLS], P[K.P_LAST_ROLLS], P[K.P_NUM_CELLS] = rules.rolls, rules.last_turn_rolls, rules.num_cells
-        P[K.P_ANSWER_COL], P[K.P_MANDATORY_COL], P[K.P_AFTER_ROW_COL] = lay.answer_column, lay.mandatory_column, lay.after_row_column
-        P[K.P_ANSWER_FORCED] = int(rules.answer_forced)
-        P[K.P_NUM_HOLDS], P[K.P_ANN_OFFSET], P[K.P_WRITE_OFFSET] = lay.num_holds, lay.announce_offset, lay.write_offset
-        P[K.P_BONUS_THR], P[K.P_BONUS_PTS], P[K.P_BONUS_PER] = rules.bonus_threshold, rules.bonus_points, rules.bonus_per_point
-        P[K.P_BONUS_STRICT] = int(rules.bonus_strict)
-        P[K.P_ONES], P[K.P_MAX], P[K.P_MIN] = (rows.index(x) for x in ("ones", "max", "min")) if has_diff else (-1, -1, -1)
-        P[K.P_HAS_MAXIMAL] = int(lay.has_maximal)
-        P[K.P_UPPER_BITS] = sum(1 << r for r, row in enumerate(rows) if row in UPPER_ROWS)
-        P[K.P_NUM_ACTIONS], P[K.P_KMAX], P[K.P_M] = lay.num_actions, rules.max_rolls, rules.tables.num_multisets
-        P[K.P_NUM_ANN] = len(lay.announce_cells)
-        self._P = P
-        seg = enc.segments
-        S = np.zeros(K.N_SEGMENTS, dtype=np.int64)
-        S[K.S_DICE], S[K.S_DICE_LEN] = seg["dice_onehot"].start, enc._dice_feat.shape[1]
-        S[K.S_ROLL], S[K.S_ROLLS_LEFT], S[K.S_ANNOUNCED] = seg["roll"].start, seg["rolls_left"].start, seg["announced"].start
-        S[K.S_ANSWER_DUE], S[K.S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
-        S[K.S_FILLED], S[K.S_WRITTEN], S[K.S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
-        S[K.S_UPPER_SUM], S[K.S_UPPER_TO_BONUS], S[K.S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
-        S[K.S_DIFFERENCE], S[K.S_PROGRESS] = seg["difference"].start, seg["progress"].start
-        S[K.S_TURN], S[K.S_TURN_LEN] = seg["target"].start, seg["target"].size + enc._turn_feat.shape[3]
-        self._S = S
-        codes = np.array(lay.codes, dtype=np.int64)
-        front = np.zeros((C, 1 << R), dtype=np.int64)
-        for c, table in rules.front_open.items():
-            front[c] = table
-        ann_slot = np.full(rules.num_cells, -1, dtype=np.int64)
-        ann_slot[lay.announce_cells] = np.arange(len(lay.announce_cells))
-        self._rules_args = (
-            codes,
-            front,
-            np.array(lay.announce_columns, dtype=np.int64),
-            lay.announce_cells.astype(np.int64),
-            rules.tables.hold_canonical,
-            rules.tables.key_to_index.astype(np.int64),
-        )
-        self._cell_values = rules.cell_values.astype(np.int64)
-        self._is_upper = np.array([row in UPPER_ROWS for row in rows], dtype=np.bool_)
-        self._zeroing = np.array([k in MAXIMAL_ZEROING_KINDS for k in rules.columns], dtype=np.bool_)
-        self._min_row = lay.min_row
-        self._obs_args = (
-            enc._row_max.astype(np.float32),
-            enc._upper.astype(np.int64),
-            np.array([enc._upper_max, enc._threshold, enc._diff_max], dtype=np.float64),
-            enc._dice_feat,
-            enc._value_now,
-            enc._turn_feat,
-            ann_slot,
-        )
+    def _view(self, name: str) -> np.ndarray:
+        view = getattr(self._batch.games, name).view()
+        view.flags.writeable = False
+        return view
+
+    values = property(lambda self: self._view("values"), doc="int16 (N, C, R) written values (read-only view)")
+    filled = property(lambda self: self._view("filled"), doc="int64 (N, C) filled-row bitmasks (read-only view)")
+    dice = property(lambda self: self._view("dice"), doc="int8 (N, n) sorted dice (read-only view)")
+    dice_index = property(lambda self: self._view("dice_index"), doc="int64 (N,) multiset index (read-only view)")
+    roll = property(lambda self: self._view("roll"), doc="int64 (N,) roll of the turn (read-only view)")
+    announced = property(lambda self: self._view("announced"), doc="int64 (N,) announced cell or -1 (read-only view)")
+    answer_due = property(lambda self: self._view("answer_due"), doc="int64 (N,) answer row or -1 (read-only view)")
+    turn = property(lambda self: self._view("turn"), doc="int64 (N,) cells written (read-only view)")
+    score = property(lambda self: self._view("score"), doc="int64 (N,) running score, points (read-only view)")
+    stream = property(lambda self: self._view("stream"), doc="int8 (N, L) dice streams (read-only view)")
+    pos = property(lambda self: self._view("pos"), doc="int64 (N,) dice rolled so far (read-only view)")
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self):
@@ -174,24 +111,19 @@ class JambVecEnv(VecEnv):
             seed = self._seeds[i]
             if seed is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seed)
-        self._obs = np.empty_like(self._obs)  # arrays handed out before are never written again
-        self._masks = np.empty_like(self._masks)
+        self._batch.fresh_outputs()  # arrays handed out before are never written again
         self._new_games(idx)
         self._reset_seeds()
         self._reset_options()
         self._started = True
         self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self._obs
+        return self._batch.games.obs
 
     def _new_games(self, idx: np.ndarray) -> None:
-        L = self.stream.shape[1]
+        stream = self._batch.games.stream
         for i in idx:
-            self.stream[i] = self._rngs[i].integers(1, 7, size=L, dtype=np.int8)
-        K.reset_nb(
-            idx.astype(np.int64), self.values, self.filled, self.dice, self.dice_index, self.roll, self.announced,
-            self.answer_due, self.turn, self.score, self.stream, self.pos, self._P, self._S, *self._rules_args,
-            *self._obs_args, self._masks, self._sheet, self._obs,
-        )
+            stream[i] = self._rngs[i].integers(1, 7, size=stream.shape[1], dtype=np.int8)
+        self._batch.reset(idx)
         now = time.perf_counter()
         self._ep_return[idx] = 0.0
         self._ep_len[idx] = 0
@@ -213,30 +145,28 @@ class JambVecEnv(VecEnv):
         a = self._actions
         N = self.num_envs
         A = self._lay.num_actions
-        in_space = (a >= 0) & (a < A)
-        legal = in_space.copy()
-        legal[in_space] = self._masks[np.flatnonzero(in_space), a[in_space]]
+        masks = self._batch.games.masks
+        if a.min() >= 0 and a.max() < A:
+            legal = masks[self._arange, a]
+        else:
+            in_space = (a >= 0) & (a < A)
+            legal = in_space.copy()
+            legal[in_space] = masks[np.flatnonzero(in_space), a[in_space]]
         illegal = np.flatnonzero(~legal)
         if len(illegal) and self.illegal_action == "raise":
             i = int(illegal[0])
             raise IllegalActionError(f"game {i}: {self._why(i, int(a[i]))}; the games are unchanged")
-        safe = np.where(legal, a, 0)
+        safe = a if not len(illegal) else np.where(legal, a, 0)
         if len(illegal):  # keep illegal games out of the kernel: point them at a legal action, then undo
             saved = self._snapshot(illegal)
-            safe[illegal] = self._masks[illegal].argmax(axis=1)
+            safe[illegal] = masks[illegal].argmax(axis=1)
         # fresh output buffers each step (the kernel writes every entry): the arrays handed
         # out by the previous step are never written again, so no copies are needed
-        self._obs = np.empty_like(self._obs)
-        self._masks = np.empty_like(self._masks)
-        step = K.step_parallel if self.parallel else K.step_serial
-        step(
-            safe, self.values, self.filled, self.dice, self.dice_index, self.roll, self.announced, self.answer_due,
-            self.turn, self.score, self.stream, self.pos, self._P, self._S, *self._rules_args, self._cell_values,
-            self._is_upper, self._zeroing, self._min_row, *self._obs_args, self._points, self._dones, self._masks,
-            self._sheet, self._obs, self._parts, self._cols, *self._scratch,
-        )
-        rewards = self._points.astype(np.float64)
-        dones = self._dones.copy()
+        self._batch.fresh_outputs()
+        res = self._batch.step(safe, self.parallel)
+        obs = self._batch.games.obs
+        rewards = res.points.astype(np.float64)
+        dones = res.dones.copy()
         if len(illegal):
             self._restore(illegal, saved)
             rewards[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY
@@ -255,17 +185,17 @@ class JambVecEnv(VecEnv):
             cols = list(self.ruleset.columns) + list(self.ruleset.derived_columns)
             for i in done_idx:
                 info = infos[i]
-                info["terminal_observation"] = self._obs[i].copy()
+                info["terminal_observation"] = obs[i].copy()
                 info["episode"] = {"r": float(self._ep_return[i]), "l": int(self._ep_len[i]), "t": round(now - self._ep_start[i], 6)}
-                info["score"] = int(self.score[i])
+                info["score"] = int(self._batch.games.score[i])
                 if legal[i]:
-                    p = self._parts[i]
+                    p = res.parts[i]
                     info["score_parts"] = {"upper": int(p[0]), "bonus": int(p[1]), "difference": int(p[2]), "lower": int(p[3]), "bonus_columns": int(p[4])}
-                    info["column_scores"] = {col: int(self._cols[i, c]) for c, col in enumerate(cols)}
+                    info["column_scores"] = {col: int(res.cols[i, c]) for c, col in enumerate(cols)}
                 else:
                     info["illegal_action"] = True
             self._new_games(done_idx)
-        return self._obs, rewards.astype(np.float32), dones, infos
+        return obs, rewards.astype(np.float32), dones, infos
 
     def game_state(self, i: int):
         """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
@@ -285,19 +215,18 @@ class JambVecEnv(VecEnv):
         reason = core.why_illegal(self.ruleset, self.game_state(i), a) or "not in the legal mask"
         return f"illegal action {a} ({core.action_to_string(self.ruleset, a)}): {reason}"
 
-    _STATE = ("values", "filled", "dice", "dice_index", "roll", "announced", "answer_due", "turn", "score", "pos", "_masks", "_sheet", "_obs")
-
     def _snapshot(self, idx):
-        return {k: getattr(self, k)[idx].copy() for k in self._STATE}
+        return {k: a[idx].copy() for k, a in self._batch.games._asdict().items()}
 
     def _restore(self, idx, saved) -> None:
+        games = self._batch.games
         for k, v in saved.items():
-            getattr(self, k)[idx] = v
+            getattr(games, k)[idx] = v
 
     def action_masks(self) -> np.ndarray:
         """bool (N, A): the legal actions of every game (a new array after every step;
         treat it as read-only)."""
-        return self._masks
+        return self._batch.games.masks
 
     def close(self) -> None:
         pass
@@ -318,7 +247,7 @@ class JambVecEnv(VecEnv):
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
         if method_name == "action_masks":
-            return list(self._masks[list(self._get_indices(indices))])
+            return list(self._batch.games.masks[list(self._get_indices(indices))])
         raise AttributeError(f"JambVecEnv supports env_method('action_masks') only, not {method_name!r}")
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:

@@ -6,7 +6,7 @@ import yaml
 
 from jamb_env import load_ruleset
 from jamb_env.rules import apply_action, layout, maximal_column, score
-from jamb_env.rules.ruleset import column_fronts
+from jamb_env.rules.kernels import column_fronts
 from tests.helpers import announceable, can_reroll, fill, open_cells, sheet
 
 STANDARD = load_ruleset("standard")

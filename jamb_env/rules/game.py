@@ -28,26 +28,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import IllegalActionError
-from .ruleset import MAXIMAL_ZEROING_KINDS, Ruleset
+from . import kernels as K
+from .ruleset import Ruleset
 
-# Column dispatch codes.
-_FRONT, _FREE, _HAND, _FREE2, _ANNOUNCE, _ANSWER, _MANDATORY, _AFTER_ROW = range(8)
-_CODES = {
-    "down": _FRONT,
-    "up": _FRONT,
-    "middle": _FRONT,
-    "updown": _FRONT,
-    "free": _FREE,
-    "hand": _HAND,
-    "free2": _FREE2,
-    "announce": _ANNOUNCE,
-    "answer": _ANSWER,
-    "mandatory": _MANDATORY,
-    "after_row": _AFTER_ROW,
-}
-#: The last roll after which a cell of these column kinds may be written (RULES.md §1);
-#: other kinds allow every roll of the turn.
-LAST_WRITE_ROLL = {"hand": 1, "free2": 2}
+
 
 
 class Action(NamedTuple):
@@ -94,50 +78,32 @@ class GameState:
 
 @dataclass(frozen=True)
 class Layout:
-    """Action layout and dispatch tables of a ruleset (cached per ruleset)."""
+    """Action layout of a ruleset (cached per ruleset; read from ``rules.arrays``)."""
 
     num_holds: int
     announce_cells: np.ndarray  # int64 (A,)
     num_actions: int
     announce_offset: int
     write_offset: int
-    codes: tuple[int, ...]
     announce_columns: tuple[int, ...]
     answer_column: int
-    mandatory_column: int
-    after_row_column: int
-    full: int
-    zeroing_columns: tuple[int, ...]
     has_maximal: bool
-    min_row: int
 
 
 @lru_cache(maxsize=None)
 def layout(rules: Ruleset) -> Layout:
-    """The :class:`Layout` (action offsets, column codes) of ``rules``."""
-    R = rules.num_rows
-    ann = tuple(c for c, k in enumerate(rules.columns) if k == "announce")
-    announce_cells = np.array([c * R + r for c in ann for r in range(R)], dtype=np.int64)
-    num_holds = 1 << rules.dice
-
-    def find(kind: str) -> int:
-        return rules.columns.index(kind) if kind in rules.columns else -1
-
+    """The :class:`Layout` (action offsets, announce and answer columns) of ``rules``."""
+    ra = rules.arrays
+    P = ra.P
     return Layout(
-        num_holds=num_holds,
-        announce_cells=announce_cells,
-        num_actions=num_holds + len(announce_cells) + rules.num_cells,
-        announce_offset=num_holds,
-        write_offset=num_holds + len(announce_cells),
-        codes=tuple(_CODES[k] for k in rules.columns),
-        announce_columns=ann,
-        answer_column=find("answer"),
-        mandatory_column=find("mandatory"),
-        after_row_column=find("after_row"),
-        full=(1 << R) - 1,
-        zeroing_columns=tuple(c for c, k in enumerate(rules.columns) if k in MAXIMAL_ZEROING_KINDS),
-        has_maximal="maximal" in rules.derived_columns,
-        min_row=rules.rows.index("min") if "min" in rules.rows else -1,
+        num_holds=int(P[K.P_NUM_HOLDS]),
+        announce_cells=ra.ann_cells,
+        num_actions=int(P[K.P_NUM_ACTIONS]),
+        announce_offset=int(P[K.P_ANN_OFFSET]),
+        write_offset=int(P[K.P_WRITE_OFFSET]),
+        announce_columns=tuple(ra.ann_cols.tolist()),
+        answer_column=int(P[K.P_ANSWER_COL]),
+        has_maximal=bool(P[K.P_HAS_MAXIMAL]),
     )
 
 
@@ -160,84 +126,46 @@ def is_over(rules: Ruleset, st: GameState) -> bool:
 def max_rolls(rules: Ruleset, st: GameState) -> int:
     """Rolls allowed in the current turn: ``last_turn_rolls`` when the turn started with
     exactly one playable cell empty, else ``rolls`` (RULES.md §1)."""
-    return rules.last_turn_rolls if rules.num_cells - st.turn == 1 else rules.rolls
+    return int(K.max_rolls(st.turn, rules.arrays.P))
+
+
+def is_last_turn(rules: Ruleset, st: GameState) -> bool:
+    """True in the game's last turn (one playable cell left; RULES.md §1)."""
+    return bool(K.is_last_turn(st.turn, rules.arrays.P))
 
 
 def _answer_forced_due(rules: Ruleset, st: GameState) -> bool:
-    return st.answer_due >= 0 and rules.answer_forced
+    return bool(K.answer_forced(st.answer_due, rules.arrays.P))
 
 
 def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
     """Per played column, the bitmask of rows that may be written after roll ``roll``
-    with the current sheet, announcement and answer obligation (RULES.md §1, §4)."""
-    lay = layout(rules)
-    R = rules.num_rows
-    out = [0] * len(lay.codes)
-    if st.announced >= 0:
-        c, r = divmod(st.announced, R)
-        out[c] = 1 << r
-        return out
-    if _answer_forced_due(rules, st):
-        out[lay.answer_column] = 1 << st.answer_due
-        return out
-    filled = st.filled.tolist()
-    full = lay.full
-    for c, code in enumerate(lay.codes):
-        f = filled[c]
-        empty = full & ~f
-        if not empty:
-            continue
-        if code == _FRONT:
-            out[c] = int(rules.front_open[c][f])
-        elif code == _FREE:
-            out[c] = empty
-        elif code == _HAND:
-            out[c] = empty if roll == LAST_WRITE_ROLL["hand"] else 0
-        elif code == _FREE2:
-            out[c] = empty if roll <= LAST_WRITE_ROLL["free2"] else 0
-        elif code == _ANSWER:
-            if all(filled[a] == full for a in lay.announce_columns):
-                out[c] = empty
-            elif st.answer_due >= 0:  # not forced: open during this turn only
-                out[c] = empty & (1 << st.answer_due)
-        elif code == _MANDATORY:
-            if all(filled[o] == full for o in range(len(lay.codes)) if o not in (c, lay.after_row_column)):
-                out[c] = empty
-        elif code == _AFTER_ROW:
-            written_everywhere = full
-            for o in range(len(lay.codes)):
-                if o not in (c, lay.mandatory_column):
-                    written_everywhere &= filled[o]
-            out[c] = empty & written_everywhere
-        # _ANNOUNCE: only through an announcement
-    return out
+    with the current sheet, announcement and answer obligation (RULES.md §1, §4;
+    :func:`jamb_env.rules.kernels.writable`)."""
+    out = np.zeros(len(rules.columns), dtype=np.int64)
+    K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), rules.arrays, out)
+    return out.tolist()
 
 
 def can_announce(rules: Ruleset, st: GameState) -> bool:
     """Announcing is possible right after roll 1, once, outside an answer obligation."""
-    return st.roll == 1 and st.announced < 0 and not _answer_forced_due(rules, st)
+    return bool(K.can_announce(st.roll, st.announced, st.answer_due, rules.arrays.P))
 
 
 def can_reroll(rules: Ruleset, st: GameState) -> bool:
     """A re-roll is legal while rolls remain and some cell is still writable after it
     (the no-dead-end rule, RULES.md §4)."""
-    return 1 <= st.roll < max_rolls(rules, st) and any(writable_bits(rules, st, st.roll + 1))
+    bits = np.zeros(len(rules.columns), dtype=np.int64)
+    return bool(K.can_reroll(st.filled, st.roll, st.announced, st.answer_due, st.turn, rules.arrays, bits))
 
 
 def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
-    """bool ``(num_actions,)``: the legal actions; all False before roll 1 or at the end."""
-    lay = layout(rules)
-    mask = np.zeros(lay.num_actions, dtype=bool)
-    if st.roll == 0 or is_over(rules, st):
-        return mask
-    if can_reroll(rules, st):
-        mask[: lay.num_holds] = rules.tables.hold_canonical[st.dice_index]
-    if can_announce(rules, st):
-        if len(lay.announce_cells):
-            open_rows = ~rules.row_bits[st.filled[list(lay.announce_columns)]]  # (announce columns, R)
-            mask[lay.announce_offset : lay.write_offset] = open_rows.ravel()
-    wb = np.array(writable_bits(rules, st, st.roll), dtype=np.int64)
-    mask[lay.write_offset :] = rules.row_bits[wb].ravel()
+    """bool ``(num_actions,)``: the legal actions; all False before roll 1 or at the end
+    (:func:`jamb_env.rules.kernels.legal_mask`)."""
+    ra = rules.arrays
+    mask = np.empty(int(ra.P[K.P_NUM_ACTIONS]), dtype=bool)
+    bits = np.zeros(len(rules.columns), dtype=np.int64)
+    K.legal_mask(st.filled, int(st.dice_index), int(st.roll), int(st.announced), int(st.answer_due), int(st.turn), ra, bits, mask)
     return mask
 
 
@@ -307,7 +235,7 @@ def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
     if act.kind == "reroll":
         if st.roll >= max_rolls(rules, st):
             return f"no re-roll left (roll {st.roll} of {max_rolls(rules, st)})"
-        if not any(writable_bits(rules, st, st.roll + 1)):
+        if not can_reroll(rules, st):
             return "no cell would be writable after a re-roll (announce or write now, RULES.md §4)"
         if int(action) == lay.num_holds - 1:
             return "keeping every die is not a re-roll"
@@ -452,17 +380,10 @@ def apply_action(
 
 
 def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
-    lay = layout(rules)
-    R = rules.num_rows
-    c, r = divmod(cell, R)
-    before = _column_total(rules, st.values[c], int(st.filled[c])) + (maximal_points(rules, st) if lay.has_maximal else 0)
     values = st.values.copy()
     filled = st.filled.copy()
-    values[c, r] = rules.cell_values[st.roll - 1, st.dice_index, cell]
-    filled[c] |= 1 << r
-    answer_due = -1
-    if c in lay.announce_columns and lay.answer_column >= 0 and not int(filled[lay.answer_column]) >> r & 1:
-        answer_due = r
+    parts, tmp = np.zeros(4, dtype=np.int64), np.zeros(rules.num_rows, dtype=np.int64)
+    points, answer_due = K.write(values, filled, st.roll, st.dice_index, cell, rules.arrays, parts, tmp)
     new = GameState(
         values=values,
         filled=filled,
@@ -470,72 +391,44 @@ def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
         dice_index=-1,
         roll=0,
         announced=-1,
-        answer_due=answer_due,
+        answer_due=int(answer_due),
         turn=st.turn + 1,
     )
-    after = _column_total(rules, values[c], int(filled[c])) + (maximal_points(rules, new) if lay.has_maximal else 0)
-    return new, after - before
-
-
-def _column_total(rules: Ruleset, values, filled: int) -> int:
-    return rules.column_points(values, filled)
+    return new, int(points)
 
 
 # ---------------------------------------------------------------------- scoring
 def maximal_column(rules: Ruleset, st: GameState) -> tuple[np.ndarray, int]:
-    """The derived ``maximal`` column (RULES.md §5): (values (R,), filled bitmask).
-
-    A row's cell is credited once the row is written in every played column: the best
-    value over them (for ``min`` the lowest), or 0 if any of the down, up, free,
-    middle, updown or announce columns holds a 0 in that row.
-    """
-    lay = layout(rules)
-    R = rules.num_rows
-    values = np.zeros(R, dtype=np.int64)
-    filled = 0
-    for r in range(R):
-        if all(int(f) >> r & 1 for f in st.filled):
-            col = st.values[:, r]
-            if any(int(st.values[z, r]) == 0 for z in lay.zeroing_columns):
-                values[r] = 0
-            else:
-                values[r] = col.min() if r == lay.min_row else col.max()
-            filled |= 1 << r
-    return values, filled
+    """The derived ``maximal`` column (RULES.md §5): (values (R,), filled bitmask)
+    (:func:`jamb_env.rules.kernels.maximal`)."""
+    values = np.zeros(rules.num_rows, dtype=np.int64)
+    filled = K.maximal(st.values, st.filled, rules.arrays, values)
+    return values, int(filled)
 
 
-def maximal_points(rules: Ruleset, st: GameState) -> int:
-    values, filled = maximal_column(rules, st)
-    return rules.column_points(values, filled)
+def _sheet(rules: Ruleset, st: GameState) -> tuple[np.ndarray, np.ndarray, int]:
+    C, R = len(rules.columns), rules.num_rows
+    parts, cols = np.zeros(5, dtype=np.int64), np.zeros(C + 1, dtype=np.int64)
+    total = K.sheet_parts(st.values, st.filled, rules.arrays, parts, cols, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))
+    return parts, cols, int(total)
 
 
 def column_totals(rules: Ruleset, st: GameState) -> dict[str, int]:
     """Points credited so far per column id (played and derived), RULES.md §2."""
-    out = {
-        col: _column_total(rules, st.values[c], int(st.filled[c])) for c, col in enumerate(rules.columns)
-    }
+    _, cols, _ = _sheet(rules, st)
+    out = {col: int(cols[c]) for c, col in enumerate(rules.columns)}
     if layout(rules).has_maximal:
-        out["maximal"] = maximal_points(rules, st)
+        out["maximal"] = int(cols[-1])
     return out
 
 
 def score(rules: Ruleset, st: GameState) -> int:
     """The running sheet total (points): the sum of the columns' credited scores."""
-    return sum(column_totals(rules, st).values())
+    return _sheet(rules, st)[2]
 
 
 def score_parts(rules: Ruleset, st: GameState) -> dict[str, int]:
     """Sheet totals by part: ``upper``, ``bonus``, ``difference``, ``lower`` (points),
     and ``bonus_columns`` (columns whose bonus is credited)."""
-    cols = [(st.values[c], int(st.filled[c])) for c in range(len(rules.columns))]
-    if layout(rules).has_maximal:
-        cols.append(maximal_column(rules, st))
-    parts = {"upper": 0, "bonus": 0, "difference": 0, "lower": 0, "bonus_columns": 0}
-    for values, filled in cols:
-        up, bonus, diff, low = rules.column_parts(values, filled)
-        parts["upper"] += up
-        parts["bonus"] += bonus
-        parts["difference"] += diff
-        parts["lower"] += low
-        parts["bonus_columns"] += int(bonus > 0)
-    return parts
+    parts = _sheet(rules, st)[0]
+    return dict(zip(("upper", "bonus", "difference", "lower", "bonus_columns"), map(int, parts)))

@@ -50,6 +50,8 @@ import numpy as np
 import yaml
 
 from ..errors import RulesetError
+from . import kernels
+from .kernels import COLUMN_KINDS
 from .tables import (
     FACES,
     ROW_IDS,
@@ -65,27 +67,6 @@ SCHEMA_VERSION = 1
 
 #: Where the preset files live.
 RULES_DIR = Path(__file__).resolve().parents[2] / "configs" / "rules"
-
-#: Column kinds (RULES.md §1). ``maximal`` is derived: it has no write actions.
-COLUMN_KINDS = (
-    "down",
-    "up",
-    "free",
-    "announce",
-    "hand",
-    "middle",
-    "updown",
-    "free2",
-    "answer",
-    "mandatory",
-    "after_row",
-    "maximal",
-)
-DERIVED_KINDS = ("maximal",)
-#: Kinds whose open cell is the first empty one along one or more fixed sequences.
-FRONT_KINDS = ("down", "up", "middle", "updown")
-#: Columns whose 0 in a row makes the maximal column's cell 0 (002's "first 6 columns").
-MAXIMAL_ZEROING_KINDS = ("down", "up", "free", "middle", "updown", "announce")
 
 _TOP_KEYS = {
     "schema_version": True,
@@ -272,7 +253,6 @@ class Ruleset:
     tables: DiceTables = field(repr=False)
     cell_values: np.ndarray = field(repr=False)
     row_max: np.ndarray = field(repr=False)
-    front_open: dict = field(repr=False)
     row_bits: np.ndarray = field(repr=False)
 
     # ------------------------------------------------------------------ construction
@@ -340,18 +320,16 @@ class Ruleset:
             if row in rows and dice != 6:
                 raise fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
 
-        columns = id_list("columns", "column kind", COLUMN_KINDS)
-        played = tuple(c for c in columns if c not in DERIVED_KINDS)
-        derived = tuple(c for c in columns if c in DERIVED_KINDS)
+        columns = id_list("columns", "column kind", tuple(COLUMN_KINDS))
+        played = tuple(c for c in columns if not COLUMN_KINDS[c].derived)
+        derived = tuple(c for c in columns if COLUMN_KINDS[c].derived)
         if not played:
             raise fail("columns", "no playable column (maximal is derived from the played ones)")
-        if "answer" in played and "announce" not in played:
-            raise fail("columns", "'answer' needs an 'announce' column (RULES.md §5)")
-        if "middle" in played:
-            if "max" not in rows or "min" not in rows or rows.index("min") != rows.index("max") + 1:
-                raise fail("columns", "'middle' needs rows 'max' and 'min', with min right after max")
-        if "maximal" in derived and len([c for c in played if c not in ("mandatory", "after_row")]) < 1:
-            raise fail("columns", "'maximal' needs at least one played column")
+        for kind in columns:
+            need = COLUMN_KINDS[kind].requires
+            problem = need(rows, columns) if need is not None else None
+            if problem:
+                raise fail("columns", problem)
 
         scoring = mapping("scoring", data["scoring"], _SCORING_KEYS)
         options = mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)
@@ -442,12 +420,10 @@ class Ruleset:
                 cell_values[k, :, c * R : (c + 1) * R] = vals
         row_max = np.maximum(cell_values.reshape(max_rolls, -1, len(columns), R).max(axis=(0, 1, 2)), 1)
         row_bits = ((np.arange(1 << R)[:, None] >> np.arange(R)) & 1).astype(bool)
-        front_open = {c: _front_table(kind, rows, row_bits) for c, kind in enumerate(columns) if kind in FRONT_KINDS}
         return cls(
             tables=tables,
             cell_values=cell_values,
             row_max=row_max.astype(np.int16),
-            front_open=front_open,
             row_bits=row_bits,
             **kw,
         )
@@ -557,25 +533,21 @@ class Ruleset:
             filled |= 1 << r
         return self.column_points(values, filled)
 
+    @cached_property
+    def arrays(self) -> kernels.RuleArrays:
+        """The ruleset as the rule kernels read it (read-only arrays, built once)."""
+        return kernels.rule_arrays(self)
+
     def column_points(self, values: np.ndarray, filled: int) -> int:
         """Score of a column from its row values (length R) and its filled-row bitmask."""
-        parts = self.column_parts(values, filled)
-        return parts[0] + parts[1] + parts[2] + parts[3]
+        return sum(self.column_parts(values, filled))
 
     def column_parts(self, values, filled: int) -> tuple[int, int, int, int]:
-        """(upper, bonus, difference, lower) credited so far, as RULES.md §2."""
-        idx = self._row_groups
-        upper = int(sum(int(values[r]) for r in idx["upper"]))
-        lower = int(sum(int(values[r]) for r in idx["lower"]))
-        bonus = 0
-        if filled & idx["upper_bits"] == idx["upper_bits"] and idx["upper"]:
-            over = upper - self.bonus_threshold
-            if over > 0 or (over == 0 and not self.bonus_strict):
-                bonus = self.bonus_points + self.bonus_per_point * over
-        diff = 0
-        if idx["diff_bits"] and filled & idx["diff_bits"] == idx["diff_bits"]:
-            diff = int(values[idx["ones"]]) * (int(values[idx["max"]]) - int(values[idx["min"]]))
-        return upper, bonus, diff, lower
+        """(upper, bonus, difference, lower) credited so far, as RULES.md §2
+        (:func:`jamb_env.rules.kernels.column_parts`)."""
+        out = np.zeros(4, dtype=np.int64)
+        kernels.column_parts(np.asarray(values, dtype=np.int64), int(filled), self.arrays, out)
+        return int(out[0]), int(out[1]), int(out[2]), int(out[3])
 
     @cached_property
     def _possible_values(self) -> list[set[int]]:
@@ -583,53 +555,3 @@ class Ruleset:
         R = self.num_rows
         cv = self.cell_values.reshape(self.max_rolls, -1, len(self.columns), R)
         return [set(np.unique(cv[..., r]).tolist()) for r in range(R)]
-
-    @property
-    def _row_groups(self) -> dict:
-        return _row_groups(self.rows)
-
-
-@lru_cache(maxsize=None)
-def _row_groups(rows: tuple[str, ...]) -> dict:
-    upper = [r for r, row in enumerate(rows) if row in UPPER_ROWS]
-    lower = [r for r, row in enumerate(rows) if row not in UPPER_ROWS and row not in ("max", "min")]
-    has_diff = all(x in rows for x in ("ones", "max", "min"))
-    return {
-        "upper": upper,
-        "lower": lower,
-        "upper_bits": sum(1 << r for r in upper),
-        "diff_bits": sum(1 << rows.index(x) for x in ("ones", "max", "min")) if has_diff else 0,
-        "ones": rows.index("ones") if has_diff else -1,
-        "max": rows.index("max") if has_diff else -1,
-        "min": rows.index("min") if has_diff else -1,
-    }
-
-
-def column_fronts(kind: str, rows: Sequence[str]) -> list[list[int]]:
-    """The row sequences whose first empty cell is open, for a front-filled column kind.
-
-    down: top to bottom; up: bottom to top; updown: both (they may pass); middle: from
-    max upward to the first row and from min downward to the last (RULES.md §1).
-    """
-    R = len(rows)
-    if kind == "down":
-        return [list(range(R))]
-    if kind == "up":
-        return [list(range(R - 1, -1, -1))]
-    if kind == "updown":
-        return [list(range(R)), list(range(R - 1, -1, -1))]
-    if kind == "middle":
-        return [list(range(rows.index("max"), -1, -1)), list(range(rows.index("min"), R))]
-    raise ValueError(f"{kind!r} is not a front-filled column kind")
-
-
-def _front_table(kind: str, rows: Sequence[str], row_bits: np.ndarray) -> np.ndarray:
-    """int32 ``(2**R,)``: open-row bitmask of the column for each filled-row bitmask."""
-    table = np.zeros(len(row_bits), dtype=np.int32)
-    for front in column_fronts(kind, rows):
-        seq = np.array(front)
-        empty = ~row_bits[:, seq]  # (2**R, len(front))
-        has = empty.any(axis=1)
-        first = seq[empty.argmax(axis=1)]
-        table |= np.where(has, 1 << first, 0).astype(np.int32)
-    return table

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from .game import LAST_WRITE_ROLL
 from .ruleset import Ruleset
 from .tables import DiceTables
 
@@ -146,7 +145,7 @@ def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     """
     K, R = rules.max_rolls, rules.num_rows
     sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
-    limit = np.repeat([LAST_WRITE_ROLL.get(kind, K) for kind in rules.columns], R)
+    limit = np.repeat(np.minimum(rules.arrays.last_roll, K), R)
     reach, hold = zip(*(row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, np.minimum(limit, rolls))
                         for rolls in (rules.rolls, rules.last_turn_rolls)))
     return np.stack(reach) * sign, np.stack(hold)

@@ -1,0 +1,232 @@
+"""N games as arrays, stepped by the rule kernels: the engine of ``JambEnv`` (N = 1) and
+``JambVecEnv`` (any N).
+
+Both envs hold a :class:`Batch` and call the same kernels (:func:`step_game`,
+:func:`reset_game`), which call the rules of :mod:`jamb_env.rules.kernels` and the
+observation of :mod:`jamb_env.observation`: the single and the batched env cannot differ.
+A game's dice come from its stream: the k-th die rolled is ``stream[i, k]``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import prange
+
+from .observation import encoder, observe, sheet_features
+from .rules import Ruleset
+from .rules import kernels as rk
+from .rules._jit import kernel
+
+
+class Games(NamedTuple):
+    """The state of N games (each array's first axis is the game).
+
+    values int16 (N, C, R) · filled int64 (N, C) row bitmasks · dice int8 (N, n) sorted ·
+    dice_index int64 (N,) (-1 before a roll) · roll, announced, answer_due, turn, score,
+    pos int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
+    (compact sheet features) · obs float32 (N, D).
+    """
+
+    values: np.ndarray
+    filled: np.ndarray
+    dice: np.ndarray
+    dice_index: np.ndarray
+    roll: np.ndarray
+    announced: np.ndarray
+    answer_due: np.ndarray
+    turn: np.ndarray
+    score: np.ndarray
+    stream: np.ndarray
+    pos: np.ndarray
+    masks: np.ndarray
+    sheet: np.ndarray
+    obs: np.ndarray
+
+
+class Results(NamedTuple):
+    """What a step reports per game: points credited, done, and for a finished game its
+    score parts (upper, bonus, difference, lower, bonus columns) and column totals."""
+
+    points: np.ndarray
+    dones: np.ndarray
+    parts: np.ndarray
+    cols: np.ndarray
+
+
+class Scratch(NamedTuple):
+    bits: np.ndarray
+    faces: np.ndarray
+    parts: np.ndarray
+    tmp: np.ndarray
+
+
+def stream_length(rules: Ruleset) -> int:
+    """Dice a game can roll at most: every die of every roll of every turn."""
+    return rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls)
+
+
+class Batch:
+    """N games of one ruleset and observation layout, as arrays (:class:`Games`).
+
+    The ruleset's and the observation's tables are shared read-only by every batch.
+    """
+
+    def __init__(self, rules: Ruleset, num_games: int, turn_features: bool = True):
+        self.rules = rules
+        self.encoder = encoder(rules, bool(turn_features))
+        N, C, R, n = num_games, len(rules.columns), rules.num_rows, rules.dice
+        A = int(rules.arrays.P[rk.P_NUM_ACTIONS])
+        D = self.encoder.size
+        self.num_games = N
+        self.games = Games(
+            values=np.zeros((N, C, R), dtype=np.int16),
+            filled=np.zeros((N, C), dtype=np.int64),
+            dice=np.zeros((N, n), dtype=np.int8),
+            dice_index=np.full(N, -1, dtype=np.int64),
+            roll=np.zeros(N, dtype=np.int64),
+            announced=np.full(N, -1, dtype=np.int64),
+            answer_due=np.full(N, -1, dtype=np.int64),
+            turn=np.zeros(N, dtype=np.int64),
+            score=np.zeros(N, dtype=np.int64),
+            stream=np.zeros((N, stream_length(rules)), dtype=np.int8),
+            pos=np.zeros(N, dtype=np.int64),
+            masks=np.zeros((N, A), dtype=np.bool_),
+            sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32),
+            obs=np.zeros((N, D), dtype=np.float32),
+        )
+        self.results = Results(
+            points=np.zeros(N, dtype=np.int64),
+            dones=np.zeros(N, dtype=np.bool_),
+            parts=np.zeros((N, 5), dtype=np.int64),
+            cols=np.zeros((N, C + 1), dtype=np.int64),
+        )
+        self.scratch = Scratch(
+            np.zeros((N, C), np.int64), np.zeros((N, n), np.int64), np.zeros((N, 4), np.int64), np.zeros((N, R), np.int64)
+        )
+
+    def fresh_outputs(self) -> None:
+        """New ``masks`` and ``obs`` arrays (every entry is written by the next step or
+        reset): arrays handed out before are never written again."""
+        g = self.games
+        self.games = g._replace(masks=np.empty_like(g.masks), obs=np.empty_like(g.obs))
+
+    def reset(self, idx: np.ndarray) -> None:
+        """New games in slots ``idx`` (their streams already in ``games.stream``)."""
+        reset_games(np.asarray(idx, dtype=np.int64), self.games, self.rules.arrays, self.encoder.arrays, self.scratch)
+
+    def step(self, actions: np.ndarray, parallel: bool = False) -> Results:
+        """Apply one legal action per game (int64 ``(N,)``); returns :attr:`results`."""
+        fn = step_parallel if parallel else step_serial
+        fn(actions, self.games, self.rules.arrays, self.encoder.arrays, self.results, self.scratch)
+        return self.results
+
+    def step_one(self, i: int, action: int) -> None:
+        """Apply a legal ``action`` to game ``i`` only."""
+        step_game(i, action, self.games, self.rules.arrays, self.encoder.arrays, self.results, *(s[i] for s in self.scratch))
+
+    def refresh(self, i: int) -> None:
+        """Recompute game ``i``'s sheet features, mask and observation from its state."""
+        refresh_game(i, self.games, self.rules.arrays, self.encoder.arrays, *(s[i] for s in self.scratch))
+
+
+# ---------------------------------------------------------------------------- kernels
+@kernel(inline=True)
+def start_turn(i, g, ra, faces):
+    """Roll 1 of game ``i``'s next turn from its stream."""
+    n = ra.P[rk.P_N]
+    for a in range(n):
+        faces[a] = g.stream[i, g.pos[i] + a]
+    g.pos[i] += n
+    g.dice_index[i] = rk.set_dice(faces, g.dice[i], ra.P, ra.key_to_index)
+    g.roll[i] = 1
+
+
+@kernel(inline=True)
+def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
+    sheet_features(i, g.values, g.filled, g.answer_due, g.turn, ra, oa, g.sheet)
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
+
+
+@kernel
+def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
+    """Apply game ``i``'s legal action ``a`` (RULES.md §3-4): a re-roll draws the next
+    dice of the stream, an announcement marks the cell, a write credits its points and
+    starts the next turn (unless the sheet is full). Then the mask and observation."""
+    P = ra.P
+    n = P[rk.P_N]
+    pts = 0
+    res.dones[i] = False
+    wrote = False
+    if a < P[rk.P_NUM_HOLDS]:
+        k = 0
+        for b in range(n):
+            if (a >> b) & 1:
+                faces[k] = g.dice[i, b]
+                k += 1
+        for b in range(n - k):
+            faces[k + b] = g.stream[i, g.pos[i] + b]
+        g.pos[i] += n - k
+        g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
+        g.roll[i] += 1
+    elif a < P[rk.P_WRITE_OFFSET]:
+        g.announced[i] = ra.ann_cells[a - P[rk.P_ANN_OFFSET]]
+    else:
+        pts, due = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra, parts, tmp)
+        g.answer_due[i] = due
+        g.announced[i] = -1
+        g.turn[i] += 1
+        g.roll[i] = 0
+        g.dice_index[i] = -1
+        for b in range(n):
+            g.dice[i, b] = 0
+        wrote = True
+        if g.turn[i] >= P[rk.P_NUM_CELLS]:
+            res.dones[i] = True
+        else:
+            start_turn(i, g, ra, faces)
+    g.score[i] += pts
+    res.points[i] = pts
+    if wrote:
+        sheet_features(i, g.values, g.filled, g.answer_due, g.turn, ra, oa, g.sheet)
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
+    if res.dones[i]:
+        rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
+
+
+def _make_step(parallel: bool):
+    loop = prange if parallel else range
+
+    def step(actions, g, ra, oa, res, s):
+        for i in loop(actions.shape[0]):
+            step_game(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+
+    step.__name__ = step.__qualname__ = "step_parallel" if parallel else "step_serial"
+    return kernel(step, parallel=parallel)
+
+
+#: Step every game: a serial loop, or over numba's threads (for many games).
+step_serial = _make_step(False)
+step_parallel = _make_step(True)
+
+
+@kernel
+def reset_games(idx, g, ra, oa, s):
+    """Empty sheets and roll 1 in the slots ``idx`` (streams already drawn)."""
+    C = ra.P[rk.P_C]
+    R = ra.P[rk.P_R]
+    for i in idx:
+        for c in range(C):
+            g.filled[i, c] = 0
+            for r in range(R):
+                g.values[i, c, r] = 0
+        g.announced[i] = -1
+        g.answer_due[i] = -1
+        g.turn[i] = 0
+        g.score[i] = 0
+        g.pos[i] = 0
+        start_turn(i, g, ra, s.faces[i])
+        refresh_game(i, g, ra, oa, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])

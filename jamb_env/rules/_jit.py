@@ -1,0 +1,49 @@
+"""``kernel``: numba's ``njit(cache=True)`` with a cache that cannot go stale across files.
+
+numba keys a cached function on its own file only, so a kernel that calls a kernel of
+another file would keep running the old callee after an edit. Every kernel of this
+package is compiled through :func:`kernel`, which puts the cache in a folder named by a
+hash of all the kernel files (:data:`KERNEL_FILES`): any edit to any of them starts a
+fresh cache. A test checks that every module using :func:`kernel` is listed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from numba import njit
+from numba.core import config
+
+_PKG = Path(__file__).resolve().parents[1]
+#: Every file (relative to the ``jamb_env`` package) that defines kernels.
+KERNEL_FILES = ("rules/_jit.py", "rules/columns.py", "rules/kernels.py", "observation.py", "_batch.py")
+
+
+def _cache_dir() -> str:
+    digest = hashlib.sha1()
+    for name in KERNEL_FILES:
+        path = _PKG / name
+        digest.update(name.encode())
+        digest.update(path.read_bytes() if path.is_file() else b"")
+    base = os.environ.get("NUMBA_CACHE_DIR") or str(_PKG / "__pycache__")
+    return os.path.join(base, f"numba-{digest.hexdigest()[:12]}")
+
+
+_CACHE_DIR = _cache_dir()
+
+
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
+    """Compile ``fn`` in nopython mode (cached on disk, see the module docstring);
+    ``inline``: inline it into its callers (small hot helpers)."""
+
+    def wrap(f):
+        saved = config.CACHE_DIR
+        config.CACHE_DIR = _CACHE_DIR
+        try:
+            return njit(cache=True, parallel=parallel, error_model="numpy", inline="always" if inline else "never")(f)
+        finally:
+            config.CACHE_DIR = saved
+
+    return wrap if fn is None else wrap(fn)
