@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 CONFIG ?= configs/ppo_classic.yaml
 
-.PHONY: install train test clean
+.PHONY: install train test test-fast clean
 
 install: $(VENV)/.installed
 
@@ -23,6 +23,10 @@ train: install
 
 test: install
 	$(PY) -m pytest -n auto -q
+
+# the inner loop: everything but the tests marked slow
+test-fast: install
+	$(PY) -m pytest -n auto -q -m "not slow"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -37,9 +37,10 @@ import numpy as np
 
 from jamb_env import JambEnv, Ruleset
 from jamb_env.rules import GameState, layout, max_rolls, writable_bits
+from jamb_env.rules import kernels as rk
 from jamb_env.rules.tables import UPPER_ROWS
 
-from jamb_env.rules.turn import NEG, best_hold, first_roll_distribution, plan_turn
+from jamb_env.rules.turn import NEG, best_hold, first_roll_distribution, hold_value, plan_turn, ranked
 
 
 class _ColumnModel:
@@ -74,29 +75,16 @@ class _ColumnModel:
 
     # ------------------------------------------------------------------ greedy
     def immediate_points(self, st: GameState, c: int, r: int, v: np.ndarray) -> np.ndarray:
-        """Points credited in column ``c`` by writing values ``v`` (array) in row ``r``."""
-        rules = self.rules
-        values = st.values[c].astype(np.float64)
-        filled = int(st.filled[c]) | (1 << r)
-        pts = np.zeros_like(v) if r in (self.max, self.min) else v.copy()
-        if r in self.face and filled & self.upper_bits == self.upper_bits:
-            upper = sum(values[q] for q in self.upper if q != r) + v
-            over = upper - rules.bonus_threshold
-            earned = (over > 0) | ((over == 0) & (not rules.bonus_strict))
-            pts = pts + np.where(earned, rules.bonus_points + rules.bonus_per_point * over, 0.0)
-        if r in self.diff_rows:
-            bits = (1 << self.ones) | (1 << self.max) | (1 << self.min)
-            if filled & bits == bits:
-                o = v if r == self.ones else values[self.ones]
-                mx = v if r == self.max else values[self.max]
-                mn = v if r == self.min else values[self.min]
-                pts = pts + o * (mx - mn)
-        return pts
+        """Points credited in column ``c`` by writing values ``v`` (array) in row ``r``
+        (:func:`jamb_env.rules.kernels.column_gains`)."""
+        out = np.zeros(len(v), dtype=np.int64)
+        rk.column_gains(st.values[c], int(st.filled[c]), r, np.asarray(v, dtype=np.int64), self.rules.arrays, out)
+        return out.astype(np.float64)
 
     # ------------------------------------------------------------------ expectimax
     def _p_bonus(self, upper: np.ndarray, remaining: list[int]) -> np.ndarray:
         rules = self.rules
-        need = rules.bonus_threshold - upper + (1 if rules.bonus_strict else 0)
+        need = rk.bonus_floor(rules.arrays.P) - upper
         if not remaining:
             return (need <= 0).astype(np.float64)
         mu = sum(2.5 * self.face[q] for q in remaining)
@@ -110,7 +98,7 @@ class _ColumnModel:
                 return v
             return values[row] if filled >> row & 1 else self.par[row]
 
-        return part(self.ones) * (part(self.max) - part(self.min))
+        return rk.difference(part(self.ones), part(self.max), part(self.min))
 
     def heuristic(self, st: GameState, c: int, r: int, v: np.ndarray) -> np.ndarray:
         """Expectimax value ``h`` of writing values ``v`` in cell (c, r) (module docstring)."""
@@ -126,7 +114,7 @@ class _ColumnModel:
             remaining = [q for q in self.upper if not filled >> q & 1 and q != r]
             before = self._p_bonus(np.asarray(float(upper)), remaining + [r])
             after = self._p_bonus(upper + v, remaining)
-            h = h + (rules.bonus_points + rules.bonus_per_point * 3) * (after - before)
+            h = h + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * (after - before)
         if r in self.diff_rows:
             bits = (1 << self.ones) | (1 << self.max) | (1 << self.min)
             if filled & bits != bits:
@@ -217,8 +205,7 @@ class ExpectimaxAgent(_TurnAgent):
         for a in np.flatnonzero(mask):
             a = int(a)
             if a < lay.num_holds:
-                sub = rules.tables.hold_sub[m, a]
-                out.append((a, float(rules.tables.transition[sub] @ W[r])))
+                out.append((a, hold_value(rules.tables, m, a, W[r])))
             elif a < lay.write_offset:
                 cell = int(lay.announce_cells[a - lay.announce_offset])
                 if ("cell", cell) not in cache:
@@ -230,7 +217,7 @@ class ExpectimaxAgent(_TurnAgent):
                 model = column_model(rules)
                 h = model.heuristic(st, c, row, model.cell_values[r - 1, m : m + 1, cell])[0]
                 out.append((a, float(h)))
-        return sorted(out, key=lambda x: -x[1])
+        return ranked(out)
 
     def _plan(self, env: JambEnv, st: GameState, only_cell: int | None = None):
         """(W, T, argmax cell per roll and multiset) for the rest of the turn."""

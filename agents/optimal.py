@@ -24,10 +24,11 @@ from functools import lru_cache
 import numpy as np
 
 from jamb_env import JambEnv, Ruleset, load_ruleset
+from jamb_env.rules import kernels as rk
 from jamb_env.rules import layout
 from jamb_env.rules.tables import UPPER_ROWS
 
-from jamb_env.rules.turn import best_hold, first_roll_distribution, plan_turn
+from jamb_env.rules.turn import best_hold, first_roll_distribution, hold_value, plan_turn, ranked
 
 _BLOCK = 256  # states per vectorised block (bounds memory of the hold gather)
 
@@ -60,8 +61,7 @@ class ColumnSolver:
         self._upper_rows = {r for r, name in enumerate(rows) if name in UPPER_ROWS}
         self._last_upper_step = max((k for k, r in enumerate(order) if r in self._upper_rows), default=-1)
         self._diff = tuple(rows.index(x) for x in ("ones", "max", "min")) if all(x in rows for x in ("ones", "max", "min")) else None
-        strict = rules.bonus_strict
-        self._cap = None if rules.bonus_per_point else rules.bonus_threshold + (1 if strict else 0)
+        self._cap = None if rules.bonus_per_point else int(rk.bonus_floor(rules.arrays.P))
         # forward: the reachable states before each step
         self.states: list[dict[tuple, int]] = [{(0, None, None, None): 0}]
         self._values: list[np.ndarray] = []  # distinct writable values per step
@@ -101,9 +101,7 @@ class ColumnSolver:
             if self._cap is not None:
                 u = min(u, self._cap)
             if k == self._last_upper_step:
-                over = u - rules.bonus_threshold
-                if over > 0 or (over == 0 and not rules.bonus_strict):
-                    points += rules.bonus_points + rules.bonus_per_point * over
+                points += int(rk.bonus(u, rules.arrays.P))
                 u = 0
         elif self._diff is None or row not in self._diff:
             points += v
@@ -115,7 +113,7 @@ class ColumnSolver:
             else:
                 mn = v
             if ones is not None and mx is not None and mn is not None:
-                points += ones * (mx - mn)
+                points += int(rk.difference(ones, mx, mn))
                 ones = mx = mn = None
             elif mx is not None and mn is not None:  # only max - min matters now
                 mx, mn = mx - mn, 0
@@ -160,10 +158,6 @@ class ColumnSolver:
         """(R, M) values of the current turn (``plan_turn``) for state ``x`` at step ``k``."""
         i = self.states[k][x]
         return plan_turn(self.tables, self._terminal(k, np.array([i])))[:, 0, :]
-
-    def turn_value(self, k: int, x: tuple) -> float:
-        """Expected points from the start of step ``k`` in state ``x`` to the column's end."""
-        return float(self.V[k][self.states[k][x]])
 
 
 def fixed_order(rules: Ruleset, kind: str) -> list[int]:
@@ -214,11 +208,11 @@ class OptimalAgent:
         for a in np.flatnonzero(env.action_masks()):
             a = int(a)
             if a < lay.num_holds:
-                value = float(rules.tables.transition[rules.tables.hold_sub[m, a]] @ W[r])
+                value = hold_value(rules.tables, m, a, W[r])
             else:
                 value = float(T[r - 1, m])
             out.append((a, env.score + value))
-        return sorted(out, key=lambda x: -x[1])
+        return ranked(out)
 
 
 def play_column_turn(env: JambEnv, solver: ColumnSolver, column: int, owner) -> int:

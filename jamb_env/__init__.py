@@ -14,24 +14,31 @@ Importing the package registers ``Jamb-v1`` (the current observation) and ``Jamb
 
 from __future__ import annotations
 
-import gymnasium
-
-from .env import EnvState, JambEnv
 from .errors import IllegalActionError, RulesetError
 from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 
 __version__ = "0.1.0"
 
 ENV_ID = "Jamb-v1"
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv")
-if "Jamb-v0" not in gymnasium.registry:
-    gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", kwargs={"turn_features": False})
 
+try:  # the rules core (jamb_env.rules) works without Gymnasium; the envs need it
+    import gymnasium
+except ImportError:  # pragma: no cover - exercised by the import-blocking test
+    gymnasium = None
+
+if gymnasium is not None:
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv")
+    if "Jamb-v0" not in gymnasium.registry:
+        gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", kwargs={"turn_features": False})
 
 
 def __getattr__(name: str):
-    # JambVecEnv needs stable-baselines3 (and so torch): import it only when asked for.
+    # The envs import Gymnasium (JambVecEnv also stable-baselines3 and torch): only when asked for.
+    if name in ("JambEnv", "EnvState"):
+        from . import env
+
+        return getattr(env, name)
     if name == "JambVecEnv":
         from .vector import JambVecEnv
 

@@ -29,6 +29,7 @@ from . import rules as core
 from .env import JambEnv
 from .errors import IllegalActionError
 from .records import GameRecord
+from .render import sheet_view
 from .rules.tables import UPPER_ROWS
 
 ROW_ALIASES = {str(i + 1): row for i, row in enumerate(UPPER_ROWS)}
@@ -39,35 +40,20 @@ class CommandError(ValueError):
 
 
 def sheet_table(env: JambEnv) -> Table:
-    """The scoresheet as a rich Table: written values, open cells (``○``), totals."""
-    rules, game = env.ruleset, env.game
-    lay = core.layout(rules)
-    R = rules.num_rows
-    mask = env.action_masks()
-    open_cells = mask[lay.write_offset :]
-    announceable = {int(lay.announce_cells[j]) for j in np.flatnonzero(mask[lay.announce_offset : lay.write_offset])}
+    """The scoresheet as a rich Table: written values, open cells (``○`` and the value a
+    write gets now), announceable cells (``a``), totals (from :func:`render.sheet_view`)."""
+    rules = env.ruleset
+    view = sheet_view(rules, env.game, env.action_masks())
     table = Table(caption=f"{rules.title}: {env.score} points", caption_justify="left")
     table.add_column("row")
     for col in rules.columns:
         table.add_column(col, justify="right")
-    for r, row in enumerate(rules.rows):
-        cells = []
-        for c in range(len(rules.columns)):
-            cell = c * R + r
-            if int(game.filled[c]) >> r & 1:
-                cells.append(str(int(game.values[c, r])))
-            elif open_cells[cell]:
-                cells.append(f"[bold green]○ {env.ruleset.cell_values[game.roll - 1, game.dice_index, cell]}[/]")
-            elif cell in announceable:
-                cells.append("[yellow]a[/]")
-            else:
-                cells.append("[dim]·[/]")
-        table.add_row(row, *cells, end_section=row in ("sixes", "min"))
-    parts = [rules.column_parts(game.values[c], int(game.filled[c])) for c in range(len(rules.columns))]
+    style = {"open": "[bold green]○ {}[/]", "announce": "[yellow]a[/]", "closed": "[dim]·[/]", "written": "{}"}
+    for row, line in zip(rules.rows, view["cells"]):
+        table.add_row(row, *(style[state].format(v) for state, v in line), end_section=row in ("sixes", "min"))
     for i, name in enumerate(("upper", "bonus", "difference", "lower")):
-        table.add_row(f"[italic]{name}[/]", *(str(p[i]) for p in parts))
-    totals = core.column_totals(rules, game)
-    table.add_row("[bold]total[/]", *(f"[bold]{totals[c]}[/]" for c in rules.columns))
+        table.add_row(f"[italic]{name}[/]", *(str(p[i]) for p in view["parts"]))
+    table.add_row("[bold]total[/]", *(f"[bold]{view['totals'][c]}[/]" for c in rules.columns))
     return table
 
 
@@ -244,19 +230,22 @@ class PlaySession:
     def run(self, read: Callable[[], str], save_path: str | Path | None = None) -> int:
         """Play until the game ends, ``quit`` or end of input; return the score."""
         self.draw()
-        while True:
+        try:
+            self._loop(read, save_path)
+        finally:  # game over, quit, end of input or an interrupt: one save path
             if self.over:
                 self.console.print(f"[bold]Game over: {self.env.score} points.[/]")
-                if save_path:
-                    self.save(save_path)
-                return self.env.score
+            if save_path:
+                self.save(save_path)
+        return self.env.score
+
+    def _loop(self, read: Callable[[], str], save_path: str | Path | None) -> None:
+        while not self.over:
             try:
                 line = read()
             except EOFError:
                 self.console.print("end of input")
-                if save_path:
-                    self.save(save_path)
-                return self.env.score
+                return
             try:
                 cmd = self.parse(line)
             except CommandError as exc:
@@ -278,9 +267,7 @@ class PlaySession:
                 else:
                     self.save(target)
             elif cmd == "quit":
-                if save_path:
-                    self.save(save_path)
-                return self.env.score
+                return
             else:
                 try:
                     self.apply(cmd)

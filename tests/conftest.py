@@ -1,12 +1,13 @@
-import sys
-from pathlib import Path
+import os
+
+# numba: one thread per xdist worker (the workers already fill the cores); set before
+# numba is imported anywhere in the worker
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from jamb_env import list_rulesets, load_ruleset  # noqa: E402
+from jamb_env import list_rulesets, load_ruleset
 
 
 def playable_presets() -> list[str]:

@@ -116,7 +116,10 @@ def test_get_set_state_round_trip():
     # mutating a returned copy does not touch the env
     state = env.get_state()
     state.game.values[:] = 99
-    assert (env.game.values != 99).any() or env.game.turn == 0
+    env.observe()[:] = 7.0
+    env.action_masks()[:] = True
+    assert (env.game.values != 99).all() and (env.observe() <= 1.0).all()
+    assert env.action_masks().sum() < env.action_space.n
 
 
 def test_illegal_action_terminate_mode():

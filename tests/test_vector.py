@@ -148,7 +148,7 @@ def test_illegal_actions():
         obs, rew, done, infos = vec.step(actions)
     assert done[1] and rew[1] == JambEnv.ILLEGAL_ACTION_PENALTY and infos[1]["illegal_action"]
     assert not done[0] and (vec.turn[1] == 0)  # game 1 was reset
-    assert dice_before.shape == vec.dice.shape
+    assert vec.pos[1] == 5 and (vec.dice[1] == np.sort(vec.stream[1, :5])).all()  # its new game's first roll
 
 
 def test_bad_arguments():

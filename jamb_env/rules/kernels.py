@@ -385,6 +385,12 @@ def bonus(upper, P):
 
 
 @kernel(inline=True)
+def bonus_floor(P):
+    """The smallest upper sum that earns the bonus."""
+    return P[P_BONUS_THR] + (1 if P[P_BONUS_STRICT] else 0)
+
+
+@kernel(inline=True)
 def difference(ones, high, low):
     """The difference of a column: ones x (max - min) (RULES.md §2)."""
     return ones * (high - low)
@@ -416,6 +422,23 @@ def column_parts(values_c, f, ra, out):
     out[1] = b
     out[2] = d
     out[3] = lower
+
+
+@kernel
+def column_gains(values_c, f, r, candidates, ra, out):
+    """For each candidate value of row ``r`` (empty) of a column, the points writing it
+    adds to the column's score (the value, and the bonus or difference it completes),
+    into ``out``."""
+    parts = np.zeros(4, dtype=np.int64)
+    vals = np.zeros(len(values_c), dtype=np.int64)
+    for q in range(len(values_c)):
+        vals[q] = values_c[q]
+    column_parts(vals, f, ra, parts)
+    before = parts[0] + parts[1] + parts[2] + parts[3]
+    for k in range(len(candidates)):
+        vals[r] = candidates[k]
+        column_parts(vals, f | (1 << r), ra, parts)
+        out[k] = parts[0] + parts[1] + parts[2] + parts[3] - before
 
 
 @kernel(inline=True)

@@ -91,6 +91,16 @@ def best_hold(tables: DiceTables, m: int, next_values: np.ndarray) -> tuple[int,
     return int(masks[m, valid][j]), float(expected[j])
 
 
+def hold_value(tables: DiceTables, m: int, hold: int, next_values: np.ndarray) -> float:
+    """Expected ``next_values`` (M,) after re-rolling multiset ``m`` with keep-mask ``hold``."""
+    return float(tables.transition[tables.hold_sub[m, hold]] @ next_values)
+
+
+def ranked(pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """(action, value) pairs best first (ties: the lower action first)."""
+    return sorted(pairs, key=lambda x: -x[1])
+
+
 def row_targets(tables: DiceTables, values: np.ndarray, rolls) -> tuple[np.ndarray, np.ndarray]:
     """What each target (row or cell) is worth this turn if the rest of the turn aims at
     it alone.
