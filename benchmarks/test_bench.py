@@ -1,21 +1,13 @@
-"""pytest-benchmark versions of scripts/bench.py's env loops: ``pytest benchmarks/``.
+"""pytest-benchmark versions of scripts/bench.py's env loops (agents/cli/bench.py): ``pytest benchmarks/``.
 
 Not part of ``make test`` (timings are measurements, not tests).
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from bench import sample_actions  # noqa: E402
-
-from jamb_env import JambEnv, JambVecEnv  # noqa: E402
+from agents.cli.bench import sample_actions
+from jamb_env import JambEnv, JambVecEnv
 
 
 @pytest.mark.parametrize("preset", ["classic", "six_dice"])

@@ -136,8 +136,7 @@ def test_records_reject_bad_types(tmp_path):
 
 
 def play_main(monkeypatch, capsys, argv, lines):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import play
+    from agents.cli import play
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
     code = play.main(argv + ([] if "--width" in argv else ["--width", "120"]))
@@ -201,7 +200,7 @@ def test_evaluate_and_train_cli_errors(tmp_path):
 
 
 def test_duplicate_yaml_keys_are_errors(tmp_path):
-    from agents.ppo import ConfigError, load_config
+    from agents.training.config import ConfigError, load_config
 
     rules = tmp_path / "dup.yaml"
     rules.write_text("schema_version: 1\nname: dup\nextends: classic_down\ndice: 5\ndice: 6\n")

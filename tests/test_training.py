@@ -1,4 +1,4 @@
-"""Training smoke run and config errors (scripts/train.py, agents/ppo.py)."""
+"""Training smoke run and config errors (scripts/train.py, agents/training/)."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.ppo import ConfigError, load_config
+from agents.training.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,17 +63,18 @@ def test_trained_model_loads_and_plays_masked(tmp_path):
     model.save(tmp_path / "m.zip")
     model = MaskablePPO.load(tmp_path / "m.zip")
     obs, info = env.reset(seed=0)
-    done = False
+    done, total = False, 0.0
     while not done:
         action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-        obs, _, done, _, info = env.step(int(action))
-    assert info["turn"] == 52 and np.isfinite(info["score"])
+        obs, reward, done, _, info = env.step(int(action))
+        total += reward
+    assert info["turn"] == 52 and info["score"] == total == sum(info["column_scores"].values())
 
 
 def test_exported_model_is_smaller_and_acts_the_same(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import export_model
+    from agents.export import export_model
     from jamb_env import JambEnv
 
     env = JambEnv("classic_down")
@@ -105,9 +106,9 @@ def _text(tmp_path):
 def test_lin_schedule_and_turn_features_in_configs(tmp_path):
     cfg = load_config(write(tmp_path, "algo: {learning_rate: lin_5.0e-4, clip_range: lin_0.2}\nenv: {turn_features: false}\n"))
     assert cfg["algo"]["learning_rate"] == "lin_5.0e-4" and cfg["env"]["turn_features"] is False
-    from agents.ppo import _algo_kwargs
+    from agents.training.config import algo_kwargs
 
-    lr = _algo_kwargs(cfg["algo"])["learning_rate"]
+    lr = algo_kwargs(cfg["algo"])["learning_rate"]
     assert lr(1.0) == pytest.approx(5e-4) and lr(0.5) == pytest.approx(2.5e-4) and lr(0.0) == 0.0
     for bad, key in (("algo: {learning_rate: fast}", "algo.learning_rate"), ("algo: {learning_rate: lin_x}", "algo.learning_rate"),
                      ("algo: {clip_range: lin_-1}", "algo.clip_range"), ("env: {turn_features: 1}", "env.turn_features")):
@@ -185,11 +186,8 @@ def test_resume_continues_the_run_and_plot(tmp_path):
                            capture_output=True, text=True, timeout=600)
     assert third.returncode == 0, third.stderr[-3000:]
     assert yaml.safe_load((tuned / "config.yaml").read_text())["init_from"] == str(run_dir / "final_model.zip")
-    import importlib.util
+    from agents.cli import plot as plot_mod
 
-    spec = importlib.util.spec_from_file_location("plot", ROOT / "scripts" / "plot.py")
-    plot_mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plot_mod)
     assert plot_mod.run_info(tuned) == ("classic_down", "tiny (from a model)", 4096)  # drawn after the model it started from
     assert plot_mod.run_info(run_dir) == ("classic_down", "tiny", 0)
     both = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), str(tuned), "--out", str(png)],
@@ -233,7 +231,7 @@ def test_a_jamb_v0_model_plays_on_the_v1_env(tmp_path):
 
 
 def test_numeric_strings_and_pre_v1_resume(tmp_path):
-    from agents.ppo import resume_config
+    from agents.training.config import resume_config
 
     cfg = load_config(write(tmp_path, "algo: {learning_rate: 3e-4, ent_coef: 1e-3}\n"))
     assert cfg["algo"]["learning_rate"] == 3e-4 and cfg["algo"]["ent_coef"] == 1e-3
@@ -252,7 +250,7 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import _load_policy_weights
+    from agents.training.weights import load_policy_weights
     from jamb_env import JambEnv
 
     def model(ruleset="classic_down", seed=0, net=(64, 64), **env_kw):
@@ -262,27 +260,27 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
     model(seed=1).save(tmp_path / "src.zip")
     dst = model(seed=2)
     before = [p.clone() for p in dst.policy.parameters()]
-    _load_policy_weights(dst, tmp_path / "src.zip")
+    load_policy_weights(dst, tmp_path / "src.zip")
     src = MaskablePPO.load(tmp_path / "src.zip")
     assert all(torch.equal(a, b) for a, b in zip(dst.policy.parameters(), src.policy.parameters()))
     assert not all(torch.equal(a, b) for a, b in zip(dst.policy.parameters(), before))
     with pytest.raises(ConfigError, match="another observation space"):
-        _load_policy_weights(model(turn_features=False), tmp_path / "src.zip")
+        load_policy_weights(model(turn_features=False), tmp_path / "src.zip")
     with pytest.raises(ConfigError, match=r"another observation space \(Box\(175,\)\) than this run's \(Box\(590,\)\)"):
-        _load_policy_weights(model("classic"), tmp_path / "src.zip")
+        load_policy_weights(model("classic"), tmp_path / "src.zip")
     with pytest.raises(ConfigError, match=r"another network \(net_arch \[64, 64\], activation Tanh\) than this run \(net_arch \[32\]"):
-        _load_policy_weights(model(net=(32,)), tmp_path / "src.zip")
+        load_policy_weights(model(net=(32,)), tmp_path / "src.zip")
     relu = MaskablePPO("MlpPolicy", JambEnv("classic_down"), n_steps=64, batch_size=64,
                        policy_kwargs={"net_arch": [64, 64], "activation_fn": torch.nn.ReLU})
     with pytest.raises(ConfigError, match="activation ReLU"):
-        _load_policy_weights(relu, tmp_path / "src.zip")
+        load_policy_weights(relu, tmp_path / "src.zip")
     with pytest.raises(ConfigError, match="is a folder"):
-        _load_policy_weights(dst, tmp_path)
+        load_policy_weights(dst, tmp_path)
     with pytest.raises(FileNotFoundError, match="init_from"):
-        _load_policy_weights(dst, tmp_path / "missing.zip")
+        load_policy_weights(dst, tmp_path / "missing.zip")
     (tmp_path / "junk.zip").write_text("not a model")
     with pytest.raises(ConfigError, match="not a MaskablePPO model"):
-        _load_policy_weights(dst, tmp_path / "junk.zip")
+        load_policy_weights(dst, tmp_path / "junk.zip")
     for bad in ("5", "''", "[a]"):
         with pytest.raises(ConfigError, match="init_from"):
             load_config(write(tmp_path, f"init_from: {bad}\n"))
@@ -296,7 +294,7 @@ def test_default_evaluation_games_are_the_canonical_games():
     scripts/evaluate.py, so its curve and the README table are on the same games."""
     from agents import load
     from agents.evaluation import eval_seeds, run_games
-    from agents.ppo import eval_games
+    from agents.training.baselines import eval_games
 
     for name in ("ppo_classic.yaml", "ppo_classic_down_tuned.yaml"):
         cfg = load_config(ROOT / "configs" / name)

@@ -173,16 +173,32 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
-def _read_yaml(path: Path) -> dict:
+def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool = False) -> dict:
+    """The top-level mapping of the YAML file ``path`` (duplicate keys rejected).
+
+    Shared by ruleset files and training configs (``agents.training.config``). With
+    ``empty_ok``, an empty file reads as ``{}``.
+
+    Raises:
+        OSError: the file cannot be read.
+        error_cls: invalid YAML, not UTF-8 text, or not a mapping at the top level (the
+            message names the file).
+    """
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise RulesetError(f"{path}: not valid YAML: {exc}") from exc
+        raise error_cls(f"{path}: not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise RulesetError(f"{path}: not UTF-8 text: {exc}") from exc
+        raise error_cls(f"{path}: not UTF-8 text: {exc}") from exc
+    if data is None and empty_ok:
+        return {}
     if not isinstance(data, dict):
-        raise RulesetError(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
+        raise error_cls(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
     return data
+
+
+def _read_yaml(path: Path) -> dict:
+    return read_yaml_mapping(path, RulesetError)
 
 
 def _deep_merge(base: dict, over: Mapping) -> dict:

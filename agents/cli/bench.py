@@ -1,0 +1,209 @@
+"""Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
+
+    python scripts/bench.py [--seconds 5] [--presets classic six_dice] [--skip-train]
+
+One run, so the ratios are comparable. Env rows time the env calls only (step and the
+mask read); the random legal action sampling is timed apart and reported as its own
+column. Peak memory is the peak traced by ``tracemalloc`` during a short separate run
+(Python and NumPy allocations of the env and the loop). Training rows run MaskablePPO on
+the default config (``configs/ppo_classic.yaml``) with each vec-env kind and report
+steps/s and the share of wall time spent inside the env (step, reset, masks).
+
+Also runnable under pytest-benchmark: ``pytest benchmarks/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from jamb_env import JambEnv, JambVecEnv
+
+#: The repository root (configs/).
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ---------------------------------------------------------------------------- env loops
+def single_env_loop(preset: str, seconds: float, seed: int = 0):
+    """Random legal play on one JambEnv. Returns (steps, env seconds, sampling seconds)."""
+    env = JambEnv(preset)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    steps, t_env, t_sample = 0, 0.0, 0.0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        mask = env.action_masks()
+        t1 = time.perf_counter()
+        action = int(rng.choice(np.flatnonzero(mask)))
+        t2 = time.perf_counter()
+        _, _, done, _, _ = env.step(action)
+        if done:
+            env.reset()
+        t3 = time.perf_counter()
+        t_env += (t1 - t0) + (t3 - t2)
+        t_sample += t2 - t1
+        steps += 1
+    return steps, t_env, t_sample
+
+
+def sample_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """A uniform legal action per game: argmax of uniform noise in [1, 2) on the legal
+    entries (0 elsewhere), so a legal entry always wins even when its noise draw is 0."""
+    return ((rng.random(masks.shape, dtype=np.float32) + 1.0) * masks).argmax(axis=1)
+
+
+def vec_env_loop(make, seconds: float, seed: int = 0, warmup: int = 3):
+    """Random legal play on a VecEnv. Returns (steps, env seconds, sampling seconds)."""
+    env = make()
+    env.seed(seed)
+    env.reset()
+    rng = np.random.default_rng(seed)
+    masks_of = (lambda: env.action_masks()) if hasattr(env, "action_masks") else (lambda: np.stack(env.env_method("action_masks")))
+    for _ in range(warmup):  # compile and warm caches
+        env.step(sample_actions(rng, masks_of()))
+    steps, t_env, t_sample = 0, 0.0, 0.0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        masks = masks_of()
+        t1 = time.perf_counter()
+        actions = sample_actions(rng, masks)
+        t2 = time.perf_counter()
+        env.step(actions)
+        t3 = time.perf_counter()
+        t_env += (t1 - t0) + (t3 - t2)
+        t_sample += t2 - t1
+        steps += env.num_envs
+    env.close()
+    return steps, t_env, t_sample
+
+
+def peak_memory_mb(fn, *args) -> float:
+    tracemalloc.start()
+    fn(*args)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def env_rows(presets: list[str], seconds: float) -> list[dict]:
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    rows = []
+    for preset in presets:
+        configs = [("JambEnv", 1, None)]
+        configs += [(f"JambVecEnv({n})", n, (lambda n=n: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)]
+        configs += [(f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)]))) for n in (8, 64)]
+        for name, n, make in configs:
+            if make is None:
+                steps, t_env, t_sample = single_env_loop(preset, seconds)
+                mem = peak_memory_mb(single_env_loop, preset, min(seconds, 0.5))
+            else:
+                steps, t_env, t_sample = vec_env_loop(make, seconds)
+                mem = peak_memory_mb(vec_env_loop, make, min(seconds, 0.5), 0, 1)
+            rows.append({"preset": preset, "env": name, "games": n, "env_steps_per_s": steps / t_env,
+                         "with_sampling_per_s": steps / (t_env + t_sample), "peak_mb": mem})
+            print(f"  {preset:10s} {name:28s} {steps / t_env:>12,.0f} steps/s", file=sys.stderr)
+    return rows
+
+
+# ---------------------------------------------------------------------------- training
+def train_rows(total_steps: int) -> list[dict]:
+    """MaskablePPO on the default config with each vec-env kind: steps/s and env share."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
+
+    from agents.training.config import load_config
+    from agents.training.envs import make_env_fn
+
+    class Timed(VecEnvWrapper):
+        """Accumulates the wall time spent inside the wrapped VecEnv."""
+
+        def __init__(self, venv):
+            super().__init__(venv)
+            self.seconds = 0.0
+
+        def reset(self):
+            t = time.perf_counter()
+            out = self.venv.reset()
+            self.seconds += time.perf_counter() - t
+            return out
+
+        def step_async(self, actions):
+            t = time.perf_counter()
+            self.venv.step_async(actions)
+            self.seconds += time.perf_counter() - t
+
+        def step_wait(self):
+            t = time.perf_counter()
+            out = self.venv.step_wait()
+            self.seconds += time.perf_counter() - t
+            return out
+
+        def env_method(self, method_name, *args, indices=None, **kwargs):
+            t = time.perf_counter()
+            out = self.venv.env_method(method_name, *args, indices=indices, **kwargs)
+            self.seconds += time.perf_counter() - t
+            return out
+
+        def has_attr(self, attr_name):
+            return self.venv.has_attr(attr_name)
+
+    cfg = load_config(ROOT / "configs" / "ppo_classic.yaml")
+    torch.set_num_threads(cfg["torch_threads"])
+    rows = []
+    for kind in ("batched", "dummy", "subproc"):
+        n = cfg["env"]["n_envs"]
+        if kind == "batched":
+            venv = JambVecEnv(n, cfg["ruleset"], seed=0, reward_scale=cfg["env"]["reward_scale"])
+        else:
+            venv = make_vec_env(make_env_fn(cfg), n_envs=n, seed=0, vec_env_cls=DummyVecEnv if kind == "dummy" else SubprocVecEnv)
+        env = Timed(venv)
+        model = MaskablePPO("MlpPolicy", env, seed=0, device=cfg["device"], verbose=0, **cfg["algo"])
+        model.learn(total_timesteps=2048)  # warm-up (numba compile, torch init)
+        env.seconds = 0.0
+        start = time.perf_counter()
+        model.learn(total_timesteps=total_steps, reset_num_timesteps=False)
+        wall = time.perf_counter() - start
+        env.close()
+        rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": total_steps / wall, "env_share": env.seconds / wall})
+        print(f"  train {kind:8s} {total_steps / wall:,.0f} steps/s, env {100 * env.seconds / wall:.1f}% of wall time", file=sys.stderr)
+    return rows
+
+
+def markdown(env_table: list[dict], train_table: list[dict]) -> str:
+    lines = ["| preset | env | games | env steps/s | with sampling | peak MB |", "|---|---|---|---|---|---|"]
+    for r in env_table:
+        lines.append(f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |")
+    if train_table:
+        lines += ["", "| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
+        for r in train_table:
+            lines.append(f"| vec_env: {r['vec_env']} | {r['n_envs']} | {r['steps_per_s']:,.0f} | {100 * r['env_share']:.1f}% |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per env measurement")
+    parser.add_argument("--presets", nargs="+", default=["classic", "six_dice"])
+    parser.add_argument("--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind")
+    parser.add_argument("--skip-train", action="store_true", help="env rows only")
+    args = parser.parse_args(argv)
+    print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
+    env_table = env_rows(args.presets, args.seconds)
+    train_table = [] if args.skip_train else train_rows(args.train_steps)
+    print(markdown(env_table, train_table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Train a MaskablePPO agent on Jamb and log learning curves to TensorBoard.
+
+    python scripts/train.py --config configs/ppo_classic.yaml [--total-timesteps N]
+        [--seed S] [--run-dir DIR] [--ruleset NAME] [--init-from MODEL.zip]
+    python scripts/train.py --resume runs/<run> [--total-timesteps N]
+
+The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
+events, progress.csv, checkpoints, best_model.zip, final_model.zip and config.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agents.training.config import ConfigError, load_config, resume_config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", help="training config YAML (default: configs/ppo_classic.yaml)")
+    parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
+    parser.add_argument("--seed", type=int, help="override the training seed")
+    parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
+    parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
+    parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from)")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint, in its folder")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.resume:
+        given = [f"--{k.replace('_', '-')}" for k in ("config", "seed", "ruleset", "init_from", "run_dir") if getattr(args, k) is not None]
+        if given:
+            parser.error(f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)")
+    if args.init_from is not None and not args.init_from:
+        parser.error("--init-from: give the path of a MaskablePPO .zip")
+    from agents.training.train import train  # torch and SB3: after the argument checks
+
+    try:
+        if args.resume:
+            cfg = resume_config(args.resume, args.total_timesteps)
+            summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
+        else:
+            cfg = load_config(
+                args.config or "configs/ppo_classic.yaml", {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
+            )
+            summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
+    except (ConfigError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    run_dir = summary["run_dir"]
+    eval_score = summary["eval_score"]
+    print(f"\nrun folder:      {run_dir}")
+    print(f"steps:           {summary['timesteps']} in {summary['wall_time_s']:.0f} s")
+    if eval_score is not None:
+        print(f"eval score:      {eval_score:.1f} points (masked, deterministic, {cfg['eval']['episodes']} seeded games)")
+    for name, value in summary["baselines"].items():
+        label = name.replace("_expected", " (exact expectation)")
+        print(f"{label + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{label}: {value:.4f} points")
+    print(f"final model:     {summary['final_model']}")
+    print(f"TensorBoard:     tensorboard --logdir {run_dir}   (all runs: --logdir {Path(run_dir).parent})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

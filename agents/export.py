@@ -1,0 +1,32 @@
+"""Ship a trained MaskablePPO model (``models/<preset>.zip``): the policy without the
+optimizer's moment estimates. Loaded back by :class:`agents.ppo_agent.PPOAgent`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def export_model(src: str | Path, dst: str | Path) -> Path:
+    """Write ``src`` (a MaskablePPO .zip) to ``dst`` for shipping: the same policy with
+    a fresh optimizer (no Adam moments), a third of the size. It loads, predicts and
+    evaluates like the original; training it further starts new optimizer statistics.
+    Returns the path written (``dst``, with ``.zip`` added if it lacks it).
+
+    Raises:
+        ValueError: ``src`` is not a MaskablePPO model file.
+        OSError: ``dst`` cannot be written.
+    """
+    from sb3_contrib import MaskablePPO
+
+    try:
+        model = MaskablePPO.load(src, device="cpu")
+    except Exception as exc:  # SB3 raises assorted errors for files that are not its models
+        raise ValueError(f"{src} is not a MaskablePPO model file: {exc}") from exc
+    policy = model.policy
+    policy.optimizer = policy.optimizer_class(policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs)
+    dst = Path(dst)
+    if dst.suffix != ".zip":
+        dst = dst.with_name(dst.name + ".zip")  # SB3 adds .zip anyway: say where it went
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    model.save(dst)
+    return dst

@@ -1,0 +1,228 @@
+"""The training config schema: read a YAML file, fill defaults, validate.
+
+A training config is a YAML file (``configs/ppo_*.yaml``)::
+
+    ruleset: classic            # preset name or rules YAML path
+    seed: 0
+    total_timesteps: 400000     # env steps (all envs together)
+    torch_threads: 1            # torch CPU threads (1 is fastest for small MLPs on 2 cores)
+    device: cpu
+    env:
+      n_envs: 8                 # parallel games
+      vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
+      reward_scale: 0.01        # rewards in hundreds of points
+      turn_features: true       # Jamb-v1 observation (false: the Jamb-v0 layout)
+    algo: {...}                 # keyword arguments of sb3_contrib.MaskablePPO; learning_rate
+                                # and clip_range also take "lin_<x>": linear from x to 0
+    eval:
+      freq: 25000               # env steps between masked evaluations
+      episodes: 50              # games per evaluation, on fixed seeds
+      seed: 20000000            # first evaluation seed (env i of the eval VecEnv: seed + i)
+      n_envs: 50                # eval games played side by side (batched policy calls); with
+                                # n_envs = episodes and seed 20000000 the evaluation games
+                                # are the first canonical games of scripts/evaluate.py
+    checkpoint:
+      freq: 100000              # env steps between checkpoints
+    init_from: null             # a MaskablePPO .zip to start from (fine-tuning): its policy
+                                # weights, with this config's settings and a fresh optimizer
+
+``load_config(path)`` is ``validate_config(read_config(path), path)``. A resolved config is
+a plain dict with these keys plus ``config_name`` (the file's stem).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jamb_env.rules.ruleset import read_yaml_mapping
+
+DEFAULTS: dict[str, Any] = {
+    "ruleset": "classic",
+    "seed": 0,
+    "total_timesteps": 2_000_000,
+    "torch_threads": 1,
+    "device": "cpu",
+    "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
+    "algo": {},
+    "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
+    "checkpoint": {"freq": 100_000},
+    "init_from": None,
+}
+_SECTIONS = {"env", "algo", "eval", "checkpoint"}
+VEC_ENVS = ("batched", "dummy", "subproc")
+#: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
+SCHEDULE_KEYS = ("learning_rate", "clip_range")
+
+
+class ConfigError(ValueError):
+    """A malformed training config; the message names the file and the key."""
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """The raw mapping of a training config file (an empty file is ``{}``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ConfigError: invalid YAML (duplicate keys included), not UTF-8, not a mapping.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"training config not found: {path}")
+    return read_yaml_mapping(path, ConfigError, empty_ok=True)
+
+
+def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read a training config, fill defaults, apply ``overrides`` and validate.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ConfigError: invalid YAML, unknown keys or values of the wrong type.
+    """
+    return validate_config(read_config(path), path, overrides)
+
+
+def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``raw`` (a config file's mapping) with defaults filled and ``overrides`` (None
+    values skipped) applied, validated; ``path`` names the file in error messages and
+    gives ``config_name``.
+
+    Raises:
+        ConfigError: unknown keys or values of the wrong type.
+    """
+    path = Path(path)
+    cfg = copy.deepcopy(DEFAULTS)
+    for key, value in raw.items():
+        if key not in DEFAULTS:
+            raise ConfigError(f"{path}: key '{key}': unknown; allowed: {', '.join(DEFAULTS)}")
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: key '{key}': expected a mapping, got {value!r}")
+            if key != "algo":
+                for sub in value:
+                    if sub not in DEFAULTS[key]:
+                        raise ConfigError(f"{path}: key '{key}.{sub}': unknown; allowed: {', '.join(DEFAULTS[key])}")
+            cfg[key].update(copy.deepcopy(value))
+        else:
+            cfg[key] = copy.deepcopy(value)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            cfg[key] = value
+
+    def positive_int(key: str, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{path}: key '{key}': expected a positive integer, got {value!r}")
+
+    positive_int("total_timesteps", cfg["total_timesteps"])
+    for key in ("seed",):
+        v = cfg[key]
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
+            raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
+    algo = cfg["algo"]
+    for key in ("n_steps", "n_epochs"):
+        if key in algo:
+            positive_int(f"algo.{key}", algo[key])
+    if "batch_size" in algo:
+        positive_int("algo.batch_size", algo["batch_size"])
+        if algo["batch_size"] < 2:
+            raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
+    for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
+                        ("ent_coef", 0.0, 10.0), ("vf_coef", 0.0, 10.0), ("max_grad_norm", 0.0, 1e6)):
+        v = algo.get(key)
+        if isinstance(v, str) and not v.startswith("lin_"):
+            try:  # YAML 1.1 reads 3e-4 (no dot) as text
+                v = algo[key] = float(v)
+            except ValueError:
+                pass
+        if isinstance(v, str) and key in SCHEDULE_KEYS:
+            v = parse_schedule(v)  # the initial value is range-checked below
+            if v is None:
+                raise ConfigError(f"{path}: key 'algo.{key}': {algo[key]!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
+            raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
+    ev_seed = cfg["eval"]["seed"]
+    ev_envs = cfg["eval"]["n_envs"]
+    top = 2**32 - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
+    if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed <= top:
+        raise ConfigError(f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), got {ev_seed!r}")
+    if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
+        raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
+    if cfg["init_from"] is not None and (not isinstance(cfg["init_from"], str) or not cfg["init_from"]):
+        raise ConfigError(f"{path}: key 'init_from': expected the path of a MaskablePPO .zip or null, got {cfg['init_from']!r}")
+    if not isinstance(cfg["ruleset"], str):
+        raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
+    positive_int("torch_threads", cfg["torch_threads"])
+    positive_int("env.n_envs", cfg["env"]["n_envs"])
+    positive_int("eval.freq", cfg["eval"]["freq"])
+    positive_int("eval.episodes", cfg["eval"]["episodes"])
+    positive_int("eval.n_envs", cfg["eval"]["n_envs"])
+    positive_int("checkpoint.freq", cfg["checkpoint"]["freq"])
+    if cfg["env"]["vec_env"] not in VEC_ENVS:
+        raise ConfigError(f"{path}: key 'env.vec_env': {cfg['env']['vec_env']!r}; allowed: {', '.join(VEC_ENVS)}")
+    if not isinstance(cfg["env"]["turn_features"], bool):
+        raise ConfigError(f"{path}: key 'env.turn_features': expected true or false, got {cfg['env']['turn_features']!r}")
+    scale = cfg["env"]["reward_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+        raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
+    cfg["config_name"] = path.stem
+    return cfg
+
+
+def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> dict[str, Any]:
+    """The resolved config saved in a run folder (to resume it), checked like a new one."""
+    run_dir = Path(run_dir)
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.yaml)")
+    try:
+        cfg = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{saved}: not a readable config: {exc}") from exc
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{saved}: expected the run's resolved config (a mapping), got {type(cfg).__name__}")
+    name = cfg.pop("config_name", "resumed")
+    if isinstance(cfg.get("env"), dict) and "turn_features" not in cfg["env"]:
+        cfg["env"]["turn_features"] = False  # saved before Jamb-v1: the run observed the v0 layout
+    cfg = validate_config(cfg, saved, {"total_timesteps": total_timesteps})
+    cfg["config_name"] = name
+    return cfg
+
+
+def parse_schedule(value: str) -> float | None:
+    """The initial value of an rl-zoo style ``"lin_<x>"`` schedule, or None if malformed."""
+    if not value.startswith("lin_") or value != value.strip() or "_" in value[4:] or " " in value:
+        return None
+    try:
+        return float(value[4:])
+    except ValueError:
+        return None
+
+
+def algo_kwargs(algo: Mapping[str, Any]) -> dict[str, Any]:
+    """``cfg["algo"]`` with ``"lin_<x>"`` strings turned into SB3 schedules."""
+    from stable_baselines3.common.utils import LinearSchedule
+
+    out = dict(algo)
+    for key in SCHEDULE_KEYS:
+        if isinstance(out.get(key), str):
+            out[key] = LinearSchedule(parse_schedule(out[key]), 0.0, 1.0)
+    return out
+
+
+def plain(obj: Any) -> Any:
+    """``obj`` with mappings and sequences as plain dicts and lists (for ``yaml.safe_dump``)."""
+    if isinstance(obj, Mapping):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    return obj
+
+
+def config_text(cfg: Mapping[str, Any]) -> str:
+    """The resolved config as YAML (what ``config.yaml`` of a run holds)."""
+    return yaml.safe_dump(plain(cfg), sort_keys=False)

@@ -1,0 +1,62 @@
+"""Weight surgery for ``init_from``: start a new run from another model's policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import ConfigError
+from .runs import init_record
+
+
+def init_from(model, src: str | Path | None) -> dict | None:
+    """Load the policy weights of ``src`` into ``model`` (nothing when ``src`` is None);
+    return the run's :data:`~agents.training.runs.INIT_RECORD` content, or None."""
+    if src is None:
+        return None
+    steps_before = load_policy_weights(model, src)
+    return {"init_from": str(Path(src).resolve()), "steps_before": steps_before}
+
+
+def load_policy_weights(model, src: str | Path) -> int:
+    """Copy the policy (and value) weights of the model file ``src`` into ``model``; return
+    the env steps behind them (the source's own, plus its run's ``steps_before`` when that
+    run was itself started from a model).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ConfigError: ``src`` is not a MaskablePPO model, or its observation space, action
+            space or network differ from ``model``'s.
+    """
+    from sb3_contrib import MaskablePPO
+
+    src = Path(src)
+    if src.is_dir():
+        raise ConfigError(f"key 'init_from': {src} is a folder; give a model file in it, e.g. {src / 'final_model.zip'}")
+    if not src.is_file():
+        raise FileNotFoundError(f"key 'init_from': model file not found: {src}")
+    try:
+        source = MaskablePPO.load(src, device=model.device)
+    except Exception as exc:  # SB3 raises assorted errors for files that are not its models
+        raise ConfigError(f"key 'init_from': {src} is not a MaskablePPO model file: {str(exc)[:200]}") from exc
+
+    def brief(space) -> str:
+        return f"{type(space).__name__}{space.shape}" if space.shape else str(space)
+
+    for what in ("observation_space", "action_space"):
+        theirs, ours = getattr(source, what), getattr(model, what)
+        if theirs != ours:
+            raise ConfigError(
+                f"key 'init_from': {src} was trained with another {what.replace('_', ' ')} ({brief(theirs)}) "
+                f"than this run's ({brief(ours)}); check 'ruleset' and 'env.turn_features'"
+            )
+
+    def net(policy) -> str:
+        return f"net_arch {policy.net_arch}, activation {policy.activation_fn.__name__}"
+
+    if net(source.policy) != net(model.policy):
+        raise ConfigError(f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); see 'algo.policy_kwargs'")
+    try:
+        model.policy.load_state_dict(source.policy.state_dict())
+    except RuntimeError as exc:
+        raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}") from exc
+    return int(source.num_timesteps) + int(init_record(src.parent).get("steps_before", 0))
