@@ -78,7 +78,8 @@ class _ColumnModel:
         """Points credited in column ``c`` by writing values ``v`` (array) in row ``r``
         (:func:`jamb_env.rules.kernels.column_gains`)."""
         out = np.zeros(len(v), dtype=np.int64)
-        rk.column_gains(st.values[c], int(st.filled[c]), r, np.asarray(v, dtype=np.int64), self.rules.arrays, out)
+        rk.column_gains(st.values[c], int(st.filled[c]), r, np.asarray(v, dtype=np.int64), self.rules.arrays, out,
+                        np.zeros(4, dtype=np.int64), np.zeros(self.rules.num_rows, dtype=np.int64))
         return out.astype(np.float64)
 
     # ------------------------------------------------------------------ expectimax

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from .observation import encoder, observe, sheet_features
+from .observation import encoder, observe, sheet_column, sheet_features, sheet_turn
 from .rules import Ruleset
 from .rules import kernels as rk
 from .rules._jit import kernel
@@ -189,8 +189,9 @@ def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
             start_turn(i, g, ra, faces)
     g.score[i] += pts
     res.points[i] = pts
-    if wrote:
-        sheet_features(i, g.values, g.filled, g.answer_due, g.turn, ra, oa, g.sheet)
+    if wrote:  # only the written column's features and the turn's change
+        sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
+        sheet_turn(i, g.answer_due, g.turn, ra, oa, g.sheet)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
     observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
     if res.dones[i]:

@@ -269,50 +269,66 @@ def encoder(rules: Ruleset, turn_features: bool = True) -> ObservationEncoder:
 
 # ---------------------------------------------------------------------------- kernels
 @kernel(inline=True)
+def sheet_column(i, c, values, filled, ra, oa, sheet):
+    """Column ``c``'s entries of game ``i``'s compact sheet features (``oa.SS``): filled,
+    written, upper_sum, upper_to_bonus, upper_left, difference."""
+    P = ra.P
+    S = oa.SS
+    R = P[rk.P_R]
+    f = filled[i, c]
+    for r in range(R):
+        cell = c * R + r
+        sheet[i, S[S_FILLED] + cell] = 1.0 if (f >> r) & 1 else 0.0
+        sheet[i, S[S_WRITTEN] + cell] = np.float32(values[i, c, r]) / oa.row_max_cells[cell]
+    n_upper = len(oa.upper_rows)
+    if n_upper > 0:
+        upper_max = np.float32(oa.fconst[0])
+        threshold = np.float32(oa.fconst[1])
+        up = 0
+        nfilled = 0
+        for q in oa.upper_rows:
+            up += values[i, c, q]
+            if (f >> q) & 1:
+                nfilled += 1
+        upf = np.float32(up)
+        sheet[i, S[S_UPPER_SUM] + c] = upf / upper_max
+        togo = threshold - upf
+        if togo < 0:
+            togo = np.float32(0.0)
+        if togo > threshold:
+            togo = threshold
+        sheet[i, S[S_UPPER_TO_BONUS] + c] = togo / threshold
+        sheet[i, S[S_UPPER_LEFT] + c] = np.float32(1.0 - nfilled / n_upper)
+    if P[rk.P_ONES] >= 0:
+        o, mx, mn = P[rk.P_ONES], P[rk.P_MAX], P[rk.P_MIN]
+        d = np.float32(0.0)
+        if (f >> o) & 1 and (f >> mx) & 1 and (f >> mn) & 1:
+            v = np.float32(values[i, c, o]) * (np.float32(values[i, c, mx]) - np.float32(values[i, c, mn]))
+            d = v / np.float32(oa.fconst[2])
+        sheet[i, S[S_DIFFERENCE] + c] = d
+
+
+@kernel(inline=True)
+def sheet_turn(i, answer_due, turn, ra, oa, sheet):
+    """The entries of game ``i``'s sheet features that any write changes: the answer
+    obligation and the progress."""
+    S = oa.SS
+    for r in range(S[S_ANSWER_LEN]):
+        sheet[i, S[S_ANSWER_DUE] + r] = 0.0
+    if answer_due[i] >= 0 and S[S_ANSWER_LEN] > 0:
+        sheet[i, S[S_ANSWER_DUE] + answer_due[i]] = 1.0
+    sheet[i, S[S_PROGRESS]] = np.float32(turn[i] / ra.P[rk.P_NUM_CELLS])
+
+
+@kernel(inline=True)
 def sheet_features(i, values, filled, answer_due, turn, ra, oa, sheet):
     """The compact sheet features of game ``i`` into ``sheet[i]`` (``oa.SS``): answer_due,
     filled, written, upper_sum, upper_to_bonus, upper_left, difference, progress."""
-    P = ra.P
-    S = oa.SS
-    C = P[rk.P_C]
-    R = P[rk.P_R]
     for d in range(sheet.shape[1]):
         sheet[i, d] = 0.0
-    if answer_due[i] >= 0 and S[S_ANSWER_LEN] > 0:
-        sheet[i, S[S_ANSWER_DUE] + answer_due[i]] = 1.0
-    upper_max = np.float32(oa.fconst[0])
-    threshold = np.float32(oa.fconst[1])
-    diff_max = np.float32(oa.fconst[2])
-    n_upper = len(oa.upper_rows)
-    for c in range(C):
-        f = filled[i, c]
-        for r in range(R):
-            cell = c * R + r
-            if (f >> r) & 1:
-                sheet[i, S[S_FILLED] + cell] = 1.0
-            sheet[i, S[S_WRITTEN] + cell] = np.float32(values[i, c, r]) / oa.row_max_cells[cell]
-        if n_upper > 0:
-            up = 0
-            nfilled = 0
-            for q in oa.upper_rows:
-                up += values[i, c, q]
-                if (f >> q) & 1:
-                    nfilled += 1
-            upf = np.float32(up)
-            sheet[i, S[S_UPPER_SUM] + c] = upf / upper_max
-            togo = threshold - upf
-            if togo < 0:
-                togo = np.float32(0.0)
-            if togo > threshold:
-                togo = threshold
-            sheet[i, S[S_UPPER_TO_BONUS] + c] = togo / threshold
-            sheet[i, S[S_UPPER_LEFT] + c] = np.float32(1.0 - nfilled / n_upper)
-        if P[rk.P_ONES] >= 0:
-            o, mx, mn = P[rk.P_ONES], P[rk.P_MAX], P[rk.P_MIN]
-            if (f >> o) & 1 and (f >> mx) & 1 and (f >> mn) & 1:
-                v = np.float32(values[i, c, o]) * (np.float32(values[i, c, mx]) - np.float32(values[i, c, mn]))
-                sheet[i, S[S_DIFFERENCE] + c] = v / diff_max
-    sheet[i, S[S_PROGRESS]] = np.float32(turn[i] / P[rk.P_NUM_CELLS])
+    for c in range(ra.P[rk.P_C]):
+        sheet_column(i, c, values, filled, ra, oa, sheet)
+    sheet_turn(i, answer_due, turn, ra, oa, sheet)
 
 
 @kernel(inline=True)

@@ -34,15 +34,20 @@ def _cache_dir() -> str:
 _CACHE_DIR = _cache_dir()
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False, nrt: bool = False):
     """Compile ``fn`` in nopython mode (cached on disk, see the module docstring);
-    ``inline``: inline it into its callers (small hot helpers)."""
+    ``inline``: inline it into its callers (small hot helpers).
+
+    Kernels run without numba's reference-counted runtime (``_nrt=False``): they never
+    allocate (scratch arrays are passed in), so the views they take of their arguments
+    need no atomic reference counts, which cost about a third of a step otherwise. ``nrt``:
+    keep the runtime (a kernel that Python calls with arrays it returns new arrays of)."""
 
     def wrap(f):
         saved = config.CACHE_DIR
         config.CACHE_DIR = _CACHE_DIR
         try:
-            return njit(cache=True, parallel=parallel, error_model="numpy", inline="always" if inline else "never")(f)
+            return njit(cache=True, parallel=parallel, error_model="numpy", inline="always" if inline else "never", _nrt=nrt)(f)
         finally:
             config.CACHE_DIR = saved
 

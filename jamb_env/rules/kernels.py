@@ -390,9 +390,9 @@ def bonus_floor(P):
     return P[P_BONUS_THR] + (1 if P[P_BONUS_STRICT] else 0)
 
 
-@kernel(inline=True)
+@kernel(inline=True, nrt=True)
 def difference(ones, high, low):
-    """The difference of a column: ones x (max - min) (RULES.md §2)."""
+    """The difference of a column: ones x (max - min) (RULES.md §2); numbers or arrays."""
     return ones * (high - low)
 
 
@@ -425,12 +425,10 @@ def column_parts(values_c, f, ra, out):
 
 
 @kernel
-def column_gains(values_c, f, r, candidates, ra, out):
+def column_gains(values_c, f, r, candidates, ra, out, parts, vals):
     """For each candidate value of row ``r`` (empty) of a column, the points writing it
     adds to the column's score (the value, and the bonus or difference it completes),
-    into ``out``."""
-    parts = np.zeros(4, dtype=np.int64)
-    vals = np.zeros(len(values_c), dtype=np.int64)
+    into ``out``. ``parts`` int64 (4,), ``vals`` int64 (R,): scratch."""
     for q in range(len(values_c)):
         vals[q] = values_c[q]
     column_parts(vals, f, ra, parts)
