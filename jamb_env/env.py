@@ -167,7 +167,6 @@ class JambEnv(gym.Env):
         self._warned_illegal = False
         self._started = False
         self._done = False
-        self._game: GameState | None = None  # the current GameState, built when asked for
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -175,7 +174,7 @@ class JambEnv(gym.Env):
         g = self._batch.games
         g.stream[0] = self.np_random.integers(1, 7, size=self._stream_len, dtype=np.int8)
         self._batch.reset(np.zeros(1, dtype=np.int64))
-        self._started, self._done, self._game = True, False, None
+        self._started, self._done = True, False
         if self.render_mode == "human":
             self.render()
         return g.obs[0].copy(), self._info()
@@ -190,7 +189,6 @@ class JambEnv(gym.Env):
         if not (0 <= a < self._layout.num_actions and g.masks[0, a]):
             return self._illegal(a)
         self._batch.step_one(0, a)
-        self._game = None
         res = self._batch.results
         terminated = bool(res.dones[0])
         self._done = terminated
@@ -245,17 +243,16 @@ class JambEnv(gym.Env):
     # ------------------------------------------------------------------ state access
     @property
     def game(self) -> GameState:
-        """The current core game state (a copy of the env's; made once per step)."""
+        """The current core game state (a new copy on every call: writing into it changes
+        nothing in the env)."""
         if not self._started:
             raise RuntimeError("call reset() first")
-        if self._game is None:
-            g = self._batch.games
-            self._game = GameState(
-                values=g.values[0].copy(), filled=g.filled[0].copy(), dice=g.dice[0].copy(),
-                dice_index=int(g.dice_index[0]), roll=int(g.roll[0]), announced=int(g.announced[0]),
-                answer_due=int(g.answer_due[0]), turn=int(g.turn[0]),
-            )
-        return self._game
+        g = self._batch.games
+        return GameState(
+            values=g.values[0].copy(), filled=g.filled[0].copy(), dice=g.dice[0].copy(),
+            dice_index=int(g.dice_index[0]), roll=int(g.roll[0]), announced=int(g.announced[0]),
+            answer_due=int(g.answer_due[0]), turn=int(g.turn[0]),
+        )
 
     @property
     def score(self) -> int:
@@ -267,7 +264,7 @@ class JambEnv(gym.Env):
         if not self._started:
             raise RuntimeError("call reset() first")
         g = self._batch.games
-        return EnvState(game=self.game.copy(), stream=g.stream[0].copy(), position=int(g.pos[0]), score=self.score,
+        return EnvState(game=self.game, stream=g.stream[0].copy(), position=int(g.pos[0]), score=self.score,
                         done=self._done, ruleset=self.ruleset.name)
 
     def set_state(self, state: EnvState) -> None:
@@ -297,7 +294,7 @@ class JambEnv(gym.Env):
             st.dice_index, st.roll, st.announced, st.answer_due, st.turn)
         g.pos[0], g.score[0] = state.position, state.score
         self._batch.refresh(0)
-        self._started, self._done, self._game = True, bool(state.done), None
+        self._started, self._done = True, bool(state.done)
 
     def observe(self) -> np.ndarray:
         """The observation of the current state (a copy)."""

@@ -1,9 +1,10 @@
 """``JambVecEnv``: N games stepped at once by compiled kernels, as an SB3 ``VecEnv``.
 
-Step for step identical to N :class:`~jamb_env.JambEnv` under SB3's ``DummyVecEnv`` with
-the same seeds: the same observations, masks, rewards and scores (tested on every
-preset). Game ``i`` draws its dice streams from its own generator seeded like env ``i``
-of a ``DummyVecEnv`` (``seed + i``), so paired comparisons carry over.
+It runs the same engine as :class:`~jamb_env.JambEnv` (``jamb_env._batch``): game ``i``
+equals a ``JambEnv`` reset with the same seed. ``JambVecEnv(N, seed=s)`` seeds game ``i``
+with ``jamb_env.seeding.game_seed(s, i)`` (SeedSequence-derived: different seeds share no
+game); ``game_seeds=[...]`` gives each game its own integer seed (e.g. the canonical
+evaluation games, ``JambEnv.reset(seed=...)`` alike).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._batch import Batch
 from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
 from .rules import Ruleset, layout, load_ruleset
+from .seeding import game_seeds
 
 
 PARALLEL_FROM = 256
@@ -33,7 +35,9 @@ class JambVecEnv(VecEnv):
     Args:
         num_envs: games stepped together (N).
         ruleset: preset name, YAML path or Ruleset.
-        seed: seeds game ``i`` with ``seed + i`` at the first reset (None: random).
+        seed: seeds game ``i`` with ``jamb_env.seeding.game_seed(seed, i)`` at the first
+            reset (None: fresh entropy); later games of slot ``i`` continue its generator.
+        game_seeds: instead of ``seed``, one integer seed per game (as ``JambEnv.reset``).
         illegal_action: "terminate" (the game ends with ``JambEnv.ILLEGAL_ACTION_PENALTY``
             points and ``info["illegal_action"]``) or "raise" (``IllegalActionError``
             before any game changes).
@@ -42,7 +46,8 @@ class JambVecEnv(VecEnv):
     Arrays (read-only views of the batched state): ``values`` int16 (N, C, R), ``filled``
     int64 (N, C) bitmasks, ``dice`` int8 (N, n) sorted, ``roll``, ``announced``,
     ``answer_due``, ``turn`` int64 (N,), ``score`` int64 (N,) points, ``stream`` int8 (N, L)
-    and ``pos`` (N,) the dice streams. ``action_masks()`` bool (N, A).
+    and ``pos`` (N,) the dice streams. ``action_masks()`` bool (N, A), a copy. Observations
+    are new arrays every step, never written again.
 
     ``step`` returns float32 observations (N, D), float32 rewards (N,), bool dones and a
     list of infos that are empty dicts except for finished games, whose info holds
@@ -52,7 +57,7 @@ class JambVecEnv(VecEnv):
 
     def __init__(self, num_envs: int, ruleset: str | Ruleset = "classic", seed: int | None = None,
                  illegal_action: str = "terminate", reward_scale: float = 1.0, render_mode: str | None = None,
-                 turn_features: bool = True):
+                 turn_features: bool = True, game_seeds=None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         check_env_options(illegal_action, reward_scale)
@@ -82,10 +87,41 @@ class JambVecEnv(VecEnv):
         self.parallel = N >= PARALLEL_FROM
         self._started = False
         self._warned_illegal = False
+        if seed is not None and game_seeds is not None:
+            raise ValueError("give seed (games derived from it) or game_seeds (one per game), not both")
         if seed is not None:
+            self.seed(seed)
+        if game_seeds is not None:
+            self.seed_games(game_seeds)
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        """Seed the games at the next ``reset()``: game ``i`` with
+        ``jamb_env.seeding.game_seed(seed, i)`` (SeedSequence-derived: different seeds share
+        no game); None draws fresh entropy. Returns the per-game seeds.
+
+        Raises:
+            ValueError: ``seed`` is not a non-negative integer or None."""
+        if seed is None:
+            self._seeds = [None] * self.num_envs
+        else:
             if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-            self.seed(int(seed))
+            self._seeds = game_seeds(int(seed), self.num_envs)
+        return list(self._seeds)
+
+    def seed_games(self, seeds) -> list[int]:
+        """Seed game ``i`` with ``seeds[i]`` at the next ``reset()`` (as
+        ``JambEnv.reset(seed=seeds[i])``; e.g. the canonical evaluation games).
+
+        Raises:
+            ValueError: not one non-negative integer per game."""
+        seeds = list(seeds)
+        if len(seeds) != self.num_envs or any(
+            isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0 for x in seeds
+        ):
+            raise ValueError(f"game_seeds must be {self.num_envs} non-negative integers (one per game), got {seeds!r:.200}")
+        self._seeds = [int(x) for x in seeds]
+        return list(self._seeds)
 
     def _view(self, name: str) -> np.ndarray:
         view = getattr(self._batch.games, name).view()
@@ -224,9 +260,9 @@ class JambVecEnv(VecEnv):
             getattr(games, k)[idx] = v
 
     def action_masks(self) -> np.ndarray:
-        """bool (N, A): the legal actions of every game (a new array after every step;
-        treat it as read-only)."""
-        return self._batch.games.masks
+        """bool (N, A): the legal actions of every game (a copy: writing into it changes
+        nothing)."""
+        return self._batch.games.masks.copy()
 
     def close(self) -> None:
         pass

@@ -6,6 +6,7 @@ import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from jamb_env import IllegalActionError, JambEnv, JambVecEnv
+from jamb_env.seeding import game_seed, game_seeds
 from tests.conftest import playable_presets
 from tests.test_properties import _check_finished_sheet
 
@@ -27,7 +28,7 @@ def test_identical_to_single_env_and_invariants(preset):
     vec = JambVecEnv(N, preset, seed=seed)
     envs = [JambEnv(preset) for _ in range(N)]
     obs_v = vec.reset()
-    obs_s = np.stack([env.reset(seed=seed + i)[0] for i, env in enumerate(envs)])
+    obs_s = np.stack([env.reset(seed=game_seed(seed, i))[0] for i, env in enumerate(envs)])
     rng = np.random.default_rng(7)
     returns = np.zeros(N)
     writes = np.zeros(N, dtype=int)
@@ -91,8 +92,9 @@ def test_matches_dummy_vec_env_protocol():
     """Same results as SB3's DummyVecEnv over JambEnv, with seed() and auto-reset."""
     vec = JambVecEnv(4, "classic")
     dummy = DummyVecEnv([lambda: JambEnv("classic") for _ in range(4)])
-    vec.seed(99)
-    dummy.seed(99)
+    seeds = vec.seed(99)
+    dummy._seeds = list(seeds)  # what agents.training.envs does for the dummy kind
+    assert seeds == game_seeds(99, 4)
     assert (vec.reset() == dummy.reset()).all()
     rng = np.random.default_rng(0)
     for _ in range(400):
@@ -172,3 +174,56 @@ def test_parallel_and_serial_kernels_agree():
         oa, ra, da, _ = a.step(act)
         ob, rb, db, _ = b.step(act)
         assert (oa == ob).all() and (ra == rb).all() and (da == db).all()
+
+
+def test_seeds_share_no_game():
+    """Runs seeded 0..9 (16 games each) and their fine-tuning stage share no dice stream;
+    explicit game_seeds replay JambEnv.reset(seed=...) games."""
+    from jamb_env.seeding import STAGE_FINETUNE
+
+    streams = []
+    for seed in range(10):
+        vec = JambVecEnv(16, "classic", seed=seed)
+        vec.reset()
+        streams += [bytes(row) for row in vec.stream]
+    for seed in range(10):
+        vec = JambVecEnv(16, "classic", game_seeds=game_seeds(seed, 16, STAGE_FINETUNE))
+        vec.reset()
+        streams += [bytes(row) for row in vec.stream]
+    assert len(set(streams)) == len(streams) == 320
+    vec = JambVecEnv(2, "classic", game_seeds=[20_000_000, 20_000_001])
+    env = JambEnv("classic")
+    assert (vec.reset()[1] == env.reset(seed=20_000_001)[0]).all()
+    with pytest.raises(ValueError, match="not both"):
+        JambVecEnv(2, seed=0, game_seeds=[1, 2])
+    with pytest.raises(ValueError, match="one per game"):
+        JambVecEnv(2, game_seeds=[1])
+
+
+def test_returned_arrays_do_not_alias_the_games():
+    """Writing into anything JambVecEnv or JambEnv hands out changes neither what is legal
+    nor what the games hold (issue: no aliasing of internal state)."""
+    vec = JambVecEnv(4, "classic", seed=0, illegal_action="raise")
+    obs = vec.reset()
+    legal = vec.action_masks()
+    masks = vec.action_masks()
+    masks[:] = True
+    obs[:] = 5.0
+    assert (vec.action_masks() == legal).all() and not legal.all()
+    for name in ("values", "filled", "dice", "roll", "turn", "score", "stream", "pos"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(vec, name)[0] = 1
+    illegal = np.flatnonzero(~legal[0])[0]
+    with pytest.raises(IllegalActionError):
+        vec.step(np.array([illegal] + [int(np.flatnonzero(legal[i])[0]) for i in range(1, 4)]))
+
+    env = JambEnv("classic")
+    obs, info = env.reset(seed=0)
+    before = env.get_state()
+    obs[:] = 5.0
+    info["action_mask"][:] = 1
+    env.action_masks()[:] = True
+    env.game.values[:] = 9
+    after = env.get_state()
+    assert (after.game.values == before.game.values).all() and not env.action_masks().all()
+    assert (env.observe() <= 1.0).all()

@@ -11,19 +11,22 @@ import numpy as np
 def eval_games(agent, cfg: Mapping[str, Any]) -> list[int]:
     """True scores of ``agent`` on the training run's evaluation games (points).
 
-    The masked evaluation plays ``eval.n_envs`` envs seeded ``eval.seed + i``, each playing
+    The masked evaluation plays ``eval.n_envs`` envs seeded ``eval.seed + i`` (envs.eval_seeds), each playing
     consecutive games from its generator, split as ``evaluate_policy`` splits them; the
     same games are replayed here on ``JambEnv``s seeded alike (the batched env is
     step-identical), so baselines and the PPO curve see the same dice streams.
     """
     from jamb_env import JambEnv
 
+    from .envs import eval_seeds
+
+    seeds = eval_seeds(cfg)
     n, episodes = cfg["eval"]["n_envs"], cfg["eval"]["episodes"]
     scores = []
     for i in range(n):
         env = JambEnv(cfg["ruleset"], illegal_action="raise")
         for g in range((episodes + i) // n):
-            obs, info = env.reset(seed=cfg["eval"]["seed"] + i if g == 0 else None)
+            obs, info = env.reset(seed=seeds[i] if g == 0 else None)
             done = False
             while not done:
                 obs, _, done, _, info = env.step(agent.act(env, obs, env.action_masks()))

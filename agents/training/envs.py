@@ -20,20 +20,41 @@ def make_env_fn(cfg: Mapping[str, Any]):
     return make
 
 
+def train_seeds(cfg: Mapping[str, Any]) -> list[int]:
+    """The training games' seeds: ``game_seed(seed, i, stage)`` for env ``i``, with stage
+    ``STAGE_FINETUNE`` for a run started from a model (``init_from``), else
+    ``STAGE_TRAIN`` (jamb_env/seeding.py): no two seeds or stages share a game."""
+    from jamb_env.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seeds
+
+    stage = STAGE_FINETUNE if cfg.get("init_from") else STAGE_TRAIN
+    return game_seeds(cfg["seed"], cfg["env"]["n_envs"], stage)
+
+
+def eval_seeds(cfg: Mapping[str, Any]) -> list[int]:
+    """The evaluation games' seeds: ``eval.seed + i`` for eval env ``i`` (with the default
+    eval.seed 20,000,000 and one game per env: the canonical evaluation games)."""
+    return [cfg["eval"]["seed"] + i for i in range(cfg["eval"]["n_envs"])]
+
+
 def make_envs(cfg: Mapping[str, Any]):
     """``(env, eval_env)``: the training VecEnv (``env.vec_env`` kind, ``env.n_envs`` games,
-    seeded ``seed``) and the evaluation VecEnv (``eval.n_envs`` games seeded ``eval.seed``)."""
+    seeded by :func:`train_seeds`) and the evaluation VecEnv (``eval.n_envs`` games, seeded
+    by :func:`eval_seeds`). The batched, dummy and subproc kinds play the same games."""
     if cfg["env"]["vec_env"] == "batched":
         from jamb_env import JambVecEnv
 
         opts = {"reward_scale": cfg["env"]["reward_scale"], "turn_features": cfg["env"]["turn_features"]}
-        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], seed=cfg["seed"], **opts)
-        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], seed=cfg["eval"]["seed"], **opts)
+        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], game_seeds=train_seeds(cfg), **opts)
+        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], game_seeds=eval_seeds(cfg), **opts)
     else:
         from stable_baselines3.common.env_util import make_vec_env
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
-        env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], seed=cfg["seed"], vec_env_cls=vec_cls)
-        eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"], seed=cfg["eval"]["seed"])
+        env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], vec_env_cls=vec_cls)
+        eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"])
+        # SB3's VecEnv.seed(s) would seed env i with s + i (overlapping streams across
+        # seeds); its per-env seed list for the next reset is set directly instead
+        env._seeds = train_seeds(cfg)
+        eval_env._seeds = eval_seeds(cfg)
     return env, eval_env
