@@ -49,12 +49,12 @@ class _ColumnModel:
     def __init__(self, rules: Ruleset):
         self.rules = rules
         rows = rules.rows
-        self.upper = [r for r, name in enumerate(rows) if name in UPPER_ROWS]
+        self.upper = np.flatnonzero(rules.arrays.is_upper).tolist()
         self.face = {r: UPPER_ROWS.index(rows[r]) + 1 for r in self.upper}
         self.upper_bits = sum(1 << r for r in self.upper)
-        has_diff = all(x in rows for x in ("ones", "max", "min"))
-        self.ones, self.max, self.min = (rows.index(x) for x in ("ones", "max", "min")) if has_diff else (-1, -1, -1)
-        self.diff_rows = {self.ones, self.max, self.min} if has_diff else set()
+        diff = rk.difference_rows(rules)
+        self.ones, self.max, self.min = diff if diff else (-1, -1, -1)
+        self.diff_rows = set(diff) if diff else set()
         # values of every cell for each roll and multiset: (K, M, C*R)
         self.cell_values = rules.cell_values.astype(np.float64)
         self.par = self._pars()

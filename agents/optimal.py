@@ -26,7 +26,6 @@ import numpy as np
 from jamb_env import JambEnv, Ruleset, load_ruleset
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import layout
-from jamb_env.rules.tables import UPPER_ROWS
 
 from jamb_env.rules.turn import best_hold, first_roll_distribution, hold_value, plan_turn, ranked
 
@@ -57,10 +56,9 @@ class ColumnSolver:
         n_steps = len(order)
         self.rolls = [rules.rolls] * n_steps
         self.rolls[-1] = rules.last_turn_rolls if rolls_last is None else rolls_last
-        rows = rules.rows
-        self._upper_rows = {r for r, name in enumerate(rows) if name in UPPER_ROWS}
+        self._upper_rows = set(np.flatnonzero(rules.arrays.is_upper).tolist())
         self._last_upper_step = max((k for k, r in enumerate(order) if r in self._upper_rows), default=-1)
-        self._diff = tuple(rows.index(x) for x in ("ones", "max", "min")) if all(x in rows for x in ("ones", "max", "min")) else None
+        self._diff = rk.difference_rows(rules)
         self._cap = None if rules.bonus_per_point else int(rk.bonus_floor(rules.arrays.P))
         # forward: the reachable states before each step
         self.states: list[dict[tuple, int]] = [{(0, None, None, None): 0}]

@@ -55,7 +55,6 @@ import numpy as np
 from .rules import GameState, Ruleset, layout
 from .rules import kernels as rk
 from .rules._jit import kernel
-from .rules.tables import UPPER_ROWS
 from .rules.turn import cell_plans
 
 
@@ -177,12 +176,13 @@ class ObservationEncoder:
         value_now = np.concatenate(
             [rules.cell_values.astype(np.float32) / row_max, np.zeros((K, 1, C * R), np.float32)], axis=1
         )  # (K, M + 1, C*R); index M = no dice
-        upper = np.array([r for r, row in enumerate(rules.rows) if row in UPPER_ROWS], dtype=np.int64)
+        upper = np.flatnonzero(rules.arrays.is_upper).astype(np.int64)
         upper_max = max(float(rules.row_max[upper].sum()), 1.0) if len(upper) else 1.0
         diff_max = 1.0
-        if all(x in rules.rows for x in ("ones", "max", "min")):
-            ones_max = float(rules.row_max[rules.rows.index("ones")])
-            spread = float(rules.row_max[rules.rows.index("max")]) - 5.0  # min is >= 5 (five dice)
+        diff_rows = rk.difference_rows(rules)
+        if diff_rows is not None:
+            ones_max = float(rules.row_max[diff_rows[0]])
+            spread = float(rules.row_max[diff_rows[1]]) - 5.0  # min is >= 5 (five dice)
             diff_max = max(ones_max * spread, 1.0)
         turn_feat = self._turn_table(row_max) if turn_features else np.zeros((2, K + 1, M + 1, 0), np.float32)
         ann_slot = np.full(rules.num_cells, -1, dtype=np.int64)

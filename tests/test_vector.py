@@ -143,7 +143,6 @@ def test_illegal_actions():
 
     vec = JambVecEnv(4, "classic", seed=0)
     vec.reset()
-    dice_before = vec.dice.copy()
     actions = random_actions(np.random.default_rng(0), vec.action_masks())
     actions[1] = 10_000
     with pytest.warns(UserWarning, match="outside the action space"):

@@ -532,6 +532,13 @@ def write(values, filled, roll, dice_index, cell, ra, parts, tmp):
     return after - before, due
 
 
+def difference_rows(rules) -> tuple[int, int, int] | None:
+    """(ones, max, min) row indices when the difference is scored (all three are rows),
+    else None."""
+    P = rules.arrays.P
+    return (int(P[P_ONES]), int(P[P_MAX]), int(P[P_MIN])) if P[P_ONES] >= 0 else None
+
+
 # ---------------------------------------------------------------------------- building
 def rule_arrays(rules) -> RuleArrays:
     """The :class:`RuleArrays` of a :class:`~jamb_env.rules.Ruleset` (read-only arrays;
