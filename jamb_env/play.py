@@ -44,13 +44,13 @@ def sheet_table(env: JambEnv) -> Table:
     write gets now), announceable cells (``a``), totals (from :func:`render.sheet_view`)."""
     rules = env.ruleset
     view = sheet_view(rules, env.game, env.action_masks())
-    table = Table(caption=f"{rules.title}: {env.score} points", caption_justify="left")
+    table = Table(caption=f"{escape(rules.title)}: {env.score} points", caption_justify="left")
     table.add_column("row")
     for col in rules.columns:
-        table.add_column(col, justify="right")
+        table.add_column(escape(col), justify="right")
     style = {"open": "[bold green]○ {}[/]", "announce": "[yellow]a[/]", "closed": "[dim]·[/]", "written": "{}"}
     for row, line in zip(rules.rows, view["cells"]):
-        table.add_row(row, *(style[state].format(v) for state, v in line), end_section=row in ("sixes", "min"))
+        table.add_row(escape(row), *(style[state].format(v) for state, v in line), end_section=row in ("sixes", "min"))
     for i, name in enumerate(("upper", "bonus", "difference", "lower")):
         table.add_row(f"[italic]{name}[/]", *(str(p[i]) for p in view["parts"]))
     table.add_row("[bold]total[/]", *(f"[bold]{view['totals'][c]}[/]" for c in rules.columns))
@@ -64,9 +64,9 @@ def status_line(env: JambEnv) -> str:
     dice = "  ".join(f"{i + 1}:[bold]\\[{d}][/]" for i, d in enumerate(game.dice.tolist()))
     text = f"turn {game.turn + 1}/{env.ruleset.num_cells}   roll {game.roll}/{core.max_rolls(env.ruleset, game)}   dice {dice}"
     if game.announced >= 0:
-        text += f"   announced [yellow]{'/'.join(env.ruleset.cell_name(game.announced))}[/]"
+        text += f"   announced [yellow]{escape('/'.join(env.ruleset.cell_name(game.announced)))}[/]"
     if game.answer_due >= 0:
-        text += f"   answer due: [yellow]{env.ruleset.rows[game.answer_due]}[/]"
+        text += f"   answer due: [yellow]{escape(env.ruleset.rows[game.answer_due])}[/]"
     return text
 
 
@@ -199,11 +199,11 @@ class PlaySession:
         except ValueError as exc:
             self.console.print(f"[red]the coach cannot advise here: {escape(str(exc))}[/]")
             return
-        self.console.print(f"coach ({self.coach.name}): [bold]{escape(self.command_for(action))}[/]")
+        self.console.print(f"coach ({escape(str(self.coach.name))}): [bold]{escape(self.command_for(action))}[/]")
         for a, value in options:
             self.console.print(f"   {self.command_for(a):32s} {value:9.2f}", markup=False)
         if options:
-            self.console.print(f"   ({self.coach.explain_unit})")
+            self.console.print(f"   ({self.coach.explain_unit})", markup=False)
 
     def command_for(self, action: int) -> str:
         """The command a person types for ``action`` (holds as dice positions)."""
@@ -218,9 +218,10 @@ class PlaySession:
     def save(self, path: str | Path, quiet: bool = False) -> bool:
         """Write the game record to ``path``; on failure say why and keep playing."""
         try:
-            self.record.write(path)
+            self.record.write(path)  # atomic: a failed save leaves the previous one intact
         except OSError as exc:
-            self.console.print(f"[red]could not save to {escape(str(path))}: {escape(str(exc))}[/] (save FILE to try another)")
+            why = str(exc) if exc.errno is None else f"{exc.strerror or exc} ({exc.filename or path})"
+            self.console.print(f"[red]could not save to {escape(str(path))}: {escape(why)}[/] (save FILE to try another)")
             return False
         if not quiet:
             self.console.print(f"saved to {escape(str(path))} (resume with --load {escape(str(path))})")
@@ -260,8 +261,8 @@ class PlaySession:
             elif cmd == "hint":
                 self.hint()
             elif cmd == "save":
-                words = line.split()
-                target = words[1] if len(words) > 1 else save_path
+                words = line.strip().split(None, 1)
+                target = words[1].strip() if len(words) > 1 else save_path
                 if not target:
                     self.console.print("[red]save where? save FILE (or start with --save FILE)[/]")
                 else:
@@ -274,7 +275,7 @@ class PlaySession:
                 except IllegalActionError as exc:  # defensive: parse already checked
                     self.console.print(f"[red]{escape(str(exc))}[/]")
                     continue
-                self.console.print(f"> {self.record.steps[-1]['text']}  (+{self.record.steps[-1]['reward']:g})")
+                self.console.print(f"> {escape(self.record.steps[-1]['text'])}  (+{self.record.steps[-1]['reward']:g})")
                 if save_path:
                     self.save(save_path, quiet=True)
                 self.draw()

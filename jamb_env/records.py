@@ -16,11 +16,53 @@ the seed reproduces the game; :func:`replay` checks the dice on the way.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 FORMAT = 1
+
+
+def check_output_file(path: str | Path) -> Path:
+    """``path`` as a Path if a file can be written there (its missing folders created on
+    writing); else an OSError whose message names the real obstacle: ``path`` is a
+    folder, or a folder on the way is a file (not "[Errno 17] File exists")."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder; give a file name")
+    check_output_folder(path.parent, for_file=path)
+    return path
+
+
+def check_output_folder(folder: str | Path, for_file: str | Path | None = None) -> Path:
+    """``folder`` as a Path if it is a folder or can be created; else an OSError that
+    names the file in the way or the folder without write permission."""
+    folder = Path(folder)
+    what = f"cannot write {for_file}" if for_file is not None else f"cannot create the folder {folder}"
+    probe = folder
+    while not probe.exists():
+        if probe.is_symlink():
+            raise NotADirectoryError(f"{what}: {probe} is a broken link")
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise NotADirectoryError(f"{what}: {probe} is a file, not a folder")
+    if probe.is_dir() and not os.access(probe, os.W_OK | os.X_OK):
+        raise PermissionError(f"{what}: no permission to write in {probe}")
+    return folder
+
+
+def write_text_file(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (jamb_env.files: a failed write leaves the
+    previous file as it was), creating missing folders; clear OSErrors on bad paths."""
+    from .files import atomic_write_text
+
+    path = check_output_file(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
+    return path
 
 
 @dataclass
@@ -30,6 +72,15 @@ class GameRecord:
     player: str = "human"
     steps: list[dict] = field(default_factory=list)
     final_score: int | None = None
+    #: where the record was read from (file name, and each step's line), for messages
+    source: str | None = field(default=None, repr=False, compare=False)
+    step_lines: list[int] = field(default_factory=list, repr=False, compare=False)
+
+    def where(self, k: int) -> str:
+        """``file:line: step k`` for messages (``step k`` for a record not read from a file)."""
+        if self.source is not None and k < len(self.step_lines):
+            return f"{self.source}:{self.step_lines[k]}: step {k}"
+        return f"step {k}"
 
     def play(self, env, action: int):
         """Apply ``action`` to ``env``, append its step line, and return ``env.step``'s
@@ -55,12 +106,24 @@ class GameRecord:
         if self.final_score is not None:
             yield json.dumps({"type": "end", "score": self.final_score, "steps": len(self.steps)})
 
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines())
+
     def write(self, path: str | Path, append: bool = False) -> None:
+        """Write the record to ``path`` (after the games already there with ``append``),
+        atomically: a failed write leaves the previous file intact."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a" if append else "w", encoding="utf-8") as fh:
-            for line in self.lines():
-                fh.write(line + "\n")
+        old = ""
+        if append and path.is_file():
+            old = path.read_text(encoding="utf-8")
+            if old and not old.endswith("\n"):
+                old += "\n"
+        write_text_file(path, old + self.text())
+
+
+def write_records(path: str | Path, records: Iterable[GameRecord]) -> Path:
+    """Write several games to one record file, atomically."""
+    return write_text_file(path, "".join(r.text() for r in records))
 
 
 class RecordError(ValueError):
@@ -70,6 +133,8 @@ class RecordError(ValueError):
 def read_records(path: str | Path) -> list[GameRecord]:
     """All games in a JSON-lines record file."""
     path = Path(path)
+    if path.is_dir():
+        raise RecordError(f"{path} is a folder, not a game record file")
     if not path.is_file():
         raise FileNotFoundError(f"no game record {path}")
     try:
@@ -77,6 +142,7 @@ def read_records(path: str | Path) -> list[GameRecord]:
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text") from exc
     games: list[GameRecord] = []
+    header_line, end_line = 0, None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -91,16 +157,27 @@ def read_records(path: str | Path) -> list[GameRecord]:
             seed, ruleset = item.get("seed"), item.get("ruleset")
             if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
                 raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
-            games.append(GameRecord(ruleset=ruleset, seed=seed, player=str(item.get("player", "?"))))
+            games.append(GameRecord(ruleset=ruleset, seed=seed, player=str(item.get("player", "?")), source=str(path)))
+            header_line, end_line = n, None
         elif kind in ("step", "end"):
             if not games:
                 raise RecordError(f"{path}:{n}: a {kind} line before any game header")
+            if end_line is not None:
+                raise RecordError(f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} ended on line {end_line}); "
+                                  "a new game starts with a game header line")
             if kind == "step":
                 if type(item.get("action")) is not int:
                     raise RecordError(f"{path}:{n}: a step needs an integer action")
                 games[-1].steps.append({k: v for k, v in item.items() if k != "type"})
+                games[-1].step_lines.append(n)
             else:
-                games[-1].final_score = item.get("score")
+                score, count = item.get("score"), item.get("steps", len(games[-1].steps))
+                if type(score) is not int:
+                    raise RecordError(f"{path}:{n}: an end line needs an integer score, got {score!r}")
+                if count != len(games[-1].steps):
+                    raise RecordError(f"{path}:{n}: the end line says {count!r} steps, the game of line {header_line} has {len(games[-1].steps)}")
+                games[-1].final_score = score
+                end_line = n
         else:
             raise RecordError(f"{path}:{n}: unknown line type {kind!r}; expected game, step or end")
     if not games:
@@ -112,19 +189,23 @@ def replay(record: GameRecord, env=None):
     """Yield ``(env, step)`` after each recorded action, replayed on a fresh env.
 
     Raises:
-        RecordError: an action is illegal or the dice differ from the record.
+        RecordError: a step after the game's end, an illegal action, or dice that differ
+            from the record (the message names the file and line when read from a file).
     """
     from .env import JambEnv
     from .errors import IllegalActionError
+    from .rules import is_over
 
     env = env or JambEnv(record.ruleset, illegal_action="raise")
     env.reset(seed=record.seed)
     for k, step in enumerate(record.steps):
+        if is_over(env.ruleset, env.game):
+            raise RecordError(f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, score {env.score})")
         dice = list(env.game.dice.tolist()) if env.game.roll else []
         if "dice" in step and step["dice"] != dice:
-            raise RecordError(f"step {k}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)")
+            raise RecordError(f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)")
         try:
             env.step(step["action"])
         except IllegalActionError as exc:
-            raise RecordError(f"step {k}: {exc}") from exc
+            raise RecordError(f"{record.where(k)}: {exc}") from exc
         yield env, step

@@ -154,8 +154,10 @@ def test_play_cli_argument_errors(monkeypatch, capsys, tmp_path):
         with pytest.raises(SystemExit):
             play_main(monkeypatch, capsys, argv, ["quit"])
         assert message in capsys.readouterr().err
-    code, out = play_main(monkeypatch, capsys, ["--log", str(tmp_path / "no" / "dir" / "x.txt"), "--watch", "random"], [])
-    assert code == 2 and "error:" in out.err
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(SystemExit) as exit_info:  # checked before the game, not after it
+        play_main(monkeypatch, capsys, ["--log", str(tmp_path / "afile" / "x.txt"), "--watch", "random"], [])
+    assert exit_info.value.code == 2 and "afile is a file, not a folder" in capsys.readouterr().err
     multi = tmp_path / "multi.jsonl"
     for seed in (1, 2):
         multi.open("a").write(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": seed}) + "\n")
@@ -210,3 +212,341 @@ def test_duplicate_yaml_keys_are_errors(tmp_path):
     cfg.write_text("seed: 1\nseed: 2\n")
     with pytest.raises(ConfigError, match="given twice"):
         load_config(cfg)
+
+
+# ---------------------------------------------------------------- command-line tools: bad input
+def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
+    """``agents.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
+    import importlib
+
+    main = importlib.import_module(f"agents.cli.{module}").main
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--presets", "nope"], "--presets nope: unknown ruleset 'nope'"),
+    (["--games-per-preset", "0"], "--games-per-preset must be at least 1, got 0"),
+    (["--games-per-preset", "-3"], "--games-per-preset must be at least 1, got -3"),
+    (["--num-envs", "0"], "--num-envs must be 1..1,000,000"),
+    (["--num-envs", "10000000000"], "--num-envs must be 1..1,000,000"),
+    (["--games-per-preset", "ten"], "invalid int value: 'ten'"),
+    (["--seed", "-1"], "--seed must be in 0..2**32-1"),
+])
+def test_soak_bad_arguments(capsys, argv, message):
+    code, err = run_main("soak", argv, capsys)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_soak_ctrl_c(monkeypatch, capsys):
+    from agents.cli import soak
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(soak, "soak", interrupted)
+    code = soak.main(["--presets", "classic", "--games-per-preset", "1"])
+    assert code == 130 and "interrupted during classic" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seconds", "0"], "--seconds must be more than 0"),
+    (["--seconds", "-2"], "--seconds must be more than 0"),
+    (["--seconds", "nan"], "--seconds must be more than 0"),
+    (["--seconds", "inf"], "at most 3600"),
+    (["--train-steps", "-5"], "--train-steps must be at least 1, got -5"),
+    (["--train-steps", "0", "--skip-train"], "--train-steps must be at least 1"),
+    (["--presets", "nope", "--skip-train"], "--presets nope: unknown ruleset"),
+])
+def test_bench_bad_arguments(capsys, argv, message):
+    code, err = run_main("bench", argv, capsys)
+    assert code == 2 and message in err
+
+
+def test_bench_rates_count_the_steps_taken():
+    """A tiny --seconds still measures at least one step (no division by zero)."""
+    from agents.cli.bench import single_env_loop, vec_env_loop
+
+    steps, t_env, _ = single_env_loop("classic", 1e-9)
+    assert steps >= 1 and t_env > 0
+    steps, t_env, _ = vec_env_loop(lambda: JambVecEnv(4, "classic"), 1e-9, warmup=0)
+    assert steps >= 4 and t_env > 0
+
+
+def test_tune_bad_arguments(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    used = tmp_path / "used" / "trial_000"
+    used.mkdir(parents=True)
+    (used / "config.yaml").write_text("seed: 0\n")
+    for argv, message in (
+        (["--out", str(blocker / "x")], f"{blocker} is a file, not a folder"),
+        (["--out", str(blocker)], f"{blocker} is a file, not a folder"),
+        (["--out", str(tmp_path / "used")], "already holds a search (trial_000); choose another --out"),
+        (["--trials", "0"], "--trials must be at least 1"),
+        (["--steps", "-1"], "--steps must be at least 1"),
+        (["--seed", "-1"], "--seed must be in 0..2**32-1"),
+        (["--ruleset", "nope"], "--ruleset nope: unknown ruleset"),
+        (["--config", str(tmp_path)], "is a folder; give a training config YAML"),
+        (["--config", str(tmp_path / "none.yaml")], "training config not found"),
+    ):
+        code, err = run_main("tune", argv + (["--out", str(tmp_path / "o")] if "--out" not in argv else []), capsys)
+        assert code == 2 and message in err, (argv, err)
+        assert "File exists" not in err and "--run-dir" not in err and "--resume" not in err  # tune's own options
+    assert blocker.read_text() == "x" and not (tmp_path / "o").exists()
+
+
+def fake_train(calls):
+    def train(cfg, run_dir=None, progress_bar=True, resume=False):
+        calls.append(cfg)
+        Path(run_dir).mkdir(parents=True)
+        (Path(run_dir) / "config.yaml").write_text("x")
+        return {"eval_score": 100.0 + len(calls), "wall_time_s": 0.0, "run_dir": str(run_dir)}
+
+    return train
+
+
+def test_tune_writes_the_users_eval_freq(monkeypatch, capsys, tmp_path):
+    """Trials evaluate within --steps, but best_config.yaml keeps the base config's eval.freq."""
+    import agents.training.train as training
+
+    calls = []
+    monkeypatch.setattr(training, "train", fake_train(calls))
+    code, err = run_main("tune", ["--trials", "2", "--steps", "1000", "--out", str(tmp_path / "t")], capsys)
+    assert code == 0, err
+    base_freq = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())["eval"]["freq"]
+    assert base_freq > 1000 and all(c["eval"]["freq"] == 1000 for c in calls)
+    best = yaml.safe_load((tmp_path / "t" / "best_config.yaml").read_text())
+    assert best["eval"]["freq"] == base_freq
+    assert len((tmp_path / "t" / "trials.csv").read_text().splitlines()) == 3
+
+
+def test_tune_ctrl_c_keeps_finished_trials(monkeypatch, capsys, tmp_path):
+    import agents.training.train as training
+
+    calls = []
+    train = fake_train(calls)
+
+    def interrupted_second(cfg, **kwargs):
+        if calls:
+            raise KeyboardInterrupt
+        return train(cfg, **kwargs)
+
+    monkeypatch.setattr(training, "train", interrupted_second)
+    code, err = run_main("tune", ["--trials", "3", "--steps", "1000", "--out", str(tmp_path / "t")], capsys)
+    assert code == 130 and "interrupted; 1 finished trials" in err and "Traceback" not in err
+    assert (tmp_path / "t" / "best_config.yaml").is_file() and len((tmp_path / "t" / "trials.csv").read_text().splitlines()) == 2
+
+
+def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
+    import agents.training.train as training
+    import jamb_env.files as files
+
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "trials.csv").write_text("old trials\n")
+    (out / "best_config.yaml").write_text("old: config\n")
+    monkeypatch.setattr(training, "train", fake_train([]))
+
+    def failing_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", failing_replace)
+    code, err = run_main("tune", ["--trials", "1", "--steps", "1000", "--out", str(out)], capsys)
+    assert code == 2 and "No space left on device" in err
+    assert (out / "trials.csv").read_text() == "old trials\n" and (out / "best_config.yaml").read_text() == "old: config\n"
+    assert not [p for p in out.iterdir() if ".tmp-" in p.name]  # no temporary file left behind
+
+
+def test_evaluate_out_folder_and_bad_outputs(capsys, tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(folder)], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in folder.iterdir()) == ["classic.csv", "classic.png", "classic_games.csv"]  # inside, named after the ruleset
+    assert not (tmp_path / "results.csv").exists()
+    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "new") + "/"], capsys)
+    assert code == 0 and (tmp_path / "new" / "classic.csv").is_file()
+    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "x.csv")], capsys)
+    assert code == 0 and (tmp_path / "x.csv").is_file() and (tmp_path / "x_games.csv").is_file() and not (tmp_path / "x.csv.csv").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for argv, message in (
+        (["--out", str(blocker / "x")], f"{blocker} is a file, not a folder"),
+        (["--records", str(blocker)], f"{blocker} is a file, not a folder"),
+        (["--out", str(tmp_path / "pre"), "--agents", "random", "random"], "named twice"),
+        (["--agents", str(tmp_path / "nothing*.zip")], "no checkpoint matches"),
+        (["--agents", "nosuch"], "unknown agent 'nosuch'"),
+        (["--ruleset", "nope"], "unknown ruleset 'nope'"),
+        (["--games", "1"], "--games must be 2.."),
+        (["--games", "100000000"], "--games must be 2.."),
+        (["--jobs", "100000"], "--jobs must be 1.."),
+        (["--games", "many"], "invalid int value"),
+    ):
+        argv = (["--agents", "random"] if "--agents" not in argv else []) + ["--games", "2"] + argv + ["--no-progress"]
+        code, err = run_main("evaluate", argv + ([] if "--out" in argv else ["--out", str(tmp_path / "pre")]), capsys)
+        assert code == 2 and message in err and "Errno" not in err, (argv, err)
+    assert not (tmp_path / "pre.csv").exists()
+
+
+def test_evaluate_failed_write_keeps_the_old_files(monkeypatch, capsys, tmp_path):
+    import jamb_env.files as files
+
+    for name in ("r.csv", "r_games.csv", "r.png"):
+        (tmp_path / name).write_text("old")
+    real_replace = files.os.replace
+
+    def failing_replace(src, dst):
+        if str(dst).endswith(".png"):
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", failing_replace)
+    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and "cannot write the outputs" in err and "No space left" in err
+    assert (tmp_path / "r.png").read_text() == "old" and (tmp_path / "r.csv").read_text() != "old"
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    (tmp_path / "recs").mkdir()
+    (tmp_path / "recs" / "random.jsonl").write_text("old")
+    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r"), "--records", str(tmp_path / "recs")], capsys)
+    assert code == 2 and (tmp_path / "recs" / "random.jsonl").read_text() == "old"
+
+
+def test_evaluate_ctrl_c(monkeypatch, capsys, tmp_path):
+    from agents.cli import evaluate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "run_games", interrupted)
+    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--out", str(tmp_path / "r")], capsys)
+    assert code == 130 and "interrupted; nothing written" in err and not list(tmp_path.iterdir())
+
+
+def write_run(folder: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(folder))
+    for step, value in ((1000, 100.0), (2000, 200.0)):
+        writer.add_scalar("eval/score", value, step)
+    writer.close()
+
+
+def test_plot_bad_input_and_atomic_write(monkeypatch, capsys, tmp_path):
+    import jamb_env.files as files
+
+    run = tmp_path / "classic__ppo__0__x"
+    write_run(run)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for argv, message in (
+        ([str(run), "--out", str(blocker / "c.png")], f"{blocker} is a file, not a folder"),
+        ([str(run), "--out", str(tmp_path)], "give a .png, .pdf or .svg file name"),
+        ([str(run), "--out", str(tmp_path / "c.txt")], "give a .png, .pdf or .svg"),
+        ([str(tmp_path / "none*"), "--out", str(tmp_path / "c.png")], "matched nothing"),
+        ([str(blocker), "--out", str(tmp_path / "c.png")], "it is a file"),
+        ([str(run), "--tag", "nope", "--out", str(tmp_path / "c.png")], "has no scalar 'nope'"),
+    ):
+        code, err = run_main("plot", argv, capsys)
+        assert code == 2 and message in err, (argv, err)
+    out = tmp_path / "c.svg"
+    out.write_text("old")
+    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
+    assert code == 2 and "No space left" in err and out.read_text() == "old"
+    monkeypatch.undo()
+    code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
+    assert code == 0 and out.read_text().startswith("<?xml")
+
+
+def test_export_bad_paths(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for argv, message in (
+        ([str(tmp_path / "none.zip"), str(tmp_path / "o.zip")], "no model file"),
+        ([str(tmp_path), str(tmp_path / "o.zip")], "is a folder, not a model file"),
+        ([str(blocker), str(tmp_path)], "is a folder; give the file name of the copy"),
+        ([str(blocker), str(blocker / "o.zip")], f"{blocker} is a file, not a folder"),
+        ([str(blocker), str(tmp_path / "o.zip")], "not a MaskablePPO model file"),
+    ):
+        code, err = run_main("export", argv, capsys)
+        assert code == 2 and message in err, (argv, err)
+    assert not (tmp_path / "o.zip").exists() and not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+@pytest.mark.parametrize("tool", ["evaluate", "play", "plot", "tune", "bench", "soak", "export"])
+def test_every_tool_rejects_unknown_options(capsys, tool):
+    code, err = run_main(tool, ["--no-such-option"] + (["a", "b"] if tool in ("plot", "export") else []), capsys)
+    assert code == 2 and "unrecognized arguments: --no-such-option" in err
+
+
+# ---------------------------------------------------------------- records
+def finished_record_lines(seed: int = 3) -> list[str]:
+    from jamb_env.records import GameRecord
+
+    env = JambEnv("classic", illegal_action="raise")
+    env.reset(seed=seed)
+    rec = GameRecord("classic", seed)
+    rng = np.random.default_rng(0)
+    done = False
+    while not done:
+        _, _, done, _, _ = rec.play(env, int(rng.choice(np.flatnonzero(env.action_masks()))))
+    return list(rec.lines())
+
+
+def test_record_step_after_the_end(tmp_path, capsys):
+    from jamb_env.records import replay
+
+    lines = finished_record_lines()
+    bad = tmp_path / "after_end.jsonl"
+    bad.write_text("\n".join(lines + [lines[-2]]) + "\n")  # a step after the end line
+    with pytest.raises(RecordError, match=rf"after_end.jsonl:{len(lines) + 1}: a step line after the end of the game"):
+        read_records(bad)
+    code, err = run_main("play", ["--replay", str(bad)], capsys)
+    assert code == 2 and f"after_end.jsonl:{len(lines) + 1}:" in err and "Traceback" not in err
+    step = json.loads(lines[-2])
+    step.pop("dice")  # no dice to compare: the step itself must be refused
+    bad.write_text("\n".join(lines[:-1] + [json.dumps(step)]) + "\n")  # a step after the last cell, no end line
+    with pytest.raises(RecordError, match=rf"after_end.jsonl:{len(lines)}: step {len(lines) - 2}: a step after the game's end"):
+        list(replay(read_records(bad)[0]))
+    code, err = run_main("play", ["--load", str(bad)], capsys)
+    assert code == 2 and "a step after the game's end" in err
+    bad.write_text("\n".join(lines[:-1] + [json.dumps({"type": "end", "score": 5, "steps": 2})]) + "\n")
+    with pytest.raises(RecordError, match="the end line says 2 steps"):
+        read_records(bad)
+    bad.write_text("\n".join(lines[:-1] + [json.dumps({"type": "end", "score": "lots"})]) + "\n")
+    with pytest.raises(RecordError, match="integer score"):
+        read_records(bad)
+    with pytest.raises(RecordError, match="is a folder"):
+        read_records(tmp_path)
+
+
+def test_record_write_is_atomic(monkeypatch, tmp_path):
+    import jamb_env.files as files
+    from jamb_env.records import GameRecord
+
+    path = tmp_path / "g.jsonl"
+    path.write_text("old game\n")
+    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    with pytest.raises(OSError, match="No space left"):
+        GameRecord("classic", 1).write(path)
+    assert path.read_text() == "old game\n" and [p.name for p in tmp_path.iterdir()] == ["g.jsonl"]
+    with pytest.raises(IsADirectoryError, match="is a folder; give a file name"):
+        GameRecord("classic", 1).write(tmp_path)
+    with pytest.raises(NotADirectoryError, match="g.jsonl is a file, not a folder"):
+        GameRecord("classic", 1).write(path / "x.jsonl")
+
+
+def test_plot_ctrl_c(monkeypatch, capsys, tmp_path):
+    from agents.cli import plot
+
+    def interrupted(run):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plot, "read_scalars", interrupted)
+    code, err = run_main("plot", [str(tmp_path), "--out", str(tmp_path / "c.png")], capsys)
+    assert code == 130 and "interrupted; nothing written" in err and not (tmp_path / "c.png").exists()

@@ -136,7 +136,7 @@ def test_bad_records(tmp_path):
     with pytest.raises(RecordError, match="step 0"):
         list(replay(read_records(bad)[0]))
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(bad)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "error: step 0" in proc.stderr
+    assert proc.returncode == 2 and f"error: {bad}:2: step 0" in proc.stderr  # names the file and line
 
 
 def test_evaluation_records_replay(tmp_path):
@@ -148,3 +148,141 @@ def test_evaluation_records_replay(tmp_path):
     for env, _ in replay(game["record"]):
         pass
     assert env.score == game["score"] == sum(step["reward"] for step in game["record"].steps)
+
+
+# ---------------------------------------------------------------- hostile input, Ctrl-C, atomic saves
+def play_exit(argv, capsys):
+    """play.main(argv): (exit status, stdout, stderr), argparse errors included."""
+    try:
+        code = play.main(argv + ([] if "--width" in argv else ["--width", "120"]))
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def interrupt_after(monkeypatch, lines):
+    """console.input gives ``lines``, then raises KeyboardInterrupt (Ctrl-C at the prompt)."""
+    from rich.console import Console
+
+    feed = iter(lines)
+
+    def fake_input(self, prompt=""):
+        try:
+            return next(feed)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    monkeypatch.setattr(Console, "input", fake_input)
+
+
+def test_ctrl_c_in_a_game_saves_and_exits(monkeypatch, capsys, tmp_path):
+    save = tmp_path / "g.jsonl"
+    interrupt_after(monkeypatch, ["write free ones", "write free twos"])
+    code, out, err = play_exit(["--seed", "3", "--save", str(save)], capsys)
+    assert code == 130 and "Traceback" not in err
+    assert f"interrupted after 2 moves; the game is saved in {save}" in err
+    assert len(read_records(save)[0].steps) == 2
+    interrupt_after(monkeypatch, ["write free threes"])  # resumed, then Ctrl-C again: saved where it was loaded from
+    code, out, err = play_exit(["--load", str(save)], capsys)
+    assert code == 130 and len(read_records(save)[0].steps) == 3
+    interrupt_after(monkeypatch, [])
+    code, out, err = play_exit(["--seed", "3"], capsys)
+    assert code == 130 and "not saved" in err
+
+
+def test_ctrl_c_while_watching_and_replaying(monkeypatch, capsys, tmp_path):
+    calls = []
+
+    def sleep(seconds):
+        calls.append(seconds)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(play.time, "sleep", sleep)
+    rec = tmp_path / "w.jsonl"
+    code, out, err = play_exit(["--watch", "random", "--seed", "2", "--delay", "0.01", "--record", str(rec)], capsys)
+    assert code == 130 and f"interrupted after 3 moves; the game so far (3 moves) is in {rec}" in err and "Traceback" not in err
+    assert len(read_records(rec)[0].steps) == 3
+    calls.clear()
+    code, out, err = play_exit(["--replay", str(rec), "--delay", "0.01"], capsys)
+    assert code == 130 and "interrupted" in err and "Traceback" not in err
+
+
+def test_markup_in_names_is_printed_literally(monkeypatch, capsys, tmp_path):
+    rec = tmp_path / "m[red].jsonl"
+    for player in ("[bold]x[/", "[red]", "[/]"):
+        rec.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1, "player": player}) + "\n"
+                       + json.dumps({"type": "step", "action": int(np.flatnonzero(_first_mask())[0])}) + "\n")
+        code, out, err = play_exit(["--replay", str(rec), "--delay", "0"], capsys)
+        assert code == 0, err
+        assert f"replaying {player} on classic" in out
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    code, out, err = play_exit(["--load", str(rec), "--save", str(tmp_path / "s[b].jsonl")], capsys)
+    assert code == 0 and f"resumed {rec}" in out, err
+    assert f"saved to {tmp_path / 's[b].jsonl'}" in out
+
+
+def _first_mask():
+    env = JambEnv("classic")
+    env.reset(seed=1)
+    return env.action_masks()
+
+
+def test_autosave_is_atomic(monkeypatch, capsys, tmp_path):
+    import jamb_env.files as files
+
+    save = tmp_path / "g.jsonl"
+    run_play(monkeypatch, capsys, ["--seed", "6", "--save", str(save)], ["write free ones", "quit"])
+    good = save.read_text()
+    writes = []
+    real = files.atomic_write_text
+    monkeypatch.setattr(files, "atomic_write_text", lambda path, text, **kw: (writes.append(Path(path)), real(path, text, **kw))[1])
+    run_play(monkeypatch, capsys, ["--load", str(save)], ["write free twos", "write free threes", "quit"])
+    assert writes.count(save) == 3  # after each move and on quit, all through the atomic helper
+    good = save.read_text()
+    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    code, out = run_play(monkeypatch, capsys, ["--load", str(save)], ["write free fours", "quit"])
+    assert "could not save" in out and "No space left on device" in out
+    assert save.read_text() == good  # the previous good save is intact
+    assert [p.name for p in tmp_path.iterdir()] == ["g.jsonl"]  # and no temporary file is left
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--watch", "random", "--save", "x.jsonl"], "--save cannot be used with watching (use --record"),
+    (["--replay", "x.jsonl", "--watch", "random"], "--watch cannot be used with a replay"),
+    (["--record", "x.jsonl"], "--record cannot be used with an interactive game"),
+    (["--log", "x.txt"], "--log cannot be used with an interactive game"),
+    (["--game", "1"], "--game cannot be used with an interactive game"),
+    (["--replay", "no_such_file.jsonl"], "no such file"),
+    (["--load", "."], "a folder, not a game record file"),
+    (["--save", "."], "is a folder; give a file name"),
+    (["--watch", "random", "--game", "-1"], "--game"),
+    (["--seed", "many"], "invalid int value"),
+    (["--width", "100000"], "--width must be 40..10000"),
+    (["--watch", ""], "--watch: empty"),
+])
+def test_play_refuses_options_it_would_ignore(capsys, argv, message):
+    code, out, err = play_exit(argv, capsys)
+    assert code == 2 and message in err, err
+
+
+def test_unknown_agents_and_rulesets(capsys):
+    for argv, message in ((["--watch", "nosuch"], "unknown agent 'nosuch'"), (["--ruleset", "nope"], "unknown ruleset 'nope'"),
+                          (["--coach", "nosuch"], "unknown agent 'nosuch'")):
+        code, out, err = play_exit(argv, capsys)
+        assert code == 2 and message in err and "Traceback" not in err, err
+
+
+def test_markup_in_a_ruleset_title_is_drawn_literally(tmp_path):
+    import yaml
+    from rich.console import Console
+
+    from jamb_env.play import PlaySession
+
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "marked", "extends": "classic_down", "title": "[bold]Jamb[/"}))
+    buf = io.StringIO()
+    session = PlaySession(str(path), 1, console=Console(file=buf, width=120))
+    session.draw()
+    assert "[bold]Jamb[/: 0" in buf.getvalue()

@@ -37,7 +37,7 @@ def single_env_loop(preset: str, seconds: float, seed: int = 0):
     env.reset(seed=seed)
     steps, t_env, t_sample = 0, 0.0, 0.0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while steps == 0 or time.perf_counter() - start < seconds:  # at least one step: no division by zero
         t0 = time.perf_counter()
         mask = env.action_masks()
         t1 = time.perf_counter()
@@ -70,7 +70,7 @@ def vec_env_loop(make, seconds: float, seed: int = 0, warmup: int = 3):
         env.step(sample_actions(rng, masks_of()))
     steps, t_env, t_sample = 0, 0.0, 0.0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while steps == 0 or time.perf_counter() - start < seconds:  # at least one step: no division by zero
         t0 = time.perf_counter()
         masks = masks_of()
         t1 = time.perf_counter()
@@ -171,12 +171,14 @@ def train_rows(total_steps: int) -> list[dict]:
         model = MaskablePPO("MlpPolicy", env, seed=0, device=cfg["device"], verbose=0, **cfg["algo"])
         model.learn(total_timesteps=2048)  # warm-up (numba compile, torch init)
         env.seconds = 0.0
+        before = model.num_timesteps
         start = time.perf_counter()
         model.learn(total_timesteps=total_steps, reset_num_timesteps=False)
         wall = time.perf_counter() - start
+        done = model.num_timesteps - before  # whole rollouts: at least n_steps x n_envs, whatever total_steps says
         env.close()
-        rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": total_steps / wall, "env_share": env.seconds / wall})
-        print(f"  train {kind:8s} {total_steps / wall:,.0f} steps/s, env {100 * env.seconds / wall:.1f}% of wall time", file=sys.stderr)
+        rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": done / wall, "env_share": env.seconds / wall})
+        print(f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), env {100 * env.seconds / wall:.1f}% of wall time", file=sys.stderr)
     return rows
 
 
@@ -193,14 +195,30 @@ def markdown(env_table: list[dict], train_table: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per env measurement")
-    parser.add_argument("--presets", nargs="+", default=["classic", "six_dice"])
-    parser.add_argument("--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind")
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per env measurement (more than 0, at most 3600)")
+    parser.add_argument("--presets", nargs="+", default=["classic", "six_dice"], help="preset names or rules YAML paths")
+    parser.add_argument("--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind (at least 1)")
     parser.add_argument("--skip-train", action="store_true", help="env rows only")
     args = parser.parse_args(argv)
-    print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
-    env_table = env_rows(args.presets, args.seconds)
-    train_table = [] if args.skip_train else train_rows(args.train_steps)
+    if not 0 < args.seconds <= 3600:  # nan fails too
+        parser.error(f"--seconds must be more than 0 and at most 3600, got {args.seconds}")
+    if args.train_steps < 1:
+        parser.error(f"--train-steps must be at least 1, got {args.train_steps}")
+    from jamb_env import load_ruleset
+
+    presets = list(dict.fromkeys(args.presets))
+    for name in presets:
+        try:
+            load_ruleset(name)
+        except ValueError as exc:
+            parser.error(f"--presets {name}: {exc}")
+    try:
+        print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
+        env_table = env_rows(presets, args.seconds)
+        train_table = [] if args.skip_train else train_rows(args.train_steps)
+    except KeyboardInterrupt:
+        print("\ninterrupted; no table", file=sys.stderr)
+        return 130
     print(markdown(env_table, train_table))
     return 0
 

@@ -7,23 +7,35 @@ Every agent plays the canonical evaluation seeds (agents/evaluation.py: 20,000,0
 so differences are paired. Prints Markdown tables (per agent, per column, per row, paired
 differences, spread across checkpoints of a glob) and writes ``<out>.csv`` (per agent),
 ``<out>_games.csv`` (per game) and ``<out>.png`` (score distributions).
+
+``--out`` is a prefix (``results/classic`` -> ``results/classic.csv``, ...; a ``.csv`` or
+``.png`` ending is dropped), or a folder (an existing one, or a path ending in ``/``): then
+the files go inside it, named after the ruleset (``results/ -> results/classic.csv``, ...).
+Every file is written atomically (a failed write leaves the previous file intact); the
+output paths are checked before any game is played. Exit status 2 on bad arguments or
+paths, 130 on Ctrl-C (nothing written).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
+import os
 import sys
 from pathlib import Path
 
 from agents.evaluation import (
     EVAL_SEED_BASE,
     eval_seeds,
+    expand_specs,
     group_spread,
     paired_differences,
     run_games,
     summarise,
 )
+from jamb_env.files import atomic_path
+from jamb_env.records import check_output_file, check_output_folder, write_records, write_text_file
 
 
 def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str:
@@ -70,8 +82,11 @@ def plot(results, path: Path, ruleset: str) -> None:
     ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:  # a failed write leaves the previous plot intact
+            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
 
 
 def short_label(label: str) -> str:
@@ -81,47 +96,79 @@ def short_label(label: str) -> str:
     return prefix + (Path(rest).name if "/" in rest else rest)
 
 
+def output_paths(out_arg: str | None, ruleset: str) -> tuple[Path, Path, Path]:
+    """``(per-agent csv, per-game csv, png)`` for ``--out`` (a prefix, or a folder: files inside it)."""
+    stem = Path(ruleset).stem
+    if out_arg is None:
+        prefix = Path("results") / stem
+    elif Path(out_arg).is_dir() or out_arg.endswith(("/", os.sep)):
+        prefix = Path(out_arg) / stem
+    else:
+        prefix = Path(out_arg)
+        if prefix.suffix.lower() in (".csv", ".png"):
+            prefix = prefix.with_suffix("")
+    return prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + "_games.csv"), prefix.with_name(prefix.name + ".png")
+
+
+def csv_text(rows: list[dict], keys: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=keys)
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+MAX_GAMES = 10_000_000
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>) or MaskablePPO .zip paths; a glob groups several checkpoints")
-    parser.add_argument("--games", type=int, default=1000, help="games per agent (canonical seeds)")
+    parser.add_argument("--games", type=int, default=1000, help=f"games per agent (canonical seeds; 2..{MAX_GAMES:,})")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
-    parser.add_argument("--out", default=None, help="output prefix for .csv, _games.csv and .png (default results/<ruleset>)")
-    parser.add_argument("--records", help="write each agent's games as replayable records (JSON lines) into this folder")
+    parser.add_argument("--out", default=None, help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in /) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)")
+    parser.add_argument("--records", help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this folder")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    if args.games < 2:
-        parser.error("--games must be at least 2 (confidence intervals)")
-    if args.jobs < 1:
-        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if not 2 <= args.games <= MAX_GAMES:
+        parser.error(f"--games must be 2..{MAX_GAMES:,} (at least 2 for confidence intervals), got {args.games}")
+    max_jobs = max(64, 4 * (os.cpu_count() or 1))
+    if not 1 <= args.jobs <= max_jobs:
+        parser.error(f"--jobs must be 1..{max_jobs}, got {args.jobs}")
     if args.seed_base < 0 or args.seed_base + args.games > 2**32:
         parser.error("--seed-base must be >= 0 (seeds are seed_base .. seed_base + games - 1 < 2**32)")
     if len(set(args.agents)) != len(args.agents):
         parser.error("an agent is named twice: each agent plays the same games once")
-    out = Path(args.out or f"results/{Path(args.ruleset).stem}")
+    if any(not a.strip() for a in args.agents):
+        parser.error("--agents: an empty agent name")
+    try:
+        labels = [label for label, _, _ in expand_specs(args.agents)]
+    except FileNotFoundError as exc:
+        parser.error(f"--agents: {exc}")
+    if len(set(labels)) != len(labels):
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        parser.error(f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once")
+    paths = output_paths(args.out, args.ruleset)
     try:  # fail before playing, not after
-        out.parent.mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            check_output_file(path)
         if args.records:
-            Path(args.records).mkdir(parents=True, exist_ok=True)
+            check_output_folder(args.records)
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
     try:
         results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs,
                             progress=not args.no_progress, record=bool(args.records))
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing written", file=sys.stderr)
+        return 130
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.records:
-        folder = Path(args.records)
-        folder.mkdir(parents=True, exist_ok=True)
-        for label, games in results.items():
-            path = folder / (label.replace("/", "_").removesuffix(".zip") + ".jsonl")
-            path.unlink(missing_ok=True)
-            for g in games:
-                g.pop("record").write(path, append=True)
+    records = {label: [g.pop("record") for g in games] for label, games in results.items()} if args.records else {}
     summaries = summarise(results)
     exact = {}
     for label in results:
@@ -131,21 +178,25 @@ def main(argv: list[str] | None = None) -> int:
             exact[label] = load(label, ruleset=args.ruleset).expected_score
     text = markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact)
     print(text)
-    with open(out.with_suffix(".csv"), "w", newline="") as fh:
+    csv_path, games_path, png_path = paths
+    try:
+        if args.records:
+            folder = Path(args.records)
+            for label, recs in records.items():
+                write_records(folder / (label.replace("/", "_").removesuffix(".zip") + ".jsonl"), recs)
         keys = ["agent", "games", "mean", "std", "ci95", "min", "max", "bonus_rate", "exact"] + list(summaries[0].parts)
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        for s in summaries:
-            w.writerow({"agent": s.label, "games": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95, "min": s.min, "max": s.max, "bonus_rate": s.bonus_rate, "exact": exact.get(s.label, ""), **s.parts})
-    with open(out.parent / f"{out.name}_games.csv", "w", newline="") as fh:
+        write_text_file(csv_path, csv_text([{"agent": s.label, "games": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95, "min": s.min, "max": s.max,
+                                             "bonus_rate": s.bonus_rate, "exact": exact.get(s.label, ""), **s.parts} for s in summaries], keys))
         first = next(iter(results.values()))[0]
-        w = csv.DictWriter(fh, fieldnames=["agent"] + list(first))
-        w.writeheader()
-        for label, games in results.items():
-            for g in games:
-                w.writerow({"agent": label, **g})
-    plot(results, out.with_suffix(".png"), args.ruleset)
-    print(f"\nwrote {out.with_suffix('.csv')}, {out.parent / (out.name + '_games.csv')}, {out.with_suffix('.png')}", file=sys.stderr)
+        write_text_file(games_path, csv_text([{"agent": label, **g} for label, games in results.items() for g in games], ["agent"] + list(first)))
+        plot(results, png_path, args.ruleset)
+    except OSError as exc:
+        print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted while writing; each file is either complete or as it was", file=sys.stderr)
+        return 130
+    print(f"\nwrote {csv_path}, {games_path}, {png_path}" + (f" and records in {args.records}" if args.records else ""), file=sys.stderr)
     return 0
 
 

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from jamb_env.files import atomic_path
+from jamb_env.records import check_output_file
+
 
 def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -75,11 +78,11 @@ def init_steps(run: Path, init_from: str) -> int:
         return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run folders (with TensorBoard event files)")
     parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
-    parser.add_argument("--out", default="curves.png")
+    parser.add_argument("--out", default="curves.png", help="the figure: a .png, .pdf or .svg file (written atomically)")
     parser.add_argument("--title", default=None)
     args = parser.parse_args(argv)
     import matplotlib
@@ -92,14 +95,23 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         parser.error(f"--out {out}: give a .png, .pdf or .svg file name")
-    if out.is_dir() or (out.parent.exists() and not out.parent.is_dir()):
-        parser.error(f"--out {out}: {'is a folder' if out.is_dir() else f'{out.parent} is not a folder'}")
+    try:
+        check_output_file(out)
+    except OSError as exc:
+        parser.error(f"--out: {exc}")
+    if not args.tag.strip():
+        parser.error("--tag: empty")
     for name in dict.fromkeys(str(Path(r).resolve()) for r in args.runs):  # each folder once
         run = Path(name)
         if not run.is_dir():
-            print(f"error: {run} is not a run folder", file=sys.stderr)
+            hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
+            print(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}", file=sys.stderr)
             return 2
-        scalars = read_scalars(run)
+        try:
+            scalars = read_scalars(run)
+        except Exception as exc:  # TensorBoard raises assorted errors on damaged event files
+            print(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
         if args.tag not in scalars:
             print(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}", file=sys.stderr)
             return 2
@@ -137,13 +149,23 @@ def main(argv: list[str] | None = None) -> int:
         axes[0][0].set_title(f"Jamb {rulesets[0]}: {args.tag}")
     fig.tight_layout()
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=120)
+        with atomic_path(out) as tmp:  # a failed write leaves the previous plot intact
+            fig.savefig(tmp, dpi=120, format=out.suffix.lower().lstrip("."))
     except OSError as exc:
         print(f"error: cannot write {out}: {exc}", file=sys.stderr)
         return 2
+    finally:
+        plt.close(fig)
     print(f"wrote {out}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C outside the parts that handle it themselves
+        print("\ninterrupted; nothing written", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

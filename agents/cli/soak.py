@@ -1,6 +1,6 @@
 """Soak run: the invariant suite of tests/ over millions of random legal games.
 
-    python scripts/soak.py [--games-per-preset 200000] [--num-envs 4096] [--presets ...]
+    python scripts/soak.py [--games-per-preset 200000] [--num-envs 4096] [--presets ...] [--seed 0]
 
 Plays uniformly random legal games of every playable preset on ``JambVecEnv`` (which the
 tests prove step-identical to ``JambEnv``) and checks, for every step and game: no game
@@ -8,7 +8,7 @@ without a legal action before its end (RULES.md §4), the return equals the fina
 score, the score equals upper + bonus + difference + lower and the sum of the column
 scores, the game ends exactly when every cell is written (terminal progress feature = 1),
 and every observation lies inside the observation space. Prints one Markdown row per
-preset and exits non-zero on the first violation.
+preset and exits 1 on the first violation (2 on bad arguments, 130 on Ctrl-C).
 """
 
 from __future__ import annotations
@@ -61,11 +61,23 @@ def soak(preset: str, games: int, num_envs: int, seed: int = 0) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games-per-preset", type=int, default=200_000)
-    parser.add_argument("--num-envs", type=int, default=4096)
-    parser.add_argument("--presets", nargs="+", default=None, help="default: every preset that loads")
+    parser.add_argument("--games-per-preset", type=int, default=200_000, help="random games per preset (at least 1)")
+    parser.add_argument("--num-envs", type=int, default=4096, help="games played side by side (1..1,000,000)")
+    parser.add_argument("--presets", nargs="+", default=None, help="preset names or rules YAML paths (default: every preset that loads)")
+    parser.add_argument("--seed", type=int, default=0, help="dice and action seed (0..2**32-1)")
     args = parser.parse_args(argv)
-    presets = args.presets or []
+    if args.games_per_preset < 1:
+        parser.error(f"--games-per-preset must be at least 1, got {args.games_per_preset}")
+    if not 1 <= args.num_envs <= 1_000_000:
+        parser.error(f"--num-envs must be 1..1,000,000, got {args.num_envs}")
+    if not 0 <= args.seed < 2**32:
+        parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
+    presets = list(dict.fromkeys(args.presets or []))
+    for name in presets:  # every named preset must load: an error now, not after hours of soaking
+        try:
+            load_ruleset(name)
+        except ValueError as exc:
+            parser.error(f"--presets {name}: {exc}")
     if not presets:
         for name in list_rulesets():
             try:
@@ -78,10 +90,16 @@ def main(argv: list[str] | None = None) -> int:
     total = 0
     for preset in presets:
         try:
-            row = soak(preset, args.games_per_preset, args.num_envs)
+            row = soak(preset, args.games_per_preset, args.num_envs, args.seed)
         except AssertionError as exc:
             print(f"| {preset} | | | | | | | **{exc}** |")
             return 1
+        except KeyboardInterrupt:
+            print(f"\ninterrupted during {preset}; {total:,} games of the presets above passed", file=sys.stderr)
+            return 130
+        except MemoryError:
+            print(f"error: not enough memory for --num-envs {args.num_envs}; try fewer", file=sys.stderr)
+            return 2
         total += row["games"]
         print(f"| {preset} | {row['games']:,} | {row['steps']:,} | {row['seconds']:.0f} | {row['mean']:.1f} | {row['min']} | {row['max']} | 0 |", flush=True)
     print(f"\n{total:,} games, no violation")
