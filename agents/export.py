@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jamb_env.files import atomic_save_model
+
 
 def export_model(src: str | Path, dst: str | Path) -> Path:
     """Write ``src`` (a MaskablePPO .zip) to ``dst`` for shipping: the same policy with
@@ -27,6 +29,4 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
     dst = Path(dst)
     if dst.suffix != ".zip":
         dst = dst.with_name(dst.name + ".zip")  # SB3 adds .zip anyway: say where it went
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    model.save(dst)
-    return dst
+    return atomic_save_model(model, dst)  # creates the folder; never a half-written file

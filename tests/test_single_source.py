@@ -56,11 +56,11 @@ print('LOADED', loaded)
 
 
 def test_import_jamb_env_registers_the_envs():
-    import gymnasium as gym
-
-    import jamb_env  # noqa: F401
-
-    assert "Jamb-v1" in gym.registry and "Jamb-v0" in gym.registry
+    """In a fresh interpreter, ``import jamb_env`` alone makes ``gymnasium.make`` work."""
+    code = "import jamb_env, gymnasium; e = gymnasium.make('Jamb-v1'); e0 = gymnasium.make('Jamb-v0'); print(e.observation_space.shape, e0.observation_space.shape)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "(590,) (226,)" in out.stdout
 
 
 def test_every_kernel_file_is_in_the_cache_key():

@@ -1,5 +1,6 @@
 """Training smoke run and config errors (scripts/train.py, agents/training/)."""
 
+import csv
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,6 @@ def test_training_smoke_run_writes_score_scalars(tmp_path):
 
 def test_trained_model_loads_and_plays_masked(tmp_path):
     """A freshly built MaskablePPO model acts legally on the raw env with masks."""
-    import numpy as np
     from sb3_contrib import MaskablePPO
 
     from jamb_env import JambEnv
@@ -175,7 +175,9 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     steps = [e.step for e in acc.Scalars("eval/score")]
     assert min(steps) <= 2048 < max(steps) and max(steps) >= 4096  # one continuous curve
     assert tags["eval/baseline_optimal_expected"][-1] == pytest.approx(135.1502, abs=1e-3)
-    assert list(run_dir.glob("progress_until_*.csv"))
+    with open(run_dir / "progress.csv", newline="") as f:  # one log, appended to by the resumed run
+        rows = [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
+    assert rows[0] == 0 and rows == sorted(rows) and rows[-1] == 4096 and 2048 in rows
     png = tmp_path / "curves.png"
     plot = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(png)], capture_output=True, text=True, timeout=300)
     assert plot.returncode == 0 and png.stat().st_size > 1000

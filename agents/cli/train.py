@@ -5,7 +5,9 @@
     python scripts/train.py --resume runs/<run> [--total-timesteps N]
 
 The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
-events, progress.csv, checkpoints, best_model.zip, final_model.zip and config.yaml.
+events, progress.csv, checkpoints, evaluations.npz, best_model.zip, final_model.zip and
+config.yaml. Ctrl-C (or SIGTERM) saves a checkpoint and the final model and exits with
+130 (143); --resume continues any run, killed or finished, in its folder.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
     parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
     parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from)")
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint, in its folder")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest usable checkpoint, in its folder (no checkpoint: start it again)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.resume:
@@ -34,7 +36,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)")
     if args.init_from is not None and not args.init_from:
         parser.error("--init-from: give the path of a MaskablePPO .zip")
-    from agents.training.train import train  # torch and SB3: after the argument checks
+    try:
+        from agents.training.train import TrainingInterrupted, train  # torch and SB3: after the argument checks
+    except KeyboardInterrupt:
+        print("interrupted before training started", file=sys.stderr)
+        return 130
 
     try:
         if args.resume:
@@ -48,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except TrainingInterrupted as exc:  # SIGINT / SIGTERM: what was saved, and how to go on
+        print(f"\n{exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
     run_dir = summary["run_dir"]
     eval_score = summary["eval_score"]
     print(f"\nrun folder:      {run_dir}")
@@ -57,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in summary["baselines"].items():
         label = name.replace("_expected", " (exact expectation)")
         print(f"{label + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{label}: {value:.4f} points")
+    if summary["best_model"]:
+        print(f"best model:      {summary['best_model']}")
     print(f"final model:     {summary['final_model']}")
     print(f"TensorBoard:     tensorboard --logdir {run_dir}   (all runs: --logdir {Path(run_dir).parent})")
     return 0

@@ -1,32 +1,60 @@
-"""SB3 callbacks of a training run: game scores, seeded masked evaluation, checkpoints.
+"""SB3 callbacks and logger of a training run: game scores, seeded masked evaluation,
+checkpoints, stopping on request, and the run's TensorBoard + ``progress.csv`` logger.
 
 TensorBoard tags: ``jamb/`` (true game scores and score parts of finished training games),
 ``eval/`` (masked evaluation scores, ``eval/baseline_<agent>`` beside them) and ``config``
 (the resolved config as text).
+
+Evaluations fall on multiples of ``eval.freq`` env steps (the first step at or past each)
+and checkpoints on the first rollout start at or past each multiple of
+``checkpoint.freq``, counted from step 0 of the run, so a resumed run keeps the schedule of
+an uninterrupted one. A checkpoint is saved between rollouts, just after a PPO update, so
+resuming from it loses no collected experience.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import math
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+import numpy as np
+from sb3_contrib.common.maskable.evaluation import evaluate_policy
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat, filter_excluded_keys
+
+from jamb_env.files import atomic_write_text
 
 from .config import config_text
+from .runs import PROGRESS, best_so_far, free_name, load_evaluations, save_best, save_checkpoint, save_evaluations
+
+#: The step column of ``progress.csv`` (SB3's name; every row carries it).
+STEP_KEY = "time/total_timesteps"
+
+
+def next_multiple(step: int, freq: int) -> int:
+    """The first multiple of ``freq`` after ``step``."""
+    return (step // freq + 1) * freq
 
 
 class JambScoreCallback(BaseCallback):
     """Logs the true game score and its parts of every finished training game; at the
-    start, the config as text and the baselines' scores."""
+    start (unless ``log_start`` is false, as when resuming: the step is logged already),
+    the config as text and the baselines' scores."""
 
-    def __init__(self, config_text: str, baselines: Mapping[str, float], verbose: int = 0):
+    def __init__(self, config_text: str, baselines: Mapping[str, float], log_start: bool = True, verbose: int = 0):
         super().__init__(verbose)
         self.config_text = config_text
         self.baselines = dict(baselines)
+        self.log_start = log_start
 
     def _on_training_start(self) -> None:
+        if not self.log_start:
+            return
         self.logger.record("config", "```\n" + self.config_text + "```", exclude=("stdout", "log", "json", "csv"))
         for name, value in self.baselines.items():
             self.logger.record(f"eval/baseline_{name}", value)
@@ -49,25 +77,75 @@ class JambScoreCallback(BaseCallback):
         return True
 
 
-class SeededEvalCallback(MaskableEvalCallback):
+class SeededEvalCallback(BaseCallback):
     """Masked evaluation on the same seeded games every time (the eval env is reseeded
-    with ``eval_seed``); logs the true score and the baselines' scores beside it."""
+    with ``eval_seed``) at every multiple of ``freq`` env steps; logs the true score and
+    the baselines' scores beside it, appends to ``run_dir/evaluations.npz`` and saves
+    ``best_model.zip`` when the mean result beats the best so far (all atomically).
 
-    def __init__(self, eval_env, eval_seed: int, baselines: Mapping[str, float], **kwargs):
-        super().__init__(eval_env, **kwargs)
+    ``keep_before``: None for a new run; else the evaluation history of ``run_dir`` before
+    that step is continued and the best model's score restored (:mod:`.runs`).
+    """
+
+    def __init__(self, eval_env, eval_seed: int, baselines: Mapping[str, float], n_eval_episodes: int, freq: int, run_dir: str | Path,
+                 keep_before: int | None = None, deterministic: bool = True, verbose: int = 0):
+        super().__init__(verbose)
+        self.eval_env = eval_env
         self.eval_seed = eval_seed
         self.baselines = dict(baselines)
-        self.last_scores: list[int] = []  # true scores of the latest evaluation
+        self.n_eval_episodes = n_eval_episodes
+        self.freq = freq
+        self.run_dir = Path(run_dir)
+        self.deterministic = deterministic
+        self.history, all_means = load_evaluations(self.run_dir, keep_before)
+        self.best_mean_reward = best_so_far(self.run_dir, all_means) if keep_before is not None else -math.inf
+        self.last_scores: list[int] = []  # true scores of the latest evaluation (of this process)
+        self.next_eval = 0
+
+    @property
+    def last_eval_step(self) -> int | None:
+        """The step of the latest evaluation in the history (None if none)."""
+        return self.history["timesteps"][-1] if self.history["timesteps"] else None
+
+    def _init_callback(self) -> None:
+        self.next_eval = next_multiple(self.model.num_timesteps, self.freq)
 
     def _on_step(self) -> bool:
-        if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
-            self.eval_env.seed(self.eval_seed)
-            for name, value in self.baselines.items():  # flat lines to read the curve against
-                self.logger.record(f"eval/baseline_{name}", value)
-            self.last_scores = []
-        return super()._on_step()
+        if self.model.num_timesteps >= self.next_eval:
+            self.evaluate()
+        return True
 
-    def _log_success_callback(self, locals_: dict, globals_: dict) -> None:
+    def evaluate(self) -> float:
+        """Evaluate the model now (at ``model.num_timesteps``); return the mean result."""
+        step = int(self.model.num_timesteps)
+        self.eval_env.seed(self.eval_seed)
+        for name, value in self.baselines.items():  # flat lines to read the curve against
+            self.logger.record(f"eval/baseline_{name}", value)
+        self.last_scores = []
+        rewards, lengths = evaluate_policy(
+            self.model, self.eval_env, n_eval_episodes=self.n_eval_episodes, deterministic=self.deterministic,
+            return_episode_rewards=True, warn=False, callback=self._log_score, use_masking=True,
+        )  # warn=False: JambVecEnv reports true episode returns without a Monitor wrapper
+        if self.last_eval_step is not None and step <= self.last_eval_step:  # never two evaluations at one step
+            keep = [s < step for s in self.history["timesteps"]]
+            self.history = {key: [v for k, v in zip(keep, values) if k] for key, values in self.history.items()}
+        self.history["timesteps"].append(step)
+        self.history["results"].append([float(r) for r in rewards])
+        self.history["ep_lengths"].append([int(n) for n in lengths])
+        save_evaluations(self.run_dir, self.history)
+        mean_reward = float(np.mean(rewards))
+        self.logger.record("eval/mean_reward", mean_reward)
+        self.logger.record("eval/mean_ep_length", float(np.mean(lengths)))
+        self.logger.record(STEP_KEY, step, exclude="tensorboard")
+        self.logger.dump(step)
+        if mean_reward > self.best_mean_reward:
+            mean_score = float(np.mean(self.last_scores)) if self.last_scores else None
+            save_best(self.model, self.run_dir, mean_reward, mean_score)
+            self.best_mean_reward = mean_reward
+        self.next_eval = next_multiple(step, self.freq)
+        return mean_reward
+
+    def _log_score(self, locals_: dict, globals_: dict) -> None:
         info = locals_["info"]
         if locals_["done"] and "score" in info:
             self.last_scores.append(info["score"])
@@ -76,23 +154,171 @@ class SeededEvalCallback(MaskableEvalCallback):
                 self.logger.record_mean("eval/bonus_rate", info["score_parts"]["bonus_columns"] / len(info["column_scores"]))
 
 
-def make_callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, baselines: Mapping[str, float]) -> tuple[CallbackList, SeededEvalCallback]:
+class RolloutCheckpointCallback(BaseCallback):
+    """Saves ``run_dir/checkpoints/model_<steps>_steps.zip`` (atomically) at the first
+    rollout start at or past each multiple of ``freq`` env steps, i.e. just after a PPO
+    update, and writes the pending ``progress.csv`` rows with it."""
+
+    def __init__(self, freq: int, run_dir: str | Path, verbose: int = 0):
+        super().__init__(verbose)
+        self.freq = freq
+        self.run_dir = Path(run_dir)
+        self.next_save = 0
+        self.saved: list[Path] = []
+
+    def _init_callback(self) -> None:
+        self.next_save = next_multiple(self.model.num_timesteps, self.freq)
+
+    def _on_rollout_start(self) -> None:
+        if self.model.num_timesteps >= self.next_save:
+            self.saved.append(save_checkpoint(self.model, self.run_dir))
+            flush_progress(self.model.logger)
+            self.next_save = next_multiple(self.model.num_timesteps, self.freq)
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class StopRequest:
+    """A flag set from outside (a signal handler) to stop training after the current step."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+
+class StopOnRequestCallback(BaseCallback):
+    """Ends ``learn`` after the current env step once ``request.signum`` is set."""
+
+    def __init__(self, request: StopRequest, verbose: int = 0):
+        super().__init__(verbose)
+        self.request = request
+
+    def _on_step(self) -> bool:
+        return self.request.signum is None
+
+
+def make_callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, baselines: Mapping[str, float], keep_before: int | None = None,
+                   stop: StopRequest | None = None) -> tuple[CallbackList, SeededEvalCallback]:
     """The run's callbacks (scores, evaluation every ``eval.freq`` env steps, checkpoints
-    every ``checkpoint.freq``) and the evaluation callback (for its ``last_scores``)."""
-    n_envs = cfg["env"]["n_envs"]
-    eval_cb = SeededEvalCallback(
-        eval_env,
-        cfg["eval"]["seed"],
-        baselines,
-        n_eval_episodes=cfg["eval"]["episodes"],
-        eval_freq=max(cfg["eval"]["freq"] // n_envs, 1),
-        log_path=str(run_dir),
-        best_model_save_path=str(run_dir),
-        deterministic=True,
-        verbose=0,
-        warn=False,  # JambVecEnv reports true episode returns without a Monitor wrapper
-    )
-    ckpt_cb = CheckpointCallback(
-        save_freq=max(cfg["checkpoint"]["freq"] // n_envs, 1), save_path=str(run_dir / "checkpoints"), name_prefix="model"
-    )
-    return CallbackList([JambScoreCallback(config_text(cfg), baselines), eval_cb, ckpt_cb]), eval_cb
+    every ``checkpoint.freq``, stopping on ``stop``) and the evaluation callback (for its
+    ``last_scores`` and :meth:`~SeededEvalCallback.evaluate`). ``keep_before``: None for a
+    new run, else the step a resumed run continues its logs from (:func:`run_logger`)."""
+    eval_cb = SeededEvalCallback(eval_env, cfg["eval"]["seed"], baselines, n_eval_episodes=cfg["eval"]["episodes"], freq=cfg["eval"]["freq"],
+                                 run_dir=run_dir, keep_before=keep_before)
+    callbacks = [JambScoreCallback(config_text(cfg), baselines, log_start=keep_before in (None, 0)), eval_cb,
+                 RolloutCheckpointCallback(cfg["checkpoint"]["freq"], run_dir)]
+    if stop is not None:
+        callbacks.append(StopOnRequestCallback(stop))
+    return CallbackList(callbacks), eval_cb
+
+
+# ---------------------------------------------------------------- logs
+
+
+class TensorBoardFormat(TensorBoardOutputFormat):
+    """SB3's TensorBoard writer with ``purge_step``: TensorBoard hides the events an earlier
+    attempt of the run logged at that step or later."""
+
+    def __init__(self, folder: str, purge_step: int | None = None):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
+        self._is_closed = False
+
+
+def run_logger(run_dir: Path, keep_before: int | None) -> Logger:
+    """The SB3 logger of a run: TensorBoard events and :class:`ProgressCSV` in ``run_dir``.
+    ``keep_before``: None for a new run; else the step from which what an earlier (killed)
+    attempt logged is set aside (TensorBoard ``purge_step``, ``progress_abandoned_<i>.csv``):
+    the checkpoint's step + 1 when resuming, 0 when restarting a run from scratch."""
+    formats = [TensorBoardFormat(str(run_dir), keep_before), ProgressCSV(Path(run_dir) / PROGRESS, keep_before)]
+    return Logger(folder=str(run_dir), output_formats=formats)
+
+
+def flush_progress(logger) -> None:
+    """Write the logger's pending :class:`ProgressCSV` rows now."""
+    for fmt in getattr(logger, "output_formats", ()):
+        if isinstance(fmt, ProgressCSV):
+            fmt.flush()
+
+
+def _row_step(row: Mapping[str, str | None]) -> int:
+    try:
+        return int(float(row.get(STEP_KEY) or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+class ProgressCSV(KVWriter):
+    """``progress.csv``: SB3's CSV log, rewritten atomically (never cut off), every row
+    with its step in :data:`STEP_KEY`. A resumed run keeps the rows before ``keep_before``
+    and appends its own; the rows from ``keep_before`` on (logged by a killed attempt after
+    the checkpoint resumed from) and any malformed ones go to a new
+    ``progress_abandoned_<i>.csv``, so no row is lost and no file overwritten with less.
+
+    The file is rewritten at every dump while it has at most ``small_rows`` rows, then at
+    most every ``min_interval_s`` seconds, and at :meth:`flush` (with each checkpoint)
+    and :meth:`close`.
+    """
+
+    def __init__(self, path: Path, keep_before: int | None = None, min_interval_s: float = 10.0, small_rows: int = 2000):
+        self.path = Path(path)
+        self.keys: list[str] = []
+        self.rows: list[dict[str, str]] = []
+        self.min_interval_s = min_interval_s
+        self.small_rows = small_rows
+        self._last_flush = 0.0
+        self._dirty = False
+        if keep_before is not None and self.path.exists():
+            self._load(keep_before)
+
+    def _load(self, keep_before: int) -> None:
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        reader = csv.DictReader(io.StringIO(text))
+        header = list(reader.fieldnames or [])
+        abandoned = []
+        for row in reader:
+            if None in row or None in row.values() or _row_step(row) >= keep_before:  # malformed, or after the checkpoint
+                abandoned.append(row)
+            else:
+                self.rows.append(row)
+        self.keys = header
+        if abandoned:
+            aside = free_name(self.path.parent, "progress_abandoned", ".csv")
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(header)
+            for row in abandoned:
+                writer.writerow([row.get(k) or "" for k in header] + list(row.get(None) or []))
+            atomic_write_text(aside, out.getvalue())
+            first, last = _row_step(abandoned[0]), _row_step(abandoned[-1])
+            print(f"{self.path}: {len(abandoned)} row(s) of steps {first}..{last} (logged after the step resumed from) moved to {aside.name}")
+        self.flush()
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        values = filter_excluded_keys(key_values, key_excluded, "csv")
+        if not values:
+            return
+        row = {k: "" if v is None else str(v) for k, v in values.items()}
+        row.setdefault(STEP_KEY, str(int(step)))
+        for k in row:
+            if k not in self.keys:
+                self.keys.append(k)
+        self.rows.append(row)
+        self._dirty = True
+        if len(self.rows) <= self.small_rows or time.monotonic() - self._last_flush >= self.min_interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Rewrite the file with every row so far (atomically)."""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=self.keys, restval="", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        atomic_write_text(self.path, out.getvalue())
+        self._last_flush = time.monotonic()
+        self._dirty = False
+
+    def close(self) -> None:
+        if self._dirty or not self.path.exists():
+            self.flush()

@@ -1,16 +1,21 @@
-"""MaskablePPO training on ``JambEnv``: envs -> model -> callbacks -> learn -> save.
+"""MaskablePPO training on ``JambEnv``: envs -> model -> callbacks -> learn -> evaluate -> save.
 
 Every run writes to ``runs/<ruleset>__<config>__<seed>__<time>/``: TensorBoard events
 (SB3's ``rollout/``, ``train/`` and ``time/``; ``jamb/`` true game scores and score parts
 of training episodes; ``eval/`` masked evaluation scores beside the baselines' scores on
-the same games, ``eval/baseline_<agent>``; the config as text), ``progress.csv``, checkpoints, the best and the
+the same games, ``eval/baseline_<agent>``; the config as text), ``progress.csv``, checkpoints,
+``evaluations.npz``, the best model (``best_model.zip``, its score in ``best.json``) and the
 final model, ``config.yaml`` (the resolved config) and, for a run started from a model,
-``init_from.json`` (that model and the env steps behind it). The config schema is
-:mod:`agents.training.config`.
+``init_from.json`` (that model and the env steps behind it). Every file is written
+atomically; resuming continues every log without repeating a step (:mod:`.runs`). The
+config schema is :mod:`agents.training.config`.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,14 +24,78 @@ from typing import Any
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.logger import configure
+
+from jamb_env.files import atomic_save_model
 
 from .baselines import baseline_scores
-from .callbacks import make_callbacks
+from .callbacks import StopRequest, make_callbacks, run_logger
 from .config import ConfigError, algo_kwargs
 from .envs import make_envs
-from .runs import prepare_run_dir, resume_model, write_run_files
+from .runs import BEST_MODEL, prepare_run_dir, resume_model, save_checkpoint, write_run_files
 from .weights import init_from
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped :func:`train`. ``checkpoint`` and ``final_model`` are the
+    files saved on the way out (None when it stopped before training or while saving);
+    ``exit_code`` is the shell's 128 + signal number."""
+
+    def __init__(self, signum: int, run_dir: Path | None = None, step: int | None = None, checkpoint: Path | None = None,
+                 final_model: Path | None = None):
+        super().__init__(signum)
+        self.signum = signum
+        self.run_dir = run_dir
+        self.step = step
+        self.checkpoint = checkpoint
+        self.final_model = final_model
+
+    @property
+    def signal_name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    def __str__(self) -> str:
+        if self.final_model is not None:
+            return (f"interrupted by {self.signal_name} at step {self.step}: saved checkpoint {self.checkpoint} and final model "
+                    f"{self.final_model}; continue with --resume {self.run_dir}")
+        return f"interrupted by {self.signal_name} before anything more was saved" + (f"; continue with --resume {self.run_dir}" if self.run_dir else "")
+
+
+class _Signals:
+    """SIGINT and SIGTERM handlers while :func:`train` runs (main thread only): outside the
+    ``graceful`` part they abort at once (:class:`TrainingInterrupted`); inside it, the
+    first one sets ``stop`` (training ends after the current step, then the run is saved)
+    and a second one aborts."""
+
+    def __init__(self, stop: StopRequest, enabled: bool):
+        self.stop = stop
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.graceful = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        if self.enabled:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._old[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.graceful and self.stop.signum is None:
+            self.stop.signum = signum
+            name = signal.Signals(signum).name
+            os.write(2, f"\n{name}: stopping after the current step to save a checkpoint and the final model (again to quit at once)\n".encode())
+            return
+        raise TrainingInterrupted(signum)
 
 
 def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
@@ -41,53 +110,81 @@ def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
         raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
 
 
-def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True, resume: bool = False) -> dict[str, Any]:
+def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True, resume: bool = False,
+          handle_signals: bool = True) -> dict[str, Any]:
     """Train MaskablePPO as ``cfg`` says; return a summary dict.
 
-    With ``resume``, ``run_dir`` is an existing run: training continues from its latest
-    checkpoint up to ``total_timesteps``, logging into the same folder (TensorBoard curves
-    continue at the checkpoint's step; a killed run loses at most one checkpoint
-    interval). The dice streams restart from the seed, so a resumed run is not
-    bit-identical to an uninterrupted one.
+    With ``resume``, ``run_dir`` is an existing run: training continues from its newest
+    checkpoint that loads (damaged ones are skipped with a message; with none, the run
+    starts again from step 0 in its folder) up to ``total_timesteps``, continuing the
+    folder's logs (:mod:`.runs`: no step logged twice, the evaluation history and the best
+    model kept). Checkpoints fall just after PPO updates, so a killed run loses at most
+    one checkpoint interval. The dice streams restart from the seed, so a resumed run is
+    not bit-identical to an uninterrupted one.
+
+    Every run ends with an evaluation at its last step (unless it has one there) and saves
+    a checkpoint there and ``final_model.zip``. With ``handle_signals`` (in the main
+    thread), SIGINT or SIGTERM during training stops it after the current step, saves a
+    checkpoint and the final model and raises :class:`TrainingInterrupted` naming them;
+    before training starts, or a second time, they raise it at once.
 
     Returns:
-        ``{"run_dir", "final_model", "eval_score" (last masked evaluation mean, points),
+        ``{"run_dir", "final_model", "checkpoint", "best_model" (None if none),
+        "eval_score" (mean true score of this process's last evaluation, points),
         "baselines" (name -> points on the same games), "timesteps", "wall_time_s"}``.
+
+    Raises:
+        TrainingInterrupted: SIGINT or SIGTERM (a KeyboardInterrupt).
     """
-    run_dir, checkpoint = prepare_run_dir(cfg, run_dir, resume)  # errors before anything is written
-    torch.set_num_threads(cfg["torch_threads"])
+    stop = StopRequest()
+    with _Signals(stop, handle_signals) as signals:
+        run_dir, candidates = prepare_run_dir(cfg, run_dir, resume)  # errors before anything is written
+        torch.set_num_threads(cfg["torch_threads"])
+        env, eval_env = make_envs(cfg)
+        try:
+            # model: a checkpoint to resume, or a new one (from init_from's weights if given)
+            model = checkpoint = started_from = None
+            if resume:
+                model, checkpoint = resume_model(candidates, env, cfg)
+                if model is None:
+                    why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
+                    print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")
+            if model is None:
+                model = new_model(cfg, env)
+                started_from = init_from(model, cfg["init_from"])
+            write_run_files(run_dir, cfg, started_from)
+            # logs: a resumed run sets aside what was logged after its checkpoint
+            keep_before = None if not resume else model.num_timesteps + 1 if checkpoint is not None else 0
+            model.set_logger(run_logger(run_dir, keep_before))
+            try:
+                baselines = baseline_scores(cfg)
+                callbacks, eval_cb = make_callbacks(cfg, run_dir, eval_env, baselines, keep_before, stop)
 
-    # envs
-    env, eval_env = make_envs(cfg)
-
-    # model: a checkpoint to resume, or a new one (from init_from's weights if given)
-    if checkpoint is not None:
-        model, started_from = resume_model(checkpoint, env, cfg, run_dir), None
-    else:
-        model = new_model(cfg, env)
-        started_from = init_from(model, cfg["init_from"])
-    write_run_files(run_dir, cfg, started_from)
-    model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
-
-    # callbacks
-    baselines = baseline_scores(cfg)
-    callbacks, eval_cb = make_callbacks(cfg, run_dir, eval_env, baselines)
-
-    # learn
-    start = time.perf_counter()
-    remaining = cfg["total_timesteps"] - model.num_timesteps
-    if remaining > 0:
-        model.learn(total_timesteps=remaining, callback=callbacks, progress_bar=progress_bar, reset_num_timesteps=checkpoint is None)
-    wall = time.perf_counter() - start
-
-    # save
-    final = run_dir / "final_model.zip"
-    model.save(final)
-    env.close()
-    eval_env.close()
+                # learn, evaluate at the last step, save
+                start = time.perf_counter()
+                signals.graceful = True
+                remaining = cfg["total_timesteps"] - model.num_timesteps
+                if remaining > 0:
+                    model.learn(total_timesteps=remaining, callback=callbacks, progress_bar=progress_bar, reset_num_timesteps=checkpoint is None)
+                else:
+                    callbacks.init_callback(model)
+                if stop.signum is None and eval_cb.last_eval_step != model.num_timesteps:
+                    eval_cb.evaluate()
+                wall = time.perf_counter() - start
+                saved = save_checkpoint(model, run_dir)
+                final = atomic_save_model(model, run_dir / "final_model.zip")
+            finally:
+                model.logger.close()
+        finally:
+            env.close()
+            eval_env.close()
+    if stop.signum is not None:
+        raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), saved, final)
     return {
         "run_dir": str(run_dir),
         "final_model": str(final),
+        "checkpoint": str(saved),
+        "best_model": str(run_dir / BEST_MODEL) if (run_dir / BEST_MODEL).exists() else None,
         "eval_score": float(np.mean(eval_cb.last_scores)) if eval_cb.last_scores else None,
         "baselines": baselines,
         "timesteps": int(model.num_timesteps),
