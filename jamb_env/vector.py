@@ -83,6 +83,7 @@ class JambVecEnv(VecEnv):
         self._rngs: list[np.random.Generator | None] = [None] * N
         self._actions = np.zeros(N, dtype=np.int64)
         self._arange = np.arange(N)
+        self._column_names = tuple(rules.columns) + tuple(rules.derived_columns)
         #: step the games on numba's threads (from 256 games on; no gain below)
         self.parallel = N >= PARALLEL_FROM
         self._started = False
@@ -157,7 +158,7 @@ class JambVecEnv(VecEnv):
 
     def _new_games(self, idx: np.ndarray) -> None:
         stream = self._batch.games.stream
-        for i in idx:
+        for i in idx.tolist():
             stream[i] = self._rngs[i].integers(1, 7, size=stream.shape[1], dtype=np.int8)
         self._batch.reset(idx)
         now = time.perf_counter()
@@ -218,20 +219,29 @@ class JambVecEnv(VecEnv):
         done_idx = np.flatnonzero(dones)
         if len(done_idx):
             now = time.perf_counter()
-            cols = list(self.ruleset.columns) + list(self.ruleset.derived_columns)
-            for i in done_idx:
+            cols = self._column_names
+            # one numpy call per quantity for all finished games, then plain Python values
+            terminal = obs[done_idx].copy()
+            returns = self._ep_return[done_idx].tolist()
+            lengths = self._ep_len[done_idx].tolist()
+            seconds = (now - self._ep_start[done_idx]).round(6).tolist()
+            scores = self._batch.games.score[done_idx].tolist()
+            parts = res.parts[done_idx].tolist()
+            col_scores = res.cols[done_idx, : len(cols)].tolist()
+            for k, i in enumerate(done_idx.tolist()):
                 info = infos[i]
-                info["terminal_observation"] = obs[i].copy()
-                info["episode"] = {"r": float(self._ep_return[i]), "l": int(self._ep_len[i]), "t": round(now - self._ep_start[i], 6)}
-                info["score"] = int(self._batch.games.score[i])
+                info["terminal_observation"] = terminal[k]
+                info["episode"] = {"r": returns[k], "l": lengths[k], "t": seconds[k]}
+                info["score"] = scores[k]
                 if legal[i]:
-                    p = res.parts[i]
-                    info["score_parts"] = {"upper": int(p[0]), "bonus": int(p[1]), "difference": int(p[2]), "lower": int(p[3]), "bonus_columns": int(p[4])}
-                    info["column_scores"] = {col: int(res.cols[i, c]) for c, col in enumerate(cols)}
+                    info["score_parts"] = dict(zip(self._PART_NAMES, parts[k]))
+                    info["column_scores"] = dict(zip(cols, col_scores[k]))
                 else:
                     info["illegal_action"] = True
             self._new_games(done_idx)
         return obs, rewards.astype(np.float32), dones, infos
+
+    _PART_NAMES = ("upper", "bonus", "difference", "lower", "bonus_columns")
 
     def game_state(self, i: int):
         """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""

@@ -2,4 +2,5 @@
 """Entry point of ``jamb-evaluate``: the tool is agents/cli/evaluate.py (``--help`` for its usage)."""
 from agents.cli.evaluate import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file
+    raise SystemExit(main())

@@ -135,3 +135,12 @@ def test_core_path_and_batched_engine_agree(name):
                 st, pos = core.start_turn(rules, st, batch.games.stream[i, pos : pos + n]), pos + n
             games[i] = (st, pos)
     assert finished >= 2
+
+
+def test_script_wrappers_are_import_safe():
+    """scripts/*.py run their tool only as __main__: SubprocVecEnv's workers (spawn or
+    forkserver) import the main module again, and an unguarded call would re-run it."""
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        text = path.read_text()
+        assert 'if __name__ == "__main__":' in text, path.name
+        assert "sys.path" not in text, path.name
