@@ -110,7 +110,8 @@ class ObsArrays(NamedTuple):
     fconst: np.ndarray
     dice_feat: np.ndarray
     value_now: np.ndarray
-    turn_feat: np.ndarray
+    turn_reach: np.ndarray
+    turn_hold: np.ndarray
     ann_slot: np.ndarray
 
 
@@ -184,7 +185,10 @@ class ObservationEncoder:
             ones_max = float(rules.row_max[diff_rows[0]])
             spread = float(rules.row_max[diff_rows[1]]) - 5.0  # min is >= 5 (five dice)
             diff_max = max(ones_max * spread, 1.0)
-        turn_feat = self._turn_table(row_max) if turn_features else np.zeros((2, K + 1, M + 1, 0), np.float32)
+        if turn_features:
+            turn_reach, turn_hold = self._turn_tables(row_max)
+        else:
+            turn_reach, turn_hold = np.zeros((2, K + 1, M + 1, 0), np.float32), np.zeros((2, K + 1, M + 1, 0), np.uint8)
         ann_slot = np.full(rules.num_cells, -1, dtype=np.int64)
         ann_slot[lay.announce_cells] = np.arange(len(lay.announce_cells))
         seg = self.segments
@@ -195,7 +199,7 @@ class ObservationEncoder:
         S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
         S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
         S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
-        S[S_TURN], S[S_TURN_LEN] = seg["target"].start, seg["target"].size + turn_feat.shape[3]
+        S[S_TURN], S[S_TURN_LEN] = seg["target"].start, seg["target"].size + seg["cell_reach"].size + seg["cell_hold"].size
         # the sheet features: answer_due..written, then upper_sum..progress
         b1, b2 = seg["answer_due"].start, seg["upper_sum"].start
         blocks = np.array([[b1, seg["value_now"].start - b1], [b2, self.size - b2]], dtype=np.int64)
@@ -216,26 +220,30 @@ class ObservationEncoder:
             fconst=np.array([upper_max, max(float(rules.bonus_threshold), 1.0), diff_max], dtype=np.float64),
             dice_feat=dice_feat,
             value_now=value_now,
-            turn_feat=turn_feat,
+            turn_reach=turn_reach,
+            turn_hold=turn_hold,
             ann_slot=ann_slot,
         )
         for a in (*self.arrays, self.low, self.high):
             a.flags.writeable = False
 
-    def _turn_table(self, row_max: np.ndarray) -> np.ndarray:
-        """float32 ``(2, K + 1, M + 1, C*R + C*R*n)``: cell_reach then cell_hold of every
-        cell, for a normal turn ([0]) and the last turn ([1], ``last_turn_rolls``), each
-        roll (index 0: before the first roll) and multiset (index M: no dice), before the
-        target mask is applied. A cell's plan ends at the last roll its column may be
-        written on (``hand``: roll 1, ``free2``: roll 2; RULES.md §1)."""
+    def _turn_tables(self, row_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``cell_reach`` float32 and ``cell_hold`` uint8, each ``(2, K + 1, M + 1, C*R)``,
+        of every cell for a normal turn ([0]) and the last turn ([1], ``last_turn_rolls``),
+        each roll (index 0: before the first roll) and multiset (index M: no dice), before
+        the target mask is applied: the expected points / row maximum, and the plan's
+        keep-mask as bits (bit i: keep sorted position i; 0 where no re-roll is planned).
+        A cell's plan ends at the last roll its column may be written on (``hand``: roll
+        1, ``free2``: roll 2; RULES.md §1). Compact (the hold as one byte, not n floats),
+        so the tables stay in cache."""
         rules = self.rules
-        n, K, M, CR = rules.dice, rules.max_rolls, rules.tables.num_multisets, rules.num_cells
+        K, M, CR = rules.max_rolls, rules.tables.num_multisets, rules.num_cells
         reach, hold = cell_plans(rules)
-        table = np.zeros((2, K + 1, M + 1, CR + CR * n), dtype=np.float32)
-        table[:, 1:, :M, :CR] = reach / row_max.astype(np.float64)
-        bits = (hold[..., None] >> np.arange(n)) & 1  # (2, K, M, CR, n)
-        table[:, 1:, :M, CR:] = np.where(hold[..., None] >= 0, bits, 0).reshape(2, K, M, CR * n)
-        return table
+        reach_t = np.zeros((2, K + 1, M + 1, CR), dtype=np.float32)
+        reach_t[:, 1:, :M] = reach / row_max.astype(np.float64)
+        hold_t = np.zeros((2, K + 1, M + 1, CR), dtype=np.uint8)
+        hold_t[:, 1:, :M] = np.where(hold >= 0, hold, 0)
+        return reach_t, hold_t
 
     def sheet_features(self, st: GameState) -> np.ndarray:
         """float32 ``(sheet_size,)``: the segments that change on a write (answer_due,
@@ -365,7 +373,9 @@ def observe(i, dice_index, roll, announced, turn, sheet, masks, ra, oa, obs):
         # v1 turn features on target cells (legal to write or to announce now)
         n = P[rk.P_N]
         s_t = S[S_TURN]
-        table = oa.turn_feat[1 if rk.is_last_turn(turn[i], P) else 0, r, m]
+        last = 1 if rk.is_last_turn(turn[i], P) else 0
+        reach = oa.turn_reach[last, r, m]
+        hold = oa.turn_hold[last, r, m]
         w_off = P[rk.P_WRITE_OFFSET]
         a_off = P[rk.P_ANN_OFFSET]
         for cell in range(CR):
@@ -375,11 +385,11 @@ def observe(i, dice_index, roll, announced, turn, sheet, masks, ra, oa, obs):
                 on = mask[a_off + slot]
             if on:
                 o[s_t + cell] = 1.0
-                o[s_t + CR + cell] = table[cell]
+                o[s_t + CR + cell] = reach[cell]
                 at = s_t + 2 * CR + cell * n
-                src = CR + cell * n
+                keep = hold[cell]
                 for b in range(n):
-                    o[at + b] = table[src + b]
+                    o[at + b] = np.float32((keep >> b) & 1)
     if r > 0:
         now = oa.value_now[r - 1, m]
         s_filled = oa.SS[S_FILLED]
