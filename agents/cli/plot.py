@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.cli import interruptible
 from jamb_env.files import atomic_path
 from jamb_env.records import check_output_file
 
@@ -161,11 +162,7 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C outside the parts that handle it themselves
-        print("\ninterrupted; nothing written", file=sys.stderr)
-        return 130
+    return interruptible(_main, argv, "interrupted; nothing written")  # Ctrl-C outside the parts that handle it themselves
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from agents.cli import interruptible
 from agents.training.config import ConfigError, load_config
 from jamb_env.records import check_output_folder, write_text_file
 
@@ -165,11 +166,7 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C outside the parts that handle it themselves
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    return interruptible(_main, argv, "interrupted")  # Ctrl-C outside the parts that handle it themselves
 
 
 if __name__ == "__main__":
