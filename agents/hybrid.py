@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jamb_env.rules import layout, max_rolls, target_cells
+from jamb_env.rules import is_last_turn, layout, target_cells
 from jamb_env.rules.turn import cell_plans
 
 from .ppo_agent import PPOAgent
@@ -38,7 +38,7 @@ class HybridAgent(PPOAgent):
         if not holds_legal.any():
             return super().act(env, observation, mask)
         target = target_cells(rules, mask)
-        plans = cell_plans(rules)[1][int(max_rolls(rules, st) != rules.rolls), st.roll - 1, st.dice_index]
+        plans = cell_plans(rules)[1][int(is_last_turn(rules, st)), st.roll - 1, st.dice_index]
         candidates = mask.copy()
         candidates[: lay.num_holds] = False
         planned = plans[target & (plans >= 0)]
