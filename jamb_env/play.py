@@ -6,7 +6,7 @@ ones..sixes, positions 1..n are the dice as shown, sorted)::
     keep 1 3 4        re-roll every die except positions 1, 3, 4   (keep = re-roll all)
     reroll 2 5        re-roll positions 2 and 5                    (reroll = all dice)
     announce full     announce a cell of the announce column (right after roll 1)
-    write free full   write a cell (column row); "write full" when only one column can
+    write free full   write a cell (column row); "write full" when only one column can take that row
     hint              the coach's advice (with --coach)
     sheet             draw the sheet again
     save [FILE]       save the game (a replayable record)

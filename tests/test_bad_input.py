@@ -550,3 +550,9 @@ def test_plot_ctrl_c(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(plot, "read_scalars", interrupted)
     code, err = run_main("plot", [str(tmp_path), "--out", str(tmp_path / "c.png")], capsys)
     assert code == 130 and "interrupted; nothing written" in err and not (tmp_path / "c.png").exists()
+
+
+def test_evaluate_rejects_an_unknown_agent_before_playing():
+    out = subprocess.run([sys.executable, "scripts/evaluate.py", "--agents", "random", "nosuch", "--games", "2"],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert out.returncode == 2 and "unknown agent 'nosuch'" in out.stderr and "evaluating" not in out.stderr + out.stdout

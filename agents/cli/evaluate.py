@@ -34,6 +34,7 @@ from agents.evaluation import (
     run_games,
     summarise,
 )
+from agents.registry import AGENT_NAMES
 from jamb_env.files import atomic_path
 from jamb_env.records import check_output_file, check_output_folder, write_records, write_text_file
 
@@ -143,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("an agent is named twice: each agent plays the same games once")
     if any(not a.strip() for a in args.agents):
         parser.error("--agents: an empty agent name")
+    for spec in args.agents:  # names are checked before any game is played
+        if not (spec in AGENT_NAMES or spec.startswith("hybrid:") or spec.endswith(".zip") or any(c in spec for c in "*?[")):
+            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)} or MaskablePPO .zip paths (globs too)")
     try:
         labels = [label for label, _, _ in expand_specs(args.agents)]
     except FileNotFoundError as exc:
