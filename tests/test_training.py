@@ -305,3 +305,28 @@ def test_default_evaluation_games_are_the_canonical_games():
     cfg["eval"].update(episodes=6, n_envs=6)
     canonical = run_games(["greedy"], "classic_down", eval_seeds(6), progress=False)
     assert eval_games(load("greedy"), cfg) == [g["score"] for g in canonical["greedy"]]
+
+
+@pytest.mark.parametrize("vec_env", ["batched", "dummy"])
+@pytest.mark.parametrize("init_from", [False, True])
+def test_training_games_follow_the_seed_sequence(tmp_path, vec_env, init_from):
+    """After the model is built (SB3 seeds its env with seed + i), the training games are
+    still game_seed(seed, i, stage): stage 1 for a run started from a model."""
+    from jamb_env import JambEnv
+    from jamb_env.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seed
+
+    from agents.training.envs import make_envs, seed_train_env
+    from agents.training.train import new_model
+
+    cfg = load_config(write(tmp_path, f"env: {{n_envs: 3, vec_env: {vec_env}}}\nseed: 5\n"))
+    if init_from:
+        cfg["init_from"] = "some_model.zip"  # only its presence matters for the seeds
+    env, eval_env = make_envs(cfg)
+    new_model(cfg, env)  # calls env.seed(5)
+    seed_train_env(env, cfg)
+    obs = env.reset()
+    stage = STAGE_FINETUNE if init_from else STAGE_TRAIN
+    for i in range(3):
+        assert (obs[i] == JambEnv("classic").reset(seed=game_seed(5, i, stage))[0]).all()
+    env.close()
+    eval_env.close()

@@ -44,7 +44,7 @@ def make_envs(cfg: Mapping[str, Any]):
         from jamb_env import JambVecEnv
 
         opts = {"reward_scale": cfg["env"]["reward_scale"], "turn_features": cfg["env"]["turn_features"]}
-        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], game_seeds=train_seeds(cfg), **opts)
+        env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], **opts)
         eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], game_seeds=eval_seeds(cfg), **opts)
     else:
         from stable_baselines3.common.env_util import make_vec_env
@@ -53,8 +53,19 @@ def make_envs(cfg: Mapping[str, Any]):
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], vec_env_cls=vec_cls)
         eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"])
-        # SB3's VecEnv.seed(s) would seed env i with s + i (overlapping streams across
-        # seeds); its per-env seed list for the next reset is set directly instead
-        env._seeds = train_seeds(cfg)
-        eval_env._seeds = eval_seeds(cfg)
+        eval_env._seeds = eval_seeds(cfg)  # SB3's per-env seed list for the next reset
+    seed_train_env(env, cfg)
     return env, eval_env
+
+
+def seed_train_env(env, cfg: Mapping[str, Any]) -> None:
+    """Set the training VecEnv's games for its next reset to :func:`train_seeds`.
+
+    Call it again after building or loading a model: SB3 models seed their env in
+    ``set_random_seed`` (``env.seed(seed)``: env ``i`` gets ``seed + i`` on SB3's VecEnvs,
+    overlapping streams across seeds, and stage 0 on ``JambVecEnv``)."""
+    seeds = train_seeds(cfg)
+    if hasattr(env, "seed_games"):
+        env.seed_games(seeds)
+    else:
+        env._seeds = seeds  # SB3's per-env seed list for the next reset
