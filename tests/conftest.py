@@ -7,19 +7,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 import pytest
 
-from jamb_env import list_rulesets, load_ruleset
-
-
-def playable_presets() -> list[str]:
-    """Every preset file that loads (joly needs jokers and raises by design)."""
-    out = []
-    for name in list_rulesets():
-        try:
-            load_ruleset(name)
-        except ValueError:
-            continue
-        out.append(name)
-    return out
+from jamb_env import load_ruleset
 
 
 @pytest.fixture(scope="session")

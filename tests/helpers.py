@@ -1,10 +1,33 @@
-"""Hand-built sheets for rule tests."""
+"""Shared test helpers: the playable presets, random legal actions, hand-built sheets."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from jamb_env import list_rulesets, load_ruleset
 from jamb_env.rules import GameState, Ruleset, layout, new_game
+
+
+def playable_presets() -> list[str]:
+    """Every preset file that loads (joly needs jokers and raises by design)."""
+    out = []
+    for name in list_rulesets():
+        try:
+            load_ruleset(name)
+        except ValueError:
+            continue
+        out.append(name)
+    return out
+
+
+def random_legal(env, rng) -> int:
+    """A uniform legal action of a JambEnv."""
+    return int(rng.choice(np.flatnonzero(env.action_masks())))
+
+
+def random_actions(rng, masks):
+    """A uniform legal action per row of ``masks`` (noise in [1, 2): a legal entry always wins)."""
+    return ((rng.random(masks.shape) + 1.0) * masks).argmax(axis=1)
 
 
 def sheet(rules: Ruleset, written: dict | None = None, dice=None, roll: int = 1, announced=None, answer_due=None) -> GameState:

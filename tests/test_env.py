@@ -8,11 +8,7 @@ import pytest
 
 import jamb_env
 from jamb_env import Action, IllegalActionError, JambEnv, RulesetError
-from tests.conftest import playable_presets
-
-
-def random_legal(env, rng):
-    return int(rng.choice(np.flatnonzero(env.action_masks())))
+from tests.helpers import playable_presets, random_legal
 
 
 def test_spaces_classic():

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from jamb_env import JambEnv
 from jamb_env.rules import column_totals, score_parts
-from tests.conftest import playable_presets
+from tests.helpers import playable_presets
 
 PRESETS = playable_presets()
 

@@ -3,7 +3,7 @@
 import pytest
 
 from jamb_env import load_ruleset
-from tests.conftest import playable_presets
+from tests.helpers import playable_presets
 
 FIVE_DICE = [p for p in playable_presets() if load_ruleset(p).dice == 5]
 SIX_DICE = [p for p in playable_presets() if load_ruleset(p).dice == 6]

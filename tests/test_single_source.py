@@ -17,7 +17,7 @@ from jamb_env.observation import encoder
 from jamb_env.rules import load_ruleset
 from jamb_env.rules._jit import KERNEL_FILES
 from jamb_env.rules.kernels import COLUMN_KINDS
-from tests.conftest import playable_presets
+from tests.helpers import playable_presets
 
 ROOT = Path(__file__).resolve().parents[1]
 EVERY_COLUMN = str(ROOT / "tests" / "rules" / "every_column.yaml")

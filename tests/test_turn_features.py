@@ -11,7 +11,7 @@ import jamb_env
 from jamb_env import JambEnv, load_ruleset
 from jamb_env import rules as core
 from jamb_env.observation import ObservationEncoder
-from tests.conftest import playable_presets
+from tests.helpers import playable_presets
 
 
 def encode(ruleset, dice, roll, column="free"):

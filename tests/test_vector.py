@@ -7,15 +7,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from jamb_env import IllegalActionError, JambEnv, JambVecEnv
 from jamb_env.seeding import game_seed, game_seeds
-from tests.conftest import playable_presets
+from tests.helpers import playable_presets, random_actions
 from tests.test_properties import _check_finished_sheet
 
 PRESETS = playable_presets()
-
-
-def random_actions(rng, masks):
-    """A uniform legal action per row of ``masks`` (noise in [1, 2): a legal entry always wins)."""
-    return ((rng.random(masks.shape) + 1.0) * masks).argmax(axis=1)
 
 
 @pytest.mark.slow
