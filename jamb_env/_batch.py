@@ -15,8 +15,9 @@ import numpy as np
 from numba import prange
 
 from .observation import encoder, observe, sheet_column, sheet_features, sheet_turn
-from .rules import Ruleset
+from .rules import GameState, Ruleset
 from .rules import kernels as rk
+from .rules.game import SCORE_PARTS
 from .rules._jit import kernel
 
 
@@ -125,6 +126,23 @@ class Batch:
     def step_one(self, i: int, action: int) -> None:
         """Apply a legal ``action`` to game ``i`` only."""
         step_game(i, action, self.games, self.rules.arrays, self.encoder.arrays, self.results, *(s[i] for s in self.scratch))
+
+    def game_state(self, i: int) -> GameState:
+        """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
+        g = self.games
+        return GameState(
+            values=g.values[i].copy(), filled=g.filled[i].copy(), dice=g.dice[i].copy(),
+            dice_index=int(g.dice_index[i]), roll=int(g.roll[i]), announced=int(g.announced[i]),
+            answer_due=int(g.answer_due[i]), turn=int(g.turn[i]),
+        )
+
+    def final_scores(self, idx) -> list[tuple[dict[str, int], dict[str, int]]]:
+        """For each game of ``idx`` that the last step finished: its ``score_parts`` and
+        ``column_scores`` dicts (the env's last info), from :attr:`results`."""
+        cols = self.rules.columns + self.rules.derived_columns
+        parts = self.results.parts[idx].tolist()
+        totals = self.results.cols[idx, : len(cols)].tolist()
+        return [(dict(zip(SCORE_PARTS, p)), dict(zip(cols, t))) for p, t in zip(parts, totals)]
 
     def refresh(self, i: int) -> None:
         """Recompute game ``i``'s sheet features, mask and observation from its state."""

@@ -194,10 +194,7 @@ class JambEnv(gym.Env):
         self._done = terminated
         info = self._info()
         if terminated:
-            p = res.parts[0]
-            info["score_parts"] = {"upper": int(p[0]), "bonus": int(p[1]), "difference": int(p[2]), "lower": int(p[3]), "bonus_columns": int(p[4])}
-            cols = self.ruleset.columns + self.ruleset.derived_columns
-            info["column_scores"] = {col: int(res.cols[0, c]) for c, col in enumerate(cols)}
+            (info["score_parts"], info["column_scores"]), = self._batch.final_scores([0])
         if self.render_mode == "human":
             self.render()
         return g.obs[0].copy(), int(res.points[0]) * self.reward_scale, terminated, False, info
@@ -247,12 +244,7 @@ class JambEnv(gym.Env):
         nothing in the env)."""
         if not self._started:
             raise RuntimeError("call reset() first")
-        g = self._batch.games
-        return GameState(
-            values=g.values[0].copy(), filled=g.filled[0].copy(), dice=g.dice[0].copy(),
-            dice_index=int(g.dice_index[0]), roll=int(g.roll[0]), announced=int(g.announced[0]),
-            answer_due=int(g.answer_due[0]), turn=int(g.turn[0]),
-        )
+        return self._batch.game_state(0)
 
     @property
     def score(self) -> int:
@@ -284,8 +276,9 @@ class JambEnv(gym.Env):
             raise ValueError(f"state.stream must be {self._stream_len} faces 1..6")
         if isinstance(state.position, bool) or not isinstance(state.position, (int, np.integer)) or not rules.dice <= state.position <= self._stream_len:
             raise ValueError(f"state.position must be an integer in {rules.dice}..{self._stream_len}, got {state.position!r}")
-        if state.score != core.score(rules, state.game):
-            raise ValueError(f"state.score = {state.score!r} but the sheet scores {core.score(rules, state.game)}")
+        sheet_score = core.score(rules, state.game)
+        if state.score != sheet_score:
+            raise ValueError(f"state.score = {state.score!r} but the sheet scores {sheet_score}")
         if not isinstance(state.done, (bool, np.bool_)) or (state.game.roll == 0 and not state.done):
             raise ValueError("state.done must be a bool, and True once the game is over")
         g, st = self._batch.games, state.game

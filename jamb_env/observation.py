@@ -52,7 +52,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rules import GameState, Ruleset, layout
+from .rules import GameState, Ruleset, layout, legal_mask
 from .rules import kernels as rk
 from .rules._jit import kernel
 from .rules.turn import cell_plans
@@ -258,8 +258,6 @@ class ObservationEncoder:
 
         ``sheet``: :meth:`sheet_features` of ``st`` if the caller has it; ``mask``:
         ``legal_mask(rules, st)`` if the caller has it (the v1 turn features read it)."""
-        from .rules import legal_mask
-
         sheet = self.sheet_features(st) if sheet is None else sheet
         mask = legal_mask(self.rules, st) if mask is None else mask
         out = np.zeros((1, self.size), dtype=np.float32)

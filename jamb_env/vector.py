@@ -14,10 +14,9 @@ import warnings
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
-
-from gymnasium import spaces
 
 from ._batch import Batch
 from .env import JambEnv, check_env_options
@@ -83,7 +82,6 @@ class JambVecEnv(VecEnv):
         self._rngs: list[np.random.Generator | None] = [None] * N
         self._actions = np.zeros(N, dtype=np.int64)
         self._arange = np.arange(N)
-        self._column_names = tuple(rules.columns) + tuple(rules.derived_columns)
         #: step the games on numba's threads (from 256 games on; no gain below)
         self.parallel = N >= PARALLEL_FROM
         self._started = False
@@ -219,39 +217,28 @@ class JambVecEnv(VecEnv):
         done_idx = np.flatnonzero(dones)
         if len(done_idx):
             now = time.perf_counter()
-            cols = self._column_names
             # one numpy call per quantity for all finished games, then plain Python values
             terminal = obs[done_idx].copy()
             returns = self._ep_return[done_idx].tolist()
             lengths = self._ep_len[done_idx].tolist()
             seconds = (now - self._ep_start[done_idx]).round(6).tolist()
             scores = self._batch.games.score[done_idx].tolist()
-            parts = res.parts[done_idx].tolist()
-            col_scores = res.cols[done_idx, : len(cols)].tolist()
+            finals = self._batch.final_scores(done_idx)
             for k, i in enumerate(done_idx.tolist()):
                 info = infos[i]
                 info["terminal_observation"] = terminal[k]
                 info["episode"] = {"r": returns[k], "l": lengths[k], "t": seconds[k]}
                 info["score"] = scores[k]
                 if legal[i]:
-                    info["score_parts"] = dict(zip(self._PART_NAMES, parts[k]))
-                    info["column_scores"] = dict(zip(cols, col_scores[k]))
+                    info["score_parts"], info["column_scores"] = finals[k]
                 else:
                     info["illegal_action"] = True
             self._new_games(done_idx)
         return obs, rewards.astype(np.float32), dones, infos
 
-    _PART_NAMES = ("upper", "bonus", "difference", "lower", "bonus_columns")
-
     def game_state(self, i: int):
         """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
-        from .rules import GameState
-
-        return GameState(
-            values=self.values[i].copy(), filled=self.filled[i].copy(), dice=self.dice[i].copy(),
-            dice_index=int(self.dice_index[i]), roll=int(self.roll[i]), announced=int(self.announced[i]),
-            answer_due=int(self.answer_due[i]), turn=int(self.turn[i]),
-        )
+        return self._batch.game_state(i)
 
     def _why(self, i: int, a: int) -> str:
         from . import rules as core

@@ -427,8 +427,12 @@ def score(rules: Ruleset, st: GameState) -> int:
     return _sheet(rules, st)[2]
 
 
+#: The names of :func:`score_parts` (and of ``kernels.sheet_parts``'s five outputs), in order.
+SCORE_PARTS = ("upper", "bonus", "difference", "lower", "bonus_columns")
+
+
 def score_parts(rules: Ruleset, st: GameState) -> dict[str, int]:
     """Sheet totals by part: ``upper``, ``bonus``, ``difference``, ``lower`` (points),
     and ``bonus_columns`` (columns whose bonus is credited)."""
     parts = _sheet(rules, st)[0]
-    return dict(zip(("upper", "bonus", "difference", "lower", "bonus_columns"), map(int, parts)))
+    return dict(zip(SCORE_PARTS, map(int, parts)))
