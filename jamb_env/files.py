@@ -12,6 +12,8 @@ file is removed and the destination is left as it was.
     with atomic_path(path) as tmp:        # any writer that wants a path:
         np.savez(tmp, ...)                #   tmp is replaced onto path if the block succeeds
     atomic_save_model(model, path)        # an SB3 model (``model.save``) as ``path``
+    write_text_file(path, text)           # check the path, create its folders, write atomically
+    check_output_file(path), check_output_folder(folder)   # clear errors for bad output paths
 
 Temporary files are named ``.<name>.tmp-<random>`` (hidden, never matching the
 destination's glob such as ``model_*_steps.zip``); a writer killed by SIGKILL leaves one
@@ -27,7 +29,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["TEMP_MARK", "atomic_path", "atomic_save_model", "atomic_write", "atomic_write_bytes", "atomic_write_text", "is_temp_file", "remove_temp_files"]
+__all__ = [
+    "TEMP_MARK", "atomic_path", "atomic_save_model", "atomic_write", "atomic_write_bytes", "atomic_write_text",
+    "check_output_file", "check_output_folder", "is_temp_file", "remove_temp_files", "write_text_file",
+]
 
 #: The part of a temporary file's name between the destination's name and the random tail.
 TEMP_MARK = ".tmp-"
@@ -133,3 +138,43 @@ def remove_temp_files(folder: str | Path) -> list[Path]:
                 p.unlink()
                 removed.append(p)
     return removed
+
+
+# ---------------------------------------------------------------------------- output paths
+def check_output_file(path: str | Path) -> Path:
+    """``path`` as a Path if a file can be written there (its missing folders created on
+    writing); else an OSError whose message names the real obstacle: ``path`` is a
+    folder, or a folder on the way is a file (not "[Errno 17] File exists")."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder; give a file name")
+    check_output_folder(path.parent, for_file=path)
+    return path
+
+
+def check_output_folder(folder: str | Path, for_file: str | Path | None = None) -> Path:
+    """``folder`` as a Path if it is a folder or can be created; else an OSError that
+    names the file in the way or the folder without write permission."""
+    folder = Path(folder)
+    what = f"cannot write {for_file}" if for_file is not None else f"cannot create the folder {folder}"
+    probe = folder
+    while not probe.exists():
+        if probe.is_symlink():
+            raise NotADirectoryError(f"{what}: {probe} is a broken link")
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise NotADirectoryError(f"{what}: {probe} is a file, not a folder")
+    if probe.is_dir() and not os.access(probe, os.W_OK | os.X_OK):
+        raise PermissionError(f"{what}: no permission to write in {probe}")
+    return folder
+
+
+def write_text_file(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (jamb_env.files: a failed write leaves the
+    previous file as it was), creating missing folders; clear OSErrors on bad paths."""
+    path = check_output_file(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
+    return path

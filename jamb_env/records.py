@@ -16,53 +16,13 @@ the seed reproduces the game; :func:`replay` checks the dice on the way.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .files import write_text_file
+
 FORMAT = 1
-
-
-def check_output_file(path: str | Path) -> Path:
-    """``path`` as a Path if a file can be written there (its missing folders created on
-    writing); else an OSError whose message names the real obstacle: ``path`` is a
-    folder, or a folder on the way is a file (not "[Errno 17] File exists")."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder; give a file name")
-    check_output_folder(path.parent, for_file=path)
-    return path
-
-
-def check_output_folder(folder: str | Path, for_file: str | Path | None = None) -> Path:
-    """``folder`` as a Path if it is a folder or can be created; else an OSError that
-    names the file in the way or the folder without write permission."""
-    folder = Path(folder)
-    what = f"cannot write {for_file}" if for_file is not None else f"cannot create the folder {folder}"
-    probe = folder
-    while not probe.exists():
-        if probe.is_symlink():
-            raise NotADirectoryError(f"{what}: {probe} is a broken link")
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        raise NotADirectoryError(f"{what}: {probe} is a file, not a folder")
-    if probe.is_dir() and not os.access(probe, os.W_OK | os.X_OK):
-        raise PermissionError(f"{what}: no permission to write in {probe}")
-    return folder
-
-
-def write_text_file(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (jamb_env.files: a failed write leaves the
-    previous file as it was), creating missing folders; clear OSErrors on bad paths."""
-    from .files import atomic_write_text
-
-    path = check_output_file(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text)
-    return path
 
 
 @dataclass

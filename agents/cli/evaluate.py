@@ -35,8 +35,8 @@ from agents.evaluation import (
     summarise,
 )
 from agents.registry import AGENT_NAMES
-from jamb_env.files import atomic_path
-from jamb_env.records import check_output_file, check_output_folder, write_records, write_text_file
+from jamb_env.files import atomic_path, check_output_file, check_output_folder, write_text_file
+from jamb_env.records import write_records
 
 
 def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str:

@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from agents.export import export_model
-from jamb_env.files import atomic_path
-from jamb_env.records import check_output_file
+from jamb_env.files import atomic_path, check_output_file
 
 
 def main(argv=None) -> int:

@@ -27,9 +27,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from jamb_env import RulesetError
+from jamb_env.files import check_output_file, write_text_file
 from jamb_env.play import PlaySession, sheet_table, status_line
 from jamb_env.rules import is_over
-from jamb_env.records import GameRecord, RecordError, check_output_file, read_records, replay, write_text_file
+from jamb_env.records import GameRecord, RecordError, read_records, replay
 
 
 def show_steps(console: Console, steps, delay: float):

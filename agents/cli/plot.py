@@ -19,8 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.cli import interruptible
-from jamb_env.files import atomic_path
-from jamb_env.records import check_output_file
+from jamb_env.files import atomic_path, check_output_file
 
 
 def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:

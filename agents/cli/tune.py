@@ -31,7 +31,7 @@ import yaml
 
 from agents.cli import interruptible
 from agents.training.config import ConfigError, load_config
-from jamb_env.records import check_output_folder, write_text_file
+from jamb_env.files import check_output_folder, write_text_file
 
 NETS = {"128x2": [128, 128], "256x2": [256, 256], "256x3": [256, 256, 256]}
 
