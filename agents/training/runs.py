@@ -87,13 +87,6 @@ def checkpoints(run_dir: Path) -> list[Path]:
     return sorted(found, key=checkpoint_steps, reverse=True)
 
 
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The checkpoint with the most steps in ``run_dir/checkpoints`` (None if none); it may
-    be damaged: :func:`resume_model` checks."""
-    found = checkpoints(run_dir)
-    return found[0] if found else None
-
-
 def checkpoint_problem(path: Path) -> str | None:
     """Why the model file ``path`` cannot be a checkpoint (truncated, damaged, not a model),
     or None when it looks complete (a quick check of the zip, before loading it)."""
