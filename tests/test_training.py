@@ -330,3 +330,36 @@ def test_training_games_follow_the_seed_sequence(tmp_path, vec_env, init_from):
         assert (obs[i] == JambEnv("classic").reset(seed=game_seed(5, i, stage))[0]).all()
     env.close()
     eval_env.close()
+
+
+@pytest.mark.parametrize("vec_env", ["batched", "dummy"])
+def test_evaluation_callback_plays_the_canonical_games(tmp_path, monkeypatch, vec_env):
+    """Each masked evaluation (SeededEvalCallback.evaluate) plays eval.seed + i in eval env
+    i, whatever seeded that env before: the canonical games the baselines play."""
+    from jamb_env import JambEnv
+
+    from agents.training import callbacks
+    from agents.training.envs import make_envs
+    from agents.training.train import new_model
+
+    cfg = load_config(write(tmp_path, f"env: {{vec_env: {vec_env}}}\neval: {{n_envs: 3, episodes: 3}}\n"))
+    env, eval_env = make_envs(cfg)
+    seen = []
+
+    def first_observations(model, venv, n_eval_episodes, **kwargs):  # stands in for SB3's evaluate_policy
+        seen.append(venv.reset())
+        return [0.0] * n_eval_episodes, [1] * n_eval_episodes
+
+    monkeypatch.setattr(callbacks, "evaluate_policy", first_observations)
+    from stable_baselines3.common.logger import configure
+
+    model = new_model(cfg, env)
+    model.set_logger(configure(str(tmp_path / "log"), []))
+    _, eval_cb = callbacks.make_callbacks(cfg, tmp_path, eval_env, {})
+    eval_cb.init_callback(model)
+    eval_env.seed(7)  # e.g. SB3 seeding it: evaluate() must reseed it
+    eval_cb.evaluate()
+    for i in range(3):
+        assert (seen[0][i] == JambEnv("classic").reset(seed=20_000_000 + i)[0]).all()
+    env.close()
+    eval_env.close()

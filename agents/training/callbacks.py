@@ -30,6 +30,7 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 from jamb_env.files import atomic_write_text
 
 from .config import config_text
+from .envs import eval_seeds, set_game_seeds
 from .runs import PROGRESS, best_so_far, free_name, load_evaluations, save_best, save_checkpoint, save_evaluations
 
 #: The step column of ``progress.csv`` (SB3's name; every row carries it).
@@ -78,8 +79,8 @@ class JambScoreCallback(BaseCallback):
 
 
 class SeededEvalCallback(BaseCallback):
-    """Masked evaluation on the same seeded games every time (the eval env is reseeded
-    with ``eval_seed``) at every multiple of ``freq`` env steps; logs the true score and
+    """Masked evaluation on the same seeded games every time (eval env ``i`` is reseeded
+    with ``eval_seeds[i]``: :func:`.envs.eval_seeds`) at every multiple of ``freq`` env steps; logs the true score and
     the baselines' scores beside it, appends to ``run_dir/evaluations.npz`` and saves
     ``best_model.zip`` when the mean result beats the best so far (all atomically).
 
@@ -87,11 +88,11 @@ class SeededEvalCallback(BaseCallback):
     that step is continued and the best model's score restored (:mod:`.runs`).
     """
 
-    def __init__(self, eval_env, eval_seed: int, baselines: Mapping[str, float], n_eval_episodes: int, freq: int, run_dir: str | Path,
+    def __init__(self, eval_env, eval_seeds: list[int], baselines: Mapping[str, float], n_eval_episodes: int, freq: int, run_dir: str | Path,
                  keep_before: int | None = None, deterministic: bool = True, verbose: int = 0):
         super().__init__(verbose)
         self.eval_env = eval_env
-        self.eval_seed = eval_seed
+        self.eval_seeds = list(eval_seeds)
         self.baselines = dict(baselines)
         self.n_eval_episodes = n_eval_episodes
         self.freq = freq
@@ -118,7 +119,7 @@ class SeededEvalCallback(BaseCallback):
     def evaluate(self) -> float:
         """Evaluate the model now (at ``model.num_timesteps``); return the mean result."""
         step = int(self.model.num_timesteps)
-        self.eval_env.seed(self.eval_seed)
+        set_game_seeds(self.eval_env, self.eval_seeds)  # not env.seed(s): JambVecEnv derives per-game seeds from s
         for name, value in self.baselines.items():  # flat lines to read the curve against
             self.logger.record(f"eval/baseline_{name}", value)
         self.last_scores = []
@@ -203,7 +204,7 @@ def make_callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, baselines: M
     every ``checkpoint.freq``, stopping on ``stop``) and the evaluation callback (for its
     ``last_scores`` and :meth:`~SeededEvalCallback.evaluate`). ``keep_before``: None for a
     new run, else the step a resumed run continues its logs from (:func:`run_logger`)."""
-    eval_cb = SeededEvalCallback(eval_env, cfg["eval"]["seed"], baselines, n_eval_episodes=cfg["eval"]["episodes"], freq=cfg["eval"]["freq"],
+    eval_cb = SeededEvalCallback(eval_env, eval_seeds(cfg), baselines, n_eval_episodes=cfg["eval"]["episodes"], freq=cfg["eval"]["freq"],
                                  run_dir=run_dir, keep_before=keep_before)
     callbacks = [JambScoreCallback(config_text(cfg), baselines, log_start=keep_before in (None, 0)), eval_cb,
                  RolloutCheckpointCallback(cfg["checkpoint"]["freq"], run_dir)]

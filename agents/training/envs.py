@@ -45,7 +45,7 @@ def make_envs(cfg: Mapping[str, Any]):
 
         opts = {"reward_scale": cfg["env"]["reward_scale"], "turn_features": cfg["env"]["turn_features"]}
         env = JambVecEnv(cfg["env"]["n_envs"], cfg["ruleset"], **opts)
-        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], game_seeds=eval_seeds(cfg), **opts)
+        eval_env = JambVecEnv(cfg["eval"]["n_envs"], cfg["ruleset"], **opts)
     else:
         from stable_baselines3.common.env_util import make_vec_env
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -53,9 +53,18 @@ def make_envs(cfg: Mapping[str, Any]):
         vec_cls = DummyVecEnv if cfg["env"]["vec_env"] == "dummy" else SubprocVecEnv
         env = make_vec_env(make_env_fn(cfg), n_envs=cfg["env"]["n_envs"], vec_env_cls=vec_cls)
         eval_env = make_vec_env(make_env_fn(cfg), n_envs=cfg["eval"]["n_envs"])
-        eval_env._seeds = eval_seeds(cfg)  # SB3's per-env seed list for the next reset
+    set_game_seeds(eval_env, eval_seeds(cfg))
     seed_train_env(env, cfg)
     return env, eval_env
+
+
+def set_game_seeds(env, seeds: list[int]) -> None:
+    """Seed env ``i`` of a VecEnv with ``seeds[i]`` at its next reset (``JambVecEnv``, or
+    SB3's VecEnvs of ``JambEnv``s, where ``env.seed(s)`` would mean ``s + i``)."""
+    if hasattr(env, "seed_games"):
+        env.seed_games(seeds)
+    else:
+        env._seeds = list(seeds)  # SB3's per-env seed list for the next reset
 
 
 def seed_train_env(env, cfg: Mapping[str, Any]) -> None:
@@ -64,8 +73,4 @@ def seed_train_env(env, cfg: Mapping[str, Any]) -> None:
     Call it again after building or loading a model: SB3 models seed their env in
     ``set_random_seed`` (``env.seed(seed)``: env ``i`` gets ``seed + i`` on SB3's VecEnvs,
     overlapping streams across seeds, and stage 0 on ``JambVecEnv``)."""
-    seeds = train_seeds(cfg)
-    if hasattr(env, "seed_games"):
-        env.seed_games(seeds)
-    else:
-        env._seeds = seeds  # SB3's per-env seed list for the next reset
+    set_game_seeds(env, train_seeds(cfg))
