@@ -15,7 +15,7 @@ import numpy as np
 from numba import prange
 
 from .observation import encoder, observe, sheet_column, sheet_features, sheet_turn
-from .rules import GameState, Ruleset
+from .rules import GameState, Ruleset, action_to_string, roll_dice, why_illegal
 from .rules import kernels as rk
 from .rules.game import SCORE_PARTS
 from .rules._jit import kernel
@@ -116,6 +116,31 @@ class Batch:
     def reset(self, idx: np.ndarray) -> None:
         """New games in slots ``idx`` (their streams already in ``games.stream``)."""
         reset_games(np.asarray(idx, dtype=np.int64), self.games, self.rules.arrays, self.encoder.arrays, self.scratch)
+
+    def new_games(self, idx: np.ndarray, rngs) -> None:
+        """New games in slots ``idx``, each slot's dice stream drawn from its generator
+        ``rngs[i]`` (:func:`jamb_env.rules.roll_dice`, as ``JambEnv.reset``)."""
+        stream = self.games.stream
+        for i in idx.tolist():
+            stream[i] = roll_dice(rngs[i], stream.shape[1])
+        self.reset(idx)
+
+    def snapshot(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """Copies of the games ``idx`` (every array), for :meth:`restore`."""
+        return {k: v[idx].copy() for k, v in self.games._asdict().items()}
+
+    def restore(self, idx: np.ndarray, saved: dict[str, np.ndarray]) -> None:
+        """Put back the games ``idx`` saved by :meth:`snapshot`."""
+        for k, v in saved.items():
+            getattr(self.games, k)[idx] = v
+
+    def why_illegal(self, i: int, a: int) -> str:
+        """Why action ``a`` is illegal in game ``i`` (for error messages)."""
+        A = int(self.rules.arrays.P[rk.P_NUM_ACTIONS])
+        if not 0 <= a < A:
+            return f"action {a} is outside the action space 0..{A - 1}"
+        reason = why_illegal(self.rules, self.game_state(i), a) or "not in the legal mask"
+        return f"illegal action {a} ({action_to_string(self.rules, a)}): {reason}"
 
     def step(self, actions: np.ndarray, parallel: bool = False) -> Results:
         """Apply one legal action per game (int64 ``(N,)``); returns :attr:`results`."""

@@ -155,10 +155,7 @@ class JambVecEnv(VecEnv):
         return self._batch.games.obs
 
     def _new_games(self, idx: np.ndarray) -> None:
-        stream = self._batch.games.stream
-        for i in idx.tolist():
-            stream[i] = self._rngs[i].integers(1, 7, size=stream.shape[1], dtype=np.int8)
-        self._batch.reset(idx)
+        self._batch.new_games(idx, self._rngs)
         now = time.perf_counter()
         self._ep_return[idx] = 0.0
         self._ep_len[idx] = 0
@@ -193,7 +190,7 @@ class JambVecEnv(VecEnv):
             raise IllegalActionError(f"game {i}: {self._why(i, int(a[i]))}; the games are unchanged")
         safe = a if not len(illegal) else np.where(legal, a, 0)
         if len(illegal):  # keep illegal games out of the kernel: point them at a legal action, then undo
-            saved = self._snapshot(illegal)
+            saved = self._batch.snapshot(illegal)
             safe[illegal] = masks[illegal].argmax(axis=1)
         # fresh output buffers each step (the kernel writes every entry): the arrays handed
         # out by the previous step are never written again, so no copies are needed
@@ -203,7 +200,7 @@ class JambVecEnv(VecEnv):
         rewards = res.points.astype(np.float64)
         dones = res.dones.copy()
         if len(illegal):
-            self._restore(illegal, saved)
+            self._batch.restore(illegal, saved)
             rewards[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY
             dones[illegal] = True
             if not self._warned_illegal:
@@ -241,20 +238,7 @@ class JambVecEnv(VecEnv):
         return self._batch.game_state(i)
 
     def _why(self, i: int, a: int) -> str:
-        from . import rules as core
-
-        if not 0 <= a < self._lay.num_actions:
-            return f"action {a} is outside the action space 0..{self._lay.num_actions - 1}"
-        reason = core.why_illegal(self.ruleset, self.game_state(i), a) or "not in the legal mask"
-        return f"illegal action {a} ({core.action_to_string(self.ruleset, a)}): {reason}"
-
-    def _snapshot(self, idx):
-        return {k: a[idx].copy() for k, a in self._batch.games._asdict().items()}
-
-    def _restore(self, idx, saved) -> None:
-        games = self._batch.games
-        for k, v in saved.items():
-            getattr(games, k)[idx] = v
+        return self._batch.why_illegal(i, a)
 
     def action_masks(self) -> np.ndarray:
         """bool (N, A): the legal actions of every game (a copy: writing into it changes
