@@ -260,6 +260,7 @@ def test_soak_ctrl_c(monkeypatch, capsys):
     (["--train-steps", "-5"], "--train-steps must be at least 1, got -5"),
     (["--train-steps", "0", "--skip-train"], "--train-steps must be at least 1"),
     (["--presets", "nope", "--skip-train"], "--presets nope: unknown ruleset"),
+    (["--repeats", "0", "--skip-train"], "--repeats must be 1 to 100, got 0"),
 ])
 def test_bench_bad_arguments(capsys, argv, message):
     code, err = run_main("bench", argv, capsys)

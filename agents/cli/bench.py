@@ -1,10 +1,11 @@
 """Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
 
-    python scripts/bench.py [--seconds 5] [--presets classic six_dice] [--skip-train]
+    python scripts/bench.py [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
-column. Peak memory is the peak traced by ``tracemalloc`` during a short separate run
+column; each figure is the median of `--repeats` runs (their range beside it: shared
+machines are noisy). Peak memory is the peak traced by ``tracemalloc`` during a short separate run
 (Python and NumPy allocations of the env and the loop). Training rows run MaskablePPO on
 the default config (``configs/ppo_classic.yaml``) with each vec-env kind and report
 steps/s and the share of wall time spent inside the env (step, reset, masks).
@@ -93,7 +94,9 @@ def peak_memory_mb(fn, *args) -> float:
     return peak / 2**20
 
 
-def env_rows(presets: list[str], seconds: float) -> list[dict]:
+def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]:
+    """Per preset and env kind: the median over ``repeats`` runs of ``seconds / repeats``
+    each of env steps/s (and with sampling), their range, and the peak memory."""
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     rows = []
@@ -102,15 +105,24 @@ def env_rows(presets: list[str], seconds: float) -> list[dict]:
         configs += [(f"JambVecEnv({n})", n, (lambda n=n: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)]
         configs += [(f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)]))) for n in (8, 64)]
         for name, n, make in configs:
+            env_rates, all_rates = [], []
+            for _ in range(repeats):
+                if make is None:
+                    steps, t_env, t_sample = single_env_loop(preset, seconds / repeats)
+                else:
+                    steps, t_env, t_sample = vec_env_loop(make, seconds / repeats)
+                env_rates.append(steps / t_env)
+                all_rates.append(steps / (t_env + t_sample))
             if make is None:
-                steps, t_env, t_sample = single_env_loop(preset, seconds)
                 mem = peak_memory_mb(single_env_loop, preset, min(seconds, 0.5))
             else:
-                steps, t_env, t_sample = vec_env_loop(make, seconds)
                 mem = peak_memory_mb(vec_env_loop, make, min(seconds, 0.5), 0, 1)
-            rows.append({"preset": preset, "env": name, "games": n, "env_steps_per_s": steps / t_env,
-                         "with_sampling_per_s": steps / (t_env + t_sample), "peak_mb": mem})
-            print(f"  {preset:10s} {name:28s} {steps / t_env:>12,.0f} steps/s", file=sys.stderr)
+            rate = float(np.median(env_rates))
+            rows.append({"preset": preset, "env": name, "games": n, "env_steps_per_s": rate,
+                         "env_range": (min(env_rates), max(env_rates)),
+                         "with_sampling_per_s": float(np.median(all_rates)), "peak_mb": mem})
+            print(f"  {preset:10s} {name:28s} {rate:>12,.0f} steps/s (median of {repeats}: "
+                  f"{min(env_rates):,.0f}-{max(env_rates):,.0f})", file=sys.stderr)
     return rows
 
 
@@ -183,9 +195,11 @@ def train_rows(total_steps: int) -> list[dict]:
 
 
 def markdown(env_table: list[dict], train_table: list[dict]) -> str:
-    lines = ["| preset | env | games | env steps/s | with sampling | peak MB |", "|---|---|---|---|---|---|"]
+    lines = ["| preset | env | games | env steps/s (median) | range | with sampling | peak MB |", "|---|---|---|---|---|---|---|"]
     for r in env_table:
-        lines.append(f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |")
+        lo, hi = r["env_range"]
+        lines.append(f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {lo:,.0f}-{hi:,.0f} "
+                     f"| {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |")
     if train_table:
         lines += ["", "| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
         for r in train_table:
@@ -196,12 +210,16 @@ def markdown(env_table: list[dict], train_table: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds per env measurement (more than 0, at most 3600)")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per env measurement, reported as their median "
+                        "and range (1-100; the --seconds are split between them)")
     parser.add_argument("--presets", nargs="+", default=["classic", "six_dice"], help="preset names or rules YAML paths")
     parser.add_argument("--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind (at least 1)")
     parser.add_argument("--skip-train", action="store_true", help="env rows only")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= 3600:  # nan fails too
         parser.error(f"--seconds must be more than 0 and at most 3600, got {args.seconds}")
+    if not 1 <= args.repeats <= 100:
+        parser.error(f"--repeats must be 1 to 100, got {args.repeats}")
     if args.train_steps < 1:
         parser.error(f"--train-steps must be at least 1, got {args.train_steps}")
     from jamb_env import load_ruleset
@@ -214,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--presets {name}: {exc}")
     try:
         print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
-        env_table = env_rows(presets, args.seconds)
+        env_table = env_rows(presets, args.seconds, args.repeats)
         train_table = [] if args.skip_train else train_rows(args.train_steps)
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
