@@ -28,9 +28,11 @@ except ImportError:  # pragma: no cover - exercised by the import-blocking test
 
 if gymnasium is not None:
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv")
+        gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv",
+                           vector_entry_point="jamb_env.gym_vector:JambVectorEnv")
     if "Jamb-v0" not in gymnasium.registry:
-        gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", kwargs={"turn_features": False})
+        gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", vector_entry_point="jamb_env.gym_vector:JambVectorEnv",
+                           kwargs={"turn_features": False})
 
 
 def __getattr__(name: str):
