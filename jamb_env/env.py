@@ -13,7 +13,7 @@ from gymnasium import spaces
 from . import rules as core
 from ._batch import Batch, stream_length
 from .errors import IllegalActionError
-from .render import render_sheet
+from .render import render_sheet, sheet_image
 from .rules import Action, GameState, Ruleset, load_ruleset
 
 ILLEGAL_MODES = ("terminate", "raise")
@@ -77,8 +77,14 @@ class JambEnv(gym.Env):
       column), right after roll 1.
     * then write cell ``c * R + r`` (column ``c`` of ``ruleset.columns``, row ``r``).
 
-    ``action_masks()`` (bool) and ``info["action_mask"]`` (int8) give the legal ones;
+    ``action_masks()`` (bool) and ``info["action_mask"]`` (int8) give the legal ones
+    (and the observation's ``"action_mask"`` with ``mask_in_observation=True``);
     ``decode_action`` / ``encode_action`` / ``action_to_string`` translate.
+    A mask handed out is never all False: once the game is over (last cell written, or an
+    illegal action in "terminate" mode) all three are all ones (Pgx's convention, so
+    masked samplers do not fail on the terminal step); stepping a finished game still
+    raises RuntimeError. The observation is unaffected (its features read the rules'
+    mask, empty at the end).
 
     ## Observation Space
 
@@ -90,6 +96,12 @@ class JambEnv(gym.Env):
     cells open now (write or announce) with, for each, the points reachable this turn
     by aiming at it alone and the keep-mask of that plan.
     590 values on ``classic`` (226 with ``turn_features=False``, the v0 layout).
+
+    With ``mask_in_observation=True``: ``Dict({"observation": <that Box>, "action_mask":
+    MultiBinary(action_space.n)})``; observations are dicts of a float32 ``(D,)`` and an
+    int8 ``(action_space.n,)`` array (``action_masks()``), new arrays each time (for
+    ``MaskablePPO("MultiInputPolicy")`` or action-masking wrappers that read the
+    observation).
 
     ## Rewards
 
@@ -110,13 +122,17 @@ class JambEnv(gym.Env):
     ## Arguments
 
     * ``ruleset``: preset name (``jamb_env.list_rulesets()``), YAML path or a Ruleset.
-    * ``render_mode``: None, "ansi" (``render()`` returns the sheet as text) or "human"
-      (prints it).
+    * ``render_mode``: None, "ansi" (``render()`` returns the sheet as text), "human"
+      (prints it) or "rgb_array" (``render()`` returns a uint8 ``(H, W, 3)`` picture of the
+      sheet and dice, :func:`~jamb_env.render.sheet_image`; the same shape for every
+      state of a ruleset, for ``gymnasium.wrappers.RecordVideo``).
     * ``illegal_action``: "terminate" (default; the Pgx / PettingZoo convention, so
       unmasked env checkers run) or "raise" (``IllegalActionError``, state unchanged).
     * ``reward_scale``: multiplies every reward (default 1.0: rewards in points).
     * ``turn_features``: include ``target``, ``cell_reach`` and ``cell_hold``
       (default True, ``Jamb-v1``; ``Jamb-v0`` registers False).
+    * ``mask_in_observation``: observations are ``{"observation", "action_mask"}`` dicts
+      (default False: the Box alone).
 
     ``info`` on every reset and step: ``score`` (points), ``dice`` (sorted tuple),
     ``roll``, ``announced`` ((column, row) or None), ``turn`` (cells written),
@@ -134,7 +150,7 @@ class JambEnv(gym.Env):
     * v0: initial version (``gymnasium.make("Jamb-v0")`` or ``turn_features=False``).
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     #: Reward (points, before ``reward_scale``) of an illegal action in "terminate" mode.
     ILLEGAL_ACTION_PENALTY = -100.0
@@ -146,13 +162,18 @@ class JambEnv(gym.Env):
         illegal_action: str = "terminate",
         reward_scale: float = 1.0,
         turn_features: bool = True,
+        mask_in_observation: bool = False,
     ):
         self.ruleset = load_ruleset(ruleset)
         if not isinstance(turn_features, (bool, np.bool_)):
             raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
         self.turn_features = bool(turn_features)
+        if not isinstance(mask_in_observation, (bool, np.bool_)):
+            raise ValueError("mask_in_observation must be True (Dict observation with 'action_mask') or False "
+                             f"(the Box alone), got {mask_in_observation!r}")
+        self.mask_in_observation = bool(mask_in_observation)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
         check_env_options(illegal_action, reward_scale)
         self.render_mode = render_mode
         self.illegal_action = illegal_action
@@ -163,6 +184,10 @@ class JambEnv(gym.Env):
         self._encoder = self._batch.encoder
         self.action_space = spaces.Discrete(self._layout.num_actions)
         self.observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
+        if self.mask_in_observation:
+            self.observation_space = spaces.Dict(
+                {"observation": self.observation_space, "action_mask": spaces.MultiBinary(self._layout.num_actions)},
+                sort_keys=False)
         self._stream_len = stream_length(rules)
         self._warned_illegal = False
         self._started = False
@@ -172,12 +197,12 @@ class JambEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         g = self._batch.games
-        g.stream[0] = self.np_random.integers(1, 7, size=self._stream_len, dtype=np.int8)
+        g.stream[0] = core.roll_dice(self.np_random, self._stream_len)
         self._batch.reset(np.zeros(1, dtype=np.int64))
         self._started, self._done = True, False
         if self.render_mode == "human":
             self.render()
-        return g.obs[0].copy(), self._info()
+        return self.observe(), self._info()
 
     def step(self, action):
         if not self._started:
@@ -197,13 +222,16 @@ class JambEnv(gym.Env):
             (info["score_parts"], info["column_scores"]), = self._batch.final_scores([0])
         if self.render_mode == "human":
             self.render()
-        return g.obs[0].copy(), int(res.points[0]) * self.reward_scale, terminated, False, info
+        return self.observe(), int(res.points[0]) * self.reward_scale, terminated, False, info
 
     def render(self):
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        text = render_sheet(self.ruleset, self.game if self._started else core.new_game(self.ruleset), self._mask)
+        st = self.game if self._started else core.new_game(self.ruleset)
+        if self.render_mode == "rgb_array":
+            return sheet_image(self.ruleset, st, self.legal_mask())
+        text = render_sheet(self.ruleset, st, self.legal_mask())
         if self.render_mode == "human":
             print(text)
             return None
@@ -211,14 +239,19 @@ class JambEnv(gym.Env):
 
     # ------------------------------------------------------------------ masks and actions
     def action_masks(self) -> np.ndarray:
-        """bool ``(action_space.n,)``: the legal actions now (all False once done); a copy."""
-        return self._mask.copy()
-
-    @property
-    def _mask(self) -> np.ndarray:
+        """bool ``(action_space.n,)``: the legal actions now; all True once the game is over
+        (never all False: see the class docstring); a new array each call."""
         if self._done:
+            return np.ones(self._layout.num_actions, dtype=bool)
+        return self._batch.games.masks[0].copy()
+
+    def legal_mask(self) -> np.ndarray:
+        """bool ``(action_space.n,)``: the rules' legal actions now, all False once the game
+        is over (what the renderers show; :meth:`action_masks` is the mask for samplers);
+        a new array."""
+        if self._done or not self._started:
             return np.zeros(self._layout.num_actions, dtype=bool)
-        return self._batch.games.masks[0]
+        return self._batch.games.masks[0].copy()
 
     def decode_action(self, action: int) -> Action:
         """The :class:`~jamb_env.rules.Action` of index ``action`` (ValueError outside)."""
@@ -251,13 +284,55 @@ class JambEnv(gym.Env):
         """Running sheet total (points)."""
         return int(self._batch.games.score[0]) if self._started else 0
 
-    def get_state(self) -> EnvState:
-        """A copy of the full game state, dice stream and its position included."""
+    def get_state(self, resample: np.random.Generator | None = None) -> EnvState:
+        """A copy of the full game state, dice stream and its position included.
+
+        ``resample``: a ``numpy.random.Generator``; the dice not rolled yet
+        (``stream[position:]``) are drawn afresh from it (:func:`jamb_env.rules.roll_dice`,
+        the env's own draw), so a planner's rollouts from the copy cannot peek at this
+        game's future dice. Raises ValueError if it is not a Generator, RuntimeError
+        before reset."""
         if not self._started:
             raise RuntimeError("call reset() first")
+        if resample is not None and not isinstance(resample, np.random.Generator):
+            raise ValueError(f"resample must be a numpy.random.Generator or None, got {type(resample).__name__}")
         g = self._batch.games
-        return EnvState(game=self.game, stream=g.stream[0].copy(), position=int(g.pos[0]), score=self.score,
+        stream, position = g.stream[0].copy(), int(g.pos[0])
+        if resample is not None:
+            stream[position:] = core.roll_dice(resample, len(stream) - position)
+        return EnvState(game=self.game, stream=stream, position=position, score=self.score,
                         done=self._done, ruleset=self.ruleset.name)
+
+    def chance_outcomes(self, action: int) -> list[tuple[np.ndarray, float]]:
+        """Every result of the re-roll ``action`` now, as (sorted dice int8 ``(n,)``, exact
+        probability) pairs (:func:`jamb_env.rules.chance_outcomes` on :attr:`game`).
+
+        Raises ValueError (IllegalActionError) for a write, an announcement or an illegal
+        re-roll; RuntimeError before reset or once the game is over."""
+        self._check_playing()
+        return core.chance_outcomes(self.ruleset, self.game, action)
+
+    def step_outcome(self, action: int, dice):
+        """:meth:`step` with re-roll ``action`` coming out as ``dice`` (one outcome of
+        :meth:`chance_outcomes`, any order): the stream's next dice are set to the faces
+        rolled, then the usual step. Returns step's 5-tuple.
+
+        Raises ValueError when ``dice`` cannot come from this re-roll (or as
+        :meth:`chance_outcomes`)."""
+        self._check_playing()
+        rules, game = self.ruleset, self.game
+        core.chance_outcomes(rules, game, action)  # validates the re-roll
+        faces = core.rolled_faces(rules, game, int(action), dice)
+        g = self._batch.games
+        pos = int(g.pos[0])
+        g.stream[0, pos:pos + len(faces)] = faces
+        return self.step(int(action))
+
+    def _check_playing(self) -> None:
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        if self._done:
+            raise RuntimeError("the game is over; call reset()")
 
     def set_state(self, state: EnvState) -> None:
         """Restore a state from :meth:`get_state` (of an env with the same ruleset).
@@ -289,11 +364,16 @@ class JambEnv(gym.Env):
         self._batch.refresh(0)
         self._started, self._done = True, bool(state.done)
 
-    def observe(self) -> np.ndarray:
-        """The observation of the current state (a copy)."""
+    def observe(self) -> np.ndarray | dict[str, np.ndarray]:
+        """The observation of the current state, as reset and step return it (new arrays):
+        float32 ``(D,)``, or with ``mask_in_observation`` a dict of it (``"observation"``)
+        and ``"action_mask"`` int8 ``(action_space.n,)``. RuntimeError before reset."""
         if not self._started:
             raise RuntimeError("call reset() first")
-        return self._batch.games.obs[0].copy()
+        obs = self._batch.games.obs[0].copy()
+        if self.mask_in_observation:
+            return {"observation": obs, "action_mask": self.action_masks().astype(np.int8)}
+        return obs
 
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, Any]:
@@ -305,7 +385,7 @@ class JambEnv(gym.Env):
             "roll": roll,
             "announced": self.ruleset.cell_name(announced) if announced >= 0 else None,
             "turn": int(g.turn[0]),
-            "action_mask": self._mask.astype(np.int8),
+            "action_mask": self.action_masks().astype(np.int8),
         }
 
     def _check_action_type(self, action) -> int:
@@ -324,7 +404,7 @@ class JambEnv(gym.Env):
         else:
             what = f"action {a} is outside the action space 0..{self._layout.num_actions - 1}"
         if self.illegal_action == "raise":
-            raise IllegalActionError(f"{what}; {int(self._mask.sum())} actions are legal now (see action_masks())")
+            raise IllegalActionError(f"{what}; {int(self.legal_mask().sum())} actions are legal now (see action_masks())")
         if not self._warned_illegal:
             warnings.warn(f"{what}; the episode ends with reward {self.ILLEGAL_ACTION_PENALTY} points "
                           "(illegal_action='terminate'; mask actions with action_masks())", stacklevel=3)
@@ -332,4 +412,4 @@ class JambEnv(gym.Env):
         self._done = True
         info = self._info()
         info["illegal_action"] = True
-        return self._batch.games.obs[0].copy(), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info
+        return self.observe(), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info

@@ -43,7 +43,7 @@ def sheet_table(env: JambEnv) -> Table:
     """The scoresheet as a rich Table: written values, open cells (``○`` and the value a
     write gets now), announceable cells (``a``), totals (from :func:`render.sheet_view`)."""
     rules = env.ruleset
-    view = sheet_view(rules, env.game, env.action_masks())
+    view = sheet_view(rules, env.game, env.legal_mask())
     table = Table(caption=f"{escape(rules.title)}: {env.score} points", caption_justify="left")
     table.add_column("row")
     for col in rules.columns:

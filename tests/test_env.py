@@ -127,7 +127,7 @@ def test_illegal_action_terminate_mode():
     assert terminated and not truncated and info["illegal_action"]
     assert reward == JambEnv.ILLEGAL_ACTION_PENALTY
     assert env.observation_space.contains(obs)
-    assert not env.action_masks().any()
+    assert env.action_masks().all() and info["action_mask"].all()  # terminal masks are all ones
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
 
@@ -156,7 +156,7 @@ def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="reward_scale"):
         JambEnv(reward_scale=0)
     with pytest.raises(ValueError, match="render_mode"):
-        JambEnv(render_mode="rgb_array")
+        JambEnv(render_mode="rgb")
 
 
 def test_decode_encode_round_trip():
