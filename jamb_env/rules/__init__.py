@@ -3,6 +3,7 @@
 Nothing here imports Gymnasium or torch (RULES.md is the reference).
 """
 
+from .chance import apply_outcome, chance_outcomes, first_roll_outcomes, roll_dice, rolled_faces, sample_outcome
 from .game import (
     Action,
     GameState,
@@ -42,10 +43,13 @@ __all__ = [
     "Ruleset",
     "action_to_string",
     "apply_action",
+    "apply_outcome",
+    "chance_outcomes",
     "column_totals",
     "decode",
     "dice_tables",
     "encode",
+    "first_roll_outcomes",
     "is_last_turn",
     "is_over",
     "layout",
@@ -56,6 +60,9 @@ __all__ = [
     "maximal_column",
     "new_game",
     "reroll_count",
+    "roll_dice",
+    "rolled_faces",
+    "sample_outcome",
     "score",
     "score_parts",
     "start_turn",
