@@ -64,7 +64,8 @@ def test_six_dice_bonus_is_strict():
 
 
 def test_joly_needs_jokers():
-    assert "joly" in list_rulesets()
+    assert "joly" in list_rulesets(playable=False) and "joly" not in list_rulesets()
+    assert "joly_nojokers" in list_rulesets()
     with pytest.raises(RulesetError, match="jokers.*joly_nojokers"):
         load_ruleset("joly")
 

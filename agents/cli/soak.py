@@ -79,12 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(f"--presets {name}: {exc}")
     if not presets:
-        for name in list_rulesets():
-            try:
-                load_ruleset(name)
-                presets.append(name)
-            except ValueError:
-                print(f"skipping {name}: it does not load (see its error)", file=sys.stderr)
+        presets = list_rulesets()
+        for name in sorted(set(list_rulesets(playable=False)) - set(presets)):
+            print(f"skipping {name}: it does not load (see its error)", file=sys.stderr)
     print("| preset | random games | env steps | seconds | mean score | min | max | violations |")
     print("|---|---|---|---|---|---|---|---|")
     total = 0

@@ -104,9 +104,21 @@ _OPTION_KEYS = (
 )
 
 
-def list_rulesets() -> list[str]:
-    """Names of the preset files in ``configs/rules/``, sorted."""
-    return sorted(p.stem for p in RULES_DIR.glob("*.yaml"))
+def list_rulesets(playable: bool = True) -> list[str]:
+    """Names of the preset files in ``configs/rules/``, sorted: those that load (every
+    one a loop over the list can play), or with ``playable=False`` every file (``joly``
+    too, which needs jokers and raises RulesetError on loading)."""
+    names = sorted(p.stem for p in RULES_DIR.glob("*.yaml"))
+    if not playable:
+        return names
+    out = []
+    for name in names:
+        try:
+            load_ruleset(name)
+        except RulesetError:
+            continue
+        out.append(name)
+    return out
 
 
 def load_ruleset(name_or_path: str | Path) -> Ruleset:
@@ -134,7 +146,7 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
             path = RULES_DIR / f"{text}.yaml"
             if not path.is_file():
                 raise RulesetError(
-                    f"unknown ruleset {text!r}; presets are: {', '.join(list_rulesets())} "
+                    f"unknown ruleset {text!r}; presets are: {', '.join(list_rulesets(playable=False))} "
                     "(or pass a path to a YAML file)"
                 )
         stamp = path.stat().st_mtime_ns
@@ -223,7 +235,7 @@ def _read_merged(path: Path, chain: tuple[Path, ...]) -> dict:
     parent_path = (path.parent / parent).resolve() if parent.endswith((".yaml", ".yml")) else RULES_DIR / f"{parent}.yaml"
     if not parent_path.is_file():
         raise RulesetError(
-            f"{path}: key 'extends': no preset {parent!r}; presets are: {', '.join(list_rulesets())}"
+            f"{path}: key 'extends': no preset {parent!r}; presets are: {', '.join(list_rulesets(playable=False))}"
         )
     merged = _deep_merge(_read_merged(parent_path, chain + (path,)), data)
     merged.pop("extends", None)
