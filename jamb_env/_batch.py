@@ -198,8 +198,8 @@ def play(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     """Apply game ``i``'s legal action ``a`` (RULES.md §3-4): a re-roll draws the next
     dice of the stream, an announcement marks the cell, a write credits its points and
     starts the next turn (unless the sheet is full). Then the sheet features, the legal
-    mask and, for a finished game, its score parts; not the observation (:func:`observe`
-    runs as a separate pass over the games: about a third faster than inlined here)."""
+    mask and, for a finished game, its score parts; not the observation
+    (:func:`observe_game`)."""
     P = ra.P
     n = P[rk.P_N]
     pts = 0
@@ -255,22 +255,12 @@ def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     observe_game(i, g, ra, oa)
 
 
-#: Games per block of the batched step: each block is played, then observed.
-BLOCK = 128
-
-
 def _make_step(parallel: bool):
     loop = prange if parallel else range
 
     def step(actions, g, ra, oa, res, s):
-        N = actions.shape[0]
-        for block in loop((N + BLOCK - 1) // BLOCK):  # a block's arrays stay in cache between the passes
-            start = block * BLOCK
-            stop = min(N, start + BLOCK)
-            for i in range(start, stop):
-                play(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
-            for i in range(start, stop):
-                observe_game(i, g, ra, oa)
+        for i in loop(actions.shape[0]):
+            step_game(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
 
     step.__name__ = step.__qualname__ = "step_parallel" if parallel else "step_serial"
     return kernel(step, parallel=parallel)

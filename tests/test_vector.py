@@ -221,3 +221,19 @@ def test_returned_arrays_do_not_alias_the_games():
     after = env.get_state()
     assert (after.game.values == before.game.values).all() and not env.action_masks().all()
     assert (env.observe() <= 1.0).all()
+
+
+def test_parallel_and_serial_steps_play_the_same_games():
+    """The threaded kernel (from PARALLEL_FROM games on) plays exactly as the serial one,
+    and the games advance (a kernel that leaves the state alone fails here, not by hanging
+    the invariant test)."""
+    envs = [JambVecEnv(300, "classic", seed=4) for _ in range(2)]
+    envs[1].parallel = not envs[0].parallel
+    rng = np.random.default_rng(0)
+    for env in envs:
+        env.reset()
+    for _ in range(60):
+        actions = random_actions(rng, envs[0].action_masks())
+        out = [env.step(actions) for env in envs]
+        assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    assert np.array_equal(envs[0].values, envs[1].values) and envs[0].turn.min() >= 5
