@@ -193,13 +193,11 @@ def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
     observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
 
 
-@kernel(inline=True)
-def play(i, a, g, ra, oa, res, bits, faces, parts, tmp):
+@kernel
+def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     """Apply game ``i``'s legal action ``a`` (RULES.md §3-4): a re-roll draws the next
     dice of the stream, an announcement marks the cell, a write credits its points and
-    starts the next turn (unless the sheet is full). Then the sheet features, the legal
-    mask and, for a finished game, its score parts; not the observation
-    (:func:`observe_game`)."""
+    starts the next turn (unless the sheet is full). Then the mask and observation."""
     P = ra.P
     n = P[rk.P_N]
     pts = 0
@@ -238,21 +236,9 @@ def play(i, a, g, ra, oa, res, bits, faces, parts, tmp):
         sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
         sheet_turn(i, g.answer_due, g.turn, ra, oa, g.sheet)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
-
-
-@kernel(inline=True)
-def observe_game(i, g, ra, oa):
-    """Game ``i``'s observation from its sheet features and legal mask."""
-    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
-
-
-@kernel
-def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
-    """Apply game ``i``'s legal action ``a`` (:func:`play`), then its observation."""
-    play(i, a, g, ra, oa, res, bits, faces, parts, tmp)
-    observe_game(i, g, ra, oa)
 
 
 def _make_step(parallel: bool):
