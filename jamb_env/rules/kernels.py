@@ -523,13 +523,25 @@ def write(values, filled, roll, dice_index, cell, ra, parts, tmp):
     values[c, r] = ra.cell_values[roll - 1, dice_index, cell]
     filled[c] |= 1 << r
     after = column_and_maximal_points(values, filled, c, ra, parts, tmp)
-    due = -1
+    return after - before, answer_obligation(filled, cell, ra)
+
+
+@kernel(inline=True)
+def answer_obligation(answerer_filled, cell, ra):
+    """The answer row that writing ``cell`` obliges (RULES.md §1 ``answer``), or -1: a
+    write in an announce column obliges the same row of the answer column of the sheet
+    ``answerer_filled`` (the writer's own in solitaire, the next player's in the
+    multiplayer game, RULES.md §6), if that cell is empty."""
+    P = ra.P
+    R = P[P_R]
+    c = cell // R
+    r = cell % R
     ans = P[P_ANSWER_COL]
-    if ans >= 0 and not (filled[ans] >> r) & 1:
+    if ans >= 0 and not (answerer_filled[ans] >> r) & 1:
         for q in ra.ann_cols:
             if q == c:
-                due = r
-    return after - before, due
+                return r
+    return -1
 
 
 def difference_rows(rules) -> tuple[int, int, int] | None:

@@ -1,0 +1,285 @@
+"""Multiplayer Jamb as a PettingZoo AEC environment (RULES.md §6; the game itself is
+:mod:`jamb_env.rules.match`, on the solitaire rules core).
+
+    from jamb_env import multiplayer
+    env = multiplayer.env(ruleset="standard", num_players=2, scoring="separate", reward="score")
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        action = None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0])
+        env.step(action)
+
+Agents ``player_0 .. player_{N-1}``; the starting player is seated by dice (the lowest
+of one die each, ties re-rolled among the tied) and play passes to the next seat. A
+player's turn is a whole solitaire turn (rolls, holds, announcement, write), so the
+same agent acts several times in a row; ``agent_selection`` is always the player to move.
+
+Observations (from the observing player's view), ``Dict``:
+
+* ``"action_mask"``: int8 ``(A,)``, the legal actions of the player to move if that is
+  the observer, zeros otherwise, all ones once the game is over (the solitaire env's
+  terminal convention). ``A`` and the action ids are the solitaire env's of the ruleset.
+* ``"observation"``: float32, the concatenation of
+
+  - the solitaire ``Jamb-v1`` observation of the observer's sheet (``"separate"``: the
+    dice and roll are there while it is the observer's turn; ``"shared"``: of the shared
+    sheet with the current dice);
+  - ``"separate"``: for each opponent in seat order after the observer, the compact
+    sheet features of their sheet (filled, written values, upper sums, difference, ...
+    as in the solitaire observation); ``"shared"``: for each player in seat order from
+    the observer, a 0/1 plane of the cells they wrote (``C * R``);
+  - one-hot (N) of the player to move, relative to the observer (0 = the observer);
+  - each player's score, relative seat order from the observer, divided by a bound of
+    the ruleset's score (in [-1, 1]).
+
+Rewards (``reward=``): ``"score"``: the change of the player's own score (their sheet's,
+or the shared columns awarded to them, which can fall when a column changes hands), so
+a player's return is their final score; ``"win"``: at the end only, (players beaten -
+players beating you) / (N - 1): +1 / 0 / -1 for two players, summing to zero, ties
+shared; ``"margin"``: the change of (own score - the best opponent's), so the return is
+the final margin. ``reward_scale`` multiplies every reward. ``info`` carries ``scores``
+(every player's score, by player index) and ``score``.
+
+An illegal action raises :class:`~jamb_env.IllegalActionError` (the reason given; the
+game is unchanged). ``render_mode``: "ansi" (text of every sheet), "human" (prints it)
+or "rgb_array" (the sheets side by side).
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ._batch import stream_length
+from .errors import IllegalActionError
+from .observation import encoder
+from .rules import Ruleset, action_to_string, layout, load_ruleset, roll_dice, why_illegal
+from .rules import game as core
+from .rules import match as M
+
+REWARDS = ("score", "win", "margin")
+
+
+def env(**kwargs):
+    """:class:`raw_env` inside PettingZoo's standard wrappers (``AssertOutOfBounds``,
+    ``OrderEnforcing``); same arguments."""
+    e = raw_env(**kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+def _score_bound(rules: Ruleset) -> float:
+    """A bound on the absolute value of a player's score (for scaling): every column at
+    its row maxima, bonus and largest difference."""
+    enc = encoder(rules)
+    upper_max, _, diff_max = enc.arrays.fconst
+    per_column = float(rules.row_max.sum()) + rules.bonus_points + rules.bonus_per_point * upper_max + diff_max
+    return max(per_column * (len(rules.columns) + len(rules.derived_columns)), 1.0)
+
+
+class raw_env(AECEnv):
+    """Multiplayer Jamb, PettingZoo AEC API (see the module docstring).
+
+    Args:
+        ruleset: preset name, YAML path or :class:`~jamb_env.Ruleset` (default "classic").
+        num_players: 2..5.
+        scoring: "separate" (a sheet each) or "shared" (003's one sheet).
+        reward: "score", "win" or "margin".
+        reward_scale: multiplies every reward (> 0).
+        render_mode: None, "ansi", "human" or "rgb_array".
+
+    Raises:
+        ValueError: a bad argument (the message says what is allowed).
+        RulesetError: an unknown ruleset, or "shared" with a derived column.
+    """
+
+    metadata = {"name": "jamb_multiplayer_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
+                "render_fps": 4}
+
+    def __init__(self, ruleset: str | Ruleset = "classic", num_players: int = 2, scoring: str = "separate",
+                 reward: str = "score", reward_scale: float = 1.0, render_mode: str | None = None):
+        super().__init__()
+        rules = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
+        M.check_match(rules, num_players, scoring)
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale) or reward_scale <= 0:
+            raise ValueError(f"reward_scale must be a finite number > 0, got {reward_scale!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        self.ruleset, self.num_players, self.scoring = rules, int(num_players), scoring
+        self.reward_mode, self.reward_scale, self.render_mode = reward, float(reward_scale), render_mode
+        self._layout = layout(rules)
+        self._enc = encoder(rules)
+        self._bound = _score_bound(rules)
+        N, A = self.num_players, self._layout.num_actions
+        C, R = len(rules.columns), rules.num_rows
+        other = (N - 1) * self._enc.sheet_size if scoring == "separate" else N * C * R
+        low = [self._enc.low, np.full(other, -np.inf if scoring == "separate" else 0.0, np.float32), np.zeros(N, np.float32),
+               np.full(N, -1.0, np.float32)]
+        high = [self._enc.high, np.full(other, np.inf if scoring == "separate" else 1.0, np.float32), np.ones(N, np.float32),
+                np.ones(N, np.float32)]
+        if scoring == "separate":  # the opponents' sheet features have the solitaire bounds of those segments
+            lo, hi = self._sheet_bounds()
+            low[1], high[1] = np.tile(lo, N - 1), np.tile(hi, N - 1)
+        box = spaces.Box(np.concatenate(low), np.concatenate(high), dtype=np.float32)
+        self.possible_agents = [f"player_{p}" for p in range(N)]
+        self.agents = []
+        self._index = {a: p for p, a in enumerate(self.possible_agents)}
+        self.observation_spaces = {a: spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
+        self._stream_len = stream_length(rules) * (N if scoring == "separate" else 1)
+        self.np_random, self._match = None, None
+
+    def _sheet_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds of the compact sheet features (the solitaire observation's segments)."""
+        lo = np.empty(self._enc.sheet_size, np.float32)
+        hi = np.empty(self._enc.sheet_size, np.float32)
+        at = 0
+        for start, size in self._enc.arrays.blocks:
+            lo[at:at + size], hi[at:at + size] = self._enc.low[start:start + size], self._enc.high[start:start + size]
+            at += size
+        return lo, hi
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ game
+    @property
+    def match(self) -> M.MatchState:
+        """The current :class:`~jamb_env.rules.match.MatchState` (immutable)."""
+        if self._match is None:
+            raise RuntimeError("call reset() first")
+        return self._match
+
+    def _roll(self, k: int) -> np.ndarray:
+        faces = self._stream[self._pos:self._pos + k]
+        self._pos += k
+        return faces
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """A new game: seating, then roll 1 of the first player. ``seed`` as Gymnasium's
+        (``numpy.random.SeedSequence``); the seating dice and the game's dice stream are
+        drawn from it, so the same seed and actions give the same game."""
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
+        rng = self.np_random
+        first = M.seat(self.num_players, lambda k: roll_dice(rng, k))
+        self._stream, self._pos = roll_dice(rng, self._stream_len), 0
+        ms = M.new_match(self.ruleset, self.num_players, self.scoring, first)
+        self._match = M.start_turn(self.ruleset, ms, self._roll(self.ruleset.dice), check=False)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self._scores = [0] * self.num_players
+        self.infos = {a: self._info(a) for a in self.agents}
+        self.agent_selection = self.possible_agents[self._match.to_move]
+        if self.render_mode == "human":
+            self.render()
+
+    def _info(self, agent) -> dict:
+        return {"scores": list(self._scores), "score": self._scores[self._index[agent]]}
+
+    def step(self, action) -> None:
+        if self.terminations.get(self.agent_selection) or self.truncations.get(self.agent_selection):
+            self._was_dead_step(action)
+            return
+        rules, ms = self.ruleset, self.match
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an integer in 0..{self._layout.num_actions - 1}, got {action!r}")
+        a = int(action)
+        reason = why_illegal(rules, M.sheet_in_play(ms), a)
+        if reason is not None:
+            what = f" ({action_to_string(rules, a)})" if 0 <= a < self._layout.num_actions else ""
+            raise IllegalActionError(f"{self.agent_selection}: illegal action {a}{what}: {reason}; the game is unchanged")
+        self._cumulative_rewards[self.agent_selection] = 0.0  # the acting agent has seen its reward
+        dice = self._roll(core.reroll_count(rules, a)) if a < self._layout.num_holds else None
+        ms, _ = M.apply_action(rules, ms, a, dice, check=False)
+        over = M.is_over(rules, ms)
+        if a >= self._layout.write_offset and not over:
+            ms = M.start_turn(rules, ms, self._roll(rules.dice), check=False)
+        self._match = ms
+        before, after = self._scores, M.scores(rules, ms)
+        self._scores = after
+        self._clear_rewards()
+        for p, agent in enumerate(self.agents):
+            self.rewards[agent] = self._reward(p, before, after, over) * self.reward_scale
+        self._accumulate_rewards()
+        if over:
+            self.terminations = {agent: True for agent in self.agents}
+        self.infos = {agent: self._info(agent) for agent in self.agents}
+        self.agent_selection = self.possible_agents[ms.to_move]
+        if self.render_mode == "human":
+            self.render()
+
+    def _reward(self, p: int, before: list[int], after: list[int], over: bool) -> float:
+        if self.reward_mode == "score":
+            return float(after[p] - before[p])
+        if self.reward_mode == "margin":
+            def margin(s):
+                return s[p] - max(x for q, x in enumerate(s) if q != p)
+            return float(margin(after) - margin(before))
+        return M.ranks_reward(after)[p] if over else 0.0
+
+    def observe(self, agent):
+        """The ``Dict`` observation of ``agent`` (a new array each call)."""
+        rules, ms = self.ruleset, self.match
+        p, N = self._index[agent], self.num_players
+        seats = [(p + k) % N for k in range(N)]
+        over = M.is_over(rules, ms)
+        if ms.owner is None:
+            own = ms.sheets[p]
+            others = [self._enc.sheet_features(ms.sheets[q]) for q in seats[1:]]
+        else:
+            own = ms.sheets[0]
+            others = [(ms.owner == q).reshape(-1).astype(np.float32) for q in seats]
+        mine = ms.to_move == p and not over
+        mask = core.legal_mask(rules, own) if mine else np.zeros(self._layout.num_actions, dtype=bool)
+        to_move = np.zeros(N, np.float32)
+        to_move[(ms.to_move - p) % N] = 1.0
+        scores = np.array([self._scores[q] for q in seats], np.float32) / np.float32(self._bound)
+        obs = np.concatenate([self._enc.encode(own, mask=core.legal_mask(rules, own)), *others, to_move, scores]).astype(np.float32)
+        action_mask = np.ones(self._layout.num_actions, np.int8) if over else mask.astype(np.int8)
+        return {"observation": obs, "action_mask": action_mask}
+
+    def action_mask(self, agent) -> np.ndarray:
+        """int8 ``(A,)``: ``observe(agent)["action_mask"]``."""
+        return self.observe(agent)["action_mask"]
+
+    def action_to_string(self, action: int) -> str:
+        return action_to_string(self.ruleset, action)
+
+    # ------------------------------------------------------------------ pictures
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
+            return None
+        from .render import render_sheet, sheet_image
+
+        rules, ms = self.ruleset, self.match
+        if self.render_mode == "rgb_array":
+            return np.concatenate([sheet_image(rules, st, core.legal_mask(rules, st)) for st in ms.sheets], axis=1)
+        head = f"{self.metadata['name']} {rules.name} {self.scoring}, to move: {self.agent_selection}, scores {self._scores}"
+        if ms.owner is None:
+            text = "\n".join([head] + [f"-- {a}\n" + render_sheet(rules, st, core.legal_mask(rules, st))
+                                       for a, st in zip(self.possible_agents, ms.sheets)])
+        else:
+            owners = "\n".join(" ".join("." if o < 0 else str(o) for o in row) for row in ms.owner.T)
+            text = f"{head}\n" + render_sheet(rules, ms.sheets[0], core.legal_mask(rules, ms.sheets[0])) + "\nwho wrote each cell (rows x columns):\n" + owners
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+

@@ -1,0 +1,213 @@
+"""The multiplayer game (RULES.md §6): seating, turns passing between players, the
+answer column between players, and 003's shared sheet. Pure functions over the
+solitaire core (:mod:`jamb_env.rules.game`): a player's turn is exactly a solitaire
+turn on the sheet in play, and no rule of a turn is restated here.
+
+Two scoring modes:
+
+* ``"separate"`` (default): each player has their own sheet of the ruleset; a player's
+  turn is a solitaire turn on their sheet. ``answer`` (001 Odgovor): a write into an
+  announce column by one player obliges the **next** player to write the same row of
+  their own ``answer`` column in their next turn, if it is empty there
+  (:func:`kernels.answer_obligation` on the next player's sheet); the writer's own
+  sheet carries no obligation (the multiplayer reading replaces the solitaire one).
+  Every player has the same number of turns, so the next player is still playing
+  unless the game is over; the obligation can always be met (its cell is empty, the
+  answer column writes at any roll) and while it stands the player may not announce
+  (the solitaire rules of a forced answer). The game ends when every sheet is full;
+  a player's score is their sheet's score.
+* ``"shared"`` (003): one sheet; players write on it in turn, each cell remembering who
+  wrote it (``owner``). Each played column's total (its credited score, RULES.md §2)
+  goes to the player with the most non-zero entries in it; on a tie, to the tied player
+  who owns the first non-zero entry counting up from the bottom of the column (for two
+  players exactly 003's rule); a column without a non-zero entry goes to nobody. An
+  announcement binds the announcing player's own turn, as in solitaire; ``answer`` works
+  as in solitaire, the obligation falling on the next turn, which is the next player's:
+  001's multiplayer reading on one sheet. The game's last turn (``last_turn_rolls``) is
+  the sheet's last. Rulesets with a derived column (``maximal``, whose cells nobody
+  writes) are refused in shared mode.
+
+Seating (000): each player rolls one die, the lowest starts (ties re-roll among the tied
+players), then play passes to the next seat: player ``first``, ``first + 1``, ... modulo
+the number of players.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..errors import IllegalActionError, RulesetError
+from . import game as core
+from . import kernels as K
+from .ruleset import Ruleset
+
+SCORING_MODES = ("separate", "shared")
+MIN_PLAYERS, MAX_PLAYERS = 2, 5
+
+
+@dataclass(frozen=True, slots=True)
+class MatchState:
+    """The full state of a multiplayer game (no dice stream: that is the env's).
+
+    Attributes:
+        sheets: the players' :class:`~jamb_env.rules.GameState` s, player ``p``'s at index
+            ``p`` (``"separate"``), or the one shared sheet (``"shared"``).
+        to_move: the player whose turn it is (the last one to write once the game is over).
+        first: the player who started (seating).
+        num_players: 2..5.
+        owner: ``"shared"`` only: int8 ``(C, R)``, the player who wrote each cell, -1 where
+            empty; None for separate sheets.
+    """
+
+    sheets: tuple[core.GameState, ...]
+    to_move: int
+    first: int
+    num_players: int
+    owner: np.ndarray | None = None
+
+    @property
+    def scoring(self) -> str:
+        """"separate" or "shared"."""
+        return "separate" if self.owner is None else "shared"
+
+
+def check_match(rules: Ruleset, num_players, scoring) -> None:
+    """Refuse an unplayable combination with a clear error.
+
+    Raises:
+        ValueError: ``num_players`` not an integer in 2..5, or an unknown ``scoring``.
+        RulesetError: ``"shared"`` with a ruleset that has a derived column."""
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be an integer in {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players!r}")
+    if scoring not in SCORING_MODES:
+        raise ValueError(f"scoring must be one of {SCORING_MODES}, got {scoring!r}")
+    if scoring == "shared" and rules.derived_columns:
+        raise RulesetError(f"ruleset {rules.name!r} has the derived column(s) {', '.join(rules.derived_columns)}, which nobody "
+                           f"writes, so a shared sheet cannot award them (RULES.md §6): play it with scoring='separate'")
+
+
+def seat(num_players: int, roll_die: Callable[[int], np.ndarray]) -> int:
+    """The starting player (000): every player rolls one die, the lowest starts; tied
+    lowest players roll again among themselves. ``roll_die(k)`` returns ``k`` faces."""
+    tied = list(range(num_players))
+    while len(tied) > 1:
+        faces = np.asarray(roll_die(len(tied)))
+        low = faces.min()
+        tied = [p for p, f in zip(tied, faces.tolist()) if f == low]
+    return tied[0]
+
+
+def new_match(rules: Ruleset, num_players: int, scoring: str = "separate", first: int = 0) -> MatchState:
+    """Empty sheets, before the first roll, ``first`` to move (see :func:`seat`)."""
+    check_match(rules, num_players, scoring)
+    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or not 0 <= first < num_players:
+        raise ValueError(f"first must be a player 0..{num_players - 1}, got {first!r}")
+    if scoring == "separate":
+        return MatchState(tuple(core.new_game(rules) for _ in range(num_players)), int(first), int(first), int(num_players))
+    owner = np.full((len(rules.columns), rules.num_rows), -1, dtype=np.int8)
+    return MatchState((core.new_game(rules),), int(first), int(first), int(num_players), owner)
+
+
+def sheet_in_play(ms: MatchState) -> core.GameState:
+    """The sheet the player to move plays on (theirs, or the shared one)."""
+    return ms.sheets[0] if ms.owner is not None else ms.sheets[ms.to_move]
+
+
+def is_over(rules: Ruleset, ms: MatchState) -> bool:
+    """True once every sheet is full."""
+    return all(core.is_over(rules, st) for st in ms.sheets)
+
+
+def _with_sheet(ms: MatchState, st: core.GameState) -> MatchState:
+    if ms.owner is not None:
+        return replace(ms, sheets=(st,))
+    sheets = list(ms.sheets)
+    sheets[ms.to_move] = st
+    return replace(ms, sheets=tuple(sheets))
+
+
+def start_turn(rules: Ruleset, ms: MatchState, dice, *, check: bool = True) -> MatchState:
+    """Roll 1 of the player to move (:func:`jamb_env.rules.start_turn` on their sheet)."""
+    return _with_sheet(ms, core.start_turn(rules, sheet_in_play(ms), dice, check=check))
+
+
+def legal_mask(rules: Ruleset, ms: MatchState) -> np.ndarray:
+    """bool ``(num_actions,)``: the legal actions of the player to move (the solitaire
+    mask of the sheet in play; all False before roll 1 or at the end)."""
+    return core.legal_mask(rules, sheet_in_play(ms))
+
+
+def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, check: bool = True) -> tuple[MatchState, int]:
+    """The player to move plays ``action`` (:func:`jamb_env.rules.apply_action` on the
+    sheet in play). After a write the turn passes to the next player (who must then
+    :func:`start_turn`, unless the game is over) and, with separate sheets, the answer
+    obligation moves to them. Returns the new state and the points credited to the sheet
+    in play (the writer's sheet score change; shared scores: :func:`scores`).
+
+    Raises IllegalActionError / ValueError as :func:`jamb_env.rules.apply_action`, and
+    IllegalActionError once the game is over."""
+    if is_over(rules, ms):
+        raise IllegalActionError("the game is over")
+    st, points = core.apply_action(rules, sheet_in_play(ms), action, dice, check=check)
+    lay = core.layout(rules)
+    a = int(action)
+    if a < lay.write_offset:
+        return _with_sheet(ms, st), points
+    cell = a - lay.write_offset
+    P = ms.num_players
+    nxt = (ms.to_move + 1) % P
+    if ms.owner is not None:
+        owner = ms.owner.copy()
+        owner[cell // rules.num_rows, cell % rules.num_rows] = ms.to_move
+        return replace(ms, sheets=(st,), owner=owner, to_move=nxt if not core.is_over(rules, st) else ms.to_move), points
+    sheets = list(ms.sheets)
+    sheets[ms.to_move] = replace(st, answer_due=-1)
+    following = sheets[nxt]
+    if not core.is_over(rules, following):
+        due = int(K.answer_obligation(following.filled, cell, rules.arrays))
+        sheets[nxt] = replace(following, answer_due=due)
+        return replace(ms, sheets=tuple(sheets), to_move=nxt), points
+    return replace(ms, sheets=tuple(sheets)), points  # the last write of the game
+
+
+def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
+    """Shared sheet: per played column, (the player it goes to or -1, its credited total),
+    by 003's rule (module docstring). Raises ValueError for separate sheets."""
+    if ms.owner is None:
+        raise ValueError("column_awards is for the shared sheet (scoring='shared')")
+    st = ms.sheets[0]
+    totals = core.column_totals(rules, st)
+    R = rules.num_rows
+    out = []
+    for c, col in enumerate(rules.columns):
+        nonzero = [r for r in range(R) if (int(st.filled[c]) >> r) & 1 and st.values[c, r] != 0]
+        counts = np.bincount([int(ms.owner[c, r]) for r in nonzero], minlength=ms.num_players)
+        if not nonzero:
+            out.append((-1, totals[col]))
+            continue
+        tied = set(np.flatnonzero(counts == counts.max()).tolist())
+        winner = next(int(ms.owner[c, r]) for r in reversed(nonzero) if int(ms.owner[c, r]) in tied)
+        out.append((winner, totals[col]))
+    return out
+
+
+def scores(rules: Ruleset, ms: MatchState) -> list[int]:
+    """Each player's score (points): their sheet's, or the shared columns awarded to them."""
+    if ms.owner is None:
+        return [core.score(rules, st) for st in ms.sheets]
+    out = [0] * ms.num_players
+    for player, total in column_awards(rules, ms):
+        if player >= 0:
+            out[player] += total
+    return out
+
+
+def ranks_reward(final_scores) -> list[float]:
+    """The ``win`` reward at the end: for each player, (players they beat - players who
+    beat them) / (N - 1). +1 / 0 / -1 for two players; sums to zero; ties share."""
+    s = list(final_scores)
+    n = len(s)
+    return [(sum(x > y for y in s) - sum(y > x for y in s)) / (n - 1) for x in s]

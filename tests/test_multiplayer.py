@@ -1,0 +1,284 @@
+"""Multiplayer Jamb (RULES.md §6): the match core (jamb_env.rules.match) and the PettingZoo
+AEC env (jamb_env.multiplayer)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, performance_benchmark, seed_test
+
+from jamb_env import IllegalActionError, RulesetError, multiplayer
+from jamb_env.rules import game as core
+from jamb_env.rules import list_rulesets, load_ruleset
+from jamb_env.rules import match as M
+
+PRESETS = list_rulesets()
+ANSWER_PRESETS = [p for p in PRESETS if "answer" in load_ruleset(p).columns]
+
+
+def random_match(rules, num_players, scoring, rng, on_step=None):
+    """Play a random legal match on the core; check the invariants on the way. Returns
+    (final state, points credited to each player's sheet, steps)."""
+    ms = M.new_match(rules, num_players, scoring, first=M.seat(num_players, lambda k: rng.integers(1, 7, k)))
+    ms = M.start_turn(rules, ms, rng.integers(1, 7, rules.dice))
+    credited, steps = [0] * num_players, 0
+    lay = core.layout(rules)
+    while True:
+        mask = M.legal_mask(rules, ms)
+        assert mask.any(), f"dead end: {rules.name} {scoring} {num_players} players, step {steps}"
+        a = int(rng.choice(np.flatnonzero(mask)))
+        dice = rng.integers(1, 7, core.reroll_count(rules, a)) if a < lay.num_holds else None
+        before = ms
+        ms, points = M.apply_action(rules, ms, a, dice)
+        credited[before.to_move] += points
+        steps += 1
+        if on_step:
+            on_step(before, a, ms)
+        if a >= lay.write_offset:
+            if M.is_over(rules, ms):
+                # the game ends exactly when the last cell is written
+                assert all(st.turn == rules.num_cells for st in ms.sheets)
+                return ms, credited, steps
+            assert not all(core.is_over(rules, st) for st in ms.sheets)
+            ms = M.start_turn(rules, ms, rng.integers(1, 7, rules.dice))
+
+
+def _games(n_fast: int):
+    cases = []
+    for preset in PRESETS:
+        rules = load_ruleset(preset)
+        for scoring in M.SCORING_MODES:
+            if scoring == "shared" and rules.derived_columns:
+                continue
+            for players in range(M.MIN_PLAYERS, M.MAX_PLAYERS + 1):
+                cases.append((preset, scoring, players))
+    return cases
+
+
+@pytest.mark.parametrize("preset,scoring,players", _games(1))
+def test_random_matches_keep_the_invariants(preset, scoring, players):
+    rules = load_ruleset(preset)
+    rng = np.random.default_rng([players, len(preset), M.SCORING_MODES.index(scoring)])
+    for _ in range(3):
+        ms, credited, _ = random_match(rules, players, scoring, rng)
+        if scoring == "separate":
+            assert credited == M.scores(rules, ms) == [core.score(rules, st) for st in ms.sheets]
+        else:
+            assert sum(M.scores(rules, ms)) == sum(t for p, t in M.column_awards(rules, ms) if p >= 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+def test_thousands_of_random_matches(scoring):
+    rng = np.random.default_rng(7 + M.SCORING_MODES.index(scoring))
+    for k in range(1000):
+        preset = ["classic", "standard", "classic_down", "yu48", "six_dice"][k % 5]
+        random_match(load_ruleset(preset), 2 + k % 4, scoring, rng)
+
+
+@pytest.mark.parametrize("preset", ANSWER_PRESETS)
+def test_the_answer_obligation_passes_to_the_next_player_and_is_honoured(preset):
+    rules = load_ruleset(preset)
+    lay = core.layout(rules)
+    ans = lay.answer_column
+    R = rules.num_rows
+    seen = {"obliged": 0}
+
+    def check(before, a, after):
+        if a < lay.write_offset:
+            return
+        cell = a - lay.write_offset
+        writer, nxt = before.to_move, (before.to_move + 1) % before.num_players
+        # whoever was obliged wrote the answer cell
+        due = before.sheets[writer].answer_due
+        if due >= 0 and rules.answer_forced:
+            assert cell == ans * R + due, f"{preset}: obligation to answer row {due} not honoured"
+        if M.is_over(rules, after):
+            return
+        assert after.sheets[writer].answer_due == -1  # the writer never obliges themselves
+        c, r = divmod(cell, R)
+        expect = r if c in lay.announce_columns and not (int(before.sheets[nxt].filled[ans]) >> r) & 1 else -1
+        assert after.sheets[nxt].answer_due == expect
+        seen["obliged"] += expect >= 0
+        if expect >= 0:  # no announcing while obliged
+            st = M.start_turn(rules, after, np.ones(rules.dice, np.int64))
+            assert not M.legal_mask(rules, st)[lay.announce_offset:lay.write_offset].any()
+
+    rng = np.random.default_rng(3)
+    for players in (2, 3, 5):
+        random_match(rules, players, "separate", rng, on_step=check)
+    assert seen["obliged"] > 0
+
+
+def _shared_with(rules, cells: dict[tuple[str, str], tuple[int, int]], players=2) -> M.MatchState:
+    """A shared sheet with the given (column, row) -> (value, owner) written."""
+    ms = M.new_match(rules, players, "shared")
+    st = ms.sheets[0].copy()
+    owner = ms.owner.copy()
+    values, filled = st.values.copy(), st.filled.copy()
+    for (col, row), (value, who) in cells.items():
+        c, r = rules.columns.index(col), rules.rows.index(row)
+        values[c, r], owner[c, r] = value, who
+        filled[c] |= 1 << r
+    st = core.GameState(values, filled, st.dice, turn=len(cells))
+    return M.MatchState((st,), 0, 0, players, owner)
+
+
+def test_shared_sheet_awards_each_column_by_the_rule():
+    rules = load_ruleset("classic_down")
+    # more non-zero entries wins, whoever wrote the zeros
+    ms = _shared_with(rules, {("down", "ones"): (3, 0), ("down", "twos"): (4, 1), ("down", "threes"): (9, 1),
+                              ("down", "fours"): (0, 0), ("down", "fives"): (0, 0)})
+    total = core.column_totals(rules, ms.sheets[0])["down"]
+    assert total == 16
+    assert M.column_awards(rules, ms) == [(1, 16)]
+    assert M.scores(rules, ms) == [0, 16]
+    # a tie goes to the owner of the first non-zero entry counting up from the bottom
+    ms = _shared_with(rules, {("down", "ones"): (3, 1), ("down", "twos"): (4, 0), ("down", "full"): (0, 1),
+                              ("down", "trilling"): (0, 1)})
+    assert M.column_awards(rules, ms) == [(0, 7)]
+    ms = _shared_with(rules, {("down", "ones"): (3, 0), ("down", "twos"): (4, 1)})
+    assert M.column_awards(rules, ms) == [(1, 7)]
+    # no non-zero entry: nobody
+    ms = _shared_with(rules, {("down", "ones"): (0, 0), ("down", "twos"): (0, 1)})
+    assert M.column_awards(rules, ms) == [(-1, 0)] and M.scores(rules, ms) == [0, 0]
+
+
+def test_shared_tie_among_three_goes_to_a_tied_player():
+    rules = load_ruleset("classic_down")
+    ms = _shared_with(rules, {("down", "ones"): (1, 0), ("down", "twos"): (2, 1), ("down", "threes"): (3, 0),
+                              ("down", "fours"): (4, 1), ("down", "fives"): (5, 2)}, players=3)
+    assert M.column_awards(rules, ms) == [(1, 15)]  # 0 and 1 tied on two entries; 2 wrote the bottom one
+
+
+def test_seating_lowest_die_starts_ties_reroll_among_the_tied():
+    rolls = iter([[3, 1, 1, 5], [4, 2]])
+    asked = []
+
+    def roll(k):
+        asked.append(k)
+        return np.array(next(rolls))
+
+    assert M.seat(4, roll) == 2 and asked == [4, 2]
+    assert M.seat(3, lambda k: np.array([6, 5, 4])) == 2
+
+
+def test_bad_matches_are_refused_clearly():
+    rules = load_ruleset("classic")
+    for bad in (1, 6, "2", 2.0, True):
+        with pytest.raises(ValueError, match="num_players must be an integer in 2..5"):
+            M.new_match(rules, bad)
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        M.new_match(rules, 2, "common")
+    with pytest.raises(RulesetError, match="derived column"):
+        M.new_match(load_ruleset("nokaut"), 2, "shared")
+    with pytest.raises(ValueError, match="first must be a player"):
+        M.new_match(rules, 2, first=2)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        multiplayer.env(reward="points")
+    with pytest.raises(ValueError, match="reward_scale"):
+        multiplayer.env(reward_scale=0)
+    with pytest.raises(ValueError, match="render_mode"):
+        multiplayer.env(render_mode="video")
+
+
+def test_win_reward_is_rank_based_and_sums_to_zero():
+    assert M.ranks_reward([10, 5]) == [1.0, -1.0]
+    assert M.ranks_reward([7, 7]) == [0.0, 0.0]
+    r = M.ranks_reward([30, 10, 20, 10])
+    assert r == [1.0, -2 / 3, 1 / 3, -2 / 3] and abs(sum(r)) < 1e-12
+
+
+# ------------------------------------------------------------------ the AEC env
+@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+@pytest.mark.parametrize("players", [2, 5])
+def test_pettingzoo_api_test(scoring, players):
+    api_test(multiplayer.env(ruleset="classic", num_players=players, scoring=scoring), num_cycles=300)
+
+
+@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+def test_pettingzoo_seed_test(scoring):
+    seed_test(lambda: multiplayer.env(ruleset="standard", num_players=3, scoring=scoring), num_cycles=300)
+
+
+def play_env(env, rng, seed):
+    """Random legal play to the end; returns (returns per agent, last infos, actions)."""
+    env.reset(seed=seed)
+    returns = {a: 0.0 for a in env.possible_agents}
+    actions = []
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        returns[agent] += reward
+        if term or trunc:
+            assert obs["action_mask"].all()  # all ones once over
+            env.step(None)
+            continue
+        assert obs["action_mask"].any()
+        assert env.observation_space(agent).contains(obs)
+        for other in env.agents:  # only the player to move has actions
+            if other != agent:
+                assert not env.observe(other)["action_mask"].any()
+        a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        actions.append(a)
+        env.step(a)
+    return returns, info, actions
+
+
+@pytest.mark.parametrize("preset,scoring,players", [("classic", "separate", 2), ("standard", "separate", 3),
+                                                    ("classic", "shared", 2), ("standard", "shared", 4)])
+def test_env_returns_equal_scores_and_same_seed_same_game(preset, scoring, players):
+    rng = np.random.default_rng(0)
+    env = multiplayer.env(ruleset=preset, num_players=players, scoring=scoring)
+    returns, info, actions = play_env(env, rng, seed=11)
+    scores = info["scores"]
+    assert [returns[a] for a in env.possible_agents] == scores
+    assert env.unwrapped.match.sheets[0].turn == load_ruleset(preset).num_cells
+    # the same seed and the same actions replay the same game
+    env.reset(seed=11)
+    for a in actions:
+        env.step(a)
+        while env.agents and (env.terminations[env.agent_selection]):
+            env.step(None)
+    assert env.unwrapped._scores == scores
+
+
+@pytest.mark.parametrize("reward", ["win", "margin"])
+def test_win_and_margin_rewards(reward):
+    env = multiplayer.env(ruleset="classic", num_players=3, reward=reward)
+    returns, info, _ = play_env(env, np.random.default_rng(1), seed=5)
+    s = info["scores"]
+    if reward == "win":
+        assert [returns[a] for a in env.possible_agents] == pytest.approx(M.ranks_reward(s))
+    else:
+        for p, a in enumerate(env.possible_agents):
+            assert returns[a] == pytest.approx(s[p] - max(x for q, x in enumerate(s) if q != p))
+
+
+def test_illegal_action_raises_and_changes_nothing():
+    env = multiplayer.env(ruleset="classic", num_players=2)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    obs = env.observe(agent)
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[-1])
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        env.unwrapped.step(bad)
+    assert env.agent_selection == agent and np.array_equal(env.observe(agent)["observation"], obs["observation"])
+    with pytest.raises(ValueError, match="action must be an integer"):
+        env.unwrapped.step("write")
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_render(mode):
+    env = multiplayer.env(ruleset="classic", num_players=2, render_mode=mode)
+    env.reset(seed=0)
+    out = env.render()
+    if mode == "ansi":
+        assert "player_1" in out
+    else:
+        assert out.dtype == np.uint8 and out.ndim == 3
+
+
+@pytest.mark.slow
+def test_pettingzoo_performance_benchmark(capsys):
+    performance_benchmark(multiplayer.env(ruleset="classic", num_players=2))
+    assert "turns per second" in capsys.readouterr().out
