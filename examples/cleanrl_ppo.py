@@ -1,0 +1,401 @@
+"""CleanRL-style single-file PPO with invalid-action masking on Gymnasium's vector API.
+
+    python examples/cleanrl_ppo.py                                   # classic, 1M steps, 64 games at once
+    python examples/cleanrl_ppo.py --total-timesteps 4096 --num-envs 16 --num-steps 32 --eval-games 5   # seconds
+    tensorboard --logdir runs/cleanrl_ppo
+
+Read it top to bottom like CleanRL's ``ppo.py`` (https://docs.cleanrl.dev/rl-algorithms/ppo/):
+the arguments, the environments, the agent, then the training loop (rollout, GAE,
+clipped-objective update) and, at the end, a greedy evaluation on fixed games.
+
+What is specific to Jamb:
+
+* The environments are ``gym.make_vec("Jamb-v1", vectorization_mode="vector_entry_point")``:
+  one ``jamb_env.gym_vector.JambVectorEnv`` stepping every game in compiled kernels, no
+  subprocesses.
+* Invalid-action masking (Huang & Ontañón, "A Closer Look at Invalid Action Masking in
+  Policy Gradient Algorithms", 2020): the logits of illegal actions are set to a large
+  negative number before the softmax, so the policy never samples them and their
+  gradient is zero. The mask of the next step is ``infos["action_mask"]`` (int8 (N, A)),
+  and the mask of every stored step is stored with it, so the update recomputes the same
+  masked distribution.
+* ``--gamma 1.0``: a Jamb game has a fixed number of cells to fill (52 on ``classic``;
+  about 150 steps), the episode always ends, and the score is the undiscounted sum of the
+  rewards, so there is nothing to discount. GAE's ``--gae-lambda`` still trades bias for
+  variance.
+* ``--reward-scale 0.01``: the env's own ``reward_scale`` option multiplies every reward,
+  so returns are in hundreds of points (value targets around 1 to 10 instead of 100 to
+  1,000), which keeps the value loss and its gradients in a range PPO's defaults suit.
+  Scores printed and logged are in points.
+
+TensorBoard (``--run-dir``): ``charts/episodic_return`` (the return of the games that
+ended, in points: equal to their score), ``charts/episodic_length``, ``jamb/score`` (the
+env's final score), ``charts/learning_rate``, ``charts/SPS``, ``losses/*`` (as CleanRL) and
+``eval/score`` (the greedy evaluation at the end). The final evaluation plays the greedy
+policy (argmax over the legal actions) on ``--eval-games`` canonical evaluation games
+(``reset(seed=20_000_000 + g)``, the games of ``scripts/evaluate.py``) and prints their
+mean score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.optim as optim
+from torch.distributions.categorical import Categorical
+from torch.utils.tensorboard import SummaryWriter
+
+import jamb_env  # registers Jamb-v1
+from agents.evaluation import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
+
+# Logit of an illegal action. Finite rather than -inf: Categorical's entropy multiplies
+# log-probabilities by probabilities, and a finite logit gives 0 * (large) = 0 there, never NaN.
+MASKED_LOGIT = -1e8
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--ruleset", default="classic", help="Jamb preset name or YAML path")
+    p.add_argument("--seed", type=int, default=0, help="seed of torch, numpy and the training games")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads (one is fastest for this small MLP on a busy machine)")
+    p.add_argument("--cuda", action=argparse.BooleanOptionalAction, default=True, help="use CUDA if available")
+    p.add_argument("--run-dir", default="runs/cleanrl_ppo", help="TensorBoard folder")
+    p.add_argument("--save-model", action="store_true", help="save the agent's weights to RUN_DIR/agent.pt")
+    # algorithm
+    p.add_argument("--total-timesteps", type=int, default=1_000_000, help="env steps in all (all games together)")
+    p.add_argument("--learning-rate", type=float, default=5e-4, help="Adam learning rate")
+    p.add_argument("--anneal-lr", action=argparse.BooleanOptionalAction, default=True,
+                   help="decay the learning rate linearly to 0")
+    p.add_argument("--num-envs", type=int, default=64, help="games stepped together")
+    p.add_argument("--num-steps", type=int, default=128, help="steps per game per rollout")
+    p.add_argument("--gamma", type=float, default=1.0,
+                   help="discount (1: fixed-length episodes whose score is the plain sum of rewards)")
+    p.add_argument("--gae-lambda", type=float, default=0.9, help="GAE lambda")
+    p.add_argument("--num-minibatches", type=int, default=16, help="minibatches per epoch")
+    p.add_argument("--update-epochs", type=int, default=10, help="passes over each rollout")
+    p.add_argument("--norm-adv", action=argparse.BooleanOptionalAction, default=True, help="normalize advantages")
+    p.add_argument("--clip-coef", type=float, default=0.2, help="PPO clip coefficient")
+    p.add_argument("--clip-vloss", action=argparse.BooleanOptionalAction, default=True, help="clip the value loss")
+    p.add_argument("--ent-coef", type=float, default=0.001, help="entropy bonus coefficient")
+    p.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient")
+    p.add_argument("--max-grad-norm", type=float, default=0.5, help="gradient clipping norm")
+    p.add_argument("--target-kl", type=float, default=None, help="stop an update early past this KL")
+    p.add_argument("--hidden-size", type=int, default=256, help="width of the two hidden layers")
+    p.add_argument("--reward-scale", type=float, default=0.01,
+                   help="env option multiplying every reward (0.01: returns in hundreds of points)")
+    # evaluation
+    p.add_argument("--eval-games", type=int, default=100,
+                   help="greedy evaluation games at the end (the canonical seeds 20,000,000 + g)")
+    args = p.parse_args(argv)
+
+    for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_timesteps",
+                 "torch_threads", "hidden_size", "eval_games"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.seed < 0:
+        p.error(f"--seed must be a non-negative integer, got {args.seed}")
+    for name in ("learning_rate", "gamma", "clip_coef", "max_grad_norm", "reward_scale"):
+        value = getattr(args, name)
+        if not (np.isfinite(value) and value > 0):
+            p.error(f"--{name.replace('_', '-')} must be a positive number, got {value}")
+    if args.gamma > 1 or not 0 <= args.gae_lambda <= 1:
+        p.error("--gamma must be in (0, 1] and --gae-lambda in [0, 1]")
+    for name in ("ent_coef", "vf_coef"):
+        if not (np.isfinite(getattr(args, name)) and getattr(args, name) >= 0):
+            p.error(f"--{name.replace('_', '-')} must be a non-negative number, got {getattr(args, name)}")
+
+    if args.target_kl is not None and not (np.isfinite(args.target_kl) and args.target_kl > 0):
+        p.error(f"--target-kl must be a positive number, got {args.target_kl}")
+    try:
+        jamb_env.load_ruleset(args.ruleset)
+    except ValueError as e:  # RulesetError: unknown preset or invalid file; the message says why
+        p.error(f"--ruleset: {e}")
+
+    args.batch_size = args.num_envs * args.num_steps
+    if args.num_minibatches > args.batch_size:
+        p.error(f"--num-minibatches ({args.num_minibatches}) exceeds the batch size "
+                f"num_envs x num_steps = {args.batch_size}")
+    args.minibatch_size = args.batch_size // args.num_minibatches
+    args.num_iterations = args.total_timesteps // args.batch_size
+    if args.num_iterations < 1:
+        p.error(f"--total-timesteps ({args.total_timesteps}) is less than one rollout: "
+                f"num_envs x num_steps = {args.batch_size}")
+    return args
+
+
+def make_envs(args: argparse.Namespace, num_envs: int):
+    """The vector env. SAME_STEP autoreset: the step that ends a game already returns the
+    next game's first observation and mask (the ended game's last observation and score are
+    in ``infos["final_obs"]`` / ``infos["final_info"]``), so every transition stored in the
+    rollout is a real one. With Gymnasium's default NEXT_STEP, the step after a game ends
+    only resets that slot (the action is ignored, reward 0); stored as usual it would be a
+    fake transition from the terminal observation, and the loss would have to mask it out.
+    ``JambVectorEnv`` takes ``autoreset_mode`` as a constructor keyword, which ``make_vec``
+    passes on (in this mode ``make_vec`` refuses ``vector_kwargs``)."""
+    return gym.make_vec("Jamb-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
+                        ruleset=args.ruleset, reward_scale=args.reward_scale,
+                        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+
+
+def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+
+class Agent(nn.Module):
+    """Separate MLP actor and critic (tanh, orthogonal init), as CleanRL's ppo.py."""
+
+    def __init__(self, obs_dim: int, num_actions: int, hidden: int):
+        super().__init__()
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, 1), std=1.0),
+        )
+        self.actor = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, num_actions), std=0.01),
+        )
+
+    def get_value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x)
+
+    def masked_logits(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The actor's logits with every illegal action (``mask`` False) at MASKED_LOGIT."""
+        return torch.where(mask, self.actor(x), torch.tensor(MASKED_LOGIT, device=x.device))
+
+    def get_action_and_value(self, x: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None):
+        probs = Categorical(logits=self.masked_logits(x, mask))
+        if action is None:
+            action = probs.sample()
+        return action, probs.log_prob(action), probs.entropy(), self.critic(x)
+
+
+def evaluate(agent: Agent, args: argparse.Namespace, device: torch.device) -> np.ndarray:
+    """Scores of the greedy masked policy on the canonical games ``20_000_000 + g``.
+
+    All games are played side by side: ``reset(seed=[s_0, ...])`` plays in slot ``g`` the
+    game of ``JambEnv().reset(seed=s_g)``, so these are the games of ``scripts/evaluate.py``.
+    A slot's first finished game is its score; the games started after it are not counted."""
+    envs = make_envs(args, args.eval_games)
+    obs, infos = envs.reset(seed=eval_seeds(args.eval_games))
+    scores = np.full(args.eval_games, -1, dtype=np.int64)
+    with torch.no_grad():
+        while (scores < 0).any():
+            x = torch.as_tensor(obs, device=device)
+            mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
+            action = agent.masked_logits(x, mask).argmax(dim=1)
+            obs, _, terminated, truncated, infos = envs.step(action.cpu().numpy())
+            new = (terminated | truncated) & (scores < 0)
+            if new.any():
+                scores[new] = infos["final_info"]["score"][new]
+    envs.close()
+    return scores
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    writer = SummaryWriter(args.run_dir)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+
+    # seeding
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = True
+    torch.set_num_threads(args.torch_threads)
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+
+    # env setup
+    envs = make_envs(args, args.num_envs)
+    assert isinstance(envs.single_action_space, gym.spaces.Discrete), "only discrete action space is supported"
+    obs_dim = int(np.prod(envs.single_observation_space.shape))
+    num_actions = int(envs.single_action_space.n)
+
+    agent = Agent(obs_dim, num_actions, args.hidden_size).to(device)
+    optimizer = optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    # storage
+    obs = torch.zeros((args.num_steps, args.num_envs, obs_dim), device=device)
+    masks = torch.zeros((args.num_steps, args.num_envs, num_actions), dtype=torch.bool, device=device)
+    actions = torch.zeros((args.num_steps, args.num_envs), dtype=torch.long, device=device)
+    logprobs = torch.zeros((args.num_steps, args.num_envs), device=device)
+    rewards = torch.zeros((args.num_steps, args.num_envs), device=device)
+    dones = torch.zeros((args.num_steps, args.num_envs), device=device)
+    values = torch.zeros((args.num_steps, args.num_envs), device=device)
+
+    # start the game
+    global_step = 0
+    start_time = time.time()
+    next_obs, infos = envs.reset(seed=args.seed)  # game i: jamb_env.seeding.game_seed(seed, i)
+    next_obs = torch.as_tensor(next_obs, device=device)
+    next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
+    next_done = torch.zeros(args.num_envs, device=device)
+    ep_return = np.zeros(args.num_envs)  # running return of each slot's game (scaled rewards)
+    ep_length = np.zeros(args.num_envs, dtype=np.int64)
+
+    for iteration in range(1, args.num_iterations + 1):
+        if args.anneal_lr:
+            frac = 1.0 - (iteration - 1.0) / args.num_iterations
+            optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+
+        ended_returns, ended_lengths, ended_scores = [], [], []
+        for step in range(args.num_steps):
+            global_step += args.num_envs
+            obs[step] = next_obs
+            masks[step] = next_mask
+            dones[step] = next_done
+
+            with torch.no_grad():
+                action, logprob, _, value = agent.get_action_and_value(next_obs, next_mask)
+                values[step] = value.flatten()
+            actions[step] = action
+            logprobs[step] = logprob
+
+            next_obs, reward, terminations, truncations, infos = envs.step(action.cpu().numpy())
+            # Jamb never truncates (truncations is always False); a truncated game would need
+            # its value bootstrapped from infos["final_obs"], which this loop does not do.
+            next_done_np = np.logical_or(terminations, truncations)
+            rewards[step] = torch.as_tensor(reward, device=device).view(-1)
+            next_obs = torch.as_tensor(next_obs, device=device)
+            next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
+            next_done = torch.as_tensor(next_done_np, dtype=torch.float32, device=device)
+
+            ep_return += reward
+            ep_length += 1
+            if next_done_np.any():  # SAME_STEP: the ended games' keys are in final_info
+                ended = np.flatnonzero(infos["_final_info"])
+                ended_scores += infos["final_info"]["score"][ended].tolist()
+                ended_returns += (ep_return[ended] / args.reward_scale).tolist()
+                ended_lengths += ep_length[ended].tolist()
+                ep_return[ended], ep_length[ended] = 0.0, 0
+
+        if ended_scores:
+            writer.add_scalar("charts/episodic_return", np.mean(ended_returns), global_step)
+            writer.add_scalar("charts/episodic_length", np.mean(ended_lengths), global_step)
+            writer.add_scalar("jamb/score", np.mean(ended_scores), global_step)
+
+        # bootstrap value if not done (GAE; gamma = 1 is the undiscounted case)
+        with torch.no_grad():
+            next_value = agent.get_value(next_obs).reshape(1, -1)
+            advantages = torch.zeros_like(rewards, device=device)
+            lastgaelam = 0
+            for t in reversed(range(args.num_steps)):
+                if t == args.num_steps - 1:
+                    nextnonterminal = 1.0 - next_done
+                    nextvalues = next_value
+                else:
+                    nextnonterminal = 1.0 - dones[t + 1]
+                    nextvalues = values[t + 1]
+                delta = rewards[t] + args.gamma * nextvalues * nextnonterminal - values[t]
+                advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
+            returns = advantages + values
+
+        # flatten the batch
+        b_obs = obs.reshape((-1, obs_dim))
+        b_masks = masks.reshape((-1, num_actions))
+        b_logprobs = logprobs.reshape(-1)
+        b_actions = actions.reshape(-1)
+        b_advantages = advantages.reshape(-1)
+        b_returns = returns.reshape(-1)
+        b_values = values.reshape(-1)
+
+        # optimizing the policy and value network
+        b_inds = np.arange(args.batch_size)
+        clipfracs = []
+        for epoch in range(args.update_epochs):
+            np.random.shuffle(b_inds)
+            for start in range(0, args.batch_size, args.minibatch_size):
+                mb_inds = b_inds[start : start + args.minibatch_size]
+
+                _, newlogprob, entropy, newvalue = agent.get_action_and_value(
+                    b_obs[mb_inds], b_masks[mb_inds], b_actions[mb_inds])
+                logratio = newlogprob - b_logprobs[mb_inds]
+                ratio = logratio.exp()
+
+                with torch.no_grad():
+                    # calculate approx_kl http://joschu.net/blog/kl-approx.html
+                    old_approx_kl = (-logratio).mean()
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs += [((ratio - 1.0).abs() > args.clip_coef).float().mean().item()]
+
+                mb_advantages = b_advantages[mb_inds]
+                if args.norm_adv and len(mb_inds) > 1:
+                    mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+
+                # policy loss
+                pg_loss1 = -mb_advantages * ratio
+                pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+
+                # value loss
+                newvalue = newvalue.view(-1)
+                if args.clip_vloss:
+                    v_loss_unclipped = (newvalue - b_returns[mb_inds]) ** 2
+                    v_clipped = b_values[mb_inds] + torch.clamp(
+                        newvalue - b_values[mb_inds], -args.clip_coef, args.clip_coef)
+                    v_loss_clipped = (v_clipped - b_returns[mb_inds]) ** 2
+                    v_loss = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
+                else:
+                    v_loss = 0.5 * ((newvalue - b_returns[mb_inds]) ** 2).mean()
+
+                # the entropy of the masked distribution: illegal actions have probability 0
+                entropy_loss = entropy.mean()
+                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                optimizer.step()
+
+            if args.target_kl is not None and approx_kl > args.target_kl:
+                break
+
+        y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
+        var_y = np.var(y_true)
+        explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+
+        sps = int(global_step / (time.time() - start_time))
+        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+        writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
+        writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
+        writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
+        writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
+        writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
+        writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
+        writer.add_scalar("losses/explained_variance", explained_var, global_step)
+        writer.add_scalar("charts/SPS", sps, global_step)
+        score = f"{np.mean(ended_scores):7.1f} ({len(ended_scores)} games)" if ended_scores else "      - (no game ended)"
+        print(f"iteration {iteration}/{args.num_iterations}  step {global_step}  "
+              f"training score {score}  SPS {sps}", flush=True)
+
+    envs.close()
+    if args.save_model:
+        path = os.path.join(args.run_dir, "agent.pt")
+        torch.save(agent.state_dict(), path)
+        print(f"model saved to {path}")
+
+    # greedy evaluation on the canonical games
+    scores = evaluate(agent, args, device)
+    writer.add_scalar("eval/score", scores.mean(), global_step)
+    writer.close()
+    print(f"greedy evaluation: mean score {scores.mean():.1f} over {len(scores)} games "
+          f"(seeds {eval_seeds(1)[0]}..{eval_seeds(len(scores))[-1]}); "
+          f"{global_step} steps in {time.time() - start_time:.1f} s; TensorBoard: {args.run_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
