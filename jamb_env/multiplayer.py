@@ -81,6 +81,21 @@ def _score_bound(rules: Ruleset) -> float:
     return max(per_column * (len(rules.columns) + len(rules.derived_columns)), 1.0)
 
 
+class SeatView:
+    """One player's view for the solitaire agents: ``ruleset``, ``game`` (a copy of the
+    :class:`~jamb_env.rules.GameState` the player plays on), ``score`` and
+    ``action_masks()`` (bool ``(A,)``)."""
+
+    def __init__(self, ruleset: Ruleset, game, score: int, mask: np.ndarray):
+        self.ruleset, self.game, self.score, self._mask = ruleset, game.copy(), int(score), mask
+
+    def action_masks(self) -> np.ndarray:
+        return self._mask.copy()
+
+    def legal_mask(self) -> np.ndarray:
+        return core.legal_mask(self.ruleset, self.game)
+
+
 class raw_env(AECEnv):
     """Multiplayer Jamb, PettingZoo AEC API (see the module docstring).
 
@@ -258,6 +273,17 @@ class raw_env(AECEnv):
     def action_to_string(self, action: int) -> str:
         return action_to_string(self.ruleset, action)
 
+    def seat_view(self, agent) -> SeatView:
+        """What the solitaire agents (``agents.load(...)``) read, for ``agent``: the
+        ruleset, the sheet it plays on (``game``) and its legal actions. Every baseline
+        plays any seat through it: ``policy.act(env.seat_view(a), obs["observation"],
+        obs["action_mask"])``; the answer obligation is in the sheet's ``answer_due``
+        and the mask, so they honour it."""
+        p = self._index[agent]
+        ms = self.match
+        return SeatView(self.ruleset, ms.sheets[0] if ms.owner is not None else ms.sheets[p], self._scores[p],
+                        self.observe(agent)["action_mask"].astype(bool))
+
     # ------------------------------------------------------------------ pictures
     def render(self):
         if self.render_mode is None:
@@ -283,3 +309,113 @@ class raw_env(AECEnv):
     def close(self) -> None:
         pass
 
+
+
+class SeatEnv(gymnasium.Env):
+    """One seat of the multiplayer game as a single-agent Gymnasium env (for training a
+    learner against fixed opponents, e.g. self-play against past checkpoints).
+
+    The learner plays ``player_{seat}`` (``seat=None``: a random seat each game, from the
+    env's generator); the other players' moves are taken inside :meth:`step` by
+    ``opponents`` (one per other player, in player order, or one for all), each an object
+    with ``act(view, observation, mask) -> action`` (every agent of ``agents.load``; the
+    view is :meth:`raw_env.seat_view`). Observations, rewards and masks are the learner's
+    in the AEC env (``reward``: "score", "win" or "margin"); rewards earned while the
+    opponents play are added to the learner's next step. ``action_masks()`` gives the
+    learner's legal actions (all ones once the game is over), so sb3-contrib's
+    MaskablePPO trains on it; ``mask_in_observation=True`` gives the AEC env's ``Dict``
+    observation, otherwise the flat ``"observation"`` Box. ``illegal_action``: as
+    :class:`~jamb_env.JambEnv` ("terminate": the learner's game ends with
+    ``JambEnv.ILLEGAL_ACTION_PENALTY * reward_scale`` and ``info["illegal_action"]``;
+    "raise": :class:`~jamb_env.IllegalActionError`, nothing changed).
+
+    Raises ValueError for a bad seat or opponent count (and as :class:`raw_env`).
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(self, opponents, ruleset: str | Ruleset = "classic", num_players: int = 2, scoring: str = "separate",
+                 reward: str = "score", seat: int | None = None, reward_scale: float = 1.0,
+                 mask_in_observation: bool = False, illegal_action: str = "terminate", render_mode: str | None = None):
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.aec = raw_env(ruleset=ruleset, num_players=num_players, scoring=scoring, reward=reward,
+                           reward_scale=reward_scale, render_mode=render_mode)
+        others = num_players - 1
+        opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents] * others
+        if len(opponents) != others or not all(callable(getattr(o, "act", None)) for o in opponents):
+            raise ValueError(f"opponents must be {others} object(s) with act(view, observation, mask) (or one for all), "
+                             f"got {len(opponents)}")
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
+            raise ValueError(f"seat must be None (random) or a player 0..{num_players - 1}, got {seat!r}")
+        self.opponents, self.fixed_seat = opponents, seat
+        self.mask_in_observation, self.render_mode = bool(mask_in_observation), render_mode
+        space = self.aec.observation_spaces["player_0"]
+        self.observation_space = space if self.mask_in_observation else space["observation"]
+        self.action_space = self.aec.action_spaces["player_0"]
+        self.ruleset = self.aec.ruleset
+
+    def _obs(self):
+        obs = self.aec.observe(self.learner)
+        return obs if self.mask_in_observation else obs["observation"]
+
+    def _play_opponents(self) -> float:
+        """Opponents move until it is the learner's turn or the game ends; returns the
+        learner's reward meanwhile."""
+        gained = 0.0
+        aec = self.aec
+        while aec.agent_selection != self.learner and not aec.terminations[self.learner]:
+            agent = aec.agent_selection
+            p = aec.possible_agents.index(agent)
+            policy = self.opponents[p if p < self._seat else p - 1]
+            obs = aec.observe(agent)
+            aec.step(int(policy.act(aec.seat_view(agent), obs["observation"], obs["action_mask"].astype(bool))))
+            gained += aec.rewards[self.learner]
+        return gained
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.aec.reset(seed=int(self.np_random.integers(2**63)))
+        self._seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.aec.num_players))
+        self.learner = self.aec.possible_agents[self._seat]
+        self._pending = self._play_opponents()
+        self._ended_illegally = False
+        return self._obs(), self._info()
+
+    def _info(self) -> dict:
+        info = dict(self.aec.infos[self.learner])
+        info["seat"] = self._seat
+        info["action_mask"] = self.action_masks().astype(np.int8)
+        return info
+
+    def step(self, action):
+        from .env import JambEnv
+
+        aec = self.aec
+        if aec.terminations[self.learner] or self._ended_illegally:
+            raise RuntimeError("the game has ended; call reset() before step()")
+        if self.illegal_action == "terminate":
+            a = action
+            if isinstance(a, np.ndarray) and a.shape == ():
+                a = a.item()
+            legal = not isinstance(a, (bool, np.bool_)) and isinstance(a, (int, np.integer)) and 0 <= a < self.action_space.n
+            if not (legal and self.action_masks()[a]):
+                self._ended_illegally = True
+                info = self._info()
+                info["illegal_action"] = True
+                return self._obs(), JambEnv.ILLEGAL_ACTION_PENALTY * self.aec.reward_scale, True, False, info
+            action = int(a)
+        aec.step(action)
+        reward = self._pending + aec.rewards[self.learner]
+        reward += self._play_opponents()
+        self._pending = 0.0
+        terminated = bool(aec.terminations[self.learner])
+        return self._obs(), reward, terminated, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``(A,)``: the learner's legal actions (all True once the game is over)."""
+        return self.aec.observe(self.learner)["action_mask"].astype(bool)
+
+    def render(self):
+        return self.aec.render()

@@ -282,3 +282,79 @@ def test_render(mode):
 def test_pettingzoo_performance_benchmark(capsys):
     performance_benchmark(multiplayer.env(ruleset="classic", num_players=2))
     assert "turns per second" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("preset,names", [("standard", ("greedy", "random")), ("classic", ("expectimax", "greedy"))])
+def test_baselines_play_any_seat_and_honour_the_answer(preset, names):
+    from agents import load
+
+    env = multiplayer.env(ruleset=preset, num_players=2)
+    policies = dict(zip(env.possible_agents, [load(n, ruleset=preset) for n in names]))
+    for seed in (0, 1):  # the seating differs between seeds, so each agent plays both seats
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            view = env.unwrapped.seat_view(agent)
+            a = int(policies[agent].act(view, obs["observation"], obs["action_mask"].astype(bool)))
+            env.step(a)  # raises on an illegal action (a broken obligation included)
+        assert env.unwrapped.match.sheets[0].turn == load_ruleset(preset).num_cells
+
+
+@pytest.mark.parametrize("scoring,reward", [("separate", "score"), ("shared", "margin"), ("separate", "win")])
+def test_seat_env_is_a_masked_gymnasium_env_against_fixed_opponents(scoring, reward):
+    from gymnasium.utils.env_checker import check_env
+
+    from agents import load
+
+    greedy = load("greedy", ruleset="classic")
+    env = multiplayer.SeatEnv(greedy, ruleset="classic", num_players=3, scoring=scoring, reward=reward)
+    check_env(env, skip_render_check=True)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=4)
+    total, done = 0.0, False
+    while not done:
+        assert env.observation_space.contains(obs)
+        a = int(rng.choice(np.flatnonzero(env.action_masks())))
+        obs, r, done, _, info = env.step(a)
+        total += r
+    s, p = info["scores"], info["seat"]
+    expected = {"score": s[p], "margin": s[p] - max(x for q, x in enumerate(s) if q != p), "win": M.ranks_reward(s)[p]}[reward]
+    assert total == pytest.approx(expected)
+    with pytest.raises(ValueError, match="opponents must be 2"):
+        multiplayer.SeatEnv([greedy], num_players=3)
+    with pytest.raises(ValueError, match="seat must be"):
+        multiplayer.SeatEnv(greedy, seat=2)
+
+
+@pytest.mark.slow
+def test_maskable_ppo_trains_on_a_seat():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents import load
+
+    torch.set_num_threads(1)
+    env = multiplayer.SeatEnv(load("random", ruleset="classic_down"), ruleset="classic_down", reward="win", reward_scale=1.0)
+    MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, seed=0).learn(256)
+
+
+def test_seat_env_illegal_actions():
+    from agents import load
+
+    greedy = load("greedy", ruleset="classic")
+    env = multiplayer.SeatEnv(greedy, seat=0)
+    env.reset(seed=1)
+    bad = int(np.flatnonzero(~env.action_masks())[-1])
+    obs, r, done, _, info = env.step(bad)
+    assert done and r == -100.0 and info["illegal_action"]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env = multiplayer.SeatEnv(greedy, seat=0, illegal_action="raise")
+    env.reset(seed=1)
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        env.step(bad)
+    with pytest.raises(ValueError, match="illegal_action must be"):
+        multiplayer.SeatEnv(greedy, illegal_action="ignore")

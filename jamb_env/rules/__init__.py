@@ -3,6 +3,7 @@
 Nothing here imports Gymnasium or torch (RULES.md is the reference).
 """
 
+from . import match
 from .chance import apply_outcome, chance_outcomes, first_roll_outcomes, roll_dice, rolled_faces, sample_outcome
 from .game import (
     Action,
@@ -57,6 +58,7 @@ __all__ = [
     "list_rulesets",
     "load_ruleset",
     "max_rolls",
+    "match",
     "maximal_column",
     "new_game",
     "reroll_count",
