@@ -319,7 +319,8 @@ class SeatEnv(gymnasium.Env):
     env's generator); the other players' moves are taken inside :meth:`step` by
     ``opponents`` (one per other player, in player order, or one for all), each an object
     with ``act(view, observation, mask) -> action`` (every agent of ``agents.load``; the
-    view is :meth:`raw_env.seat_view`). Observations, rewards and masks are the learner's
+    view is :meth:`raw_env.seat_view`), or a pool with ``draw(rng) -> such an object``,
+    drawn again for every seat at every reset (self-play against past snapshots). Observations, rewards and masks are the learner's
     in the AEC env (``reward``: "score", "win" or "margin"); rewards earned while the
     opponents play are added to the learner's next step. ``action_masks()`` gives the
     learner's legal actions (all ones once the game is over), so sb3-contrib's
@@ -343,10 +344,12 @@ class SeatEnv(gymnasium.Env):
         self.aec = raw_env(ruleset=ruleset, num_players=num_players, scoring=scoring, reward=reward,
                            reward_scale=reward_scale, render_mode=render_mode)
         others = num_players - 1
-        opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents] * others
-        if len(opponents) != others or not all(callable(getattr(o, "act", None)) for o in opponents):
-            raise ValueError(f"opponents must be {others} object(s) with act(view, observation, mask) (or one for all), "
-                             f"got {len(opponents)}")
+        self.pool = opponents if callable(getattr(opponents, "draw", None)) else None
+        if self.pool is None:
+            opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents] * others
+            if len(opponents) != others or not all(callable(getattr(o, "act", None)) for o in opponents):
+                raise ValueError(f"opponents must be {others} object(s) with act(view, observation, mask) (or one for "
+                                 f"all), or a pool with draw(rng) -> such an object; got {len(opponents)}")
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
             raise ValueError(f"seat must be None (random) or a player 0..{num_players - 1}, got {seat!r}")
         self.opponents, self.fixed_seat = opponents, seat
@@ -378,6 +381,8 @@ class SeatEnv(gymnasium.Env):
         super().reset(seed=seed)
         self.aec.reset(seed=int(self.np_random.integers(2**63)))
         self._seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.aec.num_players))
+        if self.pool is not None:  # a fresh draw of opponents for every game
+            self.opponents = [self.pool.draw(self.np_random) for _ in range(self.aec.num_players - 1)]
         self.learner = self.aec.possible_agents[self._seat]
         self._pending = self._play_opponents()
         self._ended_illegally = False
