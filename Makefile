@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 CONFIG ?= configs/ppo_classic.yaml
 
-.PHONY: install train test test-fast clean
+.PHONY: install browser train test test-fast clean
 
 install: $(VENV)/.installed
 
@@ -18,14 +18,22 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev]"
 	touch $@
 
+# Best effort, never failing the build: Debian's headless Chromium and its driver for
+# tests/test_replay_html.py (which is skipped without them), installed when absent and root.
+browser:
+	-@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } || \
+	  echo "note: no headless Chromium (apt-get install chromium chromium-driver); the browser test will be skipped"
+
 train: install
 	$(PY) scripts/train.py --config $(CONFIG)
 
-test: install
+test: install browser
 	$(PY) -m pytest -n auto -q
 
 # the inner loop: everything but the tests marked slow
-test-fast: install
+test-fast: install browser
 	$(PY) -m pytest -n auto -q -m "not slow"
 
 clean:

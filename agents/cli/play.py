@@ -3,7 +3,9 @@
     python scripts/play.py [--ruleset classic] [--seed 7] [--coach expectimax]
                            [--save game.jsonl] [--load game.jsonl]
     python scripts/play.py --watch expectimax [--seed 7] [--delay 0.5] [--log game.txt] [--record game.jsonl]
+                           [--html game.html] [--video game.mp4|game.gif [--fps 2]]
     python scripts/play.py --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
+                           [--html game.html] [--video game.mp4|game.gif [--fps 2]]
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
 sheet / save / quit). ``--save FILE`` saves the game after every move and on quit;
@@ -13,24 +15,38 @@ plays back; scripts/evaluate.py writes them too (``--records DIR``). Every file 
 atomically (a failed save leaves the previous one intact). Ctrl-C ends any mode: the game
 so far is saved (``--save``/``--load``; ``--record`` when watching) and the tool exits
 with status 130. Bad arguments and unreadable records exit with status 2 and a message.
+
+When watching or replaying, ``--html FILE`` writes the game as one self-contained web page
+(jamb_env/replay_html.py: step through it with buttons or the arrow keys, no server or
+network needed) and ``--video FILE`` writes it as a video, one frame per step plus the
+start (the env's "rgb_array" picture), ``--fps`` frames a second: ``.gif`` with Pillow,
+``.mp4`` with moviepy (``pip install -e '.[video]'``). Both are written, atomically, once
+the game is over (not on Ctrl-C: replay the ``--record`` file to make them).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
+import secrets
 import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from jamb_env import RulesetError
-from jamb_env.files import check_output_file, write_text_file
+from jamb_env.files import TEMP_MARK, check_output_file, write_text_file
 from jamb_env.play import PlaySession, sheet_table, status_line
 from jamb_env.rules import is_over
 from jamb_env.records import GameRecord, RecordError, read_records, replay
+
+#: --video suffixes and what writes them
+VIDEO_SUFFIXES = {".gif": "Pillow", ".mp4": "moviepy"}
+MOVIEPY_MISSING = "writing an .mp4 needs moviepy: pip install -e '.[video]' or use a .gif"
 
 
 def show_steps(console: Console, steps, delay: float):
@@ -74,6 +90,7 @@ def watch(args, console: Console) -> int:
     console.print(f"[bold]{escape(args.watch)} scored {env.score} points[/] ({escape(args.ruleset)}, seed {args.seed})")
     if args.record:
         session.record.write(args.record)
+    write_outputs(args, session.record, console)
     return 0
 
 
@@ -93,7 +110,90 @@ def replay_file(args, console: Console) -> int:
         if env.score != record.final_score:
             raise RecordError(f"{args.replay}: the replay scored {env.score}, the record's end line says {record.final_score}")
     console.print(f"[bold]final score {env.score if env else 0}[/]")
+    write_outputs(args, record, console)
     return 0
+
+
+class MissingDependency(Exception):
+    """An optional package that an output needs is not installed (the message says how)."""
+
+
+def have_moviepy() -> bool:
+    try:
+        import moviepy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def video_frames(record: GameRecord) -> list:
+    """One picture per state of the replayed game, the start first (uint8 HxWx3 arrays,
+    all the size of the ruleset's sheet)."""
+    from jamb_env.render import sheet_image
+    from jamb_env.replay_html import replay_states
+
+    return [sheet_image(env.ruleset, env.game, env.legal_mask()) for env, _ in replay_states(record)]
+
+
+def write_video(path: str | Path, frames: list, fps: float) -> Path:
+    """Write ``frames`` as a ``.gif`` (Pillow) or ``.mp4`` (moviepy, H.264) at ``fps``,
+    atomically: into a temporary file with the same suffix beside ``path``, then
+    ``os.replace``; a failed write leaves ``path`` as it was and no temporary file."""
+    path = check_output_file(path)
+    suffix = path.suffix.lower()
+    if suffix not in VIDEO_SUFFIXES:
+        raise ValueError(f"{path}: a video is .gif or .mp4, not {suffix or 'a name without a suffix'}")
+    if not frames:
+        raise ValueError("no frames to write")
+    if suffix == ".mp4" and not have_moviepy():
+        raise MissingDependency(MOVIEPY_MISSING)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}{suffix}")
+    try:
+        if suffix == ".gif":
+            import numpy as np
+            from PIL import Image
+
+            # one palette for all frames, from a sample of them: faster than one per frame, and steady colours
+            sample = list(frames[:: max(1, len(frames) // 12)]) + [frames[-1]]
+            palette = Image.fromarray(np.concatenate(sample, axis=0)).quantize(256, method=Image.Quantize.FASTOCTREE)
+            images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
+            images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:],
+                           duration=max(20, round(1000 / fps)), loop=0)
+        else:
+            try:
+                from moviepy import ImageSequenceClip
+            except ImportError as exc:  # moviepy 1.x, or a broken install
+                raise MissingDependency(f"{MOVIEPY_MISSING} ({exc})") from exc
+
+            clip = ImageSequenceClip(list(frames), fps=fps)
+            try:
+                clip.write_videofile(str(tmp), fps=fps, codec="libx264", audio=False, logger=None,
+                                     ffmpeg_params=["-pix_fmt", "yuv420p"])
+            finally:
+                clip.close()
+        if not tmp.is_file():
+            raise OSError(f"the video writer made no file for {path}")
+        with open(tmp, "rb+") as f:  # on disk before the rename, as jamb_env.files does
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def write_outputs(args, record: GameRecord, console: Console) -> None:
+    """--html and --video of a finished watch or replay."""
+    if args.html:
+        from jamb_env.replay_html import replay_html
+
+        write_text_file(args.html, replay_html(record))
+        console.print(f"wrote the page {escape(str(args.html))}")
+    if args.video:
+        write_video(args.video, video_frames(record), args.fps)
+        console.print(f"wrote the video {escape(str(args.video))} ({len(record.steps) + 1} frames, {args.fps:g} a second)")
 
 
 def interactive(args, console: Console) -> int:
@@ -136,17 +236,18 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     not_with = {
         "--replay": ("watch", "load", "save", "coach", "record", "seed", "ruleset"),
         "--watch": ("load", "save", "coach"),
-        "--load": ("seed", "ruleset", "log", "record", "delay"),
-        None: ("log", "record", "delay", "game"),
+        "--load": ("seed", "ruleset", "log", "record", "delay", "html", "video"),
+        None: ("log", "record", "delay", "game", "html", "video"),
     }[mode]
     given = [f"--{k}" for k in not_with if getattr(args, k) is not None]
     if given:
         what = {"--replay": "a replay", "--watch": "watching", "--load": "a resumed game", None: "an interactive game"}[mode]
         hint = {"--save": " (use --record to keep a watched game)", "--record": " (a game of yours is saved with --save)",
                 "--log": " (--log is for --watch and --replay)", "--game": " (--game picks a game of a --load or --replay file)",
+                "--html": " (--html is for --watch and --replay)", "--video": " (--video is for --watch and --replay)",
                 "--seed": " (the record has its seed)", "--ruleset": " (the record has its ruleset)"}.get(given[0], "")
         parser.error(f"{', '.join(given)} cannot be used with {what}{hint}")
-    for name in ("replay", "load", "save", "watch", "coach", "record", "log", "ruleset"):
+    for name in ("replay", "load", "save", "watch", "coach", "record", "log", "ruleset", "html", "video"):
         value = getattr(args, name)
         if value is not None and not value.strip():
             parser.error(f"--{name}: empty")
@@ -158,7 +259,22 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--width must be 40..10000, got {args.width}")
     if args.game is not None and args.game < 0:
         parser.error(f"--game must be 0 or more, got {args.game}")
-    for name in ("save", "record", "log"):  # fail now, not after a game
+    if args.fps is not None:
+        if not args.video:
+            parser.error("--fps goes with --video")
+        if not 0.1 <= args.fps <= 60:  # NaN fails too
+            parser.error(f"--fps must be 0.1..60 frames a second, got {args.fps:g}")
+    if args.video and Path(args.video).suffix.lower() not in VIDEO_SUFFIXES:
+        parser.error(f"--video {args.video}: the name must end in .mp4 or .gif (it picks the format)")
+    outputs = [(f"--{name}", getattr(args, name)) for name in ("save", "record", "log", "html", "video") if getattr(args, name)]
+    inputs = [(f"--{name}", getattr(args, name)) for name in ("load", "replay") if getattr(args, name)]
+    seen: dict[str, str] = {}
+    for option, path in outputs + inputs:
+        key = os.path.realpath(path)
+        if key in seen and not (option == "--load" and seen[key] == "--save"):  # --load X --save X: resume in place
+            parser.error(f"{seen[key]} and {option} name the same file {path}")
+        seen.setdefault(key, option)
+    for name in ("save", "record", "log", "html", "video"):  # fail now, not after a game
         if getattr(args, name):
             try:
                 check_output_file(getattr(args, name))
@@ -184,11 +300,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", help="watch/replay: write the whole game as text here, at the end")
     parser.add_argument("--record", help="watch: write the game record here")
     parser.add_argument("--width", type=int, default=None, help="terminal width for drawing")
+    parser.add_argument("--html", help="watch/replay: write the game as one self-contained web page here, at the end")
+    parser.add_argument("--video", help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)")
+    parser.add_argument("--fps", type=float, default=None, help="--video frames (steps) a second, 0.1..60 (default 2)")
     args = parser.parse_args(argv)
     check_arguments(parser, args)
     args.ruleset = args.ruleset or "classic"
     args.game = args.game or 0
     args.delay = 0.5 if args.delay is None else args.delay
+    args.fps = 2.0 if args.fps is None else args.fps
+    if args.video and Path(args.video).suffix.lower() == ".mp4" and not have_moviepy():
+        print(f"error: {MOVIEPY_MISSING}", file=sys.stderr)  # now, not after the game
+        return 2
     if args.seed is None:
         args.seed = int(time.time_ns() % 2**31)
     log = io.StringIO() if args.log else None
@@ -213,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    except (RulesetError, RecordError, OSError, ValueError) as exc:
+    except (RulesetError, RecordError, MissingDependency, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
