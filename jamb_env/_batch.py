@@ -194,10 +194,11 @@ def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
 
 
 @kernel
-def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
+def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     """Apply game ``i``'s legal action ``a`` (RULES.md §3-4): a re-roll draws the next
     dice of the stream, an announcement marks the cell, a write credits its points and
-    starts the next turn (unless the sheet is full). Then the mask and observation."""
+    starts the next turn (unless the sheet is full). Then the sheet features and the
+    legal mask (the observation is :func:`observe_game`'s)."""
     P = ra.P
     n = P[rk.P_N]
     pts = 0
@@ -236,17 +237,33 @@ def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
         sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
         sheet_turn(i, g.answer_due, g.turn, ra, oa, g.sheet)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
-    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
+
+
+@kernel
+def observe_game(i, g, ra, oa):
+    """Game ``i``'s observation from its sheet features and mask."""
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
+
+
+@kernel
+def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
+    """:func:`play_game` then :func:`observe_game` for game ``i``."""
+    play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp)
+    observe_game(i, g, ra, oa)
 
 
 def _make_step(parallel: bool):
     loop = prange if parallel else range
 
     def step(actions, g, ra, oa, res, s):
+        # two passes over the games, each calling one compiled (not inlined) kernel per game:
+        # the rules and masks, then the observations
         for i in loop(actions.shape[0]):
-            step_game(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+            play_game(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+        for i in loop(actions.shape[0]):
+            observe_game(i, g, ra, oa)
 
     step.__name__ = step.__qualname__ = "step_parallel" if parallel else "step_serial"
     return kernel(step, parallel=parallel)
