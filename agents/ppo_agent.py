@@ -39,12 +39,31 @@ class PPOAgent:
                     start, size = env.observation_layout[name][:2]
                     keep[start : start + size] = False
                 self._keep = keep
+            elif self._multiplayer_model(env):
+                pass  # a model trained on a multiplayer seat: it reads the whole multiplayer observation
             elif self.model.observation_space.shape != env.observation_space.shape or self.model.action_space != env.action_space:
                 raise ValueError(
                     f"model {self.path} acts on observations {self.model.observation_space.shape} and "
                     f"{self.model.action_space}; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
                     f"{env.action_space} (trained on another ruleset?)"
                 )
+
+    @property
+    def observation_size(self) -> int:
+        """Length of the observation the model reads (the multiplayer evaluation gives a
+        model trained on a seat the whole multiplayer observation, others the solitaire part)."""
+        return int(self.model.observation_space.shape[0])
+
+    def _multiplayer_model(self, env) -> bool:
+        from jamb_env.multiplayer import observation_size
+        from jamb_env.rules import match
+
+        if self.model.action_space != env.action_space:
+            return False
+        rules = env.ruleset
+        return any(self.observation_size == observation_size(rules, n, scoring)
+                   for n in range(match.MIN_PLAYERS, match.MAX_PLAYERS + 1) for scoring in match.SCORING_MODES
+                   if not (scoring == "shared" and rules.derived_columns))
 
     def _model_input(self, observation: np.ndarray) -> np.ndarray:
         if self._keep is not None and observation.shape == self._keep.shape:

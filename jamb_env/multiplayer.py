@@ -72,6 +72,15 @@ def env(**kwargs):
     return wrappers.OrderEnforcingWrapper(e)
 
 
+def observation_size(rules: Ruleset, num_players: int, scoring: str) -> int:
+    """Length of the multiplayer ``"observation"`` vector (module docstring): the
+    solitaire observation, the others' sheet features (``"separate"``) or every player's
+    cell plane (``"shared"``), the player to move and the scores."""
+    enc = encoder(rules)
+    others = (num_players - 1) * enc.sheet_size if scoring == "separate" else num_players * len(rules.columns) * rules.num_rows
+    return enc.size + others + 2 * num_players
+
+
 def _score_bound(rules: Ruleset) -> float:
     """A bound on the absolute value of a player's score (for scaling): every column at
     its row maxima, bonus and largest difference."""
@@ -142,6 +151,7 @@ class raw_env(AECEnv):
             lo, hi = self._sheet_bounds()
             low[1], high[1] = np.tile(lo, N - 1), np.tile(hi, N - 1)
         box = spaces.Box(np.concatenate(low), np.concatenate(high), dtype=np.float32)
+        assert box.shape[0] == observation_size(rules, N, scoring)
         self.possible_agents = [f"player_{p}" for p in range(N)]
         self.agents = []
         self._index = {a: p for p, a in enumerate(self.possible_agents)}

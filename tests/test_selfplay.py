@@ -56,3 +56,15 @@ def test_the_pool_draws_baselines_until_a_snapshot_exists_then_mostly_snapshots(
     assert share["s1"] == pytest.approx(0.2, abs=0.03) and share["a"] == pytest.approx(0.1, abs=0.03)
     with pytest.raises(ValueError, match="at least one baseline"):
         OpponentPool([])
+
+
+def test_a_self_play_model_plays_in_the_multiplayer_evaluation(tmp_path):
+    from agents import load
+    from agents.match_evaluation import play_match
+
+    run = tmp_path / "run"
+    assert main(["--ruleset", "classic_down", "--n-envs", "2", "--total-timesteps", "256", "--snapshot-freq", "10000",
+                 "--eval-freq", "10000", "--eval-games", "1", "--run-dir", str(run)]) == 0
+    model = load(str(run / "final_model.zip"), ruleset="classic_down")
+    result = play_match("classic_down", [model, load("greedy", ruleset="classic_down")], seed=3, scoring="separate", num_players=2)
+    assert len(result["scores"]) == 2

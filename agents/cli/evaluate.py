@@ -14,6 +14,23 @@ the files go inside it, named after the ruleset (``results/ -> results/classic.c
 Every file is written atomically (a failed write leaves the previous file intact); the
 output paths are checked before any game is played. Exit status 2 on bad arguments or
 paths, 130 on Ctrl-C (nothing written).
+
+Multiplayer (``--players N``, RULES.md §6; agents/match_evaluation.py): the agents play
+each other instead of solitaire games.
+
+    python scripts/evaluate.py --ruleset standard --agents greedy expectimax --players 2 \
+        --games 100 [--scoring separate|shared] [--jobs 2] [--out results/standard_2p]
+
+With 2 players every pair of agents plays; with 3..5 all the agents (exactly N) sit at one
+table. Each table plays every seed (20,000,000 + g) in each cyclic seat order (for two: A B
+and B A) on the same dice, so results are paired per seed. Prints Markdown tables (per
+pair: A's win rate against B, a tie counting one half, and the mean score margin A − B,
+with 95% Student-t intervals over the seeds; openskill Plackett–Luce ratings, sorted by
+ordinal) and writes ``PREFIX_matches.csv`` (per pair), ``PREFIX_match_ratings.csv`` and
+``PREFIX_match_games.csv`` (per game: seed, seat order, agent per seat, starting seat,
+scores, winner). The default prefix is ``results/<ruleset>_<N>p_<scoring>``; ``--out``
+takes a prefix or a folder as above. ``--scoring`` (default ``separate``: a sheet each;
+``shared``: 003's one sheet) needs ``--players``.
 """
 
 from __future__ import annotations
@@ -131,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--out", default=None, help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in /) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)")
     parser.add_argument("--records", help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this folder")
+    parser.add_argument("--players", type=int, default=None, help="play multiplayer matches between the agents, N players a table (2..5; 2: every pair of agents)")
+    parser.add_argument("--scoring", choices=("separate", "shared"), default=None, help="multiplayer scoring (with --players): a sheet each (separate, default) or one shared sheet (shared)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if not 2 <= args.games <= MAX_GAMES:
@@ -154,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(set(labels)) != len(labels):
         twice = sorted({x for x in labels if labels.count(x) > 1})
         parser.error(f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once")
+    if args.players is None and args.scoring is not None:
+        parser.error(f"--scoring {args.scoring} is for multiplayer matches: add --players N (2..5)")
+    if args.players is not None:
+        return main_matches(parser, args, [spec for _, spec, _ in expand_specs(args.agents)])
     paths = output_paths(args.out, args.ruleset)
     try:  # fail before playing, not after
         for path in paths:
@@ -201,6 +224,100 @@ def main(argv: list[str] | None = None) -> int:
         print("\ninterrupted while writing; each file is either complete or as it was", file=sys.stderr)
         return 130
     print(f"\nwrote {csv_path}, {games_path}, {png_path}" + (f" and records in {args.records}" if args.records else ""), file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------------- multiplayer
+def match_output_paths(out_arg: str | None, ruleset: str, players: int, scoring: str) -> tuple[Path, Path, Path]:
+    """``(per-pair csv, ratings csv, per-game csv)`` for ``--out`` in multiplayer mode:
+    ``PREFIX_matches.csv``, ``PREFIX_match_ratings.csv``, ``PREFIX_match_games.csv`` (a
+    folder: ``FOLDER/<ruleset>_<N>p_<scoring>_...``)."""
+    stem = f"{Path(ruleset).stem}_{players}p_{scoring}"
+    if out_arg is None:
+        prefix = Path("results") / stem
+    elif Path(out_arg).is_dir() or out_arg.endswith(("/", os.sep)):
+        prefix = Path(out_arg) / stem
+    else:
+        prefix = Path(out_arg)
+        if prefix.suffix.lower() == ".csv":
+            prefix = prefix.with_suffix("")
+    return tuple(prefix.with_name(prefix.name + tail) for tail in ("_matches.csv", "_match_ratings.csv", "_match_games.csv"))
+
+
+def matches_markdown(rr) -> str:
+    seeds = sorted({g["seed"] for g in rr.games})
+    head = (f"{rr.players}-player {rr.ruleset}, {rr.scoring} {'sheets' if rr.scoring == 'separate' else 'sheet'}: "
+            f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]}) x {rr.players} seat orders, {len(rr.games)} games; "
+            f"the starting seat won {rr.first_player_win_rate:.3f} of them")
+    lines = [head, "", "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI | margin A − B | 95% CI | mean A | mean B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for p in rr.pairings:
+        lines.append(f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | ± {p.win_ci95:.3f} "
+                     f"| {p.margin:+.1f} | ± {p.margin_ci95:.1f} | {p.mean_a:.1f} | {p.mean_b:.1f} |")
+    lines += ["", "| rank | agent | mu | sigma | ordinal | games | mean score |", "|---|---|---|---|---|---|---|"]
+    for k, r in enumerate(rr.ratings, 1):
+        lines.append(f"| {k} | {r.agent} | {r.mu:.2f} | {r.sigma:.2f} | {r.ordinal:.2f} | {r.games} | {r.mean_score:.1f} |")
+    return "\n".join(lines)
+
+
+def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int:
+    """``--players N``: the multiplayer round robin (module docstring)."""
+    from agents.match_evaluation import round_robin
+    from jamb_env import load_ruleset
+    from jamb_env.errors import RulesetError
+    from jamb_env.rules.match import MAX_PLAYERS, MIN_PLAYERS, check_match
+
+    scoring = args.scoring or "separate"
+    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
+        parser.error(f"--players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {args.players}")
+    if args.records:
+        parser.error("--records is for solitaire games; it cannot be used with --players")
+    if len(specs) < 2:
+        parser.error(f"--players: a match needs at least 2 agents, got {len(specs)} ({', '.join(specs)})")
+    if args.players > 2 and len(specs) != args.players:
+        parser.error(f"--players {args.players}: all the agents sit at one table, so give exactly {args.players} agents, got {len(specs)}")
+    try:
+        check_match(load_ruleset(args.ruleset), args.players, scoring)
+    except RulesetError as exc:
+        parser.error(f"--ruleset {args.ruleset}: {exc}")
+    paths = match_output_paths(args.out, args.ruleset, args.players, scoring)
+    try:  # fail before playing, not after
+        for path in paths:
+            check_output_file(path)
+    except OSError as exc:
+        print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
+        return 2
+    try:
+        rr = round_robin(args.ruleset, specs, args.games, scoring=scoring, seed_base=args.seed_base, jobs=args.jobs,
+                         players=args.players, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing written", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(matches_markdown(rr))
+    pairs_path, ratings_path, games_path = paths
+    common = {"ruleset": rr.ruleset, "scoring": rr.scoring, "players": rr.players}
+    try:
+        write_text_file(pairs_path, csv_text(
+            [{**common, "agent_a": p.a, "agent_b": p.b, "seeds": p.units, "games": p.games, "wins_a": p.wins_a, "wins_b": p.wins_b,
+              "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_ci95": p.win_ci95, "margin": p.margin, "margin_ci95": p.margin_ci95,
+              "mean_a": p.mean_a, "mean_b": p.mean_b} for p in rr.pairings],
+            list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_ci95",
+                            "margin", "margin_ci95", "mean_a", "mean_b"]))
+        write_text_file(ratings_path, csv_text(
+            [{**common, "rank": k, "agent": r.agent, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games,
+              "mean_score": r.mean_score} for k, r in enumerate(rr.ratings, 1)],
+            list(common) + ["rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"]))
+        write_text_file(games_path, csv_text(rr.games, list(rr.games[0])))
+    except OSError as exc:
+        print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted while writing; each file is either complete or as it was", file=sys.stderr)
+        return 130
+    print(f"\nwrote {pairs_path}, {ratings_path}, {games_path}", file=sys.stderr)
     return 0
 
 
