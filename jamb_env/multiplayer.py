@@ -157,7 +157,10 @@ class raw_env(AECEnv):
         self._index = {a: p for p, a in enumerate(self.possible_agents)}
         self.observation_spaces = {a: spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
-        self._stream_len = stream_length(rules) * (N if scoring == "separate" else 1)
+        # a dice stream per sheet (each player's own, or the shared sheet's), drawn in that
+        # order after the seating dice: a seat's dice do not depend on the others' play
+        self._stream_len = stream_length(rules)
+        self._pos = np.zeros(N if scoring == "separate" else 1, dtype=np.int64)
         self.np_random, self._match = None, None
 
     def _sheet_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -185,21 +188,26 @@ class raw_env(AECEnv):
         return self._match
 
     def _roll(self, k: int) -> np.ndarray:
-        faces = self._stream[self._pos:self._pos + k]
-        self._pos += k
+        """The next ``k`` dice of the stream of the sheet in play."""
+        s = 0 if self.scoring == "shared" else self._match.to_move
+        faces = self._streams[s, self._pos[s]:self._pos[s] + k]
+        self._pos[s] += k
         return faces
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """A new game: seating, then roll 1 of the first player. ``seed`` as Gymnasium's
-        (``numpy.random.SeedSequence``); the seating dice and the game's dice stream are
-        drawn from it, so the same seed and actions give the same game."""
+        (``numpy.random.SeedSequence``); the seating dice, then one dice stream per sheet
+        (player 0's, player 1's, ...; one for a shared sheet) are drawn from it, so the
+        same seed and actions give the same game, and a seat's dice do not depend on the
+        other players' moves (swapping agents between seats keeps each seat's dice)."""
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
         rng = self.np_random
         first = M.seat(self.num_players, lambda k: roll_dice(rng, k))
-        self._stream, self._pos = roll_dice(rng, self._stream_len), 0
-        ms = M.new_match(self.ruleset, self.num_players, self.scoring, first)
-        self._match = M.start_turn(self.ruleset, ms, self._roll(self.ruleset.dice), check=False)
+        self._streams = np.stack([roll_dice(rng, self._stream_len) for _ in range(len(self._pos))])
+        self._pos[:] = 0
+        self._match = M.new_match(self.ruleset, self.num_players, self.scoring, first)
+        self._match = M.start_turn(self.ruleset, self._match, self._roll(self.ruleset.dice), check=False)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}

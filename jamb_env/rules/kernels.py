@@ -483,6 +483,31 @@ def column_and_maximal_points(values, filled, col, ra, parts, tmp):
     return total
 
 
+@kernel(inline=True)
+def column_award(values_c, filled_c, owner_c, num_players, counts):
+    """003's shared sheet (RULES.md §6): the player a column's total goes to, or -1.
+    ``values_c``/``filled_c``/``owner_c``: the column's values (R,), written-rows bitmask
+    and writers (R,) int8; ``counts``: int64 scratch of at least ``num_players``. The
+    player with the most non-zero entries wins; on a tie, the tied player owning the
+    lowest non-zero entry (counting up from the bottom); no non-zero entry: nobody."""
+    R = values_c.shape[0]
+    for q in range(num_players):
+        counts[q] = 0
+    best = 0
+    for r in range(R):
+        if (filled_c >> r) & 1 and values_c[r] != 0:
+            q = owner_c[r]
+            counts[q] += 1
+            if counts[q] > best:
+                best = counts[q]
+    if best == 0:
+        return -1
+    for r in range(R - 1, -1, -1):
+        if (filled_c >> r) & 1 and values_c[r] != 0 and counts[owner_c[r]] == best:
+            return owner_c[r]
+    return -1
+
+
 @kernel
 def sheet_parts(values, filled, ra, parts_out, cols_out, parts, tmp):
     """The sheet's score parts into ``parts_out`` (upper, bonus, difference, lower,

@@ -180,18 +180,9 @@ def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
         raise ValueError("column_awards is for the shared sheet (scoring='shared')")
     st = ms.sheets[0]
     totals = core.column_totals(rules, st)
-    R = rules.num_rows
-    out = []
-    for c, col in enumerate(rules.columns):
-        nonzero = [r for r in range(R) if (int(st.filled[c]) >> r) & 1 and st.values[c, r] != 0]
-        counts = np.bincount([int(ms.owner[c, r]) for r in nonzero], minlength=ms.num_players)
-        if not nonzero:
-            out.append((-1, totals[col]))
-            continue
-        tied = set(np.flatnonzero(counts == counts.max()).tolist())
-        winner = next(int(ms.owner[c, r]) for r in reversed(nonzero) if int(ms.owner[c, r]) in tied)
-        out.append((winner, totals[col]))
-    return out
+    counts = np.zeros(ms.num_players, dtype=np.int64)
+    return [(int(K.column_award(st.values[c], int(st.filled[c]), ms.owner[c], ms.num_players, counts)), totals[col])
+            for c, col in enumerate(rules.columns)]
 
 
 def scores(rules: Ruleset, ms: MatchState) -> list[int]:
