@@ -237,10 +237,10 @@ class raw_env(AECEnv):
         self._cumulative_rewards[self.agent_selection] = 0.0  # the acting agent has seen its reward
         dice = self._roll(core.reroll_count(rules, a)) if a < self._layout.num_holds else None
         ms, _ = M.apply_action(rules, ms, a, dice, check=False)
-        over = M.is_over(rules, ms)
-        if a >= self._layout.write_offset and not over:
-            ms = M.start_turn(rules, ms, self._roll(rules.dice), check=False)
         self._match = ms
+        over = M.is_over(rules, ms)
+        if a >= self._layout.write_offset and not over:  # the next player's roll 1, from their stream
+            ms = self._match = M.start_turn(rules, ms, self._roll(rules.dice), check=False)
         before, after = self._scores, M.scores(rules, ms)
         self._scores = after
         self._clear_rewards()

@@ -11,7 +11,7 @@ from agents.training.selfplay import OpponentPool
 
 def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
     run = tmp_path / "run"
-    args = ["--ruleset", "classic_down", "--n-envs", "2", "--snapshot-freq", "512", "--eval-freq", "512", "--eval-games", "2",
+    args = ["--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "128", "--snapshot-freq", "512", "--eval-freq", "512", "--eval-games", "2",
             "--run-dir", str(run)]
     assert main(args + ["--total-timesteps", "1024"]) == 0
     out = capsys.readouterr().out
@@ -63,7 +63,7 @@ def test_a_self_play_model_plays_in_the_multiplayer_evaluation(tmp_path):
     from agents.match_evaluation import play_match
 
     run = tmp_path / "run"
-    assert main(["--ruleset", "classic_down", "--n-envs", "2", "--total-timesteps", "256", "--snapshot-freq", "10000",
+    assert main(["--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "64", "--total-timesteps", "256", "--snapshot-freq", "10000",
                  "--eval-freq", "10000", "--eval-games", "1", "--run-dir", str(run)]) == 0
     model = load(str(run / "final_model.zip"), ruleset="classic_down")
     result = play_match("classic_down", [model, load("greedy", ruleset="classic_down")], seed=3, scoring="separate", num_players=2)

@@ -1,7 +1,7 @@
 """Train MaskablePPO by self-play on multiplayer Jamb (agents/training/selfplay.py).
 
     python scripts/train_selfplay.py --ruleset standard --players 2 --reward win
-        [--scoring separate] [--total-timesteps N] [--n-envs 8] [--snapshot-freq 50000]
+        [--scoring separate] [--total-timesteps N] [--n-envs 64] [--n-steps 64] [--snapshot-freq 50000]
         [--eval-freq 50000] [--eval-games 50] [--baselines random greedy] [--seed 0]
         [--run-dir runs/selfplay_standard] [--resume]
 
@@ -34,7 +34,8 @@ def run(argv: list[str] | None) -> int:
     parser.add_argument("--scoring", choices=M.SCORING_MODES, default="separate")
     parser.add_argument("--reward", choices=("score", "win", "margin"), default="win")
     parser.add_argument("--total-timesteps", type=int, default=1_000_000)
-    parser.add_argument("--n-envs", type=int, default=8)
+    parser.add_argument("--n-envs", type=int, default=64, help="games stepped together (default 64)")
+    parser.add_argument("--n-steps", type=int, default=64, help="steps per game per rollout (rollout: n-envs x n-steps)")
     parser.add_argument("--snapshot-freq", type=int, default=50_000, help="steps between snapshots joining the pool")
     parser.add_argument("--eval-freq", type=int, default=50_000, help="steps between win-rate evaluations")
     parser.add_argument("--eval-games", type=int, default=50, help="games per baseline per evaluation")
@@ -44,7 +45,7 @@ def run(argv: list[str] | None) -> int:
     parser.add_argument("--run-dir", help="default runs/selfplay_<ruleset>_<players>p_<scoring>_<reward>_s<seed>")
     parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint")
     args = parser.parse_args(argv)
-    for name in ("total_timesteps", "n_envs", "snapshot_freq", "eval_freq", "eval_games"):
+    for name in ("total_timesteps", "n_envs", "n_steps", "snapshot_freq", "eval_freq", "eval_games"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if not 0.0 <= args.self_play <= 1.0:
@@ -68,7 +69,7 @@ def run(argv: list[str] | None) -> int:
 
     settings = SelfPlaySettings(args.ruleset, args.players, args.scoring, args.reward, 0.01 if args.reward == "score" else 1.0)
     start = time.time()
-    model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, baselines=tuple(args.baselines),
+    model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, n_steps=args.n_steps, baselines=tuple(args.baselines),
                            self_play=args.self_play, snapshot_freq=args.snapshot_freq, eval_freq=args.eval_freq,
                            eval_games=args.eval_games, seed=args.seed, resume=args.resume)
     print(f"{model.num_timesteps} steps in {time.time() - start:.0f} s; final model {run_dir / 'final_model.zip'}")

@@ -1,11 +1,12 @@
-"""Self-play training on the multiplayer game: MaskablePPO plays one seat of
-:class:`jamb_env.multiplayer.SeatEnv` against a pool of opponents, its own past
-snapshots and the baselines.
+"""Self-play training on the multiplayer game: MaskablePPO plays one seat of every game
+of the batched :class:`jamb_env.multiplayer_vector.SeatVecEnv` against a pool of
+opponents, its own past snapshots and the baselines.
 
-The pool (:class:`OpponentPool`): at every new game each opponent seat draws, with
-probability ``self_play`` (once a snapshot exists), a snapshot of the learner (the
-newest with probability 1/2, otherwise one of the older ones uniformly), else a
-baseline uniformly. A snapshot is saved (atomically, as a checkpoint
+The pool (:class:`OpponentPool`): at the start of every rollout the other seats of all
+games get one opponent drawn from it: with probability ``self_play`` (once a snapshot
+exists) a snapshot of the learner (the newest with probability 1/2, otherwise one of the
+older ones uniformly), else a baseline uniformly (a snapshot plays all its seats in one
+batched forward pass). A snapshot is saved (atomically, as a checkpoint
 ``checkpoints/model_<steps>_steps.zip``) and joins the pool every ``snapshot_freq``
 steps. Every ``eval_freq`` steps the learner (deterministic, masked) plays
 ``eval_games`` games against each baseline on the validation seeds, seats rotated;
@@ -34,14 +35,19 @@ EVAL_SEED_BASE = 30_000_000
 
 class SnapshotAgent:
     """A saved self-play model as an opponent: ``act(view, observation, mask)`` is its
-    deterministic masked action on the multiplayer observation."""
+    deterministic masked action on the multiplayer observation; ``predict`` (SB3's) plays
+    a batch of seats at once."""
 
     def __init__(self, model, name: str):
         self.model, self.name = model, name
+        self.observation_size = int(model.observation_space.shape[0])
 
     def act(self, view, observation, mask) -> int:
         action, _ = self.model.predict(observation, action_masks=mask, deterministic=True)
         return int(action)
+
+    def predict(self, observation, action_masks=None, deterministic=True):
+        return self.model.predict(observation, action_masks=action_masks, deterministic=deterministic)
 
 
 class OpponentPool:
@@ -101,10 +107,11 @@ class SelfPlayCallback(BaseCallback):
     frequencies counted from step 0 (so a resumed run keeps the schedule)."""
 
     def __init__(self, pool: OpponentPool, run_dir: Path, settings: SelfPlaySettings, baselines: dict,
-                 snapshot_freq: int, eval_freq: int, eval_games: int):
+                 snapshot_freq: int, eval_freq: int, eval_games: int, seed: int = 0):
         super().__init__()
         self.pool, self.run_dir, self.settings, self.baselines = pool, Path(run_dir), settings, baselines
         self.snapshot_freq, self.eval_freq, self.eval_games = snapshot_freq, eval_freq, eval_games
+        self.rng = np.random.default_rng([int(seed), 17])
 
     def _init_callback(self) -> None:
         n = self.model.num_timesteps
@@ -113,6 +120,9 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         return True
+
+    def _on_rollout_start(self) -> None:
+        self.training_env.set_opponent(self.pool.draw(self.rng))
 
     def _on_rollout_end(self) -> None:
         n = self.model.num_timesteps
@@ -130,7 +140,7 @@ class SelfPlayCallback(BaseCallback):
             self.logger.record("selfplay/pool_snapshots", len(self.pool.snapshots))
 
 
-def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 8,
+def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 64, n_steps: int = 64,
                    baselines: tuple[str, ...] = ("random", "greedy"), self_play: float = 0.8, snapshot_freq: int = 50_000,
                    eval_freq: int = 50_000, eval_games: int = 50, seed: int = 0, resume: bool = False,
                    ppo_kwargs: dict | None = None):
@@ -139,11 +149,10 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.vec_env import DummyVecEnv
 
     from agents import load
     from jamb_env.files import atomic_save_model
-    from jamb_env.multiplayer import SeatEnv
+    from jamb_env.multiplayer_vector import SeatVecEnv
 
     torch.set_num_threads(1)
     M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
@@ -151,16 +160,9 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     agents = {name: load(name, ruleset=settings.ruleset) for name in baselines}
     pool = OpponentPool(list(agents.values()), self_play=self_play)
 
-    def make(i):
-        def f():
-            env = SeatEnv(pool, ruleset=settings.ruleset, num_players=settings.num_players, scoring=settings.scoring,
-                          reward=settings.reward, reward_scale=settings.reward_scale)
-            env.reset(seed=seed * 10_000 + i)
-            return env
-        return f
-
-    venv = DummyVecEnv([make(i) for i in range(n_envs)])
-    venv.seed(seed)
+    venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
+                      num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
+                      reward_scale=settings.reward_scale, seed=seed)
     model = None
     if resume:
         model, _ = resume_model(checkpoints(run_dir), venv, {"device": "cpu"})
@@ -168,11 +170,13 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
             if model is not None and checkpoint_steps(path) <= model.num_timesteps:
                 pool.add_snapshot(path)
     if model is None:
-        kwargs = {"n_steps": 256, "batch_size": 256, "learning_rate": 3e-4, "gamma": 1.0, "gae_lambda": 0.95, "ent_coef": 0.001}
+        # the tuned solitaire settings (configs/ppo_classic_tuned.yaml); rollouts of n_envs x n_steps
+        kwargs = {"n_steps": n_steps, "batch_size": min(512, n_envs * n_steps), "n_epochs": 10, "learning_rate": 3e-4, "gamma": 1.0,
+                  "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
         kwargs.update(ppo_kwargs or {})
         model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
     model.set_logger(configure(str(run_dir), ["tensorboard"]))  # a new events file per (re)start: history kept
-    callback = SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games)
+    callback = SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed)
     left = max(total_timesteps - model.num_timesteps, 0)
     model.learn(left, callback=callback, reset_num_timesteps=False)
     atomic_save_model(model, run_dir / "final_model.zip")

@@ -1,0 +1,423 @@
+"""``SeatVecEnv``: N multiplayer games stepped by the rule kernels, seen from one seat per
+game, as an SB3 ``VecEnv`` (fast self-play).
+
+The engine is the solitaire :class:`~jamb_env._batch.Batch`: every sheet of every game is
+one of its slots (``num_players`` slots per game with separate sheets, one with a shared
+sheet), stepped by the same kernels as ``JambEnv``; what the multiplayer game adds (whose
+turn, the answer obligation passing to the next player, who wrote each shared cell, the
+column awards) is the match rules of :mod:`jamb_env.rules.match` and its kernels
+(``kernels.answer_obligation``, ``kernels.column_award``). Each step applies the learner's
+action in every game, then lets the opponents move (one batched policy call per round
+over all the games where an opponent is to move) until it is the learner's turn again or
+the game is over. Game ``g`` with seed ``s`` is the game of
+``jamb_env.multiplayer.raw_env().reset(seed=game_seed(s, g))``: the same seating, the same
+dice for every seat, the same observations and rewards for the learner's seat
+(tests/test_multiplayer_vector.py plays them in lockstep).
+
+A seat's sheet is rolled for its next turn as soon as it writes (its own dice stream
+decides those dice either way, so the game is the same); the opponents never see dice
+that are not theirs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from numba import prange
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from ._batch import Batch, play_game, refresh_game, observe_game
+from .env import JambEnv
+from .multiplayer import REWARDS, _score_bound, observation_size, raw_env
+from .rules import Ruleset, layout, load_ruleset, roll_dice
+from .rules import kernels as rk
+from .rules import match as M
+from .rules._jit import kernel
+from .seeding import game_seeds
+
+
+# ---------------------------------------------------------------------------- kernels
+def _make_step_slots(parallel: bool):
+    loop = prange if parallel else range
+
+    def step_slots(slots, actions, g, ra, oa, res, s):
+        for k in loop(slots.shape[0]):
+            i = slots[k]
+            play_game(i, actions[k], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+        for k in loop(slots.shape[0]):
+            observe_game(slots[k], g, ra, oa)
+
+    step_slots.__name__ = step_slots.__qualname__ = "step_slots_parallel" if parallel else "step_slots"
+    return kernel(step_slots, parallel=parallel)
+
+
+step_slots = _make_step_slots(False)
+step_slots_parallel = _make_step_slots(True)
+
+
+@kernel
+def pass_obligations(writers, nexts, cells, g, ra, oa, s):
+    """Separate sheets: after slot ``writers[k]`` wrote ``cells[k]``, the writer owes
+    nothing and slot ``nexts[k]`` (-1: none) owes the answer the write obliges on its own
+    sheet (``kernels.answer_obligation``); both slots' features, masks and observations
+    are recomputed."""
+    for k in range(writers.shape[0]):
+        w = writers[k]
+        g.answer_due[w] = -1
+        refresh_game(w, g, ra, oa, s.bits[w], s.faces[w], s.parts[w], s.tmp[w])
+        nx = nexts[k]
+        if nx >= 0:
+            g.answer_due[nx] = rk.answer_obligation(g.filled[nx], cells[k], ra)
+            refresh_game(nx, g, ra, oa, s.bits[nx], s.faces[nx], s.parts[nx], s.tmp[nx])
+
+
+@kernel
+def shared_scores(games, g, owner, num_players, ra, out, parts_out, cols, parts, tmp, counts):
+    """Shared sheets: every player's awarded total (``kernels.column_award`` per column of
+    the column's credited points) of the games ``games`` (slot = game) into ``out``."""
+    C = ra.P[rk.P_C]
+    for k in range(games.shape[0]):
+        i = games[k]
+        rk.sheet_parts(g.values[i], g.filled[i], ra, parts_out, cols, parts, tmp)
+        for q in range(num_players):
+            out[i, q] = 0
+        for c in range(C):
+            winner = rk.column_award(g.values[i, c], g.filled[i, c], owner[i, c], num_players, counts)
+            if winner >= 0:
+                out[i, winner] += cols[c]
+
+
+# ---------------------------------------------------------------------------- policies
+def batched_policy(opponent):
+    """A batched opponent ``f(observations (k, D), masks (k, A) bool, views) -> actions (k,)``
+    from: an SB3 model (``predict(..., action_masks=...)``, deterministic), an agent with
+    ``act(view, observation, mask)`` (``agents.load``; called per game with the seat's
+    :class:`~jamb_env.multiplayer.SeatView`), or such a function itself (marked with the
+    attribute ``batched = True``)."""
+    if getattr(opponent, "batched", False):
+        return opponent
+    if callable(getattr(opponent, "predict", None)):
+        def f(obs, masks, views):
+            actions, _ = opponent.predict(obs, action_masks=masks, deterministic=True)
+            return np.asarray(actions, dtype=np.int64)
+        return f
+    if callable(getattr(opponent, "act", None)):
+        solo = getattr(opponent, "observation_size", None)
+
+        def f(obs, masks, views):
+            return np.array([opponent.act(views(k), obs[k] if solo == obs.shape[1] else obs[k, :views.solo], masks[k])
+                             for k in range(len(masks))], dtype=np.int64)
+        return f
+    raise ValueError(f"an opponent is an SB3 model (predict), an agent (act) or a batched function, got {type(opponent).__name__}")
+
+
+class _Views:
+    """Lazy :class:`SeatView` s of the games an opponent acts in (for agents that read the sheet)."""
+
+    def __init__(self, env: SeatVecEnv, games: np.ndarray, seats: np.ndarray):
+        self.env, self.games, self.seats, self.solo = env, games, seats, env._batch.encoder.size
+
+    def __call__(self, k: int):
+        from .multiplayer import SeatView
+
+        env, g, p = self.env, int(self.games[k]), int(self.seats[k])
+        slot = env._slot(g, p)
+        return SeatView(env.ruleset, env._batch.game_state(slot), int(env._scores[g, p]), env._batch.games.masks[slot].copy())
+
+
+# ---------------------------------------------------------------------------- the env
+class SeatVecEnv(VecEnv):
+    """N multiplayer games, one learner seat each, as an SB3 ``VecEnv`` with
+    ``action_masks()`` (MaskablePPO trains on it directly).
+
+    Args:
+        num_envs: games (N).
+        opponent: the other players' policy (see :func:`batched_policy`): an SB3 model, an
+            agent of ``agents.load`` or a batched function; ``set_opponent`` changes it.
+        ruleset, num_players, scoring, reward, reward_scale: as
+            :class:`jamb_env.multiplayer.raw_env`.
+        seed: game ``g`` is seeded ``game_seed(seed, g)`` at the first reset (None:
+            fresh entropy); later games of a slot continue its generator.
+        seat: the learner's player index, or None: game ``k`` of slot ``g`` seats the
+            learner at ``(g + k) % num_players`` (every seat equally often).
+        illegal_action: "terminate" (the game ends with ``JambEnv.ILLEGAL_ACTION_PENALTY *
+            reward_scale``, ``info["illegal_action"]``) or "raise".
+
+    Observations: float32 ``(N, D)``, the learner's multiplayer observation
+    (``raw_env.observe(learner)["observation"]``), new arrays each step. Infos of finished
+    games: ``terminal_observation``, ``scores`` (every player's), ``seat``, ``score``,
+    ``episode`` (``r``, ``l``, ``t``). An opponent's illegal action raises ValueError (a
+    broken policy).
+    """
+
+    def __init__(self, num_envs: int, opponent, ruleset: str | Ruleset = "classic", num_players: int = 2,
+                 scoring: str = "separate", reward: str = "score", reward_scale: float = 1.0, seed: int | None = None,
+                 seat: int | None = None, illegal_action: str = "terminate"):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        rules = load_ruleset(ruleset) if not isinstance(ruleset, Ruleset) else ruleset
+        raw_env(rules, num_players, scoring, reward, reward_scale)  # the same argument checks as the AEC env
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
+            raise ValueError(f"seat must be None (rotating) or a player 0..{num_players - 1}, got {seat!r}")
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        self.ruleset, self.num_players, self.scoring, self.reward_mode = rules, int(num_players), scoring, reward
+        self.reward_scale, self.fixed_seat, self.illegal_action = float(reward_scale), seat, illegal_action
+        N, P = int(num_envs), self.num_players
+        self._S = P if scoring == "separate" else 1
+        self._batch = Batch(rules, N * self._S)
+        self._lay = layout(rules)
+        self._bound = np.float32(_score_bound(rules))
+        aec = raw_env(rules, num_players, scoring, reward)
+        box = aec.observation_spaces["player_0"]["observation"]
+        assert box.shape[0] == observation_size(rules, P, scoring)
+        super().__init__(N, box, spaces.Discrete(self._lay.num_actions))
+        C, R = len(rules.columns), rules.num_rows
+        self._to_move = np.zeros(N, np.int64)
+        self._learner = np.zeros(N, np.int64)
+        self._over = np.zeros(N, bool)
+        self._owner = np.full((N, C, R), -1, np.int8)
+        self._scores = np.zeros((N, P), np.int64)
+        self._pending = np.zeros(N, np.float64)
+        self._episodes = np.zeros(N, np.int64)
+        self._ep_return = np.zeros(N, np.float64)
+        self._ep_len = np.zeros(N, np.int64)
+        self._ep_start = np.zeros(N, np.float64)
+        self._scratch = (np.zeros(5, np.int64), np.zeros(C + 1, np.int64), np.zeros(4, np.int64), np.zeros(R, np.int64),
+                         np.zeros(P, np.int64))
+        self._rngs: list = [None] * N
+        self._seeds = game_seeds(int(seed), N) if seed is not None else [None] * N
+        self._actions = np.zeros(N, np.int64)
+        self.set_opponent(opponent)
+        self._started = False
+
+    def set_opponent(self, opponent) -> None:
+        """Use ``opponent`` for every other seat from the next move on."""
+        self._opponent = batched_policy(opponent)
+
+    def _slot(self, g, p):
+        return g * self._S + (p if self._S > 1 else 0)
+
+    # ------------------------------------------------------------------ the game
+    def _new_games(self, games: np.ndarray) -> None:
+        b, P, S = self._batch, self.num_players, self._S
+        stream = b.games.stream
+        for g in games.tolist():
+            rng = self._rngs[g]
+            first = M.seat(P, lambda k: roll_dice(rng, k))
+            for s in range(S):
+                stream[g * S + s] = roll_dice(rng, stream.shape[1])
+            self._to_move[g] = first
+            self._learner[g] = self.fixed_seat if self.fixed_seat is not None else (g + self._episodes[g]) % P
+            self._episodes[g] += 1
+        b.reset(np.array([g * S + s for g in games.tolist() for s in range(S)], dtype=np.int64))
+        self._over[games] = False
+        self._owner[games] = -1
+        self._scores[games] = 0
+        self._ep_return[games] = 0.0
+        self._ep_len[games] = 0
+        self._ep_start[games] = time.perf_counter()
+
+    def _sheets_over(self, games: np.ndarray) -> np.ndarray:
+        turns = self._batch.games.turn.reshape(self.num_envs, self._S)[games]
+        return (turns >= self.ruleset.num_cells).all(axis=1)
+
+    def _apply(self, games: np.ndarray, actions: np.ndarray) -> None:
+        """The players to move in ``games`` play ``actions`` (legal); turns pass on writes."""
+        b = self._batch
+        seats = self._to_move[games]
+        slots = (games * self._S + (seats if self._S > 1 else 0)).astype(np.int64)
+        fn = step_slots_parallel if len(slots) >= 256 else step_slots
+        fn(slots, actions.astype(np.int64), b.games, self.ruleset.arrays, b.encoder.arrays, b.results, b.scratch)
+        wrote = actions >= self._lay.write_offset
+        if not wrote.any():
+            return
+        wg, ws, wslots = games[wrote], seats[wrote], slots[wrote]
+        cells = actions[wrote] - self._lay.write_offset
+        over = self._sheets_over(wg)
+        self._over[wg[over]] = True
+        nxt = (ws + 1) % self.num_players
+        if self._S > 1:  # separate sheets: the obligation moves to the next player
+            nslots = np.where(over, -1, wg * self._S + nxt).astype(np.int64)
+            pass_obligations(wslots, nslots, cells.astype(np.int64), b.games, self.ruleset.arrays, b.encoder.arrays, b.scratch)
+        else:
+            R = self.ruleset.num_rows
+            self._owner[wg, cells // R, cells % R] = ws
+        self._to_move[wg[~over]] = nxt[~over]
+
+    def _update_scores(self, games: np.ndarray) -> None:
+        if self._S > 1:
+            self._scores[games] = self._batch.games.score.reshape(self.num_envs, self._S)[games]
+        else:
+            shared_scores(games.astype(np.int64), self._batch.games, self._owner, self.num_players, self.ruleset.arrays,
+                          self._scores, *self._scratch)
+
+    def _learner_values(self, games: np.ndarray, over: np.ndarray) -> np.ndarray:
+        """The learner's reward function's current value (score, margin, or the win
+        reward once over; 0 before)."""
+        s = self._scores[games]
+        p = self._learner[games]
+        own = s[np.arange(len(games)), p]
+        if self.reward_mode == "score":
+            return own.astype(np.float64)
+        others = s.copy()
+        others[np.arange(len(games)), p] = np.iinfo(np.int64).min
+        best = others.max(axis=1)
+        if self.reward_mode == "margin":
+            return (own - best).astype(np.float64)
+        out = np.zeros(len(games))
+        for k in np.flatnonzero(over).tolist():
+            out[k] = M.ranks_reward(s[k].tolist())[p[k]]
+        return out
+
+    def _play_opponents(self, games: np.ndarray) -> None:
+        while True:
+            idx = games[(~self._over[games]) & (self._to_move[games] != self._learner[games])]
+            if not len(idx):
+                return
+            seats = self._to_move[idx]
+            obs = self._observe(idx, seats)
+            slots = idx * self._S + (seats if self._S > 1 else 0)
+            masks = self._batch.games.masks[slots]
+            actions = np.asarray(self._opponent(obs, masks, _Views(self, idx, seats)), dtype=np.int64).reshape(-1)
+            if actions.shape != (len(idx),) or not masks[np.arange(len(idx)), np.clip(actions, 0, masks.shape[1] - 1)].all() \
+                    or actions.min() < 0 or actions.max() >= masks.shape[1]:
+                raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given)")
+            self._apply(idx, actions)
+            self._update_scores(idx)
+
+    def _observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """float32 (k, D): the multiplayer observation of player ``seats[k]`` in game
+        ``games[k]`` (as ``raw_env.observe``)."""
+        b, P, S = self._batch, self.num_players, self._S
+        k = len(games)
+        rel = (seats[:, None] + np.arange(P)[None, :]) % P  # players in seat order from the observer
+        parts = [b.games.obs[games * S + (seats if S > 1 else 0)]]
+        if S > 1:
+            parts.append(b.games.sheet[games[:, None] * S + rel[:, 1:]].reshape(k, -1))
+        else:
+            own = self._owner[games].reshape(k, 1, -1)
+            parts.append((own == rel[:, :, None]).astype(np.float32).reshape(k, -1))
+        to_move = np.zeros((k, P), np.float32)
+        to_move[np.arange(k), (self._to_move[games] - seats) % P] = 1.0
+        parts.append(to_move)
+        parts.append(self._scores[games[:, None], rel].astype(np.float32) / self._bound)
+        return np.concatenate(parts, axis=1).astype(np.float32)
+
+    # ------------------------------------------------------------------ VecEnv API
+    def seed(self, seed: int | None = None):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        self._seeds = game_seeds(int(seed), self.num_envs) if seed is not None else [None] * self.num_envs
+        return list(self._seeds)
+
+    def reset(self):
+        games = np.arange(self.num_envs)
+        for g in games:
+            if self._seeds[g] is not None or self._rngs[g] is None:
+                self._rngs[g], _ = seeding.np_random(self._seeds[g])
+        self._seeds = [None] * self.num_envs
+        self._episodes[:] = 0
+        self._new_games(games)
+        self._pending[:] = 0.0
+        before = self._learner_values(games, self._over[games])
+        self._play_opponents(games)
+        self._pending += self._learner_values(games, self._over[games]) - before
+        self._started = True
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self._observe(games, self._learner[games])
+
+    def step_async(self, actions) -> None:
+        arr = np.asarray(actions)
+        if not np.issubdtype(arr.dtype, np.integer) or arr.size != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} integer actions, got shape {arr.shape} dtype {arr.dtype}")
+        self._actions = arr.reshape(self.num_envs).astype(np.int64)
+
+    def step_wait(self):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        N = self.num_envs
+        games = np.arange(N)
+        a = self._actions
+        masks = self.action_masks()
+        legal = (a >= 0) & (a < masks.shape[1])
+        legal[legal] = masks[games[legal], a[legal]]
+        if not legal.all() and self.illegal_action == "raise":
+            from .errors import IllegalActionError
+
+            i = int(np.flatnonzero(~legal)[0])
+            raise IllegalActionError(f"game {i}: illegal action {int(a[i])} for the learner; the games are unchanged")
+        ok = games[legal]
+        before = self._learner_values(games, self._over)
+        self._apply(ok, a[ok])
+        self._update_scores(ok)
+        self._play_opponents(ok)
+        rewards = self._learner_values(games, self._over) - before + self._pending
+        self._pending[:] = 0.0
+        bad = games[~legal]
+        rewards[bad] = JambEnv.ILLEGAL_ACTION_PENALTY
+        rewards *= self.reward_scale
+        dones = self._over.copy()
+        dones[bad] = True
+        self._ep_return += rewards
+        self._ep_len += 1
+        infos: list[dict[str, Any]] = [{} for _ in range(N)]
+        obs = self._observe(games, self._learner)
+        done_idx = np.flatnonzero(dones)
+        if len(done_idx):
+            now = time.perf_counter()
+            for g in done_idx.tolist():
+                p = int(self._learner[g])
+                info = infos[g]
+                info["terminal_observation"] = obs[g].copy()
+                info["scores"] = self._scores[g].tolist()
+                info["seat"], info["score"] = p, int(self._scores[g, p])
+                info["episode"] = {"r": float(self._ep_return[g]), "l": int(self._ep_len[g]), "t": round(now - self._ep_start[g], 6)}
+                if not legal[g]:
+                    info["illegal_action"] = True
+            self._new_games(done_idx)
+            before = self._learner_values(done_idx, self._over[done_idx])
+            self._play_opponents(done_idx)
+            self._pending[done_idx] = self._learner_values(done_idx, self._over[done_idx]) - before
+            obs[done_idx] = self._observe(done_idx, self._learner[done_idx])
+        return obs, rewards.astype(np.float32), dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """bool (N, A): the learner's legal actions in every game (a copy)."""
+        games = np.arange(self.num_envs)
+        return self._batch.games.masks[games * self._S + (self._learner if self._S > 1 else 0)].copy()
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if attr_name == "render_mode":
+            return [None for _ in idx]
+        return [getattr(self, attr_name) for _ in idx]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        raise AttributeError(f"SeatVecEnv attributes are fixed at construction; cannot set {attr_name!r}")
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "action_masks" or hasattr(self, attr_name)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[list(self._get_indices(indices))])
+        raise AttributeError(f"SeatVecEnv supports env_method('action_masks') only, not {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    def get_images(self):
+        raise NotImplementedError("SeatVecEnv does not render; use jamb_env.multiplayer.env(render_mode=...)")
+
+
+__all__ = ["SeatVecEnv", "batched_policy", "REWARDS"]
