@@ -54,6 +54,46 @@ def single_env_loop(preset: str, seconds: float, seed: int = 0):
     return steps, t_env, t_sample
 
 
+def aec_loop(preset: str, seconds: float, seed: int = 0, num_players: int = 2):
+    """Random legal play on the multiplayer AEC env (every player's move counts as a
+    step; the observation of the player to move is built each step, as ``env.last()``).
+    Returns (steps, env seconds, sampling seconds)."""
+    from jamb_env.multiplayer import raw_env
+
+    env = raw_env(preset, num_players)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    steps, t_env, t_sample = 0, 0.0, 0.0
+    start = time.perf_counter()
+    while steps == 0 or time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        mask = env.observe(env.agent_selection)["action_mask"]
+        t1 = time.perf_counter()
+        action = int(rng.choice(np.flatnonzero(mask)))
+        t2 = time.perf_counter()
+        env.step(action)
+        if all(env.terminations.values()):
+            env.reset()
+        t3 = time.perf_counter()
+        t_env += (t1 - t0) + (t3 - t2)
+        t_sample += t2 - t1
+        steps += 1
+    return steps, t_env, t_sample
+
+
+def seat_vec_env(n: int, preset: str, num_players: int = 2):
+    """A SeatVecEnv whose opponents play uniformly random legal actions (batched)."""
+    from jamb_env.multiplayer_vector import SeatVecEnv
+
+    rng = np.random.default_rng(1)
+
+    def random_opponent(obs, masks, views):
+        return sample_actions(rng, masks)
+
+    random_opponent.batched = True
+    return SeatVecEnv(n, random_opponent, ruleset=preset, num_players=num_players, seed=0)
+
+
 def sample_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     """A uniform legal action per game: argmax of uniform noise in [1, 2) on the legal
     entries (0 elsewhere), so a legal entry always wins even when its noise draw is 0."""
@@ -104,17 +144,25 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
         configs = [("JambEnv", 1, None)]
         configs += [(f"JambVecEnv({n})", n, (lambda n=n: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)]
         configs += [(f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)]))) for n in (8, 64)]
+        # multiplayer, 2 players: the AEC env (every move) and the learner seat of SeatVecEnv
+        # (learner moves; the random opponents' moves happen inside each step, not counted)
+        configs += [("multiplayer raw_env (AEC, 2p)", 1, "aec")]
+        configs += [(f"SeatVecEnv({n}, 2p)", n, (lambda n=n: seat_vec_env(n, preset))) for n in (64, 1024)]
         for name, n, make in configs:
             env_rates, all_rates = [], []
             for _ in range(repeats):
                 if make is None:
                     steps, t_env, t_sample = single_env_loop(preset, seconds / repeats)
+                elif make == "aec":
+                    steps, t_env, t_sample = aec_loop(preset, seconds / repeats)
                 else:
                     steps, t_env, t_sample = vec_env_loop(make, seconds / repeats)
                 env_rates.append(steps / t_env)
                 all_rates.append(steps / (t_env + t_sample))
             if make is None:
                 mem = peak_memory_mb(single_env_loop, preset, min(seconds, 0.5))
+            elif make == "aec":
+                mem = peak_memory_mb(aec_loop, preset, min(seconds, 0.5))
             else:
                 mem = peak_memory_mb(vec_env_loop, make, min(seconds, 0.5), 0, 1)
             rate = float(np.median(env_rates))
