@@ -6,6 +6,20 @@
                            [--html game.html] [--video game.mp4|game.gif [--fps 2]]
     python scripts/play.py --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
                            [--html game.html] [--video game.mp4|game.gif [--fps 2]]
+    python scripts/play.py --players human expectimax [greedy ...] [--scoring separate|shared]
+                           [--ruleset standard] [--seed 7] [--delay 0.5] [--coach greedy]
+                           [--save match.jsonl] [--record match.jsonl]
+    python scripts/play.py --watch-players greedy expectimax [--scoring shared] [--seed 7] [--delay 0.5]
+                           [--log match.txt] [--record match.jsonl] [--video match.mp4|match.gif]
+
+A match (multiplayer, RULES.md §6) seats 2..5 players in the order given: each ``human``
+(people take turns at this keyboard, hot seat) or an agent (a name or a MaskablePPO .zip),
+which moves by itself ``--delay`` seconds apart; with no ``human`` seat (or
+``--watch-players``) you watch. ``--scoring separate`` (default): a sheet each;
+``shared``: one sheet, each column going to who wrote most of it. Every sheet and score is
+shown, the player to move marked; at the end the final scores and the winner(s). Match
+records (``--save``, ``--record``) replay with ``--replay`` (``--video`` and ``--log``
+too; ``--html`` is for solitaire games) and resume with ``--load``.
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
 sheet / save / quit). ``--save FILE`` saves the game after every move and on quit;
@@ -40,9 +54,11 @@ from rich.markup import escape
 
 from jamb_env import RulesetError
 from jamb_env.files import TEMP_MARK, check_output_file, write_text_file
-from jamb_env.play import PlaySession, sheet_table, status_line
+from jamb_env.play import (HUMAN, MatchSession, PlaySession, match_board, match_result, match_status, match_step_line,
+                           sheet_table, status_line)
 from jamb_env.rules import is_over
-from jamb_env.records import GameRecord, RecordError, read_records, replay
+from jamb_env.rules import match as M
+from jamb_env.records import GameRecord, MatchRecord, RecordError, match_env, read_any, replay, replay_match
 
 #: --video suffixes and what writes them
 VIDEO_SUFFIXES = {".gif": "Pillow", ".mp4": "moviepy"}
@@ -95,10 +111,12 @@ def watch(args, console: Console) -> int:
 
 
 def replay_file(args, console: Console) -> int:
-    games = read_records(args.replay)
+    games = read_any(args.replay)
     if not 0 <= args.game < len(games):
         raise RecordError(f"{args.replay} holds games 0..{len(games) - 1}, not {args.game}")
     record: GameRecord = games[args.game]
+    if isinstance(record, MatchRecord):
+        return replay_match_file(args, record, console)
     console.print(f"replaying {escape(record.player)} on {escape(record.ruleset)}, seed {record.seed} ({len(record.steps)} steps)")
     try:
         env = show_steps(console, replay(record), args.delay)
@@ -114,6 +132,117 @@ def replay_file(args, console: Console) -> int:
     return 0
 
 
+MATCH_HTML = "--html makes a page of a solitaire game only, not of a multiplayer match: use --video (.gif or .mp4) or --log"
+
+
+# ---------------------------------------------------------------------- matches
+def match_title(record: MatchRecord) -> str:
+    seats = " vs ".join(f"P{p + 1} {name}" for p, name in enumerate(record.players))
+    return f"{seats}: {record.ruleset}, {record.scoring} {'sheets' if record.scoring == 'separate' else 'sheet'}, seed {record.seed}"
+
+
+def replay_match_file(args, record: MatchRecord, console: Console) -> int:
+    """--replay of a match record: every step, the board after each turn, the result."""
+    if args.html:
+        raise ValueError(MATCH_HTML)  # before anything is shown
+    console.print(f"replaying the match {escape(match_title(record))} ({len(record.steps)} steps)")
+    env, key = None, None
+    try:
+        for env, step in replay_match(record):
+            console.print(match_step_line(step, record.players))
+            ms = env.match
+            now = (ms.to_move, int(M.sheet_in_play(ms).turn))
+            if now != key or M.is_over(env.ruleset, ms):
+                console.print(match_board(env, record.players))
+                console.print(match_status(env, record.players))
+                key = now
+            if args.delay > 0:
+                time.sleep(args.delay)
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted") from None
+    if env is None:
+        env = match_env(record)
+        env.reset(seed=record.seed)
+        console.print(match_board(env, record.players))
+        console.print(match_status(env, record.players))
+    if M.is_over(env.ruleset, env.match):
+        console.print(match_result(M.scores(env.ruleset, env.match), record.players))
+    else:
+        console.print(f"[bold]the record stops before the end[/]: {match_scores_text(env, record)}")
+    write_outputs(args, record, console)
+    return 0
+
+
+def match_scores_text(env, record: MatchRecord) -> str:
+    return ", ".join(f"P{p + 1} {escape(n)} {s}" for p, (n, s) in enumerate(zip(record.players, M.scores(env.ruleset, env.match))))
+
+
+def load_seats(players, ruleset: str, seed: int) -> dict:
+    """seat -> agent for every seat that is not human (a ``random`` agent seeded from the
+    game's seed and its seat, so the same seed replays the same match)."""
+    import numpy as np
+
+    from agents import load
+
+    policies = {}
+    for p, name in enumerate(players):
+        if name != HUMAN:
+            policy = load(name, ruleset=ruleset)
+            if isinstance(getattr(policy, "rng", None), np.random.Generator):
+                policy.rng = np.random.default_rng([int(seed), p])
+            policies[p] = policy
+    return policies
+
+
+def play_match(args, console: Console, record: MatchRecord | None = None) -> int:
+    """A match from --players / --watch-players, or resumed from a --load record."""
+    from jamb_env import load_ruleset
+
+    if record is not None:
+        players, ruleset, seed, scoring = record.players, record.ruleset, record.seed, record.scoring
+    else:
+        players, ruleset, seed, scoring = args.players, args.ruleset, args.seed, args.scoring or "separate"
+    try:
+        M.check_match(load_ruleset(ruleset), len(players), scoring)  # a clear error before any agent loads
+    except (RecordError, ValueError) as exc:
+        if record is not None:
+            raise RecordError(f"{args.load}: {exc}") from exc
+        raise
+    coach = None
+    if args.coach:
+        from agents import load
+
+        coach = load(args.coach, ruleset=ruleset)
+    session = MatchSession(ruleset, seed, players, scoring, policies=load_seats(players, ruleset, seed), console=console,
+                           coach=coach, delay=args.delay, sleep=lambda seconds: time.sleep(seconds))
+    people = players.count(HUMAN)
+    if record is not None:
+        session.load(record)
+        console.print(f"resumed {escape(args.load)}: {len(record.steps)} moves, {match_scores_text(session.aec, record)}")
+    else:
+        rec = session.record
+        console.print(f"Jamb match {escape(match_title(rec))}."
+                      + (" Type help for the commands." if people else ""))
+    save_path = args.save or args.load
+    record_path = getattr(args, "record", None)
+    try:
+        session.run(lambda prompt: console.input(prompt), save_path=save_path)
+    except KeyboardInterrupt:
+        saved = []
+        if save_path:
+            saved.append(f"the match is saved in {save_path} (resume with --load {save_path})")
+        if record_path:
+            session.record.write(record_path)
+            saved.append(f"the match so far is in {record_path}")
+        where = "; " + "; ".join(saved) if saved else " (not saved: start with --save or --record FILE to keep a match)"
+        raise Interrupted(f"interrupted after {len(session.record.steps)} moves{where}") from None
+    if record_path:
+        session.record.write(record_path)
+    if session.over and not people:
+        write_outputs(args, session.record, console)
+    return 0
+
+
 class MissingDependency(Exception):
     """An optional package that an output needs is not installed (the message says how)."""
 
@@ -126,9 +255,14 @@ def have_moviepy() -> bool:
     return True
 
 
-def video_frames(record: GameRecord) -> list:
+def video_frames(record: GameRecord | MatchRecord) -> list:
     """One picture per state of the replayed game, the start first (uint8 HxWx3 arrays,
-    all the size of the ruleset's sheet)."""
+    all the size of the ruleset's sheet; a match: every sheet side by side, the env's
+    "rgb_array" picture)."""
+    if isinstance(record, MatchRecord):
+        env = match_env(record, render_mode="rgb_array")
+        env.reset(seed=record.seed)  # replay_match resets again with the same seed: the same game
+        return [env.render()] + [env.render() for env, _ in replay_match(record, env)]
     from jamb_env.render import sheet_image
     from jamb_env.replay_html import replay_states
 
@@ -184,8 +318,10 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
     return path
 
 
-def write_outputs(args, record: GameRecord, console: Console) -> None:
+def write_outputs(args, record: GameRecord | MatchRecord, console: Console) -> None:
     """--html and --video of a finished watch or replay."""
+    if args.html and isinstance(record, MatchRecord):
+        raise ValueError(MATCH_HTML)
     if args.html:
         from jamb_env.replay_html import replay_html
 
@@ -200,12 +336,16 @@ def interactive(args, console: Console) -> int:
     coach = None
     record = None
     if args.load:
-        games = read_records(args.load)
+        games = read_any(args.load)
         if len(games) > 1 and not args.save:
             raise RecordError(f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE")
         if not 0 <= args.game < len(games):
             raise RecordError(f"{args.load} holds games 0..{len(games) - 1}, not {args.game}")
         record = games[args.game]
+        if isinstance(record, MatchRecord):
+            return play_match(args, console, record)
+        if args.delay_given:
+            raise ValueError("--delay cannot be used with a resumed solitaire game (it paces the agents of a match)")
         args.ruleset = record.ruleset
     if args.coach:
         from agents import load
@@ -232,21 +372,49 @@ def interactive(args, console: Console) -> int:
 
 def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     """Refuse options that the chosen mode would ignore, and bad values."""
-    mode = "--replay" if args.replay else "--watch" if args.watch else "--load" if args.load else None
+    if args.players is not None and args.watch_players is not None:
+        parser.error("--players and --watch-players: give one (--players with no human seat watches too)")
+    match_seats = args.players if args.players is not None else args.watch_players
+    people = 0
+    if match_seats is not None:
+        option = "--players" if args.players is not None else "--watch-players"
+        if not all(name.strip() for name in match_seats):
+            parser.error(f"{option}: an empty seat name")
+        seats = [HUMAN if name.strip().lower() == HUMAN else name.strip() for name in match_seats]
+        if args.watch_players is not None and HUMAN in seats:
+            parser.error("--watch-players: agents only (seat a person with --players human ...)")
+        if not 2 <= len(seats) <= 5:
+            parser.error(f"{option}: a match needs 2..5 seats (each human or an agent), got {len(seats)}")
+        args.players, args.watch_players = seats, None
+        people = seats.count(HUMAN)
+    mode = ("--replay" if args.replay else "--watch" if args.watch else "--load" if args.load
+            else "--players" if match_seats is not None else None)
     not_with = {
-        "--replay": ("watch", "load", "save", "coach", "record", "seed", "ruleset"),
-        "--watch": ("load", "save", "coach"),
-        "--load": ("seed", "ruleset", "log", "record", "delay", "html", "video"),
-        None: ("log", "record", "delay", "game", "html", "video"),
+        "--replay": ("players", "watch_players", "watch", "load", "save", "coach", "record", "seed", "ruleset", "scoring"),
+        "--watch": ("players", "watch_players", "load", "save", "coach", "scoring"),
+        "--load": ("players", "watch_players", "seed", "ruleset", "scoring", "log", "record", "html", "video"),
+        "--players": ("game", "html") + (("log", "video") if people else ("save", "coach")),
+        None: ("scoring", "log", "record", "delay", "game", "html", "video"),
     }[mode]
-    given = [f"--{k}" for k in not_with if getattr(args, k) is not None]
+    given = [f"--{k.replace('_', '-')}" for k in not_with if getattr(args, k) is not None]
     if given:
-        what = {"--replay": "a replay", "--watch": "watching", "--load": "a resumed game", None: "an interactive game"}[mode]
+        what = {"--replay": "a replay", "--watch": "watching", "--load": "a resumed game",
+                "--players": "a match with a person playing" if people else "watching a match",
+                None: "an interactive game"}[mode]
         hint = {"--save": " (use --record to keep a watched game)", "--record": " (a game of yours is saved with --save)",
                 "--log": " (--log is for --watch and --replay)", "--game": " (--game picks a game of a --load or --replay file)",
                 "--html": " (--html is for --watch and --replay)", "--video": " (--video is for --watch and --replay)",
-                "--seed": " (the record has its seed)", "--ruleset": " (the record has its ruleset)"}.get(given[0], "")
+                "--seed": " (the record has its seed)", "--ruleset": " (the record has its ruleset)",
+                "--players": " (a match record names its players)" if mode == "--load" else " (--players starts a match)",
+                "--watch-players": " (--watch-players starts a match)", "--scoring": " (--scoring goes with --players)",
+                "--coach": " (hints are for a person's seat)"}.get(given[0], "")
+        if mode == "--players" and given[0] in ("--log", "--video"):
+            hint = f" ({given[0]} is for watching: seat agents only, or replay the match's --record file)"
+        if given[0] == "--html" and mode == "--players":
+            hint = " (a web page is made of a solitaire game only: watch a match with --video or --log)"
         parser.error(f"{', '.join(given)} cannot be used with {what}{hint}")
+    if mode == "--players" and people == len(args.players) and args.delay is not None:
+        parser.error("--delay paces the agents' moves, and every seat is human")
     for name in ("replay", "load", "save", "watch", "coach", "record", "log", "ruleset", "html", "video"):
         value = getattr(args, name)
         if value is not None and not value.strip():
@@ -303,8 +471,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", help="watch/replay: write the game as one self-contained web page here, at the end")
     parser.add_argument("--video", help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)")
     parser.add_argument("--fps", type=float, default=None, help="--video frames (steps) a second, 0.1..60 (default 2)")
+    parser.add_argument("--players", nargs="+", metavar="SEAT", default=None,
+                        help="a match of 2..5 seats in this order, each 'human' (hot seat) or an agent name / MaskablePPO .zip")
+    parser.add_argument("--watch-players", nargs="+", metavar="AGENT", default=None,
+                        help="watch a match of these 2..5 agents (as --players without a human seat)")
+    parser.add_argument("--scoring", choices=("separate", "shared"), default=None,
+                        help="match: a sheet each (separate, default) or one shared sheet")
     args = parser.parse_args(argv)
     check_arguments(parser, args)
+    args.delay_given = args.delay is not None
     args.ruleset = args.ruleset or "classic"
     args.game = args.game or 0
     args.delay = 0.5 if args.delay is None else args.delay
@@ -323,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
             code = replay_file(args, console)
         elif args.watch:
             code = watch(args, console)
+        elif args.players and not args.load:
+            code = play_match(args, console)
         else:
             code = interactive(args, console)
         if log:
