@@ -100,7 +100,8 @@ def play_match(ruleset: str | Ruleset, policies: Sequence, seed: int, scoring: s
         agent = env.agent_selection
         obs = env.observe(agent)
         mask = obs["action_mask"].astype(bool)
-        view = SeatView(rules, M.sheet_in_play(ms), env.infos[agent]["score"], mask)
+        view = SeatView(rules, M.sheet_in_play(ms), env.infos[agent]["score"], mask, player=p, num_players=ms.num_players,
+                        scoring=ms.scoring, owner=ms.owner)
         full = obs["observation"]
         seen = full if getattr(policies[p], "observation_size", None) == len(full) else full[:solo]
         env.step(int(policies[p].act(view, seen, mask)))

@@ -93,10 +93,29 @@ def _score_bound(rules: Ruleset) -> float:
 class SeatView:
     """One player's view for the solitaire agents: ``ruleset``, ``game`` (a copy of the
     :class:`~jamb_env.rules.GameState` the player plays on), ``score`` and
-    ``action_masks()`` (bool ``(A,)``)."""
+    ``action_masks()`` (bool ``(A,)``); and the seat in the match, for agents that play
+    it (e.g. the heuristic baselines on a shared sheet): ``player`` (the player index),
+    ``num_players``, ``scoring`` ("separate" or "shared") and ``owner`` (a copy of the
+    shared sheet's int8 ``(C, R)`` writer of each cell, -1 where empty; None for separate
+    sheets). Without them (the defaults: player 0 of 1, ``scoring`` None, no ``owner``)
+    the view carries no match information and agents play it as a solitaire sheet.
 
-    def __init__(self, ruleset: Ruleset, game, score: int, mask: np.ndarray):
+    Raises:
+        ValueError: ``scoring="shared"`` without ``owner``, an unknown ``scoring``, or a
+            ``player`` outside ``0..num_players - 1``.
+    """
+
+    def __init__(self, ruleset: Ruleset, game, score: int, mask: np.ndarray, *, player: int = 0, num_players: int = 1,
+                 scoring: str | None = None, owner: np.ndarray | None = None):
+        if scoring not in (None, *M.SCORING_MODES):
+            raise ValueError(f"scoring must be None or one of {M.SCORING_MODES}, got {scoring!r}")
+        if scoring == "shared" and owner is None:
+            raise ValueError("a shared-sheet view needs the owner of each cell (owner=)")
+        if not 0 <= int(player) < int(num_players):
+            raise ValueError(f"player must be in 0..{int(num_players) - 1}, got {player!r}")
         self.ruleset, self.game, self.score, self._mask = ruleset, game.copy(), int(score), mask
+        self.player, self.num_players, self.scoring = int(player), int(num_players), scoring
+        self.owner = None if owner is None else np.array(owner, dtype=np.int8, copy=True)
 
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()
@@ -296,11 +315,13 @@ class raw_env(AECEnv):
         ruleset, the sheet it plays on (``game``) and its legal actions. Every baseline
         plays any seat through it: ``policy.act(env.seat_view(a), obs["observation"],
         obs["action_mask"])``; the answer obligation is in the sheet's ``answer_due``
-        and the mask, so they honour it."""
+        and the mask, so they honour it. The view also says the seat (``player``,
+        ``num_players``, ``scoring`` and, on a shared sheet, a copy of ``owner``)."""
         p = self._index[agent]
         ms = self.match
         return SeatView(self.ruleset, ms.sheets[0] if ms.owner is not None else ms.sheets[p], self._scores[p],
-                        self.observe(agent)["action_mask"].astype(bool))
+                        self.observe(agent)["action_mask"].astype(bool), player=p, num_players=self.num_players,
+                        scoring=self.scoring, owner=ms.owner)
 
     # ------------------------------------------------------------------ pictures
     def render(self):

@@ -126,7 +126,9 @@ class _Views:
 
         env, g, p = self.env, int(self.games[k]), int(self.seats[k])
         slot = env._slot(g, p)
-        return SeatView(env.ruleset, env._batch.game_state(slot), int(env._scores[g, p]), env._batch.games.masks[slot].copy())
+        return SeatView(env.ruleset, env._batch.game_state(slot), int(env._scores[g, p]), env._batch.games.masks[slot].copy(),
+                        player=p, num_players=env.num_players, scoring=env.scoring,
+                        owner=env._owner[g] if env.scoring == "shared" else None)
 
 
 # ---------------------------------------------------------------------------- the env

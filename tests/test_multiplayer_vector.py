@@ -118,3 +118,17 @@ def test_an_agent_opponent_and_the_illegal_action_rules():
 
     with pytest.raises(IllegalActionError):
         strict.step(np.array([np.flatnonzero(~m)[-1] for m in strict.action_masks()]))
+
+
+def test_agent_opponents_see_their_seat_on_a_shared_sheet():
+    seen = []
+
+    class Spy:
+        def act(self, view, observation, mask):
+            seen.append((view.scoring, view.num_players, view.player, view.owner is not None))
+            return int(np.flatnonzero(mask)[0])
+
+    venv = SeatVecEnv(2, Spy(), ruleset="classic", num_players=3, scoring="shared", seed=2, seat=0)
+    venv.reset()
+    venv.step(np.array([np.flatnonzero(m)[-1] for m in venv.action_masks()]))
+    assert seen and all(s == "shared" and n == 3 and p in (1, 2) and has for s, n, p, has in seen)
