@@ -64,6 +64,17 @@ from .rules import match as M
 REWARDS = ("score", "win", "margin")
 
 
+def _integer(x) -> int | None:
+    """``x`` as an int if it is one integer (Python, NumPy or a 0-d integer array), else None."""
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, np.ndarray) and x.shape == () and np.issubdtype(x.dtype, np.integer):
+        return int(x)
+    return None
+
+
 def env(**kwargs):
     """:class:`raw_env` inside PettingZoo's standard wrappers (``AssertOutOfBounds``,
     ``OrderEnforcing``); same arguments."""
@@ -111,10 +122,23 @@ class SeatView:
             raise ValueError(f"scoring must be None or one of {M.SCORING_MODES}, got {scoring!r}")
         if scoring == "shared" and owner is None:
             raise ValueError("a shared-sheet view needs the owner of each cell (owner=)")
-        if not 0 <= int(player) < int(num_players):
-            raise ValueError(f"player must be in 0..{int(num_players) - 1}, got {player!r}")
-        self.ruleset, self.game, self.score, self._mask = ruleset, game.copy(), int(score), mask
-        self.player, self.num_players, self.scoring = int(player), int(num_players), scoring
+        n = _integer(num_players)
+        if n is None or not 1 <= n <= M.MAX_PLAYERS:
+            raise ValueError(f"num_players must be an integer in 1..{M.MAX_PLAYERS}, got {num_players!r}")
+        if _integer(player) is None or not 0 <= _integer(player) < n:
+            raise ValueError(f"player must be an integer in 0..{n - 1}, got {player!r}")
+        if _integer(score) is None:
+            raise ValueError(f"score must be an integer (points), got {score!r}")
+        shape = (len(ruleset.columns), ruleset.num_rows)
+        if owner is not None and np.shape(owner) != shape:
+            raise ValueError(f"owner must have shape {shape} (columns x rows), got {np.shape(owner)}")
+        if not isinstance(game, core.GameState):
+            raise ValueError(f"game must be a GameState, got {type(game).__name__}")
+        mask = np.asarray(mask)
+        if mask.shape != (core.layout(ruleset).num_actions,):
+            raise ValueError(f"mask must have shape ({core.layout(ruleset).num_actions},), got {mask.shape}")
+        self.ruleset, self.game, self.score, self._mask = ruleset, game.copy(), _integer(score), mask.astype(bool, copy=True)
+        self.player, self.num_players, self.scoring = _integer(player), n, scoring
         self.owner = None if owner is None else np.array(owner, dtype=np.int8, copy=True)
 
     def action_masks(self) -> np.ndarray:
@@ -137,7 +161,8 @@ class raw_env(AECEnv):
 
     Raises:
         ValueError: a bad argument (the message says what is allowed).
-        RulesetError: an unknown ruleset, or "shared" with a derived column.
+        RulesetError: an unknown ruleset or a bad rules file, or "shared" with a derived
+            column. FileNotFoundError: a rules YAML path that does not exist.
     """
 
     metadata = {"name": "jamb_multiplayer_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
@@ -150,7 +175,8 @@ class raw_env(AECEnv):
         M.check_match(rules, num_players, scoring)
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale) or reward_scale <= 0:
+        if isinstance(reward_scale, (bool, np.bool_)) or not isinstance(reward_scale, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a finite number > 0, got {reward_scale!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
@@ -192,19 +218,26 @@ class raw_env(AECEnv):
             at += size
         return lo, hi
 
+    def _agent(self, agent) -> int:
+        """The player index of ``agent``; ValueError naming the agents for anything else."""
+        if not isinstance(agent, str) or agent not in self._index:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
+        return self._index[agent]
+
     def observation_space(self, agent):
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._agent(agent)]]
 
     def action_space(self, agent):
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._agent(agent)]]
 
     # ------------------------------------------------------------------ game
     @property
     def match(self) -> M.MatchState:
-        """The current :class:`~jamb_env.rules.match.MatchState` (immutable)."""
+        """A copy of the current :class:`~jamb_env.rules.match.MatchState` (writing into
+        its arrays changes nothing here)."""
         if self._match is None:
             raise RuntimeError("call reset() first")
-        return self._match
+        return self._match.copy()
 
     def _roll(self, k: int) -> np.ndarray:
         """The next ``k`` dice of the stream of the sheet in play."""
@@ -219,8 +252,10 @@ class raw_env(AECEnv):
         (player 0's, player 1's, ...; one for a shared sheet) are drawn from it, so the
         same seed and actions give the same game, and a seat's dice do not depend on the
         other players' moves (swapping agents between seats keeps each seat's dice)."""
+        if seed is not None and (_integer(seed) is None or _integer(seed) < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         if seed is not None or self.np_random is None:
-            self.np_random, _ = seeding.np_random(seed)
+            self.np_random, _ = seeding.np_random(None if seed is None else _integer(seed))
         rng = self.np_random
         first = M.seat(self.num_players, lambda k: roll_dice(rng, k))
         self._streams = np.stack([roll_dice(rng, self._stream_len) for _ in range(len(self._pos))])
@@ -242,13 +277,17 @@ class raw_env(AECEnv):
         return {"scores": list(self._scores), "score": self._scores[self._index[agent]]}
 
     def step(self, action) -> None:
+        if self._match is None:
+            raise RuntimeError("call reset() before step()")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has left; call reset() for a new game")
         if self.terminations.get(self.agent_selection) or self.truncations.get(self.agent_selection):
             self._was_dead_step(action)
             return
-        rules, ms = self.ruleset, self.match
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        rules, ms = self.ruleset, self._match
+        a = _integer(action)
+        if a is None:
             raise ValueError(f"action must be an integer in 0..{self._layout.num_actions - 1}, got {action!r}")
-        a = int(action)
         reason = why_illegal(rules, M.sheet_in_play(ms), a)
         if reason is not None:
             what = f" ({action_to_string(rules, a)})" if 0 <= a < self._layout.num_actions else ""
@@ -284,8 +323,10 @@ class raw_env(AECEnv):
 
     def observe(self, agent):
         """The ``Dict`` observation of ``agent`` (a new array each call)."""
-        rules, ms = self.ruleset, self.match
-        p, N = self._index[agent], self.num_players
+        if self._match is None:
+            raise RuntimeError("call reset() first")
+        rules, ms = self.ruleset, self._match
+        p, N = self._agent(agent), self.num_players
         seats = [(p + k) % N for k in range(N)]
         over = M.is_over(rules, ms)
         if ms.owner is None:
@@ -317,7 +358,7 @@ class raw_env(AECEnv):
         obs["action_mask"])``; the answer obligation is in the sheet's ``answer_due``
         and the mask, so they honour it. The view also says the seat (``player``,
         ``num_players``, ``scoring`` and, on a shared sheet, a copy of ``owner``)."""
-        p = self._index[agent]
+        p = self._agent(agent)
         ms = self.match
         return SeatView(self.ruleset, ms.sheets[0] if ms.owner is not None else ms.sheets[p], self._scores[p],
                         self.observe(agent)["action_mask"].astype(bool), player=p, num_players=self.num_players,
@@ -367,9 +408,13 @@ class SeatEnv(gymnasium.Env):
     observation, otherwise the flat ``"observation"`` Box. ``illegal_action``: as
     :class:`~jamb_env.JambEnv` ("terminate": the learner's game ends with
     ``JambEnv.ILLEGAL_ACTION_PENALTY * reward_scale`` and ``info["illegal_action"]``;
-    "raise": :class:`~jamb_env.IllegalActionError`, nothing changed).
+    "raise": :class:`~jamb_env.IllegalActionError`, nothing changed). Opponents with
+    their own generator (an ``rng`` attribute, e.g. ``agents.load("random")``) are
+    reseeded from the env's generator at every reset, so a seed reproduces the game. If
+    an opponent fails (raises, or returns something that is not a legal action), the
+    error names it and the game must be reset.
 
-    Raises ValueError for a bad seat or opponent count (and as :class:`raw_env`).
+    Raises ValueError for a bad seat, opponent or option (and as :class:`raw_env`).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -379,6 +424,10 @@ class SeatEnv(gymnasium.Env):
                  mask_in_observation: bool = False, illegal_action: str = "terminate", render_mode: str | None = None):
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        if not isinstance(mask_in_observation, (bool, np.bool_)):
+            raise ValueError(f"mask_in_observation must be True or False, got {mask_in_observation!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         self.illegal_action = illegal_action
         self.aec = raw_env(ruleset=ruleset, num_players=num_players, scoring=scoring, reward=reward,
                            reward_scale=reward_scale, render_mode=render_mode)
@@ -386,9 +435,10 @@ class SeatEnv(gymnasium.Env):
         self.pool = opponents if callable(getattr(opponents, "draw", None)) else None
         if self.pool is None:
             opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents] * others
-            if len(opponents) != others or not all(callable(getattr(o, "act", None)) for o in opponents):
-                raise ValueError(f"opponents must be {others} object(s) with act(view, observation, mask) (or one for "
-                                 f"all), or a pool with draw(rng) -> such an object; got {len(opponents)}")
+            if len(opponents) != others:
+                raise ValueError(f"opponents must be {others} agent(s) (one per other player) or one for all, got {len(opponents)}")
+            for o in opponents:
+                self._check_opponent(o)
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
             raise ValueError(f"seat must be None (random) or a player 0..{num_players - 1}, got {seat!r}")
         self.opponents, self.fixed_seat = opponents, seat
@@ -397,6 +447,12 @@ class SeatEnv(gymnasium.Env):
         self.observation_space = space if self.mask_in_observation else space["observation"]
         self.action_space = self.aec.action_spaces["player_0"]
         self.ruleset = self.aec.ruleset
+
+    @staticmethod
+    def _check_opponent(o) -> None:
+        if not callable(getattr(o, "act", None)):
+            raise ValueError("an opponent is an agent with act(view, observation, mask) -> action (e.g. agents.load('greedy')) "
+                             f"or a pool with draw(rng) -> such an agent; got {type(o).__name__}")
 
     def _obs(self):
         obs = self.aec.observe(self.learner)
@@ -412,19 +468,34 @@ class SeatEnv(gymnasium.Env):
             p = aec.possible_agents.index(agent)
             policy = self.opponents[p if p < self._seat else p - 1]
             obs = aec.observe(agent)
-            aec.step(int(policy.act(aec.seat_view(agent), obs["observation"], obs["action_mask"].astype(bool))))
+            action = policy.act(aec.seat_view(agent), obs["observation"], obs["action_mask"].astype(bool))
+            a = _integer(action)
+            if a is None or not 0 <= a < self.action_space.n or not obs["action_mask"][a]:
+                self._broken = True
+                raise ValueError(f"opponent {type(policy).__name__} ({agent}) returned {action!r}, not a legal action; "
+                                 "call reset() for a new game")
+            aec.step(a)
             gained += aec.rewards[self.learner]
         return gained
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        if seed is not None and (_integer(seed) is None or _integer(seed) < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        super().reset(seed=None if seed is None else _integer(seed))
+        self._broken = True  # until the opponents have made their first moves
         self.aec.reset(seed=int(self.np_random.integers(2**63)))
         self._seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.aec.num_players))
         if self.pool is not None:  # a fresh draw of opponents for every game
             self.opponents = [self.pool.draw(self.np_random) for _ in range(self.aec.num_players - 1)]
+            for o in self.opponents:
+                self._check_opponent(o)
+        for o in self.opponents:  # opponents with their own generator replay with the seed
+            if isinstance(getattr(o, "rng", None), np.random.Generator):
+                o.rng = np.random.default_rng(int(self.np_random.integers(2**63)))
         self.learner = self.aec.possible_agents[self._seat]
-        self._pending = self._play_opponents()
         self._ended_illegally = False
+        self._pending = self._play_opponents()
+        self._broken = False
         return self._obs(), self._info()
 
     def _info(self) -> dict:
@@ -437,13 +508,15 @@ class SeatEnv(gymnasium.Env):
         from .env import JambEnv
 
         aec = self.aec
+        if not hasattr(self, "learner"):
+            raise RuntimeError("call reset() before step()")
+        if self._broken or aec.agent_selection != self.learner and not aec.terminations[self.learner]:
+            raise RuntimeError("an opponent failed during this game; call reset() for a new game")
         if aec.terminations[self.learner] or self._ended_illegally:
             raise RuntimeError("the game has ended; call reset() before step()")
         if self.illegal_action == "terminate":
-            a = action
-            if isinstance(a, np.ndarray) and a.shape == ():
-                a = a.item()
-            legal = not isinstance(a, (bool, np.bool_)) and isinstance(a, (int, np.integer)) and 0 <= a < self.action_space.n
+            a = _integer(action)
+            legal = a is not None and 0 <= a < self.action_space.n
             if not (legal and self.action_masks()[a]):
                 self._ended_illegally = True
                 info = self._info()
@@ -452,13 +525,17 @@ class SeatEnv(gymnasium.Env):
             action = int(a)
         aec.step(action)
         reward = self._pending + aec.rewards[self.learner]
+        self._broken = True  # until the opponents are done (an error in one leaves the game mid-turn)
         reward += self._play_opponents()
+        self._broken = False
         self._pending = 0.0
         terminated = bool(aec.terminations[self.learner])
         return self._obs(), reward, terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """bool ``(A,)``: the learner's legal actions (all True once the game is over)."""
+        if not hasattr(self, "learner"):
+            raise RuntimeError("call reset() first")
         return self.aec.observe(self.learner)["action_mask"].astype(bool)
 
     def render(self):

@@ -102,15 +102,15 @@ def batched_policy(opponent):
         return opponent
     if callable(getattr(opponent, "predict", None)):
         def f(obs, masks, views):
-            actions, _ = opponent.predict(obs, action_masks=masks, deterministic=True)
-            return np.asarray(actions, dtype=np.int64)
+            out = opponent.predict(obs, action_masks=masks, deterministic=True)
+            return out[0] if isinstance(out, tuple) else out  # SB3 returns (actions, states)
         return f
     if callable(getattr(opponent, "act", None)):
         solo = getattr(opponent, "observation_size", None)
 
         def f(obs, masks, views):
             return np.array([opponent.act(views(k), obs[k] if solo == obs.shape[1] else obs[k, :views.solo], masks[k])
-                             for k in range(len(masks))], dtype=np.int64)
+                             for k in range(len(masks))])  # not cast: a float or None is refused, not truncated
         return f
     raise ValueError(f"an opponent is an SB3 model (predict), an agent (act) or a batched function, got {type(opponent).__name__}")
 
@@ -202,6 +202,7 @@ class SeatVecEnv(VecEnv):
     def set_opponent(self, opponent) -> None:
         """Use ``opponent`` for every other seat from the next move on."""
         self._opponent = batched_policy(opponent)
+        self._opponent_object = opponent
 
     def _slot(self, g, p):
         return g * self._S + (p if self._S > 1 else 0)
@@ -287,10 +288,15 @@ class SeatVecEnv(VecEnv):
             obs = self._observe(idx, seats)
             slots = idx * self._S + (seats if self._S > 1 else 0)
             masks = self._batch.games.masks[slots]
-            actions = np.asarray(self._opponent(obs, masks, _Views(self, idx, seats)), dtype=np.int64).reshape(-1)
-            if actions.shape != (len(idx),) or not masks[np.arange(len(idx)), np.clip(actions, 0, masks.shape[1] - 1)].all() \
-                    or actions.min() < 0 or actions.max() >= masks.shape[1]:
-                raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given)")
+            out = self._opponent(obs, masks, _Views(self, idx, seats))
+            actions = np.asarray(out[0] if isinstance(out, tuple) else out)
+            if not np.issubdtype(actions.dtype, np.integer) or actions.shape not in ((len(idx),), (len(idx), 1)):
+                raise ValueError(f"the opponent policy must return {len(idx)} integer actions, got {type(out).__name__} "
+                                 f"of shape {actions.shape} and dtype {actions.dtype}; call reset() for new games")
+            actions = actions.reshape(-1).astype(np.int64)
+            if actions.min() < 0 or actions.max() >= masks.shape[1] or not masks[np.arange(len(idx)), actions].all():
+                raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given); "
+                                 "call reset() for new games")
             self._apply(idx, actions)
             self._update_scores(idx)
 
@@ -324,11 +330,15 @@ class SeatVecEnv(VecEnv):
         for g in games:
             if self._seeds[g] is not None or self._rngs[g] is None:
                 self._rngs[g], _ = seeding.np_random(self._seeds[g])
+        if isinstance(getattr(self._opponent_object, "rng", None), np.random.Generator):
+            # an opponent with its own generator replays with the seed
+            self._opponent_object.rng = np.random.default_rng(int(self._rngs[0].integers(2**63)))
         self._seeds = [None] * self.num_envs
         self._episodes[:] = 0
         self._new_games(games)
         self._pending[:] = 0.0
         before = self._learner_values(games, self._over[games])
+        self._started = False
         self._play_opponents(games)
         self._pending += self._learner_values(games, self._over[games]) - before
         self._started = True
@@ -343,11 +353,12 @@ class SeatVecEnv(VecEnv):
 
     def step_wait(self):
         if not self._started:
-            raise RuntimeError("call reset() before step()")
+            raise RuntimeError("call reset() before step() (after an opponent's error too: the games were left mid-turn)")
+        self._started = False  # until this step is through: an error on the way leaves games mid-turn
         N = self.num_envs
         games = np.arange(N)
         a = self._actions
-        masks = self.action_masks()
+        masks = self._learner_masks()
         legal = (a >= 0) & (a < masks.shape[1])
         legal[legal] = masks[games[legal], a[legal]]
         if not legal.all() and self.illegal_action == "raise":
@@ -388,10 +399,16 @@ class SeatVecEnv(VecEnv):
             self._play_opponents(done_idx)
             self._pending[done_idx] = self._learner_values(done_idx, self._over[done_idx]) - before
             obs[done_idx] = self._observe(done_idx, self._learner[done_idx])
+        self._started = True
         return obs, rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
         """bool (N, A): the learner's legal actions in every game (a copy)."""
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        return self._learner_masks()
+
+    def _learner_masks(self) -> np.ndarray:
         games = np.arange(self.num_envs)
         return self._batch.games.masks[games * self._S + (self._learner if self._S > 1 else 0)].copy()
 

@@ -378,12 +378,12 @@ def match_board(env, players: Sequence[str]) -> Columns | Table:
         for p, st in enumerate(ms.sheets):
             moving = p == ms.to_move and not over
             title = f"[bold]▶ {_seat(p, players)} (to move)[/]" if moving else _seat(p, players)
-            tables.append(sheet_table(SeatView(rules, st, scores[p], np.zeros(0, dtype=bool)), title=title,
+            tables.append(sheet_table(SeatView(rules, st, scores[p], core.legal_mask(rules, st)), title=title,
                                       caption=f"{scores[p]} points", highlight=moving, fixed_width=True))
         return Columns(tables)
     st = ms.sheets[0]
     who = "" if over else f": {_seat(ms.to_move, players)} to move"
-    return sheet_table(SeatView(rules, st, scores[ms.to_move], np.zeros(0, dtype=bool)), title=f"[bold]shared sheet{who}[/]",
+    return sheet_table(SeatView(rules, st, scores[ms.to_move], core.legal_mask(rules, st)), title=f"[bold]shared sheet{who}[/]",
                        caption="goes to: most non-zero cells",
                        owner=ms.owner, awards=M.column_awards(rules, ms), highlight=not over, fixed_width=True)
 
@@ -403,7 +403,7 @@ def match_status(env, players: Sequence[str]) -> str:
     from .multiplayer import SeatView
 
     p = ms.to_move
-    view = SeatView(rules, M.sheet_in_play(ms), 0, np.zeros(0, dtype=bool))
+    view = SeatView(rules, M.sheet_in_play(ms), 0, core.legal_mask(rules, M.sheet_in_play(ms)))
     return f"{line}\n[bold]{_seat(p, players)} to move[/]   {status_line(view)}"
 
 

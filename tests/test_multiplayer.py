@@ -358,3 +358,74 @@ def test_seat_env_illegal_actions():
         env.step(bad)
     with pytest.raises(ValueError, match="illegal_action must be"):
         multiplayer.SeatEnv(greedy, illegal_action="ignore")
+
+
+def test_a_failing_opponent_leaves_the_seat_env_needing_a_reset():
+    from agents import load
+
+    class Flaky:
+        fail = False
+
+        def __init__(self):
+            self.greedy = load("greedy", ruleset="classic")
+
+        def act(self, view, observation, mask):
+            if self.fail:
+                raise RuntimeError("boom")
+            return self.greedy.act(view, observation, mask)
+
+    opp = Flaky()
+    env = multiplayer.SeatEnv(opp, seat=0, illegal_action="raise")
+    env.reset(seed=0)
+    opp.fail = True
+    with pytest.raises(RuntimeError, match="boom"):
+        while True:  # until the learner writes and the opponent has to move
+            env.step(int(np.flatnonzero(env.action_masks())[-1]))
+    opp.fail = False
+    with pytest.raises(RuntimeError, match="opponent failed"):
+        env.step(0)
+    env.reset(seed=0)  # a reset recovers
+
+
+def test_random_opponents_replay_with_the_seed_and_junk_is_refused():
+    from agents import load
+
+    def play(env, seed):
+        obs, _ = env.reset(seed=seed)
+        trace, done = [obs.copy()], False
+        while not done:
+            obs, r, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+            trace.append(obs.copy())
+        return trace
+
+    env = multiplayer.SeatEnv(load("random", ruleset="classic_down"), ruleset="classic_down", seat=1)
+    a, b = play(env, 3), play(env, 3)
+    assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    for junk in (None, "random", 5, lambda v, o, m: 0):
+        with pytest.raises(ValueError, match="an opponent is an agent"):
+            multiplayer.SeatEnv(junk)
+    with pytest.raises(ValueError, match="mask_in_observation"):
+        multiplayer.SeatEnv(load("greedy", ruleset="classic"), mask_in_observation="no")
+    with pytest.raises(RuntimeError, match="reset"):
+        multiplayer.SeatEnv(load("greedy", ruleset="classic")).step(0)
+
+
+def test_the_aec_env_refuses_junk_clearly_and_hands_out_copies():
+    env = multiplayer.raw_env(scoring="shared")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    for seed in (-1, 1.5, "abc"):
+        with pytest.raises(ValueError, match="seed must be"):
+            env.reset(seed=seed)
+    env.reset(seed=np.int64(1))
+    with pytest.raises(ValueError, match="unknown agent 'player_9'; the agents are player_0, player_1"):
+        env.observe("player_9")
+    m = env.match
+    m.sheets[0].dice[:] = 6
+    m.owner[:] = 0
+    assert not (env.match.owner == 0).any() and env.match.sheets[0].dice.tolist() != [6] * 5
+    env.step(np.array(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])))  # a 0-d array is one integer
+    with pytest.raises(ValueError, match="ranks_reward needs"):
+        M.ranks_reward([5])
+    with pytest.raises(ValueError, match="not sheets of ruleset"):
+        M.scores(load_ruleset("yu48"), M.new_match("classic", 2))

@@ -132,3 +132,29 @@ def test_agent_opponents_see_their_seat_on_a_shared_sheet():
     venv.reset()
     venv.step(np.array([np.flatnonzero(m)[-1] for m in venv.action_masks()]))
     assert seen and all(s == "shared" and n == 3 and p in (1, 2) and has for s, n, p, has in seen)
+
+
+def test_a_broken_opponent_needs_a_reset_and_its_junk_is_refused():
+    calls = {"n": 0, "junk": None}
+
+    def opponent(obs, masks, views):
+        calls["n"] += 1
+        if calls["junk"] is not None:
+            return calls["junk"]
+        return masks.argmax(axis=1)
+
+    opponent.batched = True
+    venv = SeatVecEnv(2, opponent, ruleset="classic_down", seed=0, seat=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        venv.action_masks()
+    venv.reset()
+    for junk in (np.array([0.5, 1.5]), [None, None], np.zeros(5, np.int64), ["a", "b"]):
+        venv.reset()
+        calls["junk"] = junk
+        with pytest.raises(ValueError):
+            for _ in range(20):  # until a learner write hands the turn to the opponent
+                m = venv.action_masks()
+                venv.step(np.array([np.flatnonzero(r)[-1] for r in m]))
+        calls["junk"] = None
+        with pytest.raises(RuntimeError, match="reset"):
+            venv.step(np.zeros(2, np.int64))

@@ -73,6 +73,29 @@ class MatchState:
         """"separate" or "shared"."""
         return "separate" if self.owner is None else "shared"
 
+    def copy(self) -> MatchState:
+        """A deep copy (new arrays)."""
+        return replace(self, sheets=tuple(st.copy() for st in self.sheets), owner=None if self.owner is None else self.owner.copy())
+
+
+def _rules(rules) -> Ruleset:
+    if isinstance(rules, Ruleset):
+        return rules
+    if isinstance(rules, str):
+        from .ruleset import load_ruleset
+
+        return load_ruleset(rules)
+    raise ValueError(f"rules must be a Ruleset or a preset name, got {type(rules).__name__}")
+
+
+def _check_state(rules: Ruleset, ms) -> None:
+    """ValueError unless ``ms`` is a MatchState whose sheets fit ``rules``."""
+    if not isinstance(ms, MatchState):
+        raise ValueError(f"expected a MatchState (new_match), got {type(ms).__name__}")
+    shape = (len(rules.columns), rules.num_rows)
+    if any(st.values.shape != shape for st in ms.sheets):
+        raise ValueError(f"this match's sheets are not sheets of ruleset {rules.name!r} ({shape[0]} columns x {shape[1]} rows)")
+
 
 def check_match(rules: Ruleset, num_players, scoring) -> None:
     """Refuse an unplayable combination with a clear error.
@@ -91,17 +114,31 @@ def check_match(rules: Ruleset, num_players, scoring) -> None:
 
 def seat(num_players: int, roll_die: Callable[[int], np.ndarray]) -> int:
     """The starting player (000): every player rolls one die, the lowest starts; tied
-    lowest players roll again among themselves. ``roll_die(k)`` returns ``k`` faces."""
-    tied = list(range(num_players))
-    while len(tied) > 1:
-        faces = np.asarray(roll_die(len(tied)))
+    lowest players roll again among themselves. ``roll_die(k)`` returns ``k`` faces.
+
+    Raises ValueError: ``num_players`` not in 1..5, ``roll_die`` not returning ``k``
+    integer faces in 1..6, or still tied after 1,000 rounds (a stuck die)."""
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be an integer in 1..{MAX_PLAYERS}, got {num_players!r}")
+    tied = list(range(int(num_players)))
+    for _ in range(1000):
+        if len(tied) == 1:
+            return tied[0]
+        try:
+            faces = np.asarray(roll_die(len(tied)))
+        except TypeError as exc:
+            raise ValueError(f"roll_die(k) must return k faces, got an error: {exc}") from exc
+        if faces.shape != (len(tied),) or not np.issubdtype(faces.dtype, np.integer) or faces.min() < 1 or faces.max() > 6:
+            raise ValueError(f"roll_die({len(tied)}) must return {len(tied)} integer faces in 1..6, got {faces.tolist()!r}")
         low = faces.min()
         tied = [p for p, f in zip(tied, faces.tolist()) if f == low]
-    return tied[0]
+    raise ValueError("the seating dice are still tied after 1,000 rounds: roll_die does not look random")
 
 
 def new_match(rules: Ruleset, num_players: int, scoring: str = "separate", first: int = 0) -> MatchState:
-    """Empty sheets, before the first roll, ``first`` to move (see :func:`seat`)."""
+    """Empty sheets, before the first roll, ``first`` to move (see :func:`seat`).
+    ``rules``: a Ruleset or a preset name."""
+    rules = _rules(rules)
     check_match(rules, num_players, scoring)
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or not 0 <= first < num_players:
         raise ValueError(f"first must be a player 0..{num_players - 1}, got {first!r}")
@@ -149,6 +186,7 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
 
     Raises IllegalActionError / ValueError as :func:`jamb_env.rules.apply_action`, and
     IllegalActionError once the game is over."""
+    _check_state(rules, ms)
     if is_over(rules, ms):
         raise IllegalActionError("the game is over")
     st, points = core.apply_action(rules, sheet_in_play(ms), action, dice, check=check)
@@ -176,6 +214,7 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
 def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
     """Shared sheet: per played column, (the player it goes to or -1, its credited total),
     by 003's rule (module docstring). Raises ValueError for separate sheets."""
+    _check_state(rules, ms)
     if ms.owner is None:
         raise ValueError("column_awards is for the shared sheet (scoring='shared')")
     st = ms.sheets[0]
@@ -187,6 +226,7 @@ def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
 
 def scores(rules: Ruleset, ms: MatchState) -> list[int]:
     """Each player's score (points): their sheet's, or the shared columns awarded to them."""
+    _check_state(rules, ms)
     if ms.owner is None:
         return [core.score(rules, st) for st in ms.sheets]
     out = [0] * ms.num_players
@@ -201,4 +241,6 @@ def ranks_reward(final_scores) -> list[float]:
     beat them) / (N - 1). +1 / 0 / -1 for two players; sums to zero; ties share."""
     s = list(final_scores)
     n = len(s)
+    if n < 2:
+        raise ValueError(f"ranks_reward needs the scores of 2 or more players, got {s!r}")
     return [(sum(x > y for y in s) - sum(y > x for y in s)) / (n - 1) for x in s]
