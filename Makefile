@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 CONFIG ?= configs/ppo_classic.yaml
 
-.PHONY: install browser train test test-fast clean
+.PHONY: install install-ray browser train test test-fast clean
 
 install: $(VENV)/.installed
 
@@ -16,6 +16,14 @@ $(VENV)/.installed: pyproject.toml
 	# torch first, pinned exactly, so nothing pulls a multi-GB CUDA build
 	$(PY) -m pip install --quiet $(FIND_LINKS) torch==2.13.0
 	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev]"
+	touch $@
+
+# Optional: Ray for jamb-evaluate --ray and jamb-tune --ray (the `ray` extra; README "Ray").
+# Nothing else needs it: the tests that do are skipped without it.
+install-ray: $(VENV)/.installed-ray
+
+$(VENV)/.installed-ray: $(VENV)/.installed
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray]"
 	touch $@
 
 # Best effort, never failing the build: Debian's headless Chromium and its driver for

@@ -12,6 +12,7 @@ of the mean paired difference (per pair of agents).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import math
 from collections.abc import Sequence
@@ -81,9 +82,14 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
 
 
 def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: int = 1, chunk: int = 25,
-              progress: bool = True, record: bool = False) -> dict[str, list[dict]]:
+              progress: bool = True, record: bool = False, executor=None) -> dict[str, list[dict]]:
     """Play ``seeds`` with each agent spec; return label -> game results in seed order
-    (with ``record``, each result holds its replayable ``"record"``)."""
+    (with ``record``, each result holds its replayable ``"record"``).
+
+    The chunks of ``chunk`` seeds run in this process (``jobs`` 1), in a pool of ``jobs``
+    processes, or on ``executor`` when given: anything with ``submit(fn, arg)`` returning
+    a future with ``result()`` (:class:`agents.ray_backend.RayExecutor`: Ray tasks). The
+    results are the same whichever runs them."""
     from tqdm.auto import tqdm
 
     load_ruleset(ruleset)  # fail early on an unknown ruleset
@@ -91,12 +97,12 @@ def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: in
     tasks = [(label, (spec, ruleset, list(seeds[i : i + chunk]), record)) for label, spec, _ in entries for i in range(0, len(seeds), chunk)]
     results: dict[str, list[dict]] = {label: [] for label, _, _ in entries}
     bar = tqdm(total=len(tasks) * chunk if tasks else 0, disable=not progress, unit="game", desc="evaluating")
-    if jobs <= 1:
+    if executor is None and jobs <= 1:
         for label, task in tasks:
             results[label].extend(_play_chunk(task))
             bar.update(len(task[2]))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs) if executor is None else contextlib.nullcontext(executor) as pool:
             futures = [(label, task, pool.submit(_play_chunk, task)) for label, task in tasks]
             for label, task, fut in futures:
                 results[label].extend(fut.result())

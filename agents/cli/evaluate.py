@@ -15,6 +15,10 @@ Every file is written atomically (a failed write leaves the previous file intact
 output paths are checked before any game is played. Exit status 2 on bad arguments or
 paths, 130 on Ctrl-C (nothing written).
 
+``--ray`` (the ``ray`` extra: ``make install-ray``) plays the same chunks of seeds as Ray
+tasks, on a local Ray with ``--jobs`` CPUs (default 2) or on the cluster at ``--address
+HEAD:6379``; the tables and files are the same as without it (agents/ray_backend.py).
+
 Multiplayer (``--players N``, RULES.md §6; agents/match_evaluation.py): the agents play
 each other instead of solitaire games.
 
@@ -145,13 +149,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>) or MaskablePPO .zip paths; a glob groups several checkpoints")
     parser.add_argument("--games", type=int, default=1000, help=f"games per agent (canonical seeds; 2..{MAX_GAMES:,})")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default 1); with --ray: the CPUs of the local Ray (default 2)")
     parser.add_argument("--out", default=None, help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in /) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)")
     parser.add_argument("--records", help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this folder")
     parser.add_argument("--players", type=int, default=None, help="play multiplayer matches between the agents, N players a table (2..5; 2: every pair of agents)")
     parser.add_argument("--scoring", choices=("separate", "shared"), default=None, help="multiplayer scoring (with --players): a sheet each (separate, default) or one shared sheet (shared)")
+    parser.add_argument("--ray", action="store_true", help="play the games as Ray tasks, on a local Ray or the cluster at --address (needs make install-ray)")
+    parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.address is not None and not args.ray:
+        parser.error("--address is for --ray: add --ray to play on that Ray cluster")
+    if args.ray and args.players is not None:
+        parser.error("--ray plays solitaire games only; multiplayer matches (--players) run locally (--jobs)")
+    if args.jobs is None:
+        args.jobs = 2 if args.ray else 1
     if not 2 <= args.games <= MAX_GAMES:
         parser.error(f"--games must be 2..{MAX_GAMES:,} (at least 2 for confidence intervals), got {args.games}")
     max_jobs = max(64, 4 * (os.cpu_count() or 1))
@@ -187,8 +199,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
     try:
-        results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs,
-                            progress=not args.no_progress, record=bool(args.records))
+        if args.ray:
+            from agents.ray_backend import RayExecutor, RayUnavailable, ray_session
+
+            try:
+                with ray_session(args.address, args.jobs):
+                    results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), progress=not args.no_progress,
+                                        record=bool(args.records), executor=RayExecutor())
+            except RayUnavailable as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+        else:
+            results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs,
+                                progress=not args.no_progress, record=bool(args.records))
     except KeyboardInterrupt:
         print("\ninterrupted; nothing written", file=sys.stderr)
         return 130

@@ -14,6 +14,13 @@ evaluates at least once within ``--steps``) and one run folder per trial under `
 an interrupted search (Ctrl-C: exit status 130) keeps the finished trials and the best
 config among them. ``--out`` must be a new or empty folder, or one without trial runs.
 
+With ``--ray`` (the ``ray`` extra: ``make install-ray``) the same search space and objective
+run on Ray Tune: Optuna's TPE chooses the settings (``OptunaSearch``), ``--jobs`` trials
+train at once on a local Ray (default 2; or on the cluster at ``--address HEAD:6379``), and
+``--scheduler asha`` (default; or ``median``, ``none``) stops weak trials at their
+evaluations. ``trials.csv`` (the finished trials) and ``best_config.yaml`` are written the
+same way; Ray Tune's own records go to ``<out>/ray_tune`` (agents/ray_backend.py).
+
 Searched: learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, ent_coef,
 network width/depth, reward_scale.
 """
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import importlib
 import io
 import sys
 from pathlib import Path
@@ -61,13 +69,42 @@ def trials_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def write_best(out: Path, study, base: dict, rows: list[dict], steps: int) -> Path:
+def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how: str = "Optuna") -> Path:
     """best_config.yaml: the base config (the user's own eval.freq) with the best trial's settings."""
-    best = sample(optuna_module().trial.FixedTrial(study.best_params), base)
+    best = sample(optuna_module().trial.FixedTrial(params), base)
     best.pop("config_name", None)
     best.pop("total_timesteps", None)
-    return write_text_file(out / "best_config.yaml", f"# best of {len(rows)} Optuna trials x {steps} steps on {base['ruleset']} (scripts/tune.py)\n"
+    return write_text_file(out / "best_config.yaml", f"# best of {trials} {how} trials x {steps} steps on {base['ruleset']} (scripts/tune.py)\n"
                            + yaml.safe_dump(best, sort_keys=False))
+
+
+def run_trial(trial, number: int, trial_base: dict, out: Path, **train_kwargs) -> dict:
+    """The objective, shared by the local and the Ray search: train ``sample(trial,
+    trial_base)`` in ``out/trial_<number>``; return the trial's row of trials.csv (``trial``,
+    ``score``: the mean true score of its last evaluation, ``wall_s``, the settings).
+    ``trial``: an Optuna trial, or ``FixedTrial(params)`` for settings chosen elsewhere."""
+    cfg = sample(trial, trial_base)
+    run_dir = out / f"trial_{number:03d}"
+    train = importlib.import_module("agents.training.train").train  # looked up now: tests replace it
+    summary = train(cfg, run_dir=run_dir, progress_bar=False, **train_kwargs)
+    score = summary["eval_score"]
+    if score is None:
+        raise ValueError(f"trial {number} made no evaluation (run folder {run_dir})")
+    return {"trial": number, "score": score, "wall_s": round(summary["wall_time_s"]), **trial.params}
+
+
+def trial_line(row: dict) -> str:
+    shown = {k: v for k, v in row.items() if k not in ("trial", "score", "wall_s")}
+    return f"trial {row['trial']}: {row['score']:.1f} points ({row['wall_s']} s) {shown}"
+
+
+def print_results(rows: list[dict], best_trial: int, best_score: float, best_path: Path) -> None:
+    """The table of the finished trials, best first, and the best one."""
+    print("\n| trial | score | " + " | ".join(k for k in rows[0] if k not in ("trial", "score")) + " |")
+    print("|---" * (len(rows[0])) + "|")
+    for r in sorted(rows, key=lambda r: -r["score"]):
+        print(f"| {r['trial']} | {r['score']:.1f} | " + " | ".join(str(v) for k, v in r.items() if k not in ("trial", "score")) + " |")
+    print(f"\nbest: trial {best_trial}, {best_score:.1f} points; config: {best_path}")
 
 
 def optuna_module():
@@ -84,7 +121,17 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200_000, help="env steps per trial (at least 1)")
     parser.add_argument("--seed", type=int, default=0, help="sampler and training seed (0..2**32-1)")
     parser.add_argument("--out", help="output folder, new or without trial runs (default runs/tune/<ruleset>)")
+    parser.add_argument("--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs make install-ray)")
+    parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
+    parser.add_argument("--jobs", type=int, help="with --ray: trials at once, the CPUs of the local Ray (default 2; a cluster uses its own)")
+    parser.add_argument("--scheduler", choices=("asha", "median", "none"), help="with --ray: stop weak trials at their evaluations (default asha)")
     args = parser.parse_args(argv)
+    if not args.ray:
+        for flag in ("address", "jobs", "scheduler"):
+            if getattr(args, flag) is not None:
+                parser.error(f"--{flag} is for --ray (the local search runs one trial at a time)")
+    if args.jobs is not None and not 1 <= args.jobs <= 1024:
+        parser.error(f"--jobs must be 1..1024, got {args.jobs}")
     if args.trials < 1:
         parser.error(f"--trials must be at least 1, got {args.trials}")
     if args.steps < 1:
@@ -114,27 +161,33 @@ def _main(argv: list[str] | None = None) -> int:
             parser.error(f"--out {out} already holds a search ({', '.join(used[:3])}{', ...' if len(used) > 3 else ''}); choose another --out or delete it")
     trial_base = copy.deepcopy(base)
     trial_base["eval"]["freq"] = min(base["eval"]["freq"], args.steps)  # at least one evaluation per trial; not written to best_config
-    optuna = optuna_module()
+    if args.ray:
+        from agents.ray_backend import RayUnavailable, import_ray
 
-    from agents.training.train import train
+        try:
+            import_ray()  # before any folder is made
+        except RayUnavailable as exc:
+            parser.error(f"--ray: {exc}")
+    optuna = optuna_module()
 
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         print(f"error: --out {out}: {exc}", file=sys.stderr)
         return 2
+    if args.ray:
+        from agents.ray_backend import tune_with_ray
+
+        return tune_with_ray(address=args.address, jobs=args.jobs or 2, scheduler=args.scheduler or "asha", trials=args.trials,
+                             steps=args.steps, seed=args.seed, base=base, trial_base=trial_base, out=out)
     rows = []
 
     def objective(trial) -> float:
-        cfg = sample(trial, trial_base)
-        summary = train(cfg, run_dir=out / f"trial_{trial.number:03d}", progress_bar=False)
-        score = summary["eval_score"]
-        if score is None:
-            raise ValueError(f"trial {trial.number} made no evaluation (run folder {out / f'trial_{trial.number:03d}'})")
-        rows.append({"trial": trial.number, "score": score, "wall_s": round(summary["wall_time_s"]), **trial.params})
+        row = run_trial(trial, trial.number, trial_base, out)
+        rows.append(row)
         write_text_file(out / "trials.csv", trials_csv(rows))  # after every trial: an interrupted search keeps them
-        print(f"trial {trial.number}: {score:.1f} points ({summary['wall_time_s']:.0f} s) {trial.params}", flush=True)
-        return score
+        print(trial_line(row), flush=True)
+        return row["score"]
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # a failed trial: our one-line message, not its traceback
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=args.seed))
@@ -144,7 +197,7 @@ def _main(argv: list[str] | None = None) -> int:
         kept = f"; {len(rows)} finished trials are in {out / 'trials.csv'}" if rows else "; no trial finished"
         if rows:
             try:
-                kept += f", the best of them in {write_best(out, study, base, rows, args.steps)}"
+                kept += f", the best of them in {write_best(out, study.best_params, base, len(rows), args.steps)}"
             except OSError as exc:
                 kept += f" (the best config could not be written: {exc})"
         print(f"\ninterrupted{kept}", file=sys.stderr)
@@ -153,15 +206,11 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}" + (f" ({len(rows)} finished trials are in {out / 'trials.csv'})" if rows else ""), file=sys.stderr)
         return 2
     try:
-        best_path = write_best(out, study, base, rows, args.steps)
+        best_path = write_best(out, study.best_params, base, len(rows), args.steps)
     except OSError as exc:
         print(f"error: cannot write the best config: {exc} (the trials are in {out / 'trials.csv'})", file=sys.stderr)
         return 2
-    print("\n| trial | score | " + " | ".join(k for k in rows[0] if k not in ("trial", "score")) + " |")
-    print("|---" * (len(rows[0])) + "|")
-    for r in sorted(rows, key=lambda r: -r["score"]):
-        print(f"| {r['trial']} | {r['score']:.1f} | " + " | ".join(str(v) for k, v in r.items() if k not in ("trial", "score")) + " |")
-    print(f"\nbest: trial {study.best_trial.number}, {study.best_value:.1f} points; config: {best_path}")
+    print_results(rows, study.best_trial.number, study.best_value, best_path)
     return 0
 
 
