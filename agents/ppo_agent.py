@@ -28,6 +28,7 @@ class PPOAgent:
         except Exception as exc:  # SB3 raises assorted errors for files that are not its models
             raise ValueError(f"{self.path} is not a MaskablePPO model file: {exc}") from exc
         self._keep = None
+        self._multiplayer = False
         if ruleset is not None:
             from jamb_env import JambEnv
 
@@ -40,7 +41,7 @@ class PPOAgent:
                     keep[start : start + size] = False
                 self._keep = keep
             elif self._multiplayer_model(env):
-                pass  # a model trained on a multiplayer seat: it reads the whole multiplayer observation
+                self._multiplayer = True  # trained on a multiplayer seat: it reads the whole multiplayer observation
             elif self.model.observation_space.shape != env.observation_space.shape or self.model.action_space != env.action_space:
                 raise ValueError(
                     f"model {self.path} acts on observations {self.model.observation_space.shape} and "
@@ -71,7 +72,9 @@ class PPOAgent:
         if observation.shape != self.model.observation_space.shape:
             raise ValueError(
                 f"model {self.path} expects observations of shape {self.model.observation_space.shape}, "
-                f"the env gives {observation.shape} (another ruleset or env version?)"
+                f"the env gives {observation.shape} "
+                + ("(a model of a multiplayer seat: trained for another number of players or scoring?)" if self._multiplayer
+                   else "(another ruleset or env version?)")
             )
         return observation
 

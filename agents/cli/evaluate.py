@@ -301,7 +301,7 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
         parser.error(f"--players {args.players}: all the agents sit at one table, so give exactly {args.players} agents, got {len(specs)}")
     try:
         check_match(load_ruleset(args.ruleset), args.players, scoring)
-    except RulesetError as exc:
+    except (RulesetError, OSError) as exc:
         parser.error(f"--ruleset {args.ruleset}: {exc}")
     paths = match_output_paths(args.out, args.ruleset, args.players, scoring)
     try:  # fail before playing, not after
