@@ -55,19 +55,27 @@ from torch.utils.tensorboard import SummaryWriter
 
 import jamb_env  # registers Jamb-v1
 from agents.evaluation import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
+from jamb_env.files import check_output_folder
 
 # Logit of an illegal action. Finite rather than -inf: Categorical's entropy multiplies
 # log-probabilities by probabilities, and a finite logit gives 0 * (large) = 0 there, never NaN.
 MASKED_LOGIT = -1e8
+
+# Bounds of the arguments: numpy's seeds are 32-bit; more games or threads than these
+# exhaust the memory (or crash torch) long before training.
+MAX_SEED = 2**32 - 1
+MAX_NUM_ENVS = 65_536
+MAX_EVAL_GAMES = 100_000
+MAX_TORCH_THREADS = (os.cpu_count() or 1) * 4
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--ruleset", default="classic", help="Jamb preset name or YAML path")
-    p.add_argument("--seed", type=int, default=0, help="seed of torch, numpy and the training games")
+    p.add_argument("--seed", type=int, default=0, help=f"seed of torch, numpy and the training games, 0..{MAX_SEED}")
     p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch CPU threads (one is fastest for this small MLP on a busy machine)")
+                   help=f"torch CPU threads, 1..{MAX_TORCH_THREADS} (one is fastest for this small MLP on a busy machine)")
     p.add_argument("--cuda", action=argparse.BooleanOptionalAction, default=True, help="use CUDA if available")
     p.add_argument("--run-dir", default="runs/cleanrl_ppo", help="TensorBoard folder")
     p.add_argument("--save-model", action="store_true", help="save the agent's weights to RUN_DIR/agent.pt")
@@ -76,7 +84,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--learning-rate", type=float, default=5e-4, help="Adam learning rate")
     p.add_argument("--anneal-lr", action=argparse.BooleanOptionalAction, default=True,
                    help="decay the learning rate linearly to 0")
-    p.add_argument("--num-envs", type=int, default=64, help="games stepped together")
+    p.add_argument("--num-envs", type=int, default=64, help=f"games stepped together, 1..{MAX_NUM_ENVS}")
     p.add_argument("--num-steps", type=int, default=128, help="steps per game per rollout")
     p.add_argument("--gamma", type=float, default=1.0,
                    help="discount (1: fixed-length episodes whose score is the plain sum of rewards)")
@@ -95,15 +103,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="env option multiplying every reward (0.01: returns in hundreds of points)")
     # evaluation
     p.add_argument("--eval-games", type=int, default=100,
-                   help="greedy evaluation games at the end (the canonical seeds 20,000,000 + g)")
+                   help=f"greedy evaluation games at the end, 1..{MAX_EVAL_GAMES} (the canonical seeds 20,000,000 + g)")
     args = p.parse_args(argv)
 
     for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_timesteps",
                  "torch_threads", "hidden_size", "eval_games"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.seed < 0:
-        p.error(f"--seed must be a non-negative integer, got {args.seed}")
+    for name, most in (("num_envs", MAX_NUM_ENVS), ("eval_games", MAX_EVAL_GAMES), ("torch_threads", MAX_TORCH_THREADS)):
+        if getattr(args, name) > most:
+            p.error(f"--{name.replace('_', '-')} must be in 1..{most:,}, got {getattr(args, name):,}")
+    if not 0 <= args.seed <= MAX_SEED:
+        p.error(f"--seed must be an integer in 0..{MAX_SEED} (2**32 - 1), got {args.seed}")
     for name in ("learning_rate", "gamma", "clip_coef", "max_grad_norm", "reward_scale"):
         value = getattr(args, name)
         if not (np.isfinite(value) and value > 0):
@@ -120,6 +131,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         jamb_env.load_ruleset(args.ruleset)
     except ValueError as e:  # RulesetError: unknown preset or invalid file; the message says why
         p.error(f"--ruleset: {e}")
+    except OSError as e:  # no such file, a folder, unreadable
+        what = "is a folder" if os.path.isdir(args.ruleset) else str(e)
+        p.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
 
     args.batch_size = args.num_envs * args.num_steps
     if args.num_minibatches > args.batch_size:
@@ -130,7 +144,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.num_iterations < 1:
         p.error(f"--total-timesteps ({args.total_timesteps}) is less than one rollout: "
                 f"num_envs x num_steps = {args.batch_size}")
+    check_run_dir(p, args.run_dir)  # last: it creates the folder
     return args
+
+
+def check_run_dir(p: argparse.ArgumentParser, run_dir: str) -> None:
+    """Create ``run_dir`` (the TensorBoard folder) or refuse it with a parser error: empty,
+    a file, under a file, or not writable."""
+    if not run_dir.strip():
+        p.error("--run-dir is empty: give a folder for the TensorBoard events")
+    if os.path.exists(run_dir) and not os.path.isdir(run_dir):
+        p.error(f"--run-dir {run_dir} is a file, not a folder")
+    try:
+        check_output_folder(run_dir)  # names a file on the way or a folder without permission
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as e:
+        p.error(f"--run-dir {run_dir}: cannot create this folder ({e.strerror})" if e.strerror else f"--run-dir: {e}")
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        p.error(f"--run-dir {run_dir}: no permission to write in it")
 
 
 def make_envs(args: argparse.Namespace, num_envs: int):

@@ -22,6 +22,7 @@ rewards), as in ``configs/ppo_classic_tuned.yaml``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -35,6 +36,12 @@ import jamb_env  # registers Jamb-v1
 from agents.evaluation import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
 
 REWARD_SCALE = 0.01  # returns in hundreds of points: value targets near 1-10
+# Bounds of the arguments: numpy's seeds are 32-bit; more envs, games or threads than these
+# exhaust the memory (or crash torch) long before training.
+MAX_SEED = 2**32 - 1
+MAX_N_ENVS = 65_536
+MAX_EVAL_GAMES = 100_000
+MAX_TORCH_THREADS = (os.cpu_count() or 1) * 4
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -42,21 +49,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--ruleset", default="classic", help="Jamb preset name or YAML path")
     p.add_argument("--total-timesteps", type=int, default=100_000, help="env steps in all")
-    p.add_argument("--n-envs", type=int, default=8, help="envs of the DummyVecEnv")
+    p.add_argument("--n-envs", type=int, default=8, help=f"envs of the DummyVecEnv, 1..{MAX_N_ENVS}")
     p.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
-    p.add_argument("--eval-games", type=int, default=20, help="evaluation games (the canonical seeds)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the model and of the training envs")
-    p.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--eval-games", type=int, default=20, help=f"evaluation games (the canonical seeds), 1..{MAX_EVAL_GAMES}")
+    p.add_argument("--seed", type=int, default=0, help=f"seed of the model and of the training envs, 0..{MAX_SEED}")
+    p.add_argument("--torch-threads", type=int, default=1, help=f"torch CPU threads, 1..{MAX_TORCH_THREADS}")
     args = p.parse_args(argv)
     for name in ("total_timesteps", "n_envs", "n_steps", "eval_games", "torch_threads"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.seed < 0:
-        p.error(f"--seed must be a non-negative integer, got {args.seed}")
+    for name, most in (("n_envs", MAX_N_ENVS), ("eval_games", MAX_EVAL_GAMES), ("torch_threads", MAX_TORCH_THREADS)):
+        if getattr(args, name) > most:
+            p.error(f"--{name.replace('_', '-')} must be in 1..{most:,}, got {getattr(args, name):,}")
+    if not 0 <= args.seed <= MAX_SEED:
+        p.error(f"--seed must be an integer in 0..{MAX_SEED} (2**32 - 1), got {args.seed}")
     try:
         jamb_env.load_ruleset(args.ruleset)
     except ValueError as e:  # RulesetError: unknown preset or invalid file; the message says why
         p.error(f"--ruleset: {e}")
+    except OSError as e:  # no such file, a folder, unreadable
+        what = "is a folder" if os.path.isdir(args.ruleset) else str(e)
+        p.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
     if args.n_envs * args.n_steps < 2:
         p.error("--n-envs x --n-steps must be at least 2 (PPO's rollout buffer)")
     return args
@@ -90,8 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Dict observation: {shapes}")
 
     batch = args.n_envs * args.n_steps
+    # minibatches of at most 256, never a last one of a single sample (its advantage
+    # normalisation would divide by a zero standard deviation: NaN)
+    batch_size = min(256, batch)
+    while batch_size > 2 and batch % batch_size == 1:
+        batch_size -= 1
     model = MaskablePPO(
-        "MultiInputPolicy", vec_env, n_steps=args.n_steps, batch_size=min(256, batch), n_epochs=5,
+        "MultiInputPolicy", vec_env, n_steps=args.n_steps, batch_size=batch_size, n_epochs=5,
         gamma=1.0, gae_lambda=0.9, ent_coef=0.001, learning_rate=5e-4, seed=args.seed, device="cpu", verbose=0,
     )
     model.learn(total_timesteps=args.total_timesteps)  # masks: get_action_masks(env) -> env.action_masks()

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from agents.cli.train_selfplay import main
-from agents.training.selfplay import OpponentPool
+from agents.training.selfplay import OpponentPool, batch_size_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def refused(args, capsys) -> str:
+    """``main(args)`` exits 2 (a parser error); returns its stderr."""
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()[-1]) > 0
+    return err
 
 
 def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
@@ -18,6 +38,15 @@ def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
     assert "win rate" in out and "against greedy" in out
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["model_1024_steps.zip", "model_512_steps.zip"]
     assert (run / "final_model.zip").exists() and list(run.glob("events.out.tfevents.*"))
+    saved = json.loads((run / "selfplay.json").read_text())
+    assert saved == {"ruleset": "classic_down", "players": 2, "scoring": "separate", "reward": "win", "reward_scale": 1.0, "seed": 0,
+                     "baselines": ["random", "greedy"], "self_play": 0.8, "n_envs": 4, "n_steps": 128}
+    # a resumed run keeps its settings: each one given differently is named, with both values
+    for bad, named in ((["--players", "3"], "--players: saved 2, given 3"),
+                       (["--ruleset", "standard"], "--ruleset: saved 'classic_down', given 'standard'"),
+                       (["--seed", "1"], "--seed: saved 0, given 1"), (["--n-steps", "64"], "--n-steps: saved 128, given 64"),
+                       (["--baselines", "random"], "--baselines: saved ['random', 'greedy'], given ['random']")):
+        assert named in refused(args + bad + ["--resume"], capsys)
     assert main(args + ["--total-timesteps", "1536", "--resume"]) == 0
     assert "resuming from" in capsys.readouterr().out
     assert (run / "checkpoints" / "model_1536_steps.zip").exists()
@@ -31,11 +60,97 @@ def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
     (["--n-envs", "0"], "at least 1"),
     (["--self-play", "1.5"], "probability"),
     (["--resume"], "--resume needs --run-dir"),
+    (["--ruleset", "/no/such.yaml"], "--ruleset /no/such.yaml: ruleset file not found"),
+    (["--ruleset", "{tmp}"], "--ruleset {tmp}: is a folder; give a preset name or a rules YAML file"),
+    (["--ruleset", "{tmp}/rules.yaml"], "--ruleset {tmp}/rules.yaml: is a folder"),
+    (["--n-envs", "1", "--n-steps", "1"], "--n-envs x --n-steps must be at least 2"),
+    (["--n-envs", "65537"], "--n-envs must be in 1..65,536"),
+    (["--eval-games", "100001"], "--eval-games must be in 1..100,000"),
+    (["--run-dir", ""], "--run-dir is empty"),
+    (["--run-dir", "  ", "--resume"], "--run-dir is empty"),
 ])
-def test_bad_arguments_are_refused(bad, message, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(bad)
-    assert exc.value.code == 2 and message in capsys.readouterr().err
+def test_bad_arguments_are_refused(bad, message, tmp_path, capsys):
+    (tmp_path / "rules.yaml").mkdir()
+    bad = [a.replace("{tmp}", str(tmp_path)) for a in bad]
+    assert message.replace("{tmp}", str(tmp_path)) in refused(bad, capsys)
+
+
+@pytest.mark.parametrize("where, resume, message", [
+    ("file", False, "--run-dir {path} is a file, not a folder"),
+    ("file", True, "--run-dir {path} is a file, not a folder"),
+    ("file/run", False, "--run-dir: cannot create the folder {path}: {tmp}/file is a file, not a folder"),
+    ("missing", True, "--resume: no checkpoint in {path} to resume (no such folder)"),
+    ("empty", True, "--resume: no checkpoint in {path} to resume"),
+    ("stray", True, "--resume: no checkpoint in {path} to resume (the run stopped before its first checkpoint"),
+])
+def test_a_run_dir_that_cannot_hold_the_run_is_refused(where, resume, message, tmp_path, capsys):
+    (tmp_path / "file").write_text("keep")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "stray").mkdir()
+    (tmp_path / "stray" / "selfplay.json").write_text("{}")
+    path = tmp_path / where
+    err = refused(["--run-dir", str(path)] + ["--resume"] * resume, capsys)
+    assert message.format(path=path, tmp=tmp_path) in err, err
+    assert (tmp_path / "file").read_text() == "keep" and not (tmp_path / "missing").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_unwritable_run_dir_is_refused(capsys):
+    assert "--run-dir /proc/jamb_no_such_run: cannot create this folder" in refused(["--run-dir", "/proc/jamb_no_such_run"], capsys)
+
+
+def test_a_run_from_before_selfplay_json_refuses_checkpoints_of_another_table(tmp_path, capsys):
+    run = tmp_path / "run"
+    args = ["--ruleset", "classic_down", "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "64", "--eval-freq", "10000", "--eval-games", "1",
+            "--run-dir", str(run)]
+    assert main(args + ["--total-timesteps", "64"]) == 0
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["model_64_steps.zip"]
+    (run / "selfplay.json").unlink()  # as a run started before the settings were saved
+    capsys.readouterr()
+    assert main(args + ["--players", "3", "--total-timesteps", "128", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the checkpoints in") and "do not fit these settings" in err and len(err.strip().splitlines()) == 1, err
+    assert not (run / "selfplay.json").exists()  # the wrong settings are not saved
+    assert main(args + ["--total-timesteps", "128", "--resume"]) == 0  # the right ones are, once the checkpoint loads
+    assert json.loads((run / "selfplay.json").read_text())["players"] == 2
+    assert "is a file, not a folder" in refused(["--run-dir", str(run / "final_model.zip"), "--resume"], capsys)
+
+
+def test_the_minibatch_size_never_leaves_a_minibatch_of_one():
+    for rollout in range(2, 3000):
+        size = batch_size_for(rollout)
+        assert 2 <= size <= 512 and rollout % size != 1, (rollout, size)
+    assert batch_size_for(4096) == 512 and batch_size_for(513) == 511
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        batch_size_for(1)
+
+
+def test_sigint_and_sigterm_save_a_checkpoint_to_resume_from(tmp_path):
+    from agents.training.runs import checkpoint_problem, checkpoints, model_steps
+
+    run = tmp_path / "run"
+    args = [sys.executable, "scripts/train_selfplay.py", "--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "32",
+            "--total-timesteps", "100000000", "--snapshot-freq", "128", "--eval-freq", "100000000", "--eval-games", "1", "--run-dir", str(run)]
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    steps_before = 0
+    for sig, extra in ((signal.SIGINT, []), (signal.SIGTERM, ["--resume"])):
+        proc = subprocess.Popen(args + extra, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        end = time.monotonic() + 120
+        while not any(model_steps(p) and model_steps(p) > steps_before for p in checkpoints(run)):  # training under way
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "no checkpoint within 120 s"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 128 + sig, err
+        assert "Traceback" not in err and f"interrupted by {sig.name} at step" in err, err
+        step = model_steps(run / "final_model.zip")
+        ckpt = run / "checkpoints" / f"model_{step}_steps.zip"
+        assert f"saved checkpoint {ckpt}" in err and f"--resume --run-dir {run}" in err, err
+        assert checkpoint_problem(ckpt) is None and model_steps(ckpt) == step and checkpoints(run)[0] == ckpt
+        if extra:
+            assert f"resuming from {run / 'checkpoints' / f'model_{steps_before}_steps.zip'}" in out, out
+        steps_before = step
 
 
 def test_an_existing_run_is_not_overwritten(tmp_path, capsys):

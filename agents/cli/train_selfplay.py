@@ -9,69 +9,178 @@ The learner plays a random seat against opponents drawn every game from a pool: 
 past snapshots (with probability --self-play once one exists) and the baselines.
 TensorBoard (``tensorboard --logdir runs``): ``selfplay/win_rate_vs_<baseline>`` and
 ``selfplay/margin_vs_<baseline>`` on the validation seeds, and SB3's training curves.
-``--resume`` continues a run from its newest valid checkpoint. Bad arguments exit with
-status 2 and a message.
+
+The run's settings are saved in ``<run-dir>/selfplay.json``. ``--resume --run-dir DIR``
+continues a run from its newest valid checkpoint with those settings: a different
+--ruleset, --players, --scoring, --reward, --seed, --baselines, --self-play, --n-envs or
+--n-steps is refused; --total-timesteps, --snapshot-freq and --eval-* may change.
+Ctrl-C (or SIGTERM) saves a checkpoint and the final model, then exits with 130 (143).
+Bad arguments exit with status 2 and a message.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
 
 from agents.cli import interruptible
+from agents.training.config import ConfigError
 from jamb_env import RulesetError
+from jamb_env.files import check_output_folder
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
+#: The run's settings (saved in selfplay.json; a resumed run keeps them) and their defaults.
+SETTING_DEFAULTS = {"ruleset": "standard", "players": 2, "scoring": "separate", "reward": "win", "seed": 0,
+                    "baselines": ["random", "greedy"], "self_play": 0.8, "n_envs": 64, "n_steps": 64}
+#: Upper bounds of the sizes: more would exhaust the memory long before training.
+MAX_N_ENVS = 65_536
+MAX_EVAL_GAMES = 100_000
+
+
+def option(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def check_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Range checks of the options given (None: not given, checked once filled in)."""
+    for name in ("total_timesteps", "n_envs", "n_steps", "snapshot_freq", "eval_freq", "eval_games"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"{option(name)} must be at least 1, got {value}")
+    for name, most in (("n_envs", MAX_N_ENVS), ("eval_games", MAX_EVAL_GAMES)):
+        value = getattr(args, name)
+        if value is not None and value > most:
+            parser.error(f"{option(name)} must be in 1..{most:,}, got {value:,}")
+    if args.n_envs is not None and args.n_steps is not None and args.n_envs * args.n_steps < 2:
+        parser.error(f"--n-envs x --n-steps must be at least 2 (PPO normalises the advantages over a rollout), "
+                     f"got {args.n_envs} x {args.n_steps}")
+    if args.self_play is not None and not 0.0 <= args.self_play <= 1.0:
+        parser.error(f"--self-play must be a probability in 0..1, got {args.self_play}")
+    if args.seed is not None and not 0 <= args.seed < 2**31:
+        parser.error(f"--seed must be in 0..2**31-1, got {args.seed}")
+    if args.baselines is not None:
+        from agents.registry import AGENT_NAMES
+
+        unknown = [b for b in args.baselines if b not in AGENT_NAMES]
+        if unknown:
+            parser.error(f"--baselines: unknown agent(s) {', '.join(unknown)}; known: {', '.join(AGENT_NAMES)}")
+
+
+def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
+    """``run_dir`` holds a run to resume: an existing folder with a checkpoint."""
+    if not run_dir.exists():
+        parser.error(f"--resume: no checkpoint in {run_dir} to resume (no such folder)")
+    if not run_dir.is_dir():
+        parser.error(f"--run-dir {run_dir} is a file, not a folder; --resume takes the run's folder")
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        parser.error(f"--run-dir {run_dir}: no permission to write in it")
+    if not any((run_dir / "checkpoints").glob("model_*_steps.zip")):
+        hint = "" if not any(run_dir.iterdir()) else " (the run stopped before its first checkpoint: remove the folder and start it again)"
+        parser.error(f"--resume: no checkpoint in {run_dir} to resume{hint}")
+
+
+def make_new_run_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
+    """``run_dir`` can hold a new run: a new or empty folder where files can be written
+    (created here)."""
+    if run_dir.exists():
+        if not run_dir.is_dir():
+            parser.error(f"--run-dir {run_dir} is a file, not a folder")
+        if any(run_dir.iterdir()):
+            parser.error(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
+    try:
+        check_output_folder(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--run-dir {run_dir}: cannot create this folder ({exc.strerror})" if exc.strerror else f"--run-dir: {exc}")
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        parser.error(f"--run-dir {run_dir}: no permission to write in it")
+
 
 def run(argv: list[str] | None) -> int:
-    from agents.registry import AGENT_NAMES
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ruleset", default="standard", help="preset name or rules YAML (default standard)")
-    parser.add_argument("--players", type=int, default=2, help="players at the table, 2..5 (default 2)")
-    parser.add_argument("--scoring", choices=M.SCORING_MODES, default="separate")
-    parser.add_argument("--reward", choices=("score", "win", "margin"), default="win")
+    parser.add_argument("--ruleset", help="preset name or rules YAML (default standard)")
+    parser.add_argument("--players", type=int, help="players at the table, 2..5 (default 2)")
+    parser.add_argument("--scoring", choices=M.SCORING_MODES, help="default separate")
+    parser.add_argument("--reward", choices=("score", "win", "margin"), help="default win")
     parser.add_argument("--total-timesteps", type=int, default=1_000_000)
-    parser.add_argument("--n-envs", type=int, default=64, help="games stepped together (default 64)")
-    parser.add_argument("--n-steps", type=int, default=64, help="steps per game per rollout (rollout: n-envs x n-steps)")
+    parser.add_argument("--n-envs", type=int, help=f"games stepped together, 1..{MAX_N_ENVS} (default 64)")
+    parser.add_argument("--n-steps", type=int, help="steps per game per rollout (rollout: n-envs x n-steps, at least 2; default 64)")
     parser.add_argument("--snapshot-freq", type=int, default=50_000, help="steps between snapshots joining the pool")
     parser.add_argument("--eval-freq", type=int, default=50_000, help="steps between win-rate evaluations")
-    parser.add_argument("--eval-games", type=int, default=50, help="games per baseline per evaluation")
-    parser.add_argument("--self-play", type=float, default=0.8, help="probability that an opponent is a snapshot (default 0.8)")
-    parser.add_argument("--baselines", nargs="+", default=["random", "greedy"], help="baseline opponents (agents.load names)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-games", type=int, default=50, help=f"games per baseline per evaluation, 1..{MAX_EVAL_GAMES} (default 50)")
+    parser.add_argument("--self-play", type=float, help="probability that an opponent is a snapshot (default 0.8)")
+    parser.add_argument("--baselines", nargs="+", help="baseline opponents (agents.load names; default random greedy)")
+    parser.add_argument("--seed", type=int, help="default 0")
     parser.add_argument("--run-dir", help="default runs/selfplay_<ruleset>_<players>p_<scoring>_<reward>_s<seed>")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint, with its saved settings")
     args = parser.parse_args(argv)
-    for name in ("total_timesteps", "n_envs", "n_steps", "snapshot_freq", "eval_freq", "eval_games"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if not 0.0 <= args.self_play <= 1.0:
-        parser.error(f"--self-play must be a probability in 0..1, got {args.self_play}")
-    if not 0 <= args.seed < 2**31:
-        parser.error(f"--seed must be in 0..2**31-1, got {args.seed}")
-    unknown = [b for b in args.baselines if b not in AGENT_NAMES]
-    if unknown:
-        parser.error(f"--baselines: unknown agent(s) {', '.join(unknown)}; known: {', '.join(AGENT_NAMES)}")
+    check_values(parser, args)
+    if args.run_dir is not None and not args.run_dir.strip():
+        parser.error("--run-dir is empty: give a folder (or leave --run-dir out for the default)")
+    if args.resume and args.run_dir is None:
+        parser.error("--resume needs --run-dir (the run to continue)")
+
+    reward_scale = None
+    if args.resume:
+        from agents.training.selfplay import read_run_settings, setting_differences
+
+        run_dir = Path(args.run_dir)
+        check_resume_dir(parser, run_dir)
+        try:
+            saved = read_run_settings(run_dir)
+        except ConfigError as exc:
+            parser.error(str(exc))
+        if saved is not None:
+            given = {key: getattr(args, key) for key in SETTING_DEFAULTS if getattr(args, key) is not None}
+            different = setting_differences(saved, given, label=option)
+            if different:
+                parser.error(f"--resume continues {run_dir} with its saved settings; these differ: {'; '.join(different)} "
+                             f"(only --total-timesteps, --snapshot-freq and --eval-* may change)")
+            for key in SETTING_DEFAULTS:
+                if getattr(args, key) is None:
+                    setattr(args, key, saved[key])
+            reward_scale = saved["reward_scale"]
+    for key, default in SETTING_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, default)
+    check_values(parser, args)  # saved settings too
     try:
         M.check_match(load_ruleset(args.ruleset), args.players, args.scoring)
-    except (RulesetError, ValueError) as exc:
+    except (RulesetError, ValueError, OSError) as exc:
+        if isinstance(exc, OSError):
+            what = "is a folder" if Path(args.ruleset).is_dir() else str(exc)
+            parser.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
         parser.error(str(exc))
-    if args.resume and not args.run_dir:
-        parser.error("--resume needs --run-dir (the run to continue)")
-    run_dir = Path(args.run_dir or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}")
-    if run_dir.exists() and any(run_dir.iterdir()) and not args.resume:
-        parser.error(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
+    if not args.resume:
+        run_dir = Path(args.run_dir or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}")
+        make_new_run_dir(parser, run_dir)
+    if reward_scale is None:
+        reward_scale = 0.01 if args.reward == "score" else 1.0
 
     from agents.training.selfplay import SelfPlaySettings, train_selfplay
+    from agents.training.train import TrainingInterrupted
 
-    settings = SelfPlaySettings(args.ruleset, args.players, args.scoring, args.reward, 0.01 if args.reward == "score" else 1.0)
+    settings = SelfPlaySettings(args.ruleset, args.players, args.scoring, args.reward, reward_scale)
     start = time.time()
-    model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, n_steps=args.n_steps, baselines=tuple(args.baselines),
-                           self_play=args.self_play, snapshot_freq=args.snapshot_freq, eval_freq=args.eval_freq,
-                           eval_games=args.eval_games, seed=args.seed, resume=args.resume)
+    try:
+        model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, n_steps=args.n_steps, baselines=tuple(args.baselines),
+                               self_play=args.self_play, snapshot_freq=args.snapshot_freq, eval_freq=args.eval_freq,
+                               eval_games=args.eval_games, seed=args.seed, resume=args.resume)
+    except (ConfigError, OSError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line (a space's repr spans several)
+        return 2
+    except TrainingInterrupted as exc:  # SIGINT / SIGTERM: what was saved, and how to go on
+        if exc.final_model is not None:
+            print(f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final model {exc.final_model}; "
+                  f"continue with --resume --run-dir {run_dir}", file=sys.stderr)
+        else:
+            print(f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume --run-dir {run_dir} "
+                  "(from its newest checkpoint)", file=sys.stderr)
+        return exc.exit_code
     print(f"{model.num_timesteps} steps in {time.time() - start:.0f} s; final model {run_dir / 'final_model.zip'}")
     return 0
 

@@ -14,12 +14,22 @@ TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (a tie counts 1/2) and
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
 pool.
+
+A run's settings (:data:`SETTING_KEYS`) are saved (atomically) in ``selfplay.json``
+(:data:`SETTINGS_FILE`) when it starts; a resumed run must have the same ones (only
+``total_timesteps``, ``snapshot_freq``, ``eval_freq`` and ``eval_games`` may change).
+Every run ends (SIGINT and SIGTERM included: training stops after the current step) by
+saving a checkpoint of the current model and ``final_model.zip``, so ``--resume``
+continues from where it stopped.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -27,10 +37,73 @@ from stable_baselines3.common.callbacks import BaseCallback
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
-from .runs import checkpoint_steps, checkpoints, resume_model, save_checkpoint
+from .config import ConfigError
+from .runs import checkpoint_problem, checkpoint_steps, checkpoints, resume_model, save_checkpoint
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
+
+#: The run's settings, saved in the run folder when it starts.
+SETTINGS_FILE = "selfplay.json"
+#: The settings in :data:`SETTINGS_FILE`: a resumed run must have the same.
+SETTING_KEYS = ("ruleset", "players", "scoring", "reward", "reward_scale", "seed", "baselines", "self_play", "n_envs", "n_steps")
+#: What a resumed run may change (not saved).
+CHANGEABLE = ("total_timesteps", "snapshot_freq", "eval_freq", "eval_games")
+
+
+def ruleset_key(ruleset: str) -> str:
+    """A ruleset as saved in :data:`SETTINGS_FILE`: a preset name as given, a YAML path
+    (what :func:`jamb_env.rules.load_ruleset` takes for a path) made absolute."""
+    text = str(ruleset)
+    if text.endswith((".yaml", ".yml")) or "/" in text:
+        return str(Path(text).expanduser().resolve())
+    return text
+
+
+def _same(key: str, a: Any, b: Any) -> bool:
+    if key == "ruleset":
+        return ruleset_key(a) == ruleset_key(b)
+    if key == "baselines":
+        return list(a) == list(b)
+    return a == b
+
+
+def setting_differences(saved: Mapping[str, Any], given: Mapping[str, Any], label=str) -> list[str]:
+    """``"<label(key)>: saved <value>, given <value>"`` for every setting in ``given`` that
+    differs from ``saved`` (keys not in :data:`SETTING_KEYS` are ignored)."""
+    return [f"{label(key)}: saved {saved[key]!r}, given {value!r}" for key, value in given.items()
+            if key in SETTING_KEYS and key in saved and not _same(key, saved[key], value)]
+
+
+def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
+    """The settings saved in ``run_dir/selfplay.json``; None when there is no such file.
+
+    Raises:
+        ConfigError: the file is unreadable or lacks a setting.
+    """
+    path = Path(run_dir) / SETTINGS_FILE
+    if not path.exists():
+        return None
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the run's settings {path}: {exc}") from exc
+    missing = [key for key in SETTING_KEYS if not isinstance(saved, dict) or key not in saved]
+    if missing:
+        raise ConfigError(f"{path} lacks the setting(s) {', '.join(missing)} (keys: {', '.join(SETTING_KEYS)})")
+    return saved
+
+
+def batch_size_for(rollout: int, largest: int = 512) -> int:
+    """The PPO minibatch size for a rollout of ``rollout`` (>= 2) samples: the largest
+    size up to ``largest`` that leaves no last minibatch of one sample (advantage
+    normalisation divides by the standard deviation of the minibatch: NaN for one)."""
+    if rollout < 2:
+        raise ValueError(f"a rollout needs at least 2 samples (n_envs x n_steps), got {rollout}")
+    size = min(largest, rollout)
+    while size > 2 and rollout % size == 1:
+        size -= 1
+    return size
 
 
 class SnapshotAgent:
@@ -80,6 +153,12 @@ class SelfPlaySettings:
     scoring: str
     reward: str
     reward_scale: float
+
+    def saved(self, seed: int, baselines, self_play: float, n_envs: int, n_steps: int) -> dict[str, Any]:
+        """The run's settings as :data:`SETTINGS_FILE` holds them."""
+        return {"ruleset": ruleset_key(self.ruleset), "players": int(self.num_players), "scoring": self.scoring, "reward": self.reward,
+                "reward_scale": float(self.reward_scale), "seed": int(seed), "baselines": list(baselines), "self_play": float(self_play),
+                "n_envs": int(n_envs), "n_steps": int(n_steps)}
 
 
 def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) -> tuple[float, float]:
@@ -143,42 +222,103 @@ class SelfPlayCallback(BaseCallback):
 def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 64, n_steps: int = 64,
                    baselines: tuple[str, ...] = ("random", "greedy"), self_play: float = 0.8, snapshot_freq: int = 50_000,
                    eval_freq: int = 50_000, eval_games: int = 50, seed: int = 0, resume: bool = False,
-                   ppo_kwargs: dict | None = None):
-    """Train (or resume) a self-play run in ``run_dir``; returns the model. The final
-    model is saved atomically as ``run_dir/final_model.zip``."""
+                   ppo_kwargs: dict | None = None, handle_signals: bool = True):
+    """Train (or resume) a self-play run in ``run_dir``; returns the model.
+
+    A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
+    run from its newest checkpoint that loads, with the same settings. Training ends by
+    saving (atomically) a checkpoint of the model and ``run_dir/final_model.zip``. With
+    ``handle_signals`` (in the main thread), SIGINT or SIGTERM during training stops it
+    after the current step, saves both and raises
+    :class:`agents.training.train.TrainingInterrupted` naming them (a
+    KeyboardInterrupt); before training starts, or a second time, they raise it at once.
+
+    Raises:
+        ConfigError: ``resume`` and the run has other settings, no checkpoint, none that
+            loads, or one that does not fit these settings' env.
+        ValueError: a rollout of fewer than 2 samples, or a bad minibatch size.
+        TrainingInterrupted: SIGINT or SIGTERM.
+    """
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList
     from stable_baselines3.common.logger import configure
 
     from agents import load
-    from jamb_env.files import atomic_save_model
+    from jamb_env.files import atomic_save_model, atomic_write_text, remove_temp_files
     from jamb_env.multiplayer_vector import SeatVecEnv
 
-    torch.set_num_threads(1)
+    from .callbacks import StopOnRequestCallback, StopRequest
+    from .train import TrainingInterrupted, _Signals
+
+    rollout = n_envs * n_steps
+    kwargs = {"n_steps": n_steps, "batch_size": batch_size_for(rollout), "n_epochs": 10, "learning_rate": 3e-4, "gamma": 1.0,
+              "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
+    kwargs.update(ppo_kwargs or {})
+    batch = kwargs["batch_size"]
+    if not isinstance(batch, int) or batch < 2 or rollout % batch == 1:
+        raise ValueError(f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}")
     M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
     run_dir = Path(run_dir)
-    agents = {name: load(name, ruleset=settings.ruleset) for name in baselines}
-    pool = OpponentPool(list(agents.values()), self_play=self_play)
-
-    venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
-                      num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
-                      reward_scale=settings.reward_scale, seed=seed)
-    model = None
+    record = settings.saved(seed, baselines, self_play, n_envs, n_steps)
+    saved = candidates = None
     if resume:
-        model, _ = resume_model(checkpoints(run_dir), venv, {"device": "cpu"})
-        for path in reversed(checkpoints(run_dir)):  # oldest first, as they were added
-            if model is not None and checkpoint_steps(path) <= model.num_timesteps:
-                pool.add_snapshot(path)
-    if model is None:
-        # the tuned solitaire settings (configs/ppo_classic_tuned.yaml); rollouts of n_envs x n_steps
-        kwargs = {"n_steps": n_steps, "batch_size": min(512, n_envs * n_steps), "n_epochs": 10, "learning_rate": 3e-4, "gamma": 1.0,
-                  "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
-        kwargs.update(ppo_kwargs or {})
-        model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-    model.set_logger(configure(str(run_dir), ["tensorboard"]))  # a new events file per (re)start: history kept
-    callback = SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed)
-    left = max(total_timesteps - model.num_timesteps, 0)
-    model.learn(left, callback=callback, reset_num_timesteps=False)
-    atomic_save_model(model, run_dir / "final_model.zip")
-    return model
+        saved = read_run_settings(run_dir)
+        if saved is not None:
+            different = setting_differences(saved, record)
+            if different:
+                raise ConfigError(f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them")
+        for folder in (run_dir, run_dir / "checkpoints"):
+            for p in remove_temp_files(folder):
+                print(f"removed {p}: a write cut short when the run was killed")
+        candidates = checkpoints(run_dir)
+        if not candidates:
+            raise ConfigError(f"no checkpoint in {run_dir} to resume")
 
+    stop = StopRequest()
+    with _Signals(stop, handle_signals) as signals:
+        torch.set_num_threads(1)
+        if not resume:
+            atomic_write_text(run_dir / SETTINGS_FILE, json.dumps(record, indent=1) + "\n")
+        agents = {name: load(name, ruleset=settings.ruleset) for name in baselines}
+        pool = OpponentPool(list(agents.values()), self_play=self_play)
+
+        venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
+                          num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
+                          reward_scale=settings.reward_scale, seed=seed)
+        if resume:
+            try:
+                model, _ = resume_model(candidates, venv, {"device": "cpu"})
+            except ConfigError as exc:  # another observation or action space
+                raise ConfigError(f"the checkpoints in {run_dir} do not fit these settings (ruleset {settings.ruleset}, "
+                                  f"{settings.num_players} players, scoring {settings.scoring}): resume with the settings "
+                                  "the run was started with") from exc
+            if model is None:
+                raise ConfigError(f"no checkpoint in {run_dir} loads (see the messages above); remove the folder to start the run again")
+            for path in reversed(checkpoints(run_dir)):  # oldest first, as they were added
+                if checkpoint_steps(path) <= model.num_timesteps:
+                    problem = checkpoint_problem(path)
+                    if problem is not None:
+                        print(f"leaving snapshot {path} out of the pool: {problem}")
+                        continue
+                    pool.add_snapshot(path)
+            if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
+                atomic_write_text(run_dir / SETTINGS_FILE, json.dumps(record, indent=1) + "\n")
+        else:
+            # the tuned solitaire settings (configs/ppo_classic_tuned.yaml); rollouts of n_envs x n_steps
+            model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
+        model.set_logger(configure(str(run_dir), ["tensorboard"]))  # a new events file per (re)start: history kept
+        try:
+            callback = CallbackList([SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
+                                     StopOnRequestCallback(stop)])
+            left = max(total_timesteps - model.num_timesteps, 0)
+            signals.graceful = True
+            model.learn(left, callback=callback, reset_num_timesteps=False)
+            # the model as it ends (a snapshot at this step held it before its last update)
+            checkpoint = save_checkpoint(model, run_dir)
+            final = atomic_save_model(model, run_dir / "final_model.zip")
+        finally:
+            model.logger.close()
+    if stop.signum is not None:
+        raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), checkpoint, final)
+    return model
