@@ -63,7 +63,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | Path, fsync: bool = True) -> Iterator[Path]:
+def atomic_path(path: str | Path, fsync: bool = True, keep_suffix: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; when the block succeeds, the file written
     there replaces ``path`` atomically; when it raises (KeyboardInterrupt included), the
     temporary file is removed, ``path`` is left as it was and the exception propagates.
@@ -71,7 +71,9 @@ def atomic_path(path: str | Path, fsync: bool = True) -> Iterator[Path]:
     The block must create the file at exactly the yielded path. That name does not end
     in ``path``'s suffix, so a writer that appends a missing suffix (``np.savez`` adds
     ``.npz``, SB3's ``model.save`` adds ``.zip``) must be given a file object opened on it
-    instead, as :func:`atomic_write` does. The folder of ``path`` is created if missing.
+    instead, as :func:`atomic_write` does; ``keep_suffix=True`` ends it in the suffix, for
+    writers that choose the format by it (video writers). The folder of ``path`` is
+    created if missing.
 
     Raises:
         FileNotFoundError: the block succeeded without creating the temporary file.
@@ -79,6 +81,8 @@ def atomic_path(path: str | Path, fsync: bool = True) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
+    if keep_suffix:
+        tmp = tmp.with_name(tmp.name + path.suffix)
     try:
         yield tmp
         if not tmp.exists():

@@ -118,17 +118,20 @@ def short_label(label: str) -> str:
     return prefix + (Path(rest).name if "/" in rest else rest)
 
 
+def _prefix(out_arg: str | None, stem: str, suffixes: tuple[str, ...]) -> Path:
+    """The output prefix for ``--out``: ``results/<stem>`` by default, ``<folder>/<stem>``
+    for a folder, else the prefix given (without one of ``suffixes``)."""
+    if out_arg is None:
+        return Path("results") / stem
+    if Path(out_arg).is_dir() or out_arg.endswith(("/", os.sep)):
+        return Path(out_arg) / stem
+    prefix = Path(out_arg)
+    return prefix.with_suffix("") if prefix.suffix.lower() in suffixes else prefix
+
+
 def output_paths(out_arg: str | None, ruleset: str) -> tuple[Path, Path, Path]:
     """``(per-agent csv, per-game csv, png)`` for ``--out`` (a prefix, or a folder: files inside it)."""
-    stem = Path(ruleset).stem
-    if out_arg is None:
-        prefix = Path("results") / stem
-    elif Path(out_arg).is_dir() or out_arg.endswith(("/", os.sep)):
-        prefix = Path(out_arg) / stem
-    else:
-        prefix = Path(out_arg)
-        if prefix.suffix.lower() in (".csv", ".png"):
-            prefix = prefix.with_suffix("")
+    prefix = _prefix(out_arg, Path(ruleset).stem, (".csv", ".png"))
     return prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + "_games.csv"), prefix.with_name(prefix.name + ".png")
 
 
@@ -255,15 +258,7 @@ def match_output_paths(out_arg: str | None, ruleset: str, players: int, scoring:
     """``(per-pair csv, ratings csv, per-game csv)`` for ``--out`` in multiplayer mode:
     ``PREFIX_matches.csv``, ``PREFIX_match_ratings.csv``, ``PREFIX_match_games.csv`` (a
     folder: ``FOLDER/<ruleset>_<N>p_<scoring>_...``)."""
-    stem = f"{Path(ruleset).stem}_{players}p_{scoring}"
-    if out_arg is None:
-        prefix = Path("results") / stem
-    elif Path(out_arg).is_dir() or out_arg.endswith(("/", os.sep)):
-        prefix = Path(out_arg) / stem
-    else:
-        prefix = Path(out_arg)
-        if prefix.suffix.lower() == ".csv":
-            prefix = prefix.with_suffix("")
+    prefix = _prefix(out_arg, f"{Path(ruleset).stem}_{players}p_{scoring}", (".csv",))
     return tuple(prefix.with_name(prefix.name + tail) for tail in ("_matches.csv", "_match_ratings.csv", "_match_games.csv"))
 
 

@@ -41,10 +41,8 @@ the game is over (not on Ctrl-C: replay the ``--record`` file to make them).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import os
-import secrets
 import sys
 import time
 from pathlib import Path
@@ -53,7 +51,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from jamb_env import RulesetError
-from jamb_env.files import TEMP_MARK, check_output_file, write_text_file
+from jamb_env.files import atomic_path, check_output_file, write_text_file
 from jamb_env.play import (HUMAN, MatchSession, PlaySession, match_board, match_result, match_status, match_step_line,
                            sheet_table, status_line)
 from jamb_env.rules import is_over
@@ -281,9 +279,7 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
         raise ValueError("no frames to write")
     if suffix == ".mp4" and not have_moviepy():
         raise MissingDependency(MOVIEPY_MISSING)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}{suffix}")
-    try:
+    with atomic_path(path, keep_suffix=True) as tmp:  # the writers choose the format by the suffix
         if suffix == ".gif":
             import numpy as np
             from PIL import Image
@@ -306,15 +302,8 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
                                      ffmpeg_params=["-pix_fmt", "yuv420p"])
             finally:
                 clip.close()
-        if not tmp.is_file():
-            raise OSError(f"the video writer made no file for {path}")
-        with open(tmp, "rb+") as f:  # on disk before the rename, as jamb_env.files does
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+            if not tmp.is_file():
+                raise OSError(f"the video writer made no file for {path}")
     return path
 
 
