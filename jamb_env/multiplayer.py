@@ -316,9 +316,7 @@ class raw_env(AECEnv):
         if self.reward_mode == "score":
             return float(after[p] - before[p])
         if self.reward_mode == "margin":
-            def margin(s):
-                return s[p] - max(x for q, x in enumerate(s) if q != p)
-            return float(margin(after) - margin(before))
+            return float(M.margins([after], [p])[0] - M.margins([before], [p])[0])
         return M.ranks_reward(after)[p] if over else 0.0
 
     def observe(self, agent):
@@ -335,13 +333,15 @@ class raw_env(AECEnv):
         else:
             own = ms.sheets[0]
             others = [(ms.owner == q).reshape(-1).astype(np.float32) for q in seats]
-        mine = ms.to_move == p and not over
-        mask = core.legal_mask(rules, own) if mine else np.zeros(self._layout.num_actions, dtype=bool)
+        legal = core.legal_mask(rules, own)  # the sheet's own mask: the observation's turn features read it
         to_move = np.zeros(N, np.float32)
         to_move[(ms.to_move - p) % N] = 1.0
         scores = np.array([self._scores[q] for q in seats], np.float32) / np.float32(self._bound)
-        obs = np.concatenate([self._enc.encode(own, mask=core.legal_mask(rules, own)), *others, to_move, scores]).astype(np.float32)
-        action_mask = np.ones(self._layout.num_actions, np.int8) if over else mask.astype(np.int8)
+        obs = np.concatenate([self._enc.encode(own, mask=legal), *others, to_move, scores]).astype(np.float32)
+        if over:
+            action_mask = np.ones(self._layout.num_actions, np.int8)
+        else:  # only the player to move has actions
+            action_mask = legal.astype(np.int8) if ms.to_move == p else np.zeros(self._layout.num_actions, np.int8)
         return {"observation": obs, "action_mask": action_mask}
 
     def action_mask(self, agent) -> np.ndarray:

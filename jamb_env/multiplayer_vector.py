@@ -38,6 +38,7 @@ from .rules import kernels as rk
 from .rules import match as M
 from .rules._jit import kernel
 from .seeding import game_seeds
+from .vector import ArrayVecEnvMethods
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -132,7 +133,7 @@ class _Views:
 
 
 # ---------------------------------------------------------------------------- the env
-class SeatVecEnv(VecEnv):
+class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
     """N multiplayer games, one learner seat each, as an SB3 ``VecEnv`` with
     ``action_masks()`` (MaskablePPO trains on it directly).
 
@@ -266,14 +267,10 @@ class SeatVecEnv(VecEnv):
         reward once over; 0 before)."""
         s = self._scores[games]
         p = self._learner[games]
-        own = s[np.arange(len(games)), p]
         if self.reward_mode == "score":
-            return own.astype(np.float64)
-        others = s.copy()
-        others[np.arange(len(games)), p] = np.iinfo(np.int64).min
-        best = others.max(axis=1)
+            return s[np.arange(len(games)), p].astype(np.float64)
         if self.reward_mode == "margin":
-            return (own - best).astype(np.float64)
+            return M.margins(s, p).astype(np.float64)
         out = np.zeros(len(games))
         for k in np.flatnonzero(over).tolist():
             out[k] = M.ranks_reward(s[k].tolist())[p[k]]
@@ -411,29 +408,6 @@ class SeatVecEnv(VecEnv):
     def _learner_masks(self) -> np.ndarray:
         games = np.arange(self.num_envs)
         return self._batch.games.masks[games * self._S + (self._learner if self._S > 1 else 0)].copy()
-
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        idx = list(self._get_indices(indices))
-        if attr_name == "render_mode":
-            return [None for _ in idx]
-        return [getattr(self, attr_name) for _ in idx]
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        raise AttributeError(f"SeatVecEnv attributes are fixed at construction; cannot set {attr_name!r}")
-
-    def has_attr(self, attr_name: str) -> bool:
-        return attr_name == "action_masks" or hasattr(self, attr_name)
-
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        if method_name == "action_masks":
-            return list(self.action_masks()[list(self._get_indices(indices))])
-        raise AttributeError(f"SeatVecEnv supports env_method('action_masks') only, not {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
 
     def get_images(self):
         raise NotImplementedError("SeatVecEnv does not render; use jamb_env.multiplayer.env(render_mode=...)")

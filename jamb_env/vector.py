@@ -28,7 +28,38 @@ from .seeding import game_seeds
 PARALLEL_FROM = 256
 
 
-class JambVecEnv(VecEnv):
+class ArrayVecEnvMethods:
+    """The SB3 ``VecEnv`` methods of a VecEnv whose games are arrays rather than env
+    objects (``JambVecEnv``, ``SeatVecEnv``): attributes are the VecEnv's own and fixed,
+    ``env_method`` serves ``action_masks`` (what MaskablePPO asks for), nothing is wrapped."""
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if attr_name == "render_mode":
+            return [None for _ in idx]
+        if not hasattr(self, attr_name):
+            raise AttributeError(f"{type(self).__name__} has no attribute {attr_name!r}")
+        return [getattr(self, attr_name) for _ in idx]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        raise AttributeError(f"{type(self).__name__} attributes are fixed at construction; cannot set {attr_name!r}")
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "action_masks" or hasattr(self, attr_name)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[list(self._get_indices(indices))])
+        raise AttributeError(f"{type(self).__name__} supports env_method('action_masks') only, not {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+
+class JambVecEnv(ArrayVecEnvMethods, VecEnv):
     """N solitaire Jamb games in one process, stepped by numba kernels.
 
     Args:
@@ -244,31 +275,6 @@ class JambVecEnv(VecEnv):
         """bool (N, A): the legal actions of every game (a copy: writing into it changes
         nothing)."""
         return self._batch.games.masks.copy()
-
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        idx = list(self._get_indices(indices))
-        if attr_name == "render_mode":
-            return [None for _ in idx]
-        if not hasattr(self, attr_name):
-            raise AttributeError(f"JambVecEnv has no attribute {attr_name!r}")
-        return [getattr(self, attr_name) for _ in idx]
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        raise AttributeError(f"JambVecEnv attributes are fixed at construction; cannot set {attr_name!r}")
-
-    def has_attr(self, attr_name: str) -> bool:
-        return attr_name == "action_masks" or hasattr(self, attr_name)
-
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        if method_name == "action_masks":
-            return list(self._batch.games.masks[list(self._get_indices(indices))])
-        raise AttributeError(f"JambVecEnv supports env_method('action_masks') only, not {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
 
     def get_images(self):
         return [None for _ in range(self.num_envs)]

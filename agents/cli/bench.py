@@ -31,27 +31,37 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------------------- env loops
-def single_env_loop(preset: str, seconds: float, seed: int = 0):
-    """Random legal play on one JambEnv. Returns (steps, env seconds, sampling seconds)."""
-    env = JambEnv(preset)
+def _turn_loop(masks_of, play, seconds: float, seed: int):
+    """Random legal play, one action at a time: ``masks_of()`` gives the legal mask,
+    ``play(action)`` steps (and resets at a game's end). Returns (steps, env seconds,
+    sampling seconds)."""
     rng = np.random.default_rng(seed)
-    env.reset(seed=seed)
     steps, t_env, t_sample = 0, 0.0, 0.0
     start = time.perf_counter()
     while steps == 0 or time.perf_counter() - start < seconds:  # at least one step: no division by zero
         t0 = time.perf_counter()
-        mask = env.action_masks()
+        mask = masks_of()
         t1 = time.perf_counter()
         action = int(rng.choice(np.flatnonzero(mask)))
         t2 = time.perf_counter()
-        _, _, done, _, _ = env.step(action)
-        if done:
-            env.reset()
+        play(action)
         t3 = time.perf_counter()
         t_env += (t1 - t0) + (t3 - t2)
         t_sample += t2 - t1
         steps += 1
     return steps, t_env, t_sample
+
+
+def single_env_loop(preset: str, seconds: float, seed: int = 0):
+    """Random legal play on one JambEnv. Returns (steps, env seconds, sampling seconds)."""
+    env = JambEnv(preset)
+    env.reset(seed=seed)
+
+    def play(action):
+        if env.step(action)[2]:
+            env.reset()
+
+    return _turn_loop(env.action_masks, play, seconds, seed)
 
 
 def aec_loop(preset: str, seconds: float, seed: int = 0, num_players: int = 2):
@@ -61,24 +71,14 @@ def aec_loop(preset: str, seconds: float, seed: int = 0, num_players: int = 2):
     from jamb_env.multiplayer import raw_env
 
     env = raw_env(preset, num_players)
-    rng = np.random.default_rng(seed)
     env.reset(seed=seed)
-    steps, t_env, t_sample = 0, 0.0, 0.0
-    start = time.perf_counter()
-    while steps == 0 or time.perf_counter() - start < seconds:
-        t0 = time.perf_counter()
-        mask = env.observe(env.agent_selection)["action_mask"]
-        t1 = time.perf_counter()
-        action = int(rng.choice(np.flatnonzero(mask)))
-        t2 = time.perf_counter()
+
+    def play(action):
         env.step(action)
         if all(env.terminations.values()):
             env.reset()
-        t3 = time.perf_counter()
-        t_env += (t1 - t0) + (t3 - t2)
-        t_sample += t2 - t1
-        steps += 1
-    return steps, t_env, t_sample
+
+    return _turn_loop(lambda: env.observe(env.agent_selection)["action_mask"], play, seconds, seed)
 
 
 def seat_vec_env(n: int, preset: str, num_players: int = 2):

@@ -176,8 +176,9 @@ def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) ->
             action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
             obs, _, done, _, info = env.step(int(action))
         s, p = info["scores"], info["seat"]
-        wins.append((1.0 + M.ranks_reward(s)[p]) / 2.0 if settings.num_players == 2 else float(s[p] > max(x for q, x in enumerate(s) if q != p)))
-        margins.append(s[p] - max(x for q, x in enumerate(s) if q != p))
+        margin = int(M.margins([s], [p])[0])
+        wins.append((1.0 + M.ranks_reward(s)[p]) / 2.0 if settings.num_players == 2 else float(margin > 0))
+        margins.append(margin)
     return float(np.mean(wins)), float(np.mean(margins))
 
 

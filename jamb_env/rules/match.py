@@ -236,6 +236,17 @@ def scores(rules: Ruleset, ms: MatchState) -> list[int]:
     return out
 
 
+def margins(scores, players) -> np.ndarray:
+    """int64 ``(k,)``: for each row of ``scores`` (``(k, N)`` points) the score of player
+    ``players[i]`` minus the best score of the others (the ``margin`` reward's value)."""
+    s = np.asarray(scores, dtype=np.int64)
+    p = np.asarray(players, dtype=np.int64)
+    rows = np.arange(len(s))
+    others = s.copy()
+    others[rows, p] = np.iinfo(np.int64).min
+    return s[rows, p] - others.max(axis=1)
+
+
 def ranks_reward(final_scores) -> list[float]:
     """The ``win`` reward at the end: for each player, (players they beat - players who
     beat them) / (N - 1). +1 / 0 / -1 for two players; sums to zero; ties share."""
