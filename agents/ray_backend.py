@@ -308,17 +308,12 @@ def tune_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: int
 
 def _interrupted(out: Path, rows: list[dict], base: dict, steps: int) -> int:
     """As the local tuner on Ctrl-C: keep the finished trials and the best of them; 130."""
-    from agents.cli.tune import write_best
+    from agents.cli.tune import interrupted, write_best
 
-    kept = f"; {len(rows)} finished trials are in {out / 'trials.csv'}" if rows else "; no trial finished"
-    if rows:
-        best = max(rows, key=lambda r: r["score"])
-        try:
-            kept += f", the best of them in {write_best(out, _params(best), base, len(rows), steps, how='Ray Tune + Optuna')}"
-        except OSError as exc:
-            kept += f" (the best config could not be written: {exc})"
-    print(f"\ninterrupted{kept}", file=sys.stderr)
-    return 130
+    def save_best():
+        return write_best(out, _params(max(rows, key=lambda r: r["score"])), base, len(rows), steps, how="Ray Tune + Optuna")
+
+    return interrupted(out, len(rows), save_best)
 
 
 def _params(row: dict) -> dict:

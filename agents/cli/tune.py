@@ -69,6 +69,19 @@ def trials_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+def interrupted(out: Path, finished: int, save_best) -> int:
+    """Ctrl-C: keep the ``finished`` trials (already in ``trials.csv``) and the best of them
+    (``save_best()`` writes it and returns its path), say where on stderr; returns 130."""
+    kept = f"; {finished} finished trials are in {out / 'trials.csv'}" if finished else "; no trial finished"
+    if finished:
+        try:
+            kept += f", the best of them in {save_best()}"
+        except OSError as exc:
+            kept += f" (the best config could not be written: {exc})"
+    print(f"\ninterrupted{kept}", file=sys.stderr)
+    return 130
+
+
 def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how: str = "Optuna") -> Path:
     """best_config.yaml: the base config (the user's own eval.freq) with the best trial's settings."""
     best = sample(optuna_module().trial.FixedTrial(params), base)
@@ -194,14 +207,7 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         study.optimize(objective, n_trials=args.trials)
     except KeyboardInterrupt:
-        kept = f"; {len(rows)} finished trials are in {out / 'trials.csv'}" if rows else "; no trial finished"
-        if rows:
-            try:
-                kept += f", the best of them in {write_best(out, study.best_params, base, len(rows), args.steps)}"
-            except OSError as exc:
-                kept += f" (the best config could not be written: {exc})"
-        print(f"\ninterrupted{kept}", file=sys.stderr)
-        return 130
+        return interrupted(out, len(rows), lambda: write_best(out, study.best_params, base, len(rows), args.steps))
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {exc}" + (f" ({len(rows)} finished trials are in {out / 'trials.csv'})" if rows else ""), file=sys.stderr)
         return 2
