@@ -70,7 +70,7 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     out = []
     for spec in specs:
         if any(ch in spec for ch in "*?["):
-            prefix = "hybrid:" if spec.startswith("hybrid:") else ""
+            prefix = next((p for p in ("hybrid:", "rllib:") if spec.startswith(p)), "")
             paths = sorted(glob.glob(spec.removeprefix(prefix)))
             if not paths:
                 raise FileNotFoundError(f"no checkpoint matches {spec.removeprefix(prefix)}")

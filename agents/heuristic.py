@@ -283,7 +283,8 @@ class _SharedModel:
 def replace_state(st: GameState, values: np.ndarray, filled: np.ndarray) -> GameState:
     """``st`` with other written values and filled masks (a hypothetical sheet)."""
     return GameState(values=values.astype(st.values.dtype), filled=filled.astype(st.filled.dtype), dice=st.dice.copy(),
-                     dice_index=st.dice_index, roll=st.roll, announced=st.announced, answer_due=st.answer_due, turn=st.turn)
+                     dice_index=st.dice_index, roll=st.roll, announced=st.announced, answer_due=st.answer_due, turn=st.turn,
+                     copy_row=st.copy_row)
 
 
 @lru_cache(maxsize=None)
@@ -376,7 +377,7 @@ class _TurnAgent:
         self._cache: dict = {}
 
     def _turn_cache(self, st: GameState, env=None) -> dict:
-        key = (st.turn, st.announced, st.answer_due, st.values.tobytes(), st.filled.tobytes())
+        key = (st.turn, st.announced, st.answer_due, st.copy_row, st.values.tobytes(), st.filled.tobytes())
         if self._shared(env):
             key += (int(env.player), int(env.num_players), np.asarray(env.owner).tobytes())
         if key != self._key:

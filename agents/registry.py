@@ -12,13 +12,18 @@ MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     """The agent named ``spec`` (for ``ruleset``) or the MaskablePPO model at path ``spec``.
 
-    ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``; ``hybrid`` plays
+    ``rllib:<path>`` is a policy trained by ``jamb-train --engine rllib`` (a run folder, a
+    checkpoint folder or its RLModule folder; :mod:`agents.rllib_agent`, needs the ``ray``
+    extra). ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``; ``hybrid`` plays
     that model's cell choices with the exact turn planner's holds (``hybrid:<model.zip>``:
     another model's; :mod:`agents.hybrid`).
 
     Raises:
-        FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist.
-        ValueError: an unknown name, or a solver that cannot play ``ruleset``.
+        FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist, or
+            ``rllib:<path>`` names no RLlib checkpoint.
+        ValueError: an unknown name, or a solver that cannot play ``ruleset``; for
+            ``rllib:``, RLlib not installed (``agents.rllib_agent.RLlibUnavailable``, a
+            RuntimeError) is raised as a ValueError saying how to install it.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"an agent is a name ({', '.join(AGENT_NAMES)}) or a MaskablePPO .zip path, got {spec!r}")
@@ -42,6 +47,16 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         from .columnwise import ColumnwiseAgent
 
         return ColumnwiseAgent(ruleset)
+    if spec.startswith("rllib:"):
+        path = spec[len("rllib:"):]
+        if not path:
+            raise ValueError("rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>")
+        from .rllib_agent import RLlibAgent, RLlibUnavailable
+
+        try:
+            return RLlibAgent(path, ruleset=ruleset)
+        except RLlibUnavailable as exc:
+            raise ValueError(f"agent {spec}: {exc}") from exc
     if spec in ("ppo", "hybrid") or spec.startswith("hybrid:"):
         path = spec[len("hybrid:") :] if spec.startswith("hybrid:") else None
         if path is None:
@@ -70,4 +85,4 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         from .ppo_agent import PPOAgent
 
         return PPOAgent(path, ruleset=ruleset)
-    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)} or a MaskablePPO .zip path")
+    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path or rllib:<RLlib checkpoint>")

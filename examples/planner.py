@@ -229,7 +229,7 @@ class Planner:
         return Branch(cells, can_hold, T, arg, V)
 
     def _plan(self, st: GameState, announced: int) -> Branch:
-        key = (st.values.tobytes(), st.filled.tobytes(), st.answer_due, announced)
+        key = (st.values.tobytes(), st.filled.tobytes(), st.answer_due, st.copy_row, announced)
         if key not in self._plans:
             if len(self._plans) > 64:
                 self._plans.clear()

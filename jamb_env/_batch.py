@@ -26,7 +26,7 @@ class Games(NamedTuple):
 
     values int16 (N, C, R) · filled int64 (N, C) row bitmasks · dice int8 (N, n) sorted ·
     dice_index int64 (N,) (-1 before a roll) · roll, announced, answer_due, turn, score,
-    pos int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
+    pos, copy_row int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
     (compact sheet features) · obs float32 (N, D).
     """
 
@@ -44,6 +44,7 @@ class Games(NamedTuple):
     masks: np.ndarray
     sheet: np.ndarray
     obs: np.ndarray
+    copy_row: np.ndarray
 
 
 class Results(NamedTuple):
@@ -96,6 +97,7 @@ class Batch:
             masks=np.zeros((N, A), dtype=np.bool_),
             sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32),
             obs=np.zeros((N, D), dtype=np.float32),
+            copy_row=np.full(N, -1, dtype=np.int64),
         )
         self.results = Results(
             points=np.zeros(N, dtype=np.int64),
@@ -158,7 +160,7 @@ class Batch:
         return GameState(
             values=g.values[i].copy(), filled=g.filled[i].copy(), dice=g.dice[i].copy(),
             dice_index=int(g.dice_index[i]), roll=int(g.roll[i]), announced=int(g.announced[i]),
-            answer_due=int(g.answer_due[i]), turn=int(g.turn[i]),
+            answer_due=int(g.answer_due[i]), turn=int(g.turn[i]), copy_row=int(g.copy_row[i]),
         )
 
     def final_scores(self, idx) -> list[tuple[dict[str, int], dict[str, int]]]:
@@ -188,8 +190,9 @@ def start_turn(i, g, ra, faces):
 
 @kernel(inline=True)
 def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
-    sheet_features(i, g.values, g.filled, g.answer_due, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
+    sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i], ra,
+                  bits, g.masks[i])
     observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
 
 
@@ -220,6 +223,7 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     else:
         pts, due = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra, parts, tmp)
         g.answer_due[i] = due
+        g.copy_row[i] = rk.copy_obligation(a - P[rk.P_WRITE_OFFSET], ra)
         g.announced[i] = -1
         g.turn[i] += 1
         g.roll[i] = 0
@@ -235,8 +239,9 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     res.points[i] = pts
     if wrote:  # only the written column's features and the turn's change
         sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
-        sheet_turn(i, g.answer_due, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.turn[i], ra, bits, g.masks[i])
+        sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i], ra,
+                  bits, g.masks[i])
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
 
@@ -286,6 +291,7 @@ def reset_games(idx, g, ra, oa, s):
                 g.values[i, c, r] = 0
         g.announced[i] = -1
         g.answer_due[i] = -1
+        g.copy_row[i] = -1
         g.turn[i] = 0
         g.score[i] = 0
         g.pos[i] = 0

@@ -97,8 +97,8 @@ class JambEnv(gym.Env):
     by aiming at it alone and the keep-mask of that plan.
     590 values on ``classic`` (226 with ``turn_features=False``, the v0 layout).
 
-    With ``mask_in_observation=True``: ``Dict({"observation": <that Box>, "action_mask":
-    MultiBinary(action_space.n)})``; observations are dicts of a float32 ``(D,)`` and an
+    With ``mask_in_observation=True``: ``Dict({"action_mask": MultiBinary(action_space.n),
+    "observation": <that Box>})`` (keys sorted, as gymnasium's ``Dict`` orders them); observations are dicts of a float32 ``(D,)`` and an
     int8 ``(action_space.n,)`` array (``action_masks()``), new arrays each time (for
     ``MaskablePPO("MultiInputPolicy")`` or action-masking wrappers that read the
     observation).
@@ -185,9 +185,9 @@ class JambEnv(gym.Env):
         self.action_space = spaces.Discrete(self._layout.num_actions)
         self.observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
         if self.mask_in_observation:
+            # keys in sorted order: the same space (and flattening order) on every gymnasium version
             self.observation_space = spaces.Dict(
-                {"observation": self.observation_space, "action_mask": spaces.MultiBinary(self._layout.num_actions)},
-                sort_keys=False)
+                {"action_mask": spaces.MultiBinary(self._layout.num_actions), "observation": self.observation_space})
         self._stream_len = stream_length(rules)
         self._warned_illegal = False
         self._started = False
@@ -358,8 +358,8 @@ class JambEnv(gym.Env):
             raise ValueError("state.done must be a bool, and True once the game is over")
         g, st = self._batch.games, state.game
         g.values[0], g.filled[0], g.dice[0], g.stream[0] = st.values, st.filled, st.dice, stream
-        g.dice_index[0], g.roll[0], g.announced[0], g.answer_due[0], g.turn[0] = (
-            st.dice_index, st.roll, st.announced, st.answer_due, st.turn)
+        g.dice_index[0], g.roll[0], g.announced[0], g.answer_due[0], g.turn[0], g.copy_row[0] = (
+            st.dice_index, st.roll, st.announced, st.answer_due, st.turn, st.copy_row)
         g.pos[0], g.score[0] = state.position, state.score
         self._batch.refresh(0)
         self._started, self._done = True, bool(state.done)

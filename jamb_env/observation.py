@@ -14,6 +14,8 @@ rolls_left         1             re-rolls left this turn / (K - 1) ([0, 1])
 announced          A             one-hot announced cell ([0, 1]); zeros: none
 answer_due         R             one-hot row the answer column must take (only with an
                                  ``answer`` column; else size 0)
+copy_row           R             one-hot row the ``copy`` column offers this turn (only
+                                 with a ``copy`` column; else size 0)
 filled             C * R         1 where the cell is written ([0, 1])
 written            C * R         written value / row maximum ([0, 1]); 0 where empty
 value_now          C * R         value the cell would get if written now / row maximum,
@@ -90,8 +92,10 @@ class Segment:
     S_PROGRESS,
     S_TURN,
     S_TURN_LEN,
-) = range(17)
-N_SEGMENTS = 17
+    S_COPY_ROW,
+    S_COPY_LEN,
+) = range(19)
+N_SEGMENTS = 19
 
 
 class ObsArrays(NamedTuple):
@@ -134,6 +138,7 @@ class ObservationEncoder:
         lay = layout(rules)
         n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
         has_answer = lay.answer_column >= 0
+        has_copy = int(rules.arrays.P[rk.P_COPY_COL]) >= 0
         spec = [
             ("dice_onehot", n * 6, 0.0, 1.0),
             ("dice_counts", 6, 0.0, 1.0),
@@ -141,6 +146,7 @@ class ObservationEncoder:
             ("rolls_left", 1, 0.0, 1.0),
             ("announced", len(lay.announce_cells), 0.0, 1.0),
             ("answer_due", R if has_answer else 0, 0.0, 1.0),
+            ("copy_row", R if has_copy else 0, 0.0, 1.0),
             ("filled", C * R, 0.0, 1.0),
             ("written", C * R, 0.0, 1.0),
             ("value_now", C * R, 0.0, 1.0),
@@ -196,6 +202,7 @@ class ObservationEncoder:
         S[S_DICE], S[S_DICE_LEN] = seg["dice_onehot"].start, dice_feat.shape[1]
         S[S_ROLL], S[S_ROLLS_LEFT], S[S_ANNOUNCED] = seg["roll"].start, seg["rolls_left"].start, seg["announced"].start
         S[S_ANSWER_DUE], S[S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
+        S[S_COPY_ROW], S[S_COPY_LEN] = seg["copy_row"].start, seg["copy_row"].size
         S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
         S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
         S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
@@ -204,7 +211,7 @@ class ObservationEncoder:
         b1, b2 = seg["answer_due"].start, seg["upper_sum"].start
         blocks = np.array([[b1, seg["value_now"].start - b1], [b2, self.size - b2]], dtype=np.int64)
         SS = S.copy()
-        for k in (S_ANSWER_DUE, S_FILLED, S_WRITTEN):
+        for k in (S_ANSWER_DUE, S_COPY_ROW, S_FILLED, S_WRITTEN):
             SS[k] = S[k] - b1
         for k in (S_UPPER_SUM, S_UPPER_TO_BONUS, S_UPPER_LEFT, S_DIFFERENCE, S_PROGRESS):
             SS[k] = S[k] - b2 + blocks[0, 1]
@@ -247,10 +254,10 @@ class ObservationEncoder:
 
     def sheet_features(self, st: GameState) -> np.ndarray:
         """float32 ``(sheet_size,)``: the segments that change on a write (answer_due,
-        filled, written, then upper_sum .. progress), compact (``arrays.SS``)."""
+        copy_row, filled, written, then upper_sum .. progress), compact (``arrays.SS``)."""
         out = np.zeros((1, self.sheet_size), dtype=np.float32)
-        sheet_features(0, st.values[None], st.filled[None], np.array([st.answer_due]), np.array([st.turn]),
-                       self.rules.arrays, self.arrays, out)
+        sheet_features(0, st.values[None], st.filled[None], np.array([st.answer_due]), np.array([st.copy_row]),
+                       np.array([st.turn]), self.rules.arrays, self.arrays, out)
         return out[0]
 
     def encode(self, st: GameState, sheet: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
@@ -315,26 +322,30 @@ def sheet_column(i, c, values, filled, ra, oa, sheet):
 
 
 @kernel(inline=True)
-def sheet_turn(i, answer_due, turn, ra, oa, sheet):
+def sheet_turn(i, answer_due, copy_row, turn, ra, oa, sheet):
     """The entries of game ``i``'s sheet features that any write changes: the answer
-    obligation and the progress."""
+    obligation, the copy column's row and the progress."""
     S = oa.SS
     for r in range(S[S_ANSWER_LEN]):
         sheet[i, S[S_ANSWER_DUE] + r] = 0.0
     if answer_due[i] >= 0 and S[S_ANSWER_LEN] > 0:
         sheet[i, S[S_ANSWER_DUE] + answer_due[i]] = 1.0
+    for r in range(S[S_COPY_LEN]):
+        sheet[i, S[S_COPY_ROW] + r] = 0.0
+    if copy_row[i] >= 0 and S[S_COPY_LEN] > 0:
+        sheet[i, S[S_COPY_ROW] + copy_row[i]] = 1.0
     sheet[i, S[S_PROGRESS]] = np.float32(turn[i] / ra.P[rk.P_NUM_CELLS])
 
 
 @kernel(inline=True)
-def sheet_features(i, values, filled, answer_due, turn, ra, oa, sheet):
+def sheet_features(i, values, filled, answer_due, copy_row, turn, ra, oa, sheet):
     """The compact sheet features of game ``i`` into ``sheet[i]`` (``oa.SS``): answer_due,
-    filled, written, upper_sum, upper_to_bonus, upper_left, difference, progress."""
+    copy_row, filled, written, upper_sum, upper_to_bonus, upper_left, difference, progress."""
     for d in range(sheet.shape[1]):
         sheet[i, d] = 0.0
     for c in range(ra.P[rk.P_C]):
         sheet_column(i, c, values, filled, ra, oa, sheet)
-    sheet_turn(i, answer_due, turn, ra, oa, sheet)
+    sheet_turn(i, answer_due, copy_row, turn, ra, oa, sheet)
 
 
 @kernel(inline=True)

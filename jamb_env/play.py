@@ -108,6 +108,8 @@ def status_line(env: JambEnv) -> str:
         text += f"   announced [yellow]{escape('/'.join(env.ruleset.cell_name(game.announced)))}[/]"
     if game.answer_due >= 0:
         text += f"   answer due: [yellow]{escape(env.ruleset.rows[game.answer_due])}[/]"
+    if game.copy_row >= 0:
+        text += f"   copy offers: [yellow]{escape(env.ruleset.rows[game.copy_row])}[/]"
     return text
 
 

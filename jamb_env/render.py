@@ -24,7 +24,7 @@ def sheet_view(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) ->
     -> points, derived columns included), ``score`` (points), and the turn: ``turn``
     (1-based; the cells written once the game is over), ``roll`` (``"roll 2/3"`` or
     ``"no roll"``), ``dice`` (list of faces, empty before a roll), ``announced``
-    (``"column/row"`` or ``"-"``), ``answer_due`` (a row name or None).
+    (``"column/row"`` or ``"-"``), ``answer_due`` and ``copy_row`` (a row name or None).
     """
     lay = core.layout(rules)
     R = rules.num_rows
@@ -56,6 +56,7 @@ def sheet_view(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) ->
         "dice": [int(d) for d in st.dice] if st.roll else [],
         "announced": "/".join(rules.cell_name(st.announced)) if st.announced >= 0 else "-",
         "answer_due": rules.rows[st.answer_due] if st.answer_due >= 0 else None,
+        "copy_row": rules.rows[st.copy_row] if st.copy_row >= 0 else None,
     }
 
 
@@ -75,6 +76,8 @@ def render_sheet(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) 
                  f"announced {view['announced']}")
     if view["answer_due"] is not None:
         lines.append(f"answer due: {view['answer_due']}")
+    if view["copy_row"] is not None:
+        lines.append(f"copy offers: {view['copy_row']}")
     lines.append(head)
     shown = {"open": "*", "announce": ".", "closed": "."}
     for row, line in zip(rules.rows, view["cells"]):
@@ -161,6 +164,8 @@ def sheet_image(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) -
     text(_PAD, _PAD + _LINE, f"announced {view['announced']}", fill="#8a6d00" if st.announced >= 0 else "black")
     if view["answer_due"] is not None:
         text(_PAD, _PAD + 2 * _LINE, f"answer due: {view['answer_due']}", fill="#a00000")
+    elif view["copy_row"] is not None:
+        text(_PAD, _PAD + 2 * _LINE, f"copy offers: {view['copy_row']}", fill="#a00000")
     dice = view["dice"] or [None] * rules.dice
     for k, face in enumerate(dice):
         _die(draw, _PAD + k * (_DIE + 8), _PAD + 3 * _LINE + 4, face)

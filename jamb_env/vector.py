@@ -75,7 +75,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
 
     Arrays (read-only views of the batched state): ``values`` int16 (N, C, R), ``filled``
     int64 (N, C) bitmasks, ``dice`` int8 (N, n) sorted, ``roll``, ``announced``,
-    ``answer_due``, ``turn`` int64 (N,), ``score`` int64 (N,) points, ``stream`` int8 (N, L)
+    ``answer_due``, ``copy_row``, ``turn`` int64 (N,), ``score`` int64 (N,) points, ``stream`` int8 (N, L)
     and ``pos`` (N,) the dice streams. ``action_masks()`` bool (N, A), a copy. Observations
     are new arrays every step, never written again.
 
@@ -165,6 +165,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
     roll = property(lambda self: self._view("roll"), doc="int64 (N,) roll of the turn (read-only view)")
     announced = property(lambda self: self._view("announced"), doc="int64 (N,) announced cell or -1 (read-only view)")
     answer_due = property(lambda self: self._view("answer_due"), doc="int64 (N,) answer row or -1 (read-only view)")
+    copy_row = property(lambda self: self._view("copy_row"), doc="int64 (N,) row the copy column offers or -1 (read-only view)")
     turn = property(lambda self: self._view("turn"), doc="int64 (N,) cells written (read-only view)")
     score = property(lambda self: self._view("score"), doc="int64 (N,) running score, points (read-only view)")
     stream = property(lambda self: self._view("stream"), doc="int8 (N, L) dice streams (read-only view)")

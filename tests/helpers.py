@@ -23,7 +23,8 @@ def random_actions(rng, masks):
     return ((rng.random(masks.shape) + 1.0) * masks).argmax(axis=1)
 
 
-def sheet(rules: Ruleset, written: dict | None = None, dice=None, roll: int = 1, announced=None, answer_due=None) -> GameState:
+def sheet(rules: Ruleset, written: dict | None = None, dice=None, roll: int = 1, announced=None, answer_due=None,
+          copy_row=None) -> GameState:
     """A state whose cells ``{(column, row): value}`` are written, with ``dice`` after ``roll``."""
     st = new_game(rules)
     values, filled = st.values.copy(), st.filled.copy()
@@ -41,6 +42,7 @@ def sheet(rules: Ruleset, written: dict | None = None, dice=None, roll: int = 1,
         announced=rules.cell(*announced) if announced else -1,
         answer_due=rules.rows.index(answer_due) if answer_due else -1,
         turn=len(written or {}),
+        copy_row=rules.rows.index(copy_row) if copy_row else -1,
     )
 
 

@@ -203,3 +203,71 @@ def test_klasik_last_turn_has_five_rolls():
 def test_klasik_earlier_turns_have_three_rolls():
     rules = load_ruleset("klasik")
     assert can_reroll(rules, sheet(rules, roll=2)) and not can_reroll(rules, sheet(rules, roll=3))
+
+
+# ------------------------------------------------------------------ copy (003's opponent column)
+COPY = load_ruleset("six_dice_copy")
+SIX = [1, 2, 3, 4, 5, 6]
+
+
+def test_copy_offers_only_the_row_just_written():
+    assert cells_in(COPY, sheet(COPY, dice=SIX), "copy") == set()  # the game's first turn: no row offered
+    assert cells_in(COPY, sheet(COPY, dice=SIX, copy_row="full"), "copy") == {"full"}
+    st = sheet(COPY, {("copy", "full"): 40}, dice=SIX, copy_row="full")
+    assert cells_in(COPY, st, "copy") == set()  # written already: nothing to copy into
+    # open at every roll, like free
+    assert cells_in(COPY, sheet(COPY, dice=SIX, roll=3, copy_row="ones"), "copy") == {"ones"}
+
+
+def test_copy_is_free_once_every_other_column_is_full():
+    others = [c for c in COPY.columns if c != "copy"]
+    written = fill(COPY, others) | {("copy", "ones"): 0}
+    st = sheet(COPY, written, dice=SIX)  # no row offered, only copy cells left: no dead end
+    assert cells_in(COPY, st, "copy") == set(COPY.rows) - {"ones"}
+    del written[("down", "jamb")]
+    st = sheet(COPY, written, dice=SIX, roll=1)
+    assert cells_in(COPY, st, "copy") == set()
+
+
+def test_a_solitaire_write_offers_its_row_to_the_copy_column():
+    st = sheet(COPY, dice=[6, 6, 6, 6, 2, 3])
+    st, _ = apply_action(COPY, st, write_action(COPY, "free", "sixes"))
+    assert st.copy_row == COPY.rows.index("sixes")
+    classic = load_ruleset("classic")
+    st, _ = apply_action(classic, sheet(classic), write_action(classic, "free", "ones"))
+    assert st.copy_row == -1  # without a copy column nothing is offered
+
+
+def test_copy_why_illegal_names_the_offered_row():
+    from jamb_env.rules import why_illegal
+
+    st = sheet(COPY, dice=SIX, copy_row="full")
+    assert why_illegal(COPY, st, write_action(COPY, "copy", "full")) is None
+    reason = why_illegal(COPY, st, write_action(COPY, "copy", "ones"))
+    assert "copy column offers only full" in reason
+    assert "offers no row" in why_illegal(COPY, sheet(COPY, dice=SIX), write_action(COPY, "copy", "ones"))
+
+
+def test_copy_row_is_validated_in_states():
+    from jamb_env.rules import validate_state
+
+    with pytest.raises(ValueError, match="copy_row"):
+        validate_state(COPY, sheet(COPY, dice=SIX).__class__(**{**_fields(sheet(COPY, dice=SIX)), "copy_row": 13}))
+    classic = load_ruleset("classic")
+    with pytest.raises(ValueError, match="not a row of a copy column"):
+        validate_state(classic, sheet(classic, copy_row="ones"))
+
+
+def _fields(st):
+    return {f: getattr(st, f) for f in st.__dataclass_fields__}
+
+
+def test_copy_row_is_in_the_observation_only_with_a_copy_column():
+    from jamb_env.observation import encoder
+
+    enc = encoder(COPY, True)
+    seg = enc.segments["copy_row"]
+    assert seg.size == COPY.num_rows
+    obs = enc.encode(sheet(COPY, dice=SIX, copy_row="poker"))
+    assert obs[seg.slice].tolist() == [float(r == "poker") for r in COPY.rows]
+    assert encoder(load_ruleset("six_dice"), True).segments["copy_row"].size == 0

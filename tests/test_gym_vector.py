@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from packaging.version import Version
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
@@ -207,6 +208,9 @@ def test_random_play_to_the_end(mode, sampler, one_torch_thread):
 # ---------------------------------------------------------------------------- wrappers
 @pytest.mark.parametrize("mode", MODES)
 def test_record_episode_statistics(mode):
+    if mode == "same_step" and Version(gym.__version__) < Version("1.3"):
+        pytest.skip(f"gymnasium {gym.__version__} (pinned by ray[rllib]): its RecordEpisodeStatistics counts "
+                    "episode lengths for next_step autoreset only")
     vec = RecordEpisodeStatistics(JambVectorEnv(4, autoreset_mode=mode))
     obs, info = vec.reset(seed=2)
     rng = np.random.default_rng(2)
@@ -235,7 +239,8 @@ def test_normalize_observation():
         assert obs.shape == (4, 590) and np.isfinite(obs).all()
     assert not np.allclose(obs, first)
     assert vec.obs_rms.count > 4
-    with pytest.raises(ValueError, match="NEXT_STEP"):  # Gymnasium's own rule for this wrapper
+    # Gymnasium's own rule for this wrapper (an AssertionError before gymnasium 1.3)
+    with pytest.raises((ValueError, AssertionError)):
         NormalizeObservation(JambVectorEnv(4, autoreset_mode="same_step"))
 
 

@@ -110,6 +110,35 @@ def test_the_answer_obligation_passes_to_the_next_player_and_is_honoured(preset)
     assert seen["obliged"] > 0
 
 
+@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+def test_the_copy_column_offers_the_row_the_previous_player_wrote(scoring):
+    rules = load_ruleset("six_dice_copy")
+    lay = core.layout(rules)
+    R, copy = rules.num_rows, rules.columns.index("copy")
+    seen = {"copied": 0}
+
+    def check(before, a, after):
+        if a < lay.write_offset:
+            return
+        cell = a - lay.write_offset
+        writer = before.to_move
+        seen["copied"] += cell // R == copy and before.sheets[writer if scoring == "separate" else 0].copy_row == cell % R
+        if M.is_over(rules, after):
+            return
+        nxt = (writer + 1) % before.num_players
+        assert after.to_move == nxt
+        if scoring == "separate":
+            assert after.sheets[writer].copy_row == -1
+            assert after.sheets[nxt].copy_row == cell % R  # the next player may copy this row
+        else:
+            assert after.sheets[0].copy_row == cell % R
+
+    rng = np.random.default_rng(11)
+    for players in (2, 3, 5):
+        random_match(rules, players, scoring, rng, on_step=check)
+    assert seen["copied"] > 0
+
+
 def _shared_with(rules, cells: dict[tuple[str, str], tuple[int, int]], players=2) -> M.MatchState:
     """A shared sheet with the given (column, row) -> (value, owner) written."""
     ms = M.new_match(rules, players, "shared")

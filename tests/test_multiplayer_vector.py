@@ -31,6 +31,8 @@ lowest_write.batched = True
     ("standard", 3, "separate", "margin", lowest_write),
     ("classic", 2, "shared", "score", lowest_write),
     ("standard", 3, "shared", "win", first_legal),
+    ("six_dice_copy", 2, "separate", "score", lowest_write),  # lowest_write takes the copy column whenever offered
+    ("six_dice_copy", 3, "shared", "margin", lowest_write),
 ])
 def test_lockstep_with_the_aec_env(preset, players, scoring, reward, opponent):
     N, seed = 3, 5

@@ -1,6 +1,7 @@
 """Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
 
     python scripts/bench.py [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
+        [--rllib [--rllib-runners 1 2]] [--skip-env]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
@@ -8,7 +9,11 @@ column; each figure is the median of `--repeats` runs (their range beside it: sh
 machines are noisy). Peak memory is the peak traced by ``tracemalloc`` during a short separate run
 (Python and NumPy allocations of the env and the loop). Training rows run MaskablePPO on
 the default config (``configs/ppo_classic.yaml``) with each vec-env kind and report
-steps/s and the share of wall time spent inside the env (step, reset, masks).
+steps/s and the share of wall time spent inside the env (step, reset, masks). With
+``--rllib`` (needs ``make install-ray``), RLlib PPO rows on ``configs/rllib_classic.yaml``
+with 0 (the driver samples), 1 and 2 env runners on a local Ray: the sampling rate (env
+steps/s of the env runners with the policy's inference, all runners together) and the
+training rate (env steps/s of whole PPO iterations: sampling and updates).
 
 Also runnable under pytest-benchmark: ``pytest benchmarks/``.
 """
@@ -242,16 +247,67 @@ def train_rows(total_steps: int) -> list[dict]:
     return rows
 
 
-def markdown(env_table: list[dict], train_table: list[dict]) -> str:
-    lines = ["| preset | env | games | env steps/s (median) | range | with sampling | peak MB |", "|---|---|---|---|---|---|---|"]
+def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
+    """RLlib PPO on ``configs/rllib_classic.yaml`` with each number of env runners (a local
+    Ray with max(2, runners) CPUs per row): sampling env steps/s and training env steps/s."""
+    import logging
+
+    import ray
+    import torch
+
+    from agents.training import rllib_train
+    from agents.training.rllib_config import load_rllib_config
+
+    for name in ("ray.rllib", "ray.tune", "ray._common.deprecation"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    rows = []
+    for n in runners:
+        cfg = load_rllib_config(ROOT / "configs" / "rllib_classic.yaml", {"num_env_runners": n})
+        torch.set_num_threads(cfg["torch_threads"])
+        ray.init(address="local", num_cpus=max(2, n), include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        try:
+            rllib_train._register_env()
+            algo = rllib_train.algo_config(cfg).build_algo()
+            algo.train()  # warm-up (numba compile, torch init)
+            group = algo.env_runner_group
+            per_runner = cfg["num_envs_per_env_runner"] * cfg["rollout_fragment_length"]
+            start = time.perf_counter()
+            if n == 0:
+                episodes = [algo.env_runner.sample(num_timesteps=per_runner, explore=True)]
+            else:
+                episodes = group.foreach_env_runner(lambda er: er.sample(num_timesteps=per_runner, explore=True), local_env_runner=False)
+            sample_wall = time.perf_counter() - start
+            sampled = sum(len(e) for eps in episodes for e in eps)
+            done, start = 0, time.perf_counter()
+            while done < total_steps:
+                done += int(algo.train()["env_runners"]["num_env_steps_sampled"])
+            wall = time.perf_counter() - start
+            algo.stop()
+        finally:
+            ray.shutdown()
+        rows.append({"env_runners": n, "games": cfg["num_envs_per_env_runner"], "sample_per_s": sampled / sample_wall,
+                     "steps_per_s": done / wall, "steps": done})
+        print(f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, training {done / wall:,.0f} steps/s "
+              f"({done:,} steps)", file=sys.stderr)
+    return rows
+
+
+def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[dict] | None = None) -> str:
+    lines = ["| preset | env | games | env steps/s (median) | range | with sampling | peak MB |", "|---|---|---|---|---|---|---|"] if env_table else []
     for r in env_table:
         lo, hi = r["env_range"]
         lines.append(f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {lo:,.0f}-{hi:,.0f} "
                      f"| {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |")
     if train_table:
-        lines += ["", "| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
+        lines += ["" if lines else "", "| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
         for r in train_table:
             lines.append(f"| vec_env: {r['vec_env']} | {r['n_envs']} | {r['steps_per_s']:,.0f} | {100 * r['env_share']:.1f}% |")
+    if rllib_table:
+        lines += ["", "| RLlib PPO (configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
+                  "|---|---|---|---|"]
+        for r in rllib_table:
+            where = "the driver samples" if r["env_runners"] == 0 else f"{r['env_runners']} env runner(s)"
+            lines.append(f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | {r['steps_per_s']:,.0f} |")
     return "\n".join(lines)
 
 
@@ -262,8 +318,18 @@ def main(argv: list[str] | None = None) -> int:
                         "and range (1-100; the --seconds are split between them)")
     parser.add_argument("--presets", nargs="+", default=["classic", "six_dice"], help="preset names or rules YAML paths")
     parser.add_argument("--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind (at least 1)")
-    parser.add_argument("--skip-train", action="store_true", help="env rows only")
+    parser.add_argument("--skip-train", action="store_true", help="no MaskablePPO rows")
+    parser.add_argument("--skip-env", action="store_true", help="no env rows")
+    parser.add_argument("--rllib", action="store_true", help="RLlib PPO rows too (needs make install-ray)")
+    parser.add_argument("--rllib-runners", type=int, nargs="+", default=[0, 1, 2], help="env runner counts of the RLlib rows (0-64)")
     args = parser.parse_args(argv)
+    if any(not 0 <= n <= 64 for n in args.rllib_runners):
+        parser.error(f"--rllib-runners must be 0 to 64, got {args.rllib_runners}")
+    if args.rllib:
+        try:
+            import ray.rllib  # noqa: F401
+        except ImportError:
+            parser.error('--rllib: RLlib is not installed: make install-ray (or pip install -e ".[ray]")')
     if not 0 < args.seconds <= 3600:  # nan fails too
         parser.error(f"--seconds must be more than 0 and at most 3600, got {args.seconds}")
     if not 1 <= args.repeats <= 100:
@@ -280,12 +346,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--presets {name}: {exc}")
     try:
         print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
-        env_table = env_rows(presets, args.seconds, args.repeats)
+        env_table = [] if args.skip_env else env_rows(presets, args.seconds, args.repeats)
         train_table = [] if args.skip_train else train_rows(args.train_steps)
+        rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
         return 130
-    print(markdown(env_table, train_table))
+    print(markdown(env_table, train_table, rllib_table))
     return 0
 
 

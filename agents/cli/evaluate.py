@@ -112,8 +112,8 @@ def plot(results, path: Path, ruleset: str) -> None:
 
 
 def short_label(label: str) -> str:
-    """A label for the legend: a checkpoint path shortened to its file name (keeping ``hybrid:``)."""
-    prefix = "hybrid:" if label.startswith("hybrid:") else ""
+    """A label for the legend: a checkpoint path shortened to its file name (keeping ``hybrid:`` and ``rllib:``)."""
+    prefix = next((p for p in ("hybrid:", "rllib:") if label.startswith(p)), "")
     rest = label.removeprefix(prefix)
     return prefix + (Path(rest).name if "/" in rest else rest)
 
@@ -149,7 +149,7 @@ MAX_GAMES = 10_000_000
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>) or MaskablePPO .zip paths; a glob groups several checkpoints")
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)")
     parser.add_argument("--games", type=int, default=1000, help=f"games per agent (canonical seeds; 2..{MAX_GAMES:,})")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default 1); with --ray: the CPUs of the local Ray (default 2)")
@@ -179,8 +179,17 @@ def main(argv: list[str] | None = None) -> int:
     if any(not a.strip() for a in args.agents):
         parser.error("--agents: an empty agent name")
     for spec in args.agents:  # names are checked before any game is played
+        if spec.startswith("rllib:"):  # an RLlib checkpoint (agents/rllib_agent.py): the folder is checked now
+            from agents.rllib_agent import find_module_dir
+
+            try:
+                find_module_dir(spec.removeprefix("rllib:") or ".")
+            except FileNotFoundError as exc:
+                parser.error(f"--agents {spec}: {exc}")
+            continue
         if not (spec in AGENT_NAMES or spec.startswith("hybrid:") or spec.endswith(".zip") or any(c in spec for c in "*?[")):
-            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)} or MaskablePPO .zip paths (globs too)")
+            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too) "
+                         "or rllib:<RLlib run or checkpoint folder>")
     try:
         labels = [label for label, _, _ in expand_specs(args.agents)]
     except FileNotFoundError as exc:

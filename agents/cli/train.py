@@ -3,6 +3,11 @@
     python scripts/train.py --config configs/ppo_classic.yaml [--total-timesteps N]
         [--seed S] [--run-dir DIR] [--ruleset NAME] [--init-from MODEL.zip]
     python scripts/train.py --resume runs/<run> [--total-timesteps N]
+    python scripts/train.py --engine rllib --config configs/rllib_classic.yaml [--address HEAD:6379]
+
+``--engine rllib`` (or a config with ``engine: rllib``) trains RLlib's PPO instead
+(agents/training/rllib_train.py; needs the ``ray`` extra: make install-ray); ``--resume``
+finds the engine of the run folder by itself.
 
 The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
 events, progress.csv, checkpoints, evaluations.npz, best_model.zip, final_model.zip and
@@ -29,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest usable checkpoint, in its folder (no checkpoint: start it again)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--engine", choices=("sb3", "rllib"), help="sb3: MaskablePPO (default); rllib: RLlib's PPO "
+                        "(default when the config or the resumed run says engine: rllib)")
+    parser.add_argument("--address", help="--engine rllib: join the Ray cluster at HEAD:PORT (else a local Ray starts and stops with the run)")
     args = parser.parse_args(argv)
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("config", "seed", "ruleset", "init_from", "run_dir") if getattr(args, k) is not None]
@@ -36,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)")
     if args.init_from is not None and not args.init_from:
         parser.error("--init-from: give the path of a MaskablePPO .zip")
+    from .train_rllib import detect_engine, run_rllib
+
+    engine = detect_engine(args, parser)
+    if engine == "rllib":
+        return run_rllib(args, parser)
+    if args.address is not None:
+        parser.error("--address joins a Ray cluster, for --engine rllib; the SB3 engine trains on this machine")
     try:
         from agents.training.train import TrainingInterrupted, train  # torch and SB3: after the argument checks
     except KeyboardInterrupt:

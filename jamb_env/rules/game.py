@@ -61,6 +61,8 @@ class GameState:
         answer_due: the row that the answer column takes this turn (RULES.md §1,
             ``answer``) or -1.
         turn: cells written so far (0..num_cells).
+        copy_row: the row the ``copy`` column offers this turn (the row the previous
+            player just wrote, RULES.md §6) or -1; always -1 without a ``copy`` column.
     """
 
     values: np.ndarray
@@ -71,6 +73,7 @@ class GameState:
     announced: int = -1
     answer_due: int = -1
     turn: int = 0
+    copy_row: int = -1
 
     def copy(self) -> GameState:
         return replace(self, values=self.values.copy(), filled=self.filled.copy(), dice=self.dice.copy())
@@ -143,7 +146,7 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
     with the current sheet, announcement and answer obligation (RULES.md §1, §4;
     :func:`jamb_env.rules.kernels.writable`)."""
     out = np.zeros(len(rules.columns), dtype=np.int64)
-    K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), rules.arrays, out)
+    K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), int(st.copy_row), rules.arrays, out)
     return out.tolist()
 
 
@@ -156,7 +159,7 @@ def can_reroll(rules: Ruleset, st: GameState) -> bool:
     """A re-roll is legal while rolls remain and some cell is still writable after it
     (the no-dead-end rule, RULES.md §4)."""
     bits = np.zeros(len(rules.columns), dtype=np.int64)
-    return bool(K.can_reroll(st.filled, st.roll, st.announced, st.answer_due, st.turn, rules.arrays, bits))
+    return bool(K.can_reroll(st.filled, st.roll, st.announced, st.answer_due, st.copy_row, st.turn, rules.arrays, bits))
 
 
 def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
@@ -165,7 +168,8 @@ def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
     ra = rules.arrays
     mask = np.empty(int(ra.P[K.P_NUM_ACTIONS]), dtype=bool)
     bits = np.zeros(len(rules.columns), dtype=np.int64)
-    K.legal_mask(st.filled, int(st.dice_index), int(st.roll), int(st.announced), int(st.answer_due), int(st.turn), ra, bits, mask)
+    K.legal_mask(st.filled, int(st.dice_index), int(st.roll), int(st.announced), int(st.answer_due), int(st.copy_row),
+                 int(st.turn), ra, bits, mask)
     return mask
 
 
@@ -258,6 +262,10 @@ def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
             return f"the turn must write the announced cell {'/'.join(rules.cell_name(st.announced))}"
         if _answer_forced_due(rules, st):
             return f"the turn must write answer/{rules.rows[st.answer_due]}"
+        if act.column == "copy":
+            offered = "no row" if st.copy_row < 0 else f"only {rules.rows[st.copy_row]}"
+            return (f"the copy column offers {offered} this turn (the row the previous player just wrote; "
+                    "any row once every other column is full)")
         return f"cell {act.column}/{act.row} is not open now (column rule of {act.column!r}, roll {st.roll})"
     return None
 
@@ -276,7 +284,7 @@ def validate_state(rules: Ruleset, st) -> None:
         return a
 
     values, filled, dice = arr("values", (C, R)), arr("filled", (C,)), arr("dice", (n,))
-    for name in ("dice_index", "roll", "announced", "answer_due", "turn"):
+    for name in ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row"):
         v = getattr(st, name)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise ValueError(f"state.{name} must be an integer, got {v!r}")
@@ -311,6 +319,8 @@ def validate_state(rules: Ruleset, st) -> None:
             raise ValueError("state.announced names a written cell")
     if st.answer_due != -1 and (lay.answer_column < 0 or not 0 <= st.answer_due < R):
         raise ValueError(f"state.answer_due = {st.answer_due} is not a row of an answer column")
+    if st.copy_row != -1 and (int(rules.arrays.P[K.P_COPY_COL]) < 0 or not 0 <= st.copy_row < R):
+        raise ValueError(f"state.copy_row = {st.copy_row} is not a row of a copy column (-1: none)")
 
 
 # ---------------------------------------------------------------------- transitions
@@ -328,7 +338,8 @@ def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
 
 def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int) -> GameState:
     sorted_dice = np.sort(dice).astype(np.int8)
-    return GameState(st.values, st.filled, sorted_dice, rules.tables.index(sorted_dice), roll, st.announced, st.answer_due, st.turn)
+    return GameState(st.values, st.filled, sorted_dice, rules.tables.index(sorted_dice), roll, st.announced, st.answer_due,
+                     st.turn, st.copy_row)
 
 
 def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> GameState:
@@ -393,6 +404,7 @@ def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
         announced=-1,
         answer_due=int(answer_due),
         turn=st.turn + 1,
+        copy_row=int(K.copy_obligation(cell, rules.arrays)),
     )
     return new, int(points)
 

@@ -63,8 +63,9 @@ from ._jit import kernel
     P_HAS_MAXIMAL,
     P_KMAX,  # max rolls of any turn
     P_M,  # dice multisets
-) = range(27)
-N_PARAMS = 27
+    P_COPY_COL,  # the copy (opponent) column or -1
+) = range(28)
+N_PARAMS = 28
 
 
 class RuleArrays(NamedTuple):
@@ -109,6 +110,7 @@ OPEN_ANSWER = 3  # the row of the previous announcement; any once the announce c
 OPEN_LAST = 4  # any empty cell once every other column (but after_row) is full
 OPEN_AFTER_ROW = 5  # a row once it is written in every other column (but mandatory)
 OPEN_NONE = 6  # derived columns: never written
+OPEN_COPY = 7  # the row the previous player just wrote; any once the other columns are full
 
 #: No roll limit for writing.
 ANY_ROLL = 99
@@ -188,6 +190,9 @@ COLUMN_KINDS: dict[str, ColumnKind] = {
                    "answer_forced); any cell once the announce columns are full", requires=_needs_announce),
         ColumnKind("mandatory", OPEN_LAST, "any empty cell once every other column but after_row is full"),
         ColumnKind("after_row", OPEN_AFTER_ROW, "a row once it is written in every other column but mandatory"),
+        ColumnKind("copy", OPEN_COPY, "the row the previous player has just written (in solitaire: "
+                   "the row of the previous turn's write); any empty cell once every other column but "
+                   "mandatory and after_row is full", zeroes_maximal=True),
         ColumnKind("maximal", OPEN_NONE, "derived: per row the best value of the played columns "
                    "(min: the lowest), 0 if a zeroing column holds 0", derived=True, requires=_needs_played),
     )
@@ -235,12 +240,13 @@ def bottommost(bits):
 
 
 @kernel(inline=True)
-def writable(filled, roll, announced, answer_due, ra, out):
+def writable(filled, roll, announced, answer_due, copy_row, ra, out):
     """Per played column, the bitmask of rows that may be written after roll ``roll``
     (RULES.md §1, §4) into ``out`` int64 ``(C,)``.
 
     An announced cell is the only writable one; so is the answer cell while the answer
-    obligation is forced; otherwise each column opens cells by its kind."""
+    obligation is forced; otherwise each column opens cells by its kind. ``copy_row``:
+    the row the ``copy`` column offers this turn (the previous write's, RULES.md §6) or -1."""
     P = ra.P
     C = P[P_C]
     R = P[P_R]
@@ -278,6 +284,15 @@ def writable(filled, roll, announced, answer_due, ra, out):
                     others_full = False
             if others_full:
                 out[c] = empty
+        elif how == OPEN_COPY:
+            others_full = True
+            for o in range(C):
+                if o != c and o != P[P_AFTER_ROW_COL] and o != P[P_MANDATORY_COL] and filled[o] != full:
+                    others_full = False
+            if others_full:  # nothing else to copy into: played like free (no dead end)
+                out[c] = empty
+            elif copy_row >= 0:
+                out[c] = empty & (1 << copy_row)
         elif how == OPEN_AFTER_ROW:
             everywhere = full
             for o in range(C):
@@ -313,12 +328,12 @@ def can_announce(roll, announced, answer_due, P):
 
 
 @kernel(inline=True)
-def can_reroll(filled, roll, announced, answer_due, turn, ra, bits):
+def can_reroll(filled, roll, announced, answer_due, copy_row, turn, ra, bits):
     """A re-roll is legal while rolls remain and some cell stays writable after it (the
     no-dead-end rule, RULES.md §4). ``bits``: int64 ``(C,)`` scratch."""
     if roll < 1 or roll >= max_rolls(turn, ra.P):
         return False
-    writable(filled, roll + 1, announced, answer_due, ra, bits)
+    writable(filled, roll + 1, announced, answer_due, copy_row, ra, bits)
     for c in range(ra.P[P_C]):
         if bits[c] != 0:
             return True
@@ -326,7 +341,7 @@ def can_reroll(filled, roll, announced, answer_due, turn, ra, bits):
 
 
 @kernel(inline=True)
-def legal_mask(filled, dice_index, roll, announced, answer_due, turn, ra, bits, mask):
+def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, turn, ra, bits, mask):
     """The legal actions into ``mask`` bool ``(num_actions,)``: all False before roll 1
     or once the game is over. ``bits``: int64 ``(C,)`` scratch."""
     P = ra.P
@@ -335,7 +350,7 @@ def legal_mask(filled, dice_index, roll, announced, answer_due, turn, ra, bits, 
     if roll == 0 or turn >= P[P_NUM_CELLS]:
         return
     R = P[P_R]
-    if can_reroll(filled, roll, announced, answer_due, turn, ra, bits):
+    if can_reroll(filled, roll, announced, answer_due, copy_row, turn, ra, bits):
         for k in range(P[P_NUM_HOLDS]):
             mask[k] = ra.hold_canonical[dice_index, k]
     if can_announce(roll, announced, answer_due, P):
@@ -343,7 +358,7 @@ def legal_mask(filled, dice_index, roll, announced, answer_due, turn, ra, bits, 
             cell = ra.ann_cells[j]
             if not (filled[cell // R] >> (cell % R)) & 1:
                 mask[P[P_ANN_OFFSET] + j] = True
-    writable(filled, roll, announced, answer_due, ra, bits)
+    writable(filled, roll, announced, answer_due, copy_row, ra, bits)
     off = P[P_WRITE_OFFSET]
     for c in range(P[P_C]):
         for r in range(R):
@@ -569,6 +584,16 @@ def answer_obligation(answerer_filled, cell, ra):
     return -1
 
 
+@kernel(inline=True)
+def copy_obligation(cell, ra):
+    """The row the ``copy`` column offers after a write of ``cell`` (RULES.md §6): that
+    cell's row when the ruleset has a ``copy`` column, else -1. It goes to the sheet of
+    the player who moves next (the writer's own in solitaire and on the shared sheet)."""
+    if ra.P[P_COPY_COL] >= 0:
+        return cell % ra.P[P_R]
+    return -1
+
+
 def difference_rows(rules) -> tuple[int, int, int] | None:
     """(ones, max, min) row indices when the difference is scored (all three are rows),
     else None."""
@@ -607,6 +632,7 @@ def rule_arrays(rules) -> RuleArrays:
     P[P_MIN_ROW] = rows.index("min") if "min" in rows else -1
     P[P_HAS_MAXIMAL] = int("maximal" in rules.derived_columns)
     P[P_KMAX], P[P_M] = rules.max_rolls, rules.tables.num_multisets
+    P[P_COPY_COL] = find("copy")
     fronts = np.array([front_masks(k.name, rows) if k.opens == OPEN_FRONT else (0, 0) for k in kinds], dtype=np.int64)
     arrays = RuleArrays(
         P=P,

@@ -14,8 +14,12 @@ Two scoring modes:
   Every player has the same number of turns, so the next player is still playing
   unless the game is over; the obligation can always be met (its cell is empty, the
   answer column writes at any roll) and while it stands the player may not announce
-  (the solitaire rules of a forced answer). The game ends when every sheet is full;
-  a player's score is their sheet's score.
+  (the solitaire rules of a forced answer). 003's opponent column (kind ``copy``): the
+  write's row goes to the next player's sheet as the one row their ``copy`` column
+  offers in their turn (:func:`kernels.copy_obligation`); it offers nothing in the
+  game's first turn and any empty row once every other column of that sheet (but
+  ``mandatory`` / ``after_row``) is full, so it never makes a dead end. The game ends
+  when every sheet is full; a player's score is their sheet's score.
 * ``"shared"`` (003): one sheet; players write on it in turn, each cell remembering who
   wrote it (``owner``). Each played column's total (its credited score, RULES.md §2)
   goes to the player with the most non-zero entries in it; on a tie, to the tied player
@@ -23,7 +27,8 @@ Two scoring modes:
   players exactly 003's rule); a column without a non-zero entry goes to nobody. An
   announcement binds the announcing player's own turn, as in solitaire; ``answer`` works
   as in solitaire, the obligation falling on the next turn, which is the next player's:
-  001's multiplayer reading on one sheet. The game's last turn (``last_turn_rolls``) is
+  001's multiplayer reading on one sheet; ``copy`` offers the row of the sheet's last
+  write, which is the previous player's. The game's last turn (``last_turn_rolls``) is
   the sheet's last. Rulesets with a derived column (``maximal``, whose cells nobody
   writes) are refused in shared mode.
 
@@ -202,11 +207,11 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
         owner[cell // rules.num_rows, cell % rules.num_rows] = ms.to_move
         return replace(ms, sheets=(st,), owner=owner, to_move=nxt if not core.is_over(rules, st) else ms.to_move), points
     sheets = list(ms.sheets)
-    sheets[ms.to_move] = replace(st, answer_due=-1)
+    sheets[ms.to_move] = replace(st, answer_due=-1, copy_row=-1)
     following = sheets[nxt]
     if not core.is_over(rules, following):
         due = int(K.answer_obligation(following.filled, cell, rules.arrays))
-        sheets[nxt] = replace(following, answer_due=due)
+        sheets[nxt] = replace(following, answer_due=due, copy_row=int(K.copy_obligation(cell, rules.arrays)))
         return replace(ms, sheets=tuple(sheets), to_move=nxt), points
     return replace(ms, sheets=tuple(sheets)), points  # the last write of the game
 

@@ -1,0 +1,525 @@
+"""RLlib PPO training on Jamb (``jamb-train --engine rllib``): the same games, logs and agent interface as the SB3 path.
+
+RLlib's PPO on the new API stack (RLModule + Learner, EnvRunner + connectors) with RLlib's
+action-masking PPO module (:mod:`agents.rllib_agent`). Each env runner steps
+``num_envs_per_env_runner`` games with the batched kernels (``JambVectorEnv``, RLlib's
+``gym_env_vectorize_mode="vector_entry_point"``: one process, N games as arrays), wrapped by
+:class:`MaskedJambVectorEnv` into the ``{"observations", "action_mask"}`` dict the module
+reads. ``num_env_runners: 0`` samples in the driver; N > 0 samples in N Ray actors (one CPU
+each, on any node of the cluster). The learner (one, local) updates in the driver.
+
+Seeds (:mod:`jamb_env.seeding`): slot ``i`` of env runner ``w`` in the ``a``-th start of a
+run (0 for a new run, 1 for its first resume, ...) plays the dice stream of
+``game_seed(seed, a * 2**32 + w * N + i, STAGE_TRAIN)`` and its later games continue that
+stream, so no two slots, runners or starts share a game, and none is a validation
+(``30,000,000 + g``) or canonical (``20,000,000 + g``) game. Evaluations play ``eval_games``
+games with seeds ``eval_seed + g`` greedily (masked argmax), in the driver.
+
+A run folder ``runs/<ruleset>__<config>__<seed>__<time>/`` holds ``config.yaml`` (the
+resolved config), TensorBoard events (``jamb/score`` and its parts for the training games
+finished in each iteration; ``eval/score``, ``eval/bonus_rate``, ``eval/mean_reward`` and
+the baselines ``eval/baseline_<agent>`` as flat lines; ``train/`` PPO statistics;
+``time/fps``; the config as text), ``evaluations.npz`` (SB3's layout) and
+``checkpoints/checkpoint_<steps>/`` (``Algorithm.save_to_path``, the newest
+``keep_checkpoints`` kept). A checkpoint is written into a hidden temporary folder and
+renamed into place when complete (its ``jamb_state.json`` last), so a kill at any moment
+leaves the newest complete checkpoint usable; ``--resume`` continues from it (the step
+count and TensorBoard curves continue: what a killed attempt logged after that step is
+hidden with ``purge_step``, the evaluation history is cut there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jamb_env.files import _fsync_dir, atomic_write_text
+
+from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, MODULE_SUBPATH, RLlibAgent, checkpoint_problem,
+                           checkpoint_step, checkpoints, import_rllib)
+from .config import ConfigError, config_text
+from .rllib_config import ENGINE
+from .runs import load_evaluations, save_evaluations
+
+#: The name the env creator is registered under (``ray.tune.registry.register_env``).
+ENV_NAME = "jamb-rllib-v1"
+#: Run-level record of how many times the run was started (the ``a`` of the seeds).
+RUN_RECORD = "rllib_run.json"
+#: Slots of one start of a run: starts are 2**32 game indices apart.
+START_STRIDE = 2**32
+#: Folder-name mark of checkpoint folders being written or deleted.
+TEMP_MARK = ".tmp-"
+TRAIN_STATS = ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "total_loss", "vf_explained_var")
+
+
+class TrainingStopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped :func:`train_rllib` after saving a checkpoint (or before
+    anything could be saved: ``checkpoint`` None). ``exit_code`` is 128 + the signal number."""
+
+    def __init__(self, signum: int, run_dir: Path | None, step: int | None, checkpoint: Path | None):
+        super().__init__(signum)
+        self.signum, self.run_dir, self.step, self.checkpoint = signum, run_dir, step, checkpoint
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    def __str__(self) -> str:
+        name = signal.Signals(self.signum).name if self.signum in signal.Signals._value2member_map_ else f"signal {self.signum}"
+        if self.checkpoint is not None:
+            return f"interrupted by {name} at step {self.step}: saved checkpoint {self.checkpoint}; continue with --resume {self.run_dir}"
+        return f"interrupted by {name} before a checkpoint was saved" + (f"; continue with --resume {self.run_dir}" if self.run_dir else "")
+
+
+# ---------------------------------------------------------------------------- env
+def _masked_vector_env_class():
+    from gymnasium import spaces
+    from gymnasium.vector import VectorObservationWrapper
+    from gymnasium.vector.utils import batch_space
+
+    class MaskedJambVectorEnv(VectorObservationWrapper):
+        """``JambVectorEnv(mask_in_observation=True)`` with the keys RLlib's action-masking
+        module reads: observations ``{"observations": float32 (N, D), "action_mask": int8
+        (N, A)}``. ``reset(seed=s)`` with RLlib's integer seed (``config.seed + worker
+        index``) seeds slot ``i`` with ``game_seed(seed, start * 2**32 + worker * N + i)``
+        (module docstring); ``reset(seed=None)`` continues every slot's stream."""
+
+        def __init__(self, env, seed: int, start: int):
+            super().__init__(env)
+            inner = env.single_observation_space
+            self.single_observation_space = spaces.Dict({"observations": inner["observation"], "action_mask": inner["action_mask"]})
+            self.observation_space = batch_space(self.single_observation_space, env.num_envs)
+            self.run_seed, self.start = int(seed), int(start)
+
+        def reset(self, *, seed=None, options=None):
+            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+                from jamb_env.seeding import STAGE_TRAIN, game_seed
+
+                worker = abs(int(seed) - self.run_seed)
+                n = self.num_envs
+                first = self.start * START_STRIDE + worker * n
+                seed = [game_seed(self.run_seed, first + i, STAGE_TRAIN) for i in range(n)]
+            return super().reset(seed=seed, options=options)
+
+        def observations(self, observations):
+            return {"observations": observations["observation"], "action_mask": observations["action_mask"]}
+
+    return MaskedJambVectorEnv
+
+
+def make_env(env_config: Mapping[str, Any]):
+    """RLlib's env creator: ``env_config`` holds ``ruleset``, ``reward_scale``, ``seed``,
+    ``start``, ``torch_threads`` and (from RLlib's vector entry point) ``num_envs``.
+    Returns a :class:`MaskedJambVectorEnv` of ``num_envs`` games (default 1)."""
+    import torch
+
+    from jamb_env.gym_vector import JambVectorEnv
+
+    torch.set_num_threads(int(env_config.get("torch_threads", 1)))  # this env runner's module
+    env = JambVectorEnv(int(env_config.get("num_envs", 1)), env_config["ruleset"], reward_scale=float(env_config["reward_scale"]),
+                        mask_in_observation=True)
+    return _masked_vector_env_class()(env, env_config["seed"], env_config.get("start", 0))
+
+
+def _games_callback_class():
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+
+    class JambGamesCallback(RLlibCallback):
+        """Sends each finished training game's score and parts to the driver (an
+        ``item_series`` metric: the driver gets every game of the iteration)."""
+
+        def on_episode_end(self, *, episode, metrics_logger=None, **kwargs) -> None:
+            info = episode.get_infos(-1)
+            if metrics_logger is None or not isinstance(info, Mapping) or "score" not in info:
+                return
+            game = {"score": int(info["score"])}
+            parts = info.get("score_parts")
+            if isinstance(parts, Mapping):
+                game.update({k: int(v) for k, v in parts.items() if not str(k).startswith("_")})
+                cols = info.get("column_scores")
+                if isinstance(cols, Mapping):
+                    game["columns"] = len([k for k in cols if not str(k).startswith("_")])
+            metrics_logger.log_value("jamb_games", game, reduce="item_series")
+
+    return JambGamesCallback
+
+
+# ---------------------------------------------------------------------------- algorithm
+def module_spec(cfg: Mapping[str, Any], observation_space=None, action_space=None):
+    """The ``RLModuleSpec`` of the config: RLlib's action-masking PPO module with separate
+    policy and value MLPs of ``hidden_sizes`` (ReLU) and linear heads."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    model = {"fcnet_hiddens": list(cfg["hidden_sizes"]), "fcnet_activation": "relu", "head_fcnet_hiddens": [], "vf_share_layers": False}
+    return RLModuleSpec(module_class=ActionMaskingTorchRLModule, observation_space=observation_space, action_space=action_space,
+                        model_config=model)
+
+
+def algo_config(cfg: Mapping[str, Any], start: int = 0):
+    """RLlib's ``PPOConfig`` for a training config (``start``: the how-manieth start of the run, for the seeds)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    env_config = {"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": cfg["seed"], "start": start,
+                  "torch_threads": cfg["torch_threads"]}
+    return (
+        PPOConfig()
+        .environment(env=ENV_NAME, env_config=env_config)
+        .env_runners(num_env_runners=cfg["num_env_runners"], num_envs_per_env_runner=cfg["num_envs_per_env_runner"],
+                     rollout_fragment_length=cfg["rollout_fragment_length"], gym_env_vectorize_mode="vector_entry_point",
+                     num_cpus_per_env_runner=1)
+        .learners(num_learners=0)
+        .training(train_batch_size_per_learner=cfg["train_batch_size"], minibatch_size=cfg["minibatch_size"],
+                  num_epochs=cfg["num_epochs"], lr=cfg["lr"], gamma=cfg["gamma"], lambda_=cfg["lambda"],
+                  clip_param=cfg["clip_param"], entropy_coeff=cfg["entropy_coeff"], vf_loss_coeff=cfg["vf_loss_coeff"],
+                  grad_clip=cfg["grad_clip"], grad_clip_by="global_norm", use_kl_loss=False)
+        .rl_module(rl_module_spec=module_spec(cfg))
+        .callbacks(_games_callback_class())
+        .reporting(metrics_num_episodes_for_smoothing=max(1, cfg["num_envs_per_env_runner"]))
+        .debugging(seed=cfg["seed"], log_level="ERROR")
+    )
+
+
+def _register_env() -> None:
+    from ray.tune.registry import register_env
+
+    register_env(ENV_NAME, make_env)
+
+
+# ---------------------------------------------------------------------------- checkpoints
+def _is_temp(path: Path) -> bool:
+    return path.name.startswith(".") and TEMP_MARK in path.name
+
+
+def _remove_folder(path: Path) -> None:
+    """Rename ``path`` to a hidden temporary name, then delete it: an interrupted delete
+    leaves a folder no reader takes for a checkpoint."""
+    trash = path.with_name(f".{path.name}{TEMP_MARK}del-{secrets.token_hex(4)}")
+    os.replace(path, trash)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def remove_temp_checkpoints(run_dir: Path) -> list[Path]:
+    """Delete what killed checkpoint writes and deletes left in ``run_dir/checkpoints``."""
+    folder = Path(run_dir) / CHECKPOINTS
+    removed = []
+    if folder.is_dir():
+        for p in folder.iterdir():
+            if _is_temp(p):
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+                removed.append(p)
+    return removed
+
+
+def save_checkpoint(algo, run_dir: Path, state: Mapping[str, Any], keep: int) -> Path:
+    """``algo.save_to_path`` into ``run_dir/checkpoints/checkpoint_<env_steps>`` atomically:
+    written into a hidden temporary folder, :data:`CHECKPOINT_STATE` (``state``) last, then
+    renamed into place; afterwards only the newest ``keep`` checkpoints are kept. Returns
+    the checkpoint folder."""
+    folder = Path(run_dir) / CHECKPOINTS
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / f"{CHECKPOINT_PREFIX}{int(state['env_steps']):012d}"
+    tmp = folder / f".{final.name}{TEMP_MARK}{secrets.token_hex(4)}"
+    try:
+        algo.save_to_path(str(tmp.resolve()))
+        atomic_write_text(tmp / CHECKPOINT_STATE, json.dumps(dict(state), indent=1))
+        if final.exists():
+            _remove_folder(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(folder)
+    for old in checkpoints(run_dir)[keep:]:
+        _remove_folder(old)
+    return final
+
+
+def read_state(checkpoint: Path) -> dict[str, Any]:
+    """A checkpoint's :data:`CHECKPOINT_STATE` (``env_steps``, ``iteration``, ``start``, ...)."""
+    return json.loads((Path(checkpoint) / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------- evaluation
+def play_games(agent: RLlibAgent, ruleset: str, seeds: list[int]) -> dict[str, np.ndarray]:
+    """Play one game per seed (``reset(seed=s)``, the game ``JambEnv`` plays) greedily with
+    ``agent``, all together on the batched kernels. Returns int64 ``(G,)`` arrays
+    ``score``, ``length`` and float64 ``bonus_rate``."""
+    from jamb_env.gym_vector import JambVectorEnv
+
+    n = len(seeds)
+    env = JambVectorEnv(n, ruleset, illegal_action="raise")
+    obs, info = env.reset(seed=[int(s) for s in seeds])
+    done = np.zeros(n, dtype=bool)
+    score, length, bonus = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.float64)
+    while not done.all():
+        obs, _, terminated, _, info = env.step(agent.act_batch(obs, info["action_mask"]))
+        length[~done] += 1
+        new = terminated & ~done
+        if new.any():
+            score[new] = info["score"][new]
+            cols = [k for k in info["column_scores"] if not k.startswith("_")]
+            bonus[new] = info["score_parts"]["bonus_columns"][new] / len(cols)
+            done |= new
+    env.close()
+    return {"score": score, "length": length, "bonus_rate": bonus}
+
+
+def baseline_scores(cfg: Mapping[str, Any]) -> dict[str, float]:
+    """The baselines' mean scores on the evaluation games (``eval/baseline_<agent>``): the
+    SB3 path's :func:`agents.training.baselines.baseline_scores` on the same seeds."""
+    from .baselines import baseline_scores as sb3_baselines
+
+    games = cfg["eval_games"]
+    return sb3_baselines({"ruleset": cfg["ruleset"], "eval": {"seed": cfg["eval_seed"], "n_envs": games, "episodes": games}})
+
+
+# ---------------------------------------------------------------------------- the run
+class _Stop:
+    """SIGINT/SIGTERM while training: the first sets ``signum`` (the run saves a checkpoint
+    after the current iteration and stops); a second raises KeyboardInterrupt at once."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, h in self._old.items():
+            signal.signal(s, h)
+
+    def _handle(self, signum, frame) -> None:
+        if self.signum is None:
+            self.signum = signum
+            os.write(2, f"\n{signal.Signals(signum).name}: stopping after this iteration to save a checkpoint (again to quit at once)\n".encode())
+            return
+        raise KeyboardInterrupt
+
+
+def new_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None) -> Path:
+    """Where a new run goes (default ``runs/<ruleset>__<config>__<seed>__<time>``).
+
+    Raises:
+        RulesetError: an unknown ruleset. ConfigError: ``run_dir`` is a file or holds a run.
+    """
+    from jamb_env import load_ruleset
+
+    name = load_ruleset(cfg["ruleset"]).name
+    if run_dir is None:
+        run_dir = Path("runs") / f"{name}__{cfg['config_name']}__{cfg['seed']}__{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
+    if (run_dir / "config.yaml").exists() or (run_dir / CHECKPOINTS).exists():
+        raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
+    return run_dir
+
+
+def _env_steps(result: Mapping[str, Any]) -> int:
+    runners = result.get("env_runners", {})
+    return int(runners.get("num_env_steps_sampled", 0) or 0)
+
+
+def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: bool = False, address: str | None = None,
+                progress: bool = True) -> dict[str, Any]:
+    """Train RLlib PPO as ``cfg`` (:mod:`.rllib_config`) says; return a summary.
+
+    Starts a local Ray with ``cfg["num_cpus"]`` CPUs (stopped at the end), or joins the
+    cluster at ``address`` (left running). With ``resume``, ``run_dir`` is an existing run
+    folder: training continues from its newest complete checkpoint (damaged ones skipped
+    with a message; none: the run starts again from step 0) up to ``total_timesteps``.
+
+    Returns:
+        ``{"run_dir", "checkpoint", "timesteps", "eval_score" (points, None if no
+        evaluation ran), "baselines", "wall_time_s", "steps_per_s"}``.
+
+    Raises:
+        ConfigError: a bad run folder, or settings RLlib rejects, or more env runners than
+            the cluster has CPUs. RLlibUnavailable, RayUnavailable: Ray/RLlib missing or
+            unreachable. TrainingStopped: SIGINT/SIGTERM (after saving a checkpoint).
+    """
+    import_rllib()
+    import logging
+
+    import torch
+
+    from ..ray_backend import ray_session
+
+    for name in ("ray.rllib", "ray.tune", "ray._common.deprecation"):  # RLlib's deprecation notes about its own example module, its API-stack banner
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+    run_dir = Path(run_dir) if resume else new_run_dir(cfg, run_dir)
+    candidates: list[Path] = []
+    if resume:
+        for p in remove_temp_checkpoints(run_dir):
+            print(f"removed {p}: a checkpoint write or delete cut short when the run was killed")
+        folder = run_dir / CHECKPOINTS
+        for p in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if checkpoint_step(p) is not None and checkpoint_problem(p) is not None:
+                print(f"skipping checkpoint {p}: {checkpoint_problem(p)}")
+        candidates = checkpoints(run_dir)
+    try:
+        starts = int(json.loads((run_dir / RUN_RECORD).read_text(encoding="utf-8")).get("starts", 0)) if resume else 0
+    except (OSError, ValueError, AttributeError):
+        starts = 0
+    torch.set_num_threads(cfg["torch_threads"])
+    with ray_session(address, cfg["num_cpus"]):
+        import ray
+
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if cfg["num_env_runners"] > cpus:
+            raise ConfigError(f"key 'num_env_runners': {cfg['num_env_runners']} env runners need a CPU each; the Ray "
+                              f"{'cluster at ' + address if address else 'started here'} has {cpus} "
+                              f"(raise num_cpus, or join a bigger cluster with --address)")
+        _register_env()
+        try:
+            algo = algo_config(cfg, start=starts).build_algo()
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"RLlib does not accept these settings: {type(exc).__name__}: {str(exc).strip()[:400]}") from exc
+        try:
+            return _train_loop(cfg, algo, run_dir, candidates, starts, resume, progress)
+        finally:
+            logdir = getattr(algo, "logdir", None)
+            algo.stop()
+            if logdir and os.path.isdir(logdir) and not os.listdir(logdir):
+                os.rmdir(logdir)  # the Trainable's empty ~/ray_results/<date> folder: the logs are in run_dir
+
+
+def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, resume: bool, progress: bool) -> dict[str, Any]:
+    from torch.utils.tensorboard import SummaryWriter
+
+    env_steps, iteration, checkpoint = 0, 0, None
+    for path in candidates:
+        try:
+            algo.restore_from_path(str(path.resolve()))
+            state = read_state(path)
+        except Exception as exc:  # pickle, torch and RLlib raise assorted errors for damaged folders
+            print(f"skipping checkpoint {path}: cannot be loaded: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        env_steps, iteration, checkpoint = int(state["env_steps"]), int(state.get("iteration", 0)), path
+        print(f"resuming from {path} (step {env_steps})")
+        break
+    else:
+        if resume:
+            print(f"{run_dir} has no usable checkpoint: starting it again from step 0 with its saved config")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "config.yaml", config_text(cfg))
+    atomic_write_text(run_dir / RUN_RECORD, json.dumps({"engine": ENGINE, "starts": starts + 1}, indent=1))
+    keep_before = None if not resume else env_steps + 1 if checkpoint is not None else 0
+    history, _ = load_evaluations(run_dir, keep_before)
+    baselines = baseline_scores(cfg)
+    writer = SummaryWriter(log_dir=str(run_dir), purge_step=keep_before)
+    eval_seeds = [cfg["eval_seed"] + g for g in range(cfg["eval_games"])]
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    spaces_env = make_env({"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": 0, "torch_threads": cfg["torch_threads"]})
+    eval_module = module_spec(cfg, spaces_env.single_observation_space, spaces_env.single_action_space).build()
+    spaces_env.close()
+    agent = RLlibAgent.from_module(eval_module)
+    last_eval: dict[str, Any] = {"step": history["timesteps"][-1] if history["timesteps"] else None, "score": None}
+
+    def evaluate(step: int) -> float:
+        eval_module.set_state(algo.learner_group.get_weights([DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID])  # the learner's newest weights
+        games = play_games(agent, cfg["ruleset"], eval_seeds)
+        mean = float(games["score"].mean())
+        for name, value in baselines.items():
+            writer.add_scalar(f"eval/baseline_{name}", value, step)
+        writer.add_scalar("eval/score", mean, step)
+        writer.add_scalar("eval/bonus_rate", float(games["bonus_rate"].mean()), step)
+        writer.add_scalar("eval/mean_reward", mean * cfg["reward_scale"], step)
+        writer.add_scalar("eval/mean_ep_length", float(games["length"].mean()), step)
+        writer.flush()
+        if history["timesteps"] and step <= history["timesteps"][-1]:
+            keep = [s < step for s in history["timesteps"]]
+            for key in history:
+                history[key] = [v for k, v in zip(keep, history[key]) if k]
+        history["timesteps"].append(step)
+        history["results"].append([float(s) * cfg["reward_scale"] for s in games["score"]])
+        history["ep_lengths"].append([int(n) for n in games["length"]])
+        save_evaluations(run_dir, history)
+        last_eval.update(step=step, score=mean)
+        if progress:
+            print(f"step {step:>10,}: eval score {mean:7.1f} points ({len(eval_seeds)} games, seeds {eval_seeds[0]}..)", flush=True)
+        return mean
+
+    def save(step: int) -> Path:
+        state = {"env_steps": step, "iteration": iteration, "start": starts, "engine": ENGINE, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        path = save_checkpoint(algo, run_dir, state, cfg["keep_checkpoints"])
+        writer.flush()
+        return path
+
+    if keep_before in (None, 0):
+        writer.add_text("config", "```\n" + config_text(cfg) + "```", 0)
+        for name, value in baselines.items():
+            writer.add_scalar(f"eval/baseline_{name}", value, 0)
+    total = cfg["total_timesteps"]
+    next_eval = (env_steps // cfg["eval_freq"] + 1) * cfg["eval_freq"]
+    next_ckpt = (env_steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
+    start_steps, start = env_steps, time.perf_counter()
+    try:
+        with _Stop() as stop:
+            while env_steps < total and stop.signum is None:
+                t0 = time.perf_counter()
+                result = algo.train()
+                wall = time.perf_counter() - t0
+                iteration += 1
+                done = _env_steps(result)
+                env_steps += done
+                _log_iteration(writer, result, env_steps, done / max(wall, 1e-9))
+                if progress and stop.signum is None and iteration % 10 == 0:
+                    print(f"step {env_steps:>10,}: {done / max(wall, 1e-9):,.0f} steps/s", flush=True)
+                if env_steps >= next_eval and env_steps < total:
+                    evaluate(env_steps)
+                    next_eval = (env_steps // cfg["eval_freq"] + 1) * cfg["eval_freq"]
+                if env_steps >= next_ckpt and env_steps < total:
+                    checkpoint = save(env_steps)
+                    next_ckpt = (env_steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
+            if stop.signum is None and last_eval["step"] != env_steps:
+                evaluate(env_steps)
+            wall = time.perf_counter() - start
+            if checkpoint is None or checkpoint_step(checkpoint) != env_steps:
+                checkpoint = save(env_steps)
+            if stop.signum is not None:
+                raise TrainingStopped(stop.signum, run_dir, env_steps, checkpoint)
+    finally:
+        writer.close()
+    return {"run_dir": str(run_dir), "checkpoint": str(checkpoint), "timesteps": env_steps, "eval_score": last_eval["score"],
+            "baselines": baselines, "wall_time_s": wall, "steps_per_s": (env_steps - start_steps) / max(wall, 1e-9)}
+
+
+def _log_iteration(writer, result: Mapping[str, Any], step: int, fps: float) -> None:
+    """TensorBoard rows of one training iteration at env step ``step``: the training games
+    it finished (``jamb/``), the learner's statistics (``train/``), the throughput."""
+    games = result.get("env_runners", {}).get("jamb_games") or []
+    games = [g for g in games if isinstance(g, Mapping) and "score" in g]
+    if games:
+        writer.add_scalar("jamb/score", float(np.mean([g["score"] for g in games])), step)
+        for key in ("upper", "bonus", "difference", "lower"):
+            values = [g[key] for g in games if key in g]
+            if values:
+                writer.add_scalar(f"jamb/{key}", float(np.mean(values)), step)
+        rates = [g["bonus_columns"] / g["columns"] for g in games if "bonus_columns" in g and g.get("columns")]
+        if rates:
+            writer.add_scalar("jamb/bonus_rate", float(np.mean(rates)), step)
+        writer.add_scalar("jamb/games", len(games), step)
+    learner = result.get("learners", {}).get("default_policy", {})
+    for key in TRAIN_STATS:
+        value = learner.get(key)
+        if isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value):
+            writer.add_scalar(f"train/{key}", float(value), step)
+    writer.add_scalar("time/fps", fps, step)
