@@ -100,7 +100,7 @@ class _ColumnModel:
         rules = self.rules
         tables = rules.tables
         p1 = first_roll_distribution(tables)
-        column = next((c for c, k in enumerate(rules.columns) if k != "hand"), 0)
+        column = par_column(rules)
         out = np.zeros(rules.num_rows)
         for r in range(rules.num_rows):
             v = self.cell_values[: rules.rolls, :, column * rules.num_rows + r]
@@ -205,7 +205,7 @@ class _SharedModel:
         one (exact, from the dice tables; the column of the pars)."""
         rules, cm = self.rules, self.columns
         p1 = first_roll_distribution(rules.tables)
-        column = next((c for c, k in enumerate(rules.columns) if k != "hand"), 0)
+        column = par_column(rules)
         out = np.zeros(rules.num_rows)
         for r in range(rules.num_rows):
             hit = (cm.cell_values[: rules.rolls, :, column * rules.num_rows + r] != 0).astype(np.float64)
@@ -285,6 +285,13 @@ def replace_state(st: GameState, values: np.ndarray, filled: np.ndarray) -> Game
     return GameState(values=values.astype(st.values.dtype), filled=filled.astype(st.filled.dtype), dice=st.dice.copy(),
                      dice_index=st.dice_index, roll=st.roll, announced=st.announced, answer_due=st.answer_due, turn=st.turn,
                      copy_row=st.copy_row)
+
+
+def par_column(rules: Ruleset) -> int:
+    """The column whose cell values the pars are computed on: the first one written at
+    every roll of a turn (not ``hand`` or ``second``), else 0."""
+    ra = rules.arrays
+    return next((c for c in range(len(rules.columns)) if ra.first_roll[c] == 1 and ra.last_roll[c] >= rules.rolls), 0)
 
 
 @lru_cache(maxsize=None)

@@ -271,3 +271,59 @@ def test_copy_row_is_in_the_observation_only_with_a_copy_column():
     obs = enc.encode(sheet(COPY, dice=SIX, copy_row="poker"))
     assert obs[seg.slice].tolist() == [float(r == "poker") for r in COPY.rows]
     assert encoder(load_ruleset("six_dice"), True).segments["copy_row"].size == 0
+
+
+# ------------------------------------------------------------------ 003's variation: second, oddeven
+VARIATION = load_ruleset("six_dice_variation")
+
+
+def test_second_is_written_right_after_roll_two_only():
+    assert cells_in(VARIATION, sheet(VARIATION, dice=SIX, roll=1), "second") == set()
+    assert cells_in(VARIATION, sheet(VARIATION, dice=SIX, roll=2), "second") == set(VARIATION.rows)
+    assert cells_in(VARIATION, sheet(VARIATION, dice=SIX, roll=3), "second") == set()
+
+
+def test_second_alone_forces_a_reroll_then_a_write():
+    others = [c for c in VARIATION.columns if c != "second"]
+    written = fill(VARIATION, others) | fill(VARIATION, ["second"], VARIATION.rows[1:])
+    st = sheet(VARIATION, written, dice=SIX, roll=1)
+    assert open_cells(VARIATION, st) == set() and can_reroll(VARIATION, st)  # roll 1: re-roll is the only way
+    st = sheet(VARIATION, written, dice=SIX, roll=2)
+    assert open_cells(VARIATION, st) == {("second", "ones")}
+    assert not can_reroll(VARIATION, st)  # roll 3 would leave nothing writable (no dead end)
+    # with another open cell, the re-roll past roll 2 stays legal
+    del written[("free", "jamb")]
+    assert can_reroll(VARIATION, sheet(VARIATION, written, dice=SIX, roll=2))
+
+
+def test_second_needs_two_rolls(tmp_path):
+    from jamb_env import RulesetError
+
+    path = tmp_path / "one_roll.yaml"
+    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "one_roll", "extends": "six_dice", "rolls": 1,
+                                    "options": {"last_turn_rolls": 1}, "columns": ["free", "second"]}))
+    with pytest.raises(RulesetError, match="'second' is written only after roll 2"):
+        load_ruleset(path)
+
+
+@pytest.mark.parametrize(
+    "written,expected",
+    [
+        # rows 1st, 3rd, ... (ones, threes, fives, max, straight, full, jamb) from the top,
+        # 2nd, 4th, ... (twos, fours, sixes, min, trilling, poker) from the bottom
+        ([], {"ones", "poker"}),
+        (["ones"], {"threes", "poker"}),
+        (["poker"], {"ones", "trilling"}),
+        (["ones", "threes", "fives", "max", "straight", "full"], {"jamb", "poker"}),
+        (["ones", "threes", "fives", "max", "straight", "full", "jamb"], {"poker"}),
+        (["poker", "trilling", "min", "sixes", "fours"], {"ones", "twos"}),
+    ],
+)
+def test_oddeven_two_fronts(written, expected):
+    st = sheet(VARIATION, {("oddeven", r): 0 for r in written}, dice=SIX)
+    assert cells_in(VARIATION, st, "oddeven") == expected
+
+
+def test_six_dice_eight_has_after_row():
+    rules = load_ruleset("six_dice_eight")
+    assert rules.columns[-1] == "after_row" and rules.num_cells == 104

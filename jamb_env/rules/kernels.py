@@ -75,6 +75,7 @@ class RuleArrays(NamedTuple):
         P: int64 ``(N_PARAMS,)`` scalar parameters (``P_*`` indices).
         opens: int64 ``(C,)`` how each played column opens its cells (``OPEN_*``).
         last_roll: int64 ``(C,)`` the last roll after which the column may be written.
+        first_roll: int64 ``(C,)`` the first roll after which the column may be written.
         front_down: int64 ``(C,)`` rows of the column's front that runs downward (its
             open cell: the topmost empty one of them); 0 if none.
         front_up: int64 ``(C,)`` rows of the front that runs upward (open: the bottommost
@@ -99,6 +100,7 @@ class RuleArrays(NamedTuple):
     key_to_index: np.ndarray
     cell_values: np.ndarray
     is_upper: np.ndarray
+    first_roll: np.ndarray
 
 
 # ---------------------------------------------------------------------------- column kinds
@@ -126,6 +128,11 @@ def _fronts_up(rows: Sequence[str]) -> list[list[int]]:
 
 def _fronts_updown(rows: Sequence[str]) -> list[list[int]]:
     return _fronts_down(rows) + _fronts_up(rows)
+
+
+def _fronts_oddeven(rows: Sequence[str]) -> list[list[int]]:
+    # the 1st, 3rd, ... rows from the top; the 2nd, 4th, ... rows from the bottom
+    return [list(range(0, len(rows), 2)), list(range(1, len(rows), 2))[::-1]]
 
 
 def _fronts_middle(rows: Sequence[str]) -> list[list[int]]:
@@ -157,6 +164,7 @@ class ColumnKind:
         opens: how its cells open (``OPEN_*``; see :func:`writable`).
         fronts: for ``OPEN_FRONT``: rows -> the row sequences whose first empty cell is open.
         last_write_roll: the last roll of a turn after which it may be written.
+        first_write_roll: the first roll of a turn after which it may be written.
         zeroes_maximal: a 0 written in it makes the ``maximal`` cell of that row 0 (002).
         derived: computed from the played columns, no write actions (``maximal``).
         requires: (rows, columns) -> None, or what the ruleset lacks for this kind.
@@ -168,6 +176,7 @@ class ColumnKind:
     rule: str
     fronts: Callable[[Sequence[str]], list[list[int]]] | None = None
     last_write_roll: int = ANY_ROLL
+    first_write_roll: int = 1
     zeroes_maximal: bool = False
     derived: bool = False
     requires: Callable[[Sequence[str], Sequence[str]], str | None] | None = None
@@ -186,6 +195,11 @@ COLUMN_KINDS: dict[str, ColumnKind] = {
         ColumnKind("updown", OPEN_FRONT, "from the top and from the bottom (the fronts may pass)",
                    _fronts_updown, zeroes_maximal=True),
         ColumnKind("free2", OPEN_ANY, "any empty cell, after roll 1 or 2 only", last_write_roll=2),
+        ColumnKind("second", OPEN_ANY, "any empty cell, right after roll 2 only (003's variation)",
+                   first_write_roll=2, last_write_roll=2, zeroes_maximal=True),
+        ColumnKind("oddeven", OPEN_FRONT, "odd rows (1st, 3rd, ...) in order from the top, even rows "
+                   "(2nd, 4th, ...) in order from the bottom (003's variation)", _fronts_oddeven,
+                   zeroes_maximal=True),
         ColumnKind("answer", OPEN_ANSWER, "the row of the previous turn's announcement (forced by "
                    "answer_forced); any cell once the announce columns are full", requires=_needs_announce),
         ColumnKind("mandatory", OPEN_LAST, "any empty cell once every other column but after_row is full"),
@@ -209,16 +223,16 @@ def column_fronts(kind: str, rows: Sequence[str]) -> list[list[int]]:
 
 def front_masks(kind: str, rows: Sequence[str]) -> tuple[int, int]:
     """(rows of the downward front, rows of the upward front) of a front-filled kind:
-    each front of :attr:`ColumnKind.fronts` must run strictly down or up the sheet, at
-    most one each way (then its first empty cell is the topmost / bottommost empty row of
-    its rows)."""
+    each front of :attr:`ColumnKind.fronts` must run strictly down or up the sheet (it may
+    skip rows), at most one each way (then its first empty cell is the topmost /
+    bottommost empty row of its rows)."""
     down = up = 0
     for front in column_fronts(kind, rows):
         mask = sum(1 << r for r in front)
-        steps = {b - a for a, b in zip(front, front[1:])}
-        if steps <= {1} and not down:
+        steps = [b - a for a, b in zip(front, front[1:])]
+        if all(s > 0 for s in steps) and not down:
             down = mask
-        elif steps <= {-1} and not up:
+        elif all(s < 0 for s in steps) and not up:
             up = mask
         else:
             raise ValueError(f"column kind {kind!r}: a front must run down or up the sheet, one each way at most: {front}")
@@ -261,7 +275,7 @@ def writable(filled, roll, announced, answer_due, copy_row, ra, out):
         return
     for c in range(C):
         empty = full & ~filled[c]
-        if empty == 0 or roll > ra.last_roll[c]:
+        if empty == 0 or roll > ra.last_roll[c] or roll < ra.first_roll[c]:
             continue
         how = ra.opens[c]
         if how == OPEN_FRONT:
@@ -647,6 +661,7 @@ def rule_arrays(rules) -> RuleArrays:
         key_to_index=rules.tables.key_to_index.astype(np.int64),
         cell_values=np.ascontiguousarray(rules.cell_values, dtype=np.int16),
         is_upper=np.array([row in UPPER_ROWS for row in rows], dtype=np.bool_),
+        first_roll=np.array([k.first_write_roll for k in kinds], dtype=np.int64),
     )
     for a in arrays:
         a.flags.writeable = False

@@ -358,6 +358,9 @@ class Ruleset:
             problem = need(rows, columns) if need is not None else None
             if problem:
                 raise fail("columns", problem)
+            if COLUMN_KINDS[kind].first_write_roll > rolls:
+                raise fail("columns", f"{kind!r} is written only after roll {COLUMN_KINDS[kind].first_write_roll}, "
+                                      f"but the preset has {rolls} roll(s) per turn")
 
         scoring = mapping("scoring", data["scoring"], _SCORING_KEYS)
         options = mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)

@@ -144,7 +144,8 @@ def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     """:func:`row_targets` for every cell of ``rules``, on a normal turn and on the last turn.
 
     A cell's plan ends at the last roll its column may be written on (``hand``: roll 1,
-    ``free2``: roll 2; RULES.md §1) and at ``last_turn_rolls`` on the last turn; ``min``
+    ``free2``, ``second``: roll 2; RULES.md §1), re-rolls before the first (``second``:
+    roll 1), and ends at ``last_turn_rolls`` on the last turn; ``min``
     rows are planned to keep their sum low.
 
     Returns:
@@ -156,6 +157,10 @@ def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     K, R = rules.max_rolls, rules.num_rows
     sign = np.tile(np.where(np.array(rules.rows) == "min", -1.0, 1.0), len(rules.columns))
     limit = np.repeat(np.minimum(rules.arrays.last_roll, K), R)
-    reach, hold = zip(*(row_targets(rules.tables, rules.cell_values.astype(np.float64) * sign, np.minimum(limit, rolls))
+    values = rules.cell_values.astype(np.float64) * sign
+    first = np.repeat(rules.arrays.first_roll, R)  # a cell not writable yet (``second``: before roll 2) must re-roll
+    for k in range(K):
+        values[k][:, first > k + 1] = NEG
+    reach, hold = zip(*(row_targets(rules.tables, values, np.minimum(limit, rolls))
                         for rolls in (rules.rolls, rules.last_turn_rolls)))
     return np.stack(reach) * sign, np.stack(hold)
