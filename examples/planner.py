@@ -210,7 +210,7 @@ class Planner:
         rep = st  # one state per roll: what is legal does not depend on the dice
         for r in range(st.roll, R + 1):
             mask = legal_mask(rules, rep)
-            cells[r] = np.flatnonzero(mask[lay.write_offset :])
+            cells[r] = np.flatnonzero(mask[lay.writes])
             can_hold[r] = bool(mask[0])  # re-rolling every die is legal whenever a re-roll is
             T[r], arg[r] = np.full(M, NEG), np.full(M, -1)
             for cell in cells[r]:

@@ -26,7 +26,7 @@ class Games(NamedTuple):
 
     values int16 (N, C, R) · filled int64 (N, C) row bitmasks · dice int8 (N, n) sorted ·
     dice_index int64 (N,) (-1 before a roll) · roll, announced, answer_due, turn, score,
-    pos, copy_row int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
+    pos, copy_row, jokers int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
     (compact sheet features) · obs float32 (N, D).
     """
 
@@ -45,6 +45,7 @@ class Games(NamedTuple):
     sheet: np.ndarray
     obs: np.ndarray
     copy_row: np.ndarray
+    jokers: np.ndarray
 
 
 class Results(NamedTuple):
@@ -65,8 +66,10 @@ class Scratch(NamedTuple):
 
 
 def stream_length(rules: Ruleset) -> int:
-    """Dice a game can roll at most: every die of every roll of every turn."""
-    return rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls)
+    """Dice a game can roll at most: every die of every roll of every turn, and with
+    jokers every roll of the two turns a basket restarts."""
+    baskets = 2 * rules.max_rolls if rules.jokers else 0
+    return rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls + baskets)
 
 
 class Batch:
@@ -98,6 +101,7 @@ class Batch:
             sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32),
             obs=np.zeros((N, D), dtype=np.float32),
             copy_row=np.full(N, -1, dtype=np.int64),
+            jokers=np.zeros(N, dtype=np.int64),
         )
         self.results = Results(
             points=np.zeros(N, dtype=np.int64),
@@ -160,7 +164,7 @@ class Batch:
         return GameState(
             values=g.values[i].copy(), filled=g.filled[i].copy(), dice=g.dice[i].copy(),
             dice_index=int(g.dice_index[i]), roll=int(g.roll[i]), announced=int(g.announced[i]),
-            answer_due=int(g.answer_due[i]), turn=int(g.turn[i]), copy_row=int(g.copy_row[i]),
+            answer_due=int(g.answer_due[i]), turn=int(g.turn[i]), copy_row=int(g.copy_row[i]), jokers=int(g.jokers[i]),
         )
 
     def final_scores(self, idx) -> list[tuple[dict[str, int], dict[str, int]]]:
@@ -191,9 +195,9 @@ def start_turn(i, g, ra, faces):
 @kernel(inline=True)
 def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
     sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i], ra,
-                  bits, g.masks[i])
-    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i],
+                  g.jokers[i], ra, bits, g.masks[i])
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.sheet, g.masks, ra, oa, g.obs)
 
 
 @kernel
@@ -220,6 +224,13 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
         g.roll[i] += 1
     elif a < P[rk.P_WRITE_OFFSET]:
         g.announced[i] = ra.ann_cells[a - P[rk.P_ANN_OFFSET]]
+    elif a >= P[rk.P_JOKER_OFFSET]:  # Joly: a joker changes a die; a basket restarts the turn's rolls
+        k = a - P[rk.P_JOKER_OFFSET]
+        g.jokers[i] = rk.use_joker(k, g.dice[i], g.jokers[i], ra, faces)
+        if rk.is_basket(k, P):
+            start_turn(i, g, ra, faces)
+        else:
+            g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
     else:
         pts, due = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra, parts, tmp)
         g.answer_due[i] = due
@@ -240,8 +251,8 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     if wrote:  # only the written column's features and the turn's change
         sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
         sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i], ra,
-                  bits, g.masks[i])
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i],
+                  g.jokers[i], ra, bits, g.masks[i])
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
 
@@ -249,7 +260,7 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
 @kernel
 def observe_game(i, g, ra, oa):
     """Game ``i``'s observation from its sheet features and mask."""
-    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.sheet, g.masks, ra, oa, g.obs)
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.sheet, g.masks, ra, oa, g.obs)
 
 
 @kernel
@@ -292,6 +303,7 @@ def reset_games(idx, g, ra, oa, s):
         g.announced[i] = -1
         g.answer_due[i] = -1
         g.copy_row[i] = -1
+        g.jokers[i] = rk.JOKERS_FULL if ra.P[rk.P_JOKERS] else 0
         g.turn[i] = 0
         g.score[i] = 0
         g.pos[i] = 0

@@ -293,11 +293,12 @@ class raw_env(AECEnv):
             what = f" ({action_to_string(rules, a)})" if 0 <= a < self._layout.num_actions else ""
             raise IllegalActionError(f"{self.agent_selection}: illegal action {a}{what}: {reason}; the game is unchanged")
         self._cumulative_rewards[self.agent_selection] = 0.0  # the acting agent has seen its reward
-        dice = self._roll(core.reroll_count(rules, a)) if a < self._layout.num_holds else None
+        rolled = core.reroll_count(rules, a)  # a re-roll or a basket rolls dice
+        dice = self._roll(rolled) if rolled else None
         ms, _ = M.apply_action(rules, ms, a, dice, check=False)
         self._match = ms
         over = M.is_over(rules, ms)
-        if a >= self._layout.write_offset and not over:  # the next player's roll 1, from their stream
+        if self._layout.is_write(a) and not over:  # the next player's roll 1, from their stream
             ms = self._match = M.start_turn(rules, ms, self._roll(rules.dice), check=False)
         before, after = self._scores, M.scores(rules, ms)
         self._scores = after

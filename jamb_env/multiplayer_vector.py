@@ -242,7 +242,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         slots = (games * self._S + (seats if self._S > 1 else 0)).astype(np.int64)
         fn = step_slots_parallel if len(slots) >= 256 else step_slots
         fn(slots, actions.astype(np.int64), b.games, self.ruleset.arrays, b.encoder.arrays, b.results, b.scratch)
-        wrote = actions >= self._lay.write_offset
+        wrote = (actions >= self._lay.write_offset) & (actions < self._lay.joker_offset)
         if not wrote.any():
             return
         wg, ws, wslots = games[wrote], seats[wrote], slots[wrote]

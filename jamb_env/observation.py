@@ -12,6 +12,8 @@ dice_counts        6             dice showing each face / n ([0, 1])
 roll               K             one-hot roll number 1..K ([0, 1])
 rolls_left         1             re-rolls left this turn / (K - 1) ([0, 1])
 announced          A             one-hot announced cell ([0, 1]); zeros: none
+jokers             8             (Joly's jokers only; else size 0) 1 per fixed joker
+                                 1..6 left, free jokers left / 2, baskets left / 2
 answer_due         R             one-hot row the answer column must take (only with an
                                  ``answer`` column; else size 0)
 copy_row           R             one-hot row the ``copy`` column offers this turn (only
@@ -94,8 +96,10 @@ class Segment:
     S_TURN_LEN,
     S_COPY_ROW,
     S_COPY_LEN,
-) = range(19)
-N_SEGMENTS = 19
+    S_JOKERS,
+    S_JOKERS_LEN,
+) = range(21)
+N_SEGMENTS = 21
 
 
 class ObsArrays(NamedTuple):
@@ -145,6 +149,7 @@ class ObservationEncoder:
             ("roll", K, 0.0, 1.0),
             ("rolls_left", 1, 0.0, 1.0),
             ("announced", len(lay.announce_cells), 0.0, 1.0),
+            ("jokers", 8 if rules.jokers else 0, 0.0, 1.0),
             ("answer_due", R if has_answer else 0, 0.0, 1.0),
             ("copy_row", R if has_copy else 0, 0.0, 1.0),
             ("filled", C * R, 0.0, 1.0),
@@ -203,6 +208,7 @@ class ObservationEncoder:
         S[S_ROLL], S[S_ROLLS_LEFT], S[S_ANNOUNCED] = seg["roll"].start, seg["rolls_left"].start, seg["announced"].start
         S[S_ANSWER_DUE], S[S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
         S[S_COPY_ROW], S[S_COPY_LEN] = seg["copy_row"].start, seg["copy_row"].size
+        S[S_JOKERS], S[S_JOKERS_LEN] = seg["jokers"].start, seg["jokers"].size
         S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
         S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
         S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
@@ -269,7 +275,7 @@ class ObservationEncoder:
         mask = legal_mask(self.rules, st) if mask is None else mask
         out = np.zeros((1, self.size), dtype=np.float32)
         observe(0, np.array([st.dice_index]), np.array([st.roll]), np.array([st.announced]), np.array([st.turn]),
-                sheet[None], mask[None], self.rules.arrays, self.arrays, out)
+                np.array([st.jokers]), sheet[None], mask[None], self.rules.arrays, self.arrays, out)
         return out[0]
 
 
@@ -349,7 +355,7 @@ def sheet_features(i, values, filled, answer_due, copy_row, turn, ra, oa, sheet)
 
 
 @kernel(inline=True)
-def observe(i, dice_index, roll, announced, turn, sheet, masks, ra, oa, obs):
+def observe(i, dice_index, roll, announced, turn, jokers, sheet, masks, ra, oa, obs):
     """The observation of game ``i`` into ``obs[i]`` from its sheet features
     ``sheet[i]`` and legal mask ``masks[i]``."""
     P = ra.P
@@ -377,6 +383,12 @@ def observe(i, dice_index, roll, announced, turn, sheet, masks, ra, oa, obs):
             o[S[S_ROLLS_LEFT]] = np.float32((rk.max_rolls(turn[i], P) - r) / (kmax - 1))
     if announced[i] >= 0:
         o[S[S_ANNOUNCED] + oa.ann_slot[announced[i]]] = 1.0
+    if S[S_JOKERS_LEN] > 0:
+        j = jokers[i]
+        for v in range(6):
+            o[S[S_JOKERS] + v] = np.float32((j >> v) & 1)
+        o[S[S_JOKERS] + 6] = np.float32(((j >> rk.JOKER_FREE_SHIFT) & 3) / 2)
+        o[S[S_JOKERS] + 7] = np.float32(((j >> rk.JOKER_BASKET_SHIFT) & 3) / 2)
     CR = P[rk.P_NUM_CELLS]
     if S[S_TURN_LEN] > 0:
         # v1 turn features on target cells (legal to write or to announce now)

@@ -24,12 +24,13 @@ def sheet_view(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) ->
     -> points, derived columns included), ``score`` (points), and the turn: ``turn``
     (1-based; the cells written once the game is over), ``roll`` (``"roll 2/3"`` or
     ``"no roll"``), ``dice`` (list of faces, empty before a roll), ``announced``
-    (``"column/row"`` or ``"-"``), ``answer_due`` and ``copy_row`` (a row name or None).
+    (``"column/row"`` or ``"-"``), ``answer_due`` and ``copy_row`` (a row name or None),
+    ``jokers`` (:func:`jokers_text`).
     """
     lay = core.layout(rules)
     R = rules.num_rows
     mask = np.zeros(lay.num_actions, dtype=bool) if mask is None or len(mask) != lay.num_actions else np.asarray(mask, dtype=bool)
-    open_cells = mask[lay.write_offset :]
+    open_cells = mask[lay.writes]
     announceable = set(lay.announce_cells[mask[lay.announce_offset : lay.write_offset]].tolist())
     cells = []
     for r in range(R):
@@ -57,7 +58,18 @@ def sheet_view(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) ->
         "announced": "/".join(rules.cell_name(st.announced)) if st.announced >= 0 else "-",
         "answer_due": rules.rows[st.answer_due] if st.answer_due >= 0 else None,
         "copy_row": rules.rows[st.copy_row] if st.copy_row >= 0 else None,
+        "jokers": jokers_text(rules, st),
     }
+
+
+def jokers_text(rules: Ruleset, st: GameState) -> str | None:
+    """Joly's jokers left as text (``"1 2 4 6 J K K"``: fixed values, free ``J``s, baskets
+    ``K``), ``"none"`` once all are used, None without jokers (RULES.md §6)."""
+    if not rules.jokers:
+        return None
+    left = core.jokers_left(rules, st)
+    parts = [str(v) for v in left["fixed"]] + ["J"] * left["free"] + ["K"] * left["baskets"]
+    return " ".join(parts) or "none"
 
 
 def render_sheet(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) -> str:
@@ -78,6 +90,8 @@ def render_sheet(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) 
         lines.append(f"answer due: {view['answer_due']}")
     if view["copy_row"] is not None:
         lines.append(f"copy offers: {view['copy_row']}")
+    if view["jokers"] is not None:
+        lines.append(f"jokers left: {view['jokers']}")
     lines.append(head)
     shown = {"open": "*", "announce": ".", "closed": "."}
     for row, line in zip(rules.rows, view["cells"]):
@@ -161,7 +175,8 @@ def sheet_image(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) -
         draw.text((x, y + 2), s, fill=fill, font=font)
 
     text(_PAD, _PAD, f"{rules.name}  turn {view['turn']}/{rules.num_cells}  {view['roll']}")
-    text(_PAD, _PAD + _LINE, f"announced {view['announced']}", fill="#8a6d00" if st.announced >= 0 else "black")
+    jokers = f"   jokers left: {view['jokers']}" if view["jokers"] is not None else ""
+    text(_PAD, _PAD + _LINE, f"announced {view['announced']}{jokers}", fill="#8a6d00" if st.announced >= 0 else "black")
     if view["answer_due"] is not None:
         text(_PAD, _PAD + 2 * _LINE, f"answer due: {view['answer_due']}", fill="#a00000")
     elif view["copy_row"] is not None:

@@ -75,7 +75,7 @@ def page_data(record: GameRecord) -> dict:
         view = sheet_view(rules, env.game, env.legal_mask())
         item = {
             "turn": view["turn"], "roll": view["roll"], "dice": view["dice"], "score": int(view["score"]),
-            "announced": view["announced"], "answer_due": view["answer_due"], "copy_row": view["copy_row"],
+            "announced": view["announced"], "answer_due": view["answer_due"], "copy_row": view["copy_row"], "jokers": view["jokers"],
             "cells": [[[states.index(s), v] for s, v in line] for line in view["cells"]],
             "parts": [[int(p) for p in part] for part in view["parts"]],
             "totals": {c: int(v) for c, v in view["totals"].items()},
@@ -271,6 +271,7 @@ red outline: the cell this step wrote or announced; blue dice: kept by a re-roll
     var now = "turn " + s.turn + "/" + D.num_cells + ", " + s.roll + ", announced " + s.announced;
     if (s.answer_due) now += ", answer due: " + s.answer_due;
     if (s.copy_row) now += ", copy offers: " + s.copy_row;
+    if (s.jokers) now += ", jokers left: " + s.jokers;
     if (k === n && D.final_score !== null && D.final_score !== undefined) now += " (game over: final score " + D.final_score + ")";
     $("now").textContent = now;
     $("beforerow").style.visibility = k > 0 && s.before.length ? "visible" : "hidden";

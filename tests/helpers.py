@@ -9,7 +9,7 @@ from jamb_env.rules import GameState, Ruleset, layout, new_game
 
 
 def playable_presets() -> list[str]:
-    """Every preset file that loads (joly needs jokers and raises by design)."""
+    """Every preset (each one loads)."""
     return list_rulesets()
 
 
@@ -57,7 +57,7 @@ def open_cells(rules: Ruleset, st: GameState) -> set[tuple[str, str]]:
     from jamb_env.rules import legal_mask
 
     mask = legal_mask(rules, st)
-    return {rules.cell_name(i) for i in np.flatnonzero(mask[lay.write_offset :])}
+    return {rules.cell_name(i) for i in np.flatnonzero(mask[lay.writes])}
 
 
 def announceable(rules: Ruleset, st: GameState) -> set[tuple[str, str]]:

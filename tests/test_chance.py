@@ -36,7 +36,7 @@ def reroll_states(rules, seed: int, count: int) -> list[core.GameState]:
             if mask[: lay.num_holds].any() and rng.random() < 0.25:
                 out.append(st)
             a = int(rng.choice(np.flatnonzero(mask)))
-            dice = rng.integers(1, 7, core.reroll_count(rules, a)) if a < lay.num_holds else None
+            dice = rng.integers(1, 7, core.reroll_count(rules, a)) if core.reroll_count(rules, a) else None
             st, _ = core.apply_action(rules, st, a, dice)
             if st.roll == 0 and not core.is_over(rules, st):
                 st = core.start_turn(rules, st, rng.integers(1, 7, rules.dice))

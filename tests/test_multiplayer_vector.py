@@ -33,6 +33,7 @@ lowest_write.batched = True
     ("standard", 3, "shared", "win", first_legal),
     ("six_dice_copy", 2, "separate", "score", lowest_write),  # lowest_write takes the copy column whenever offered
     ("six_dice_copy", 3, "shared", "margin", lowest_write),
+    ("joly", 2, "separate", "win", lowest_write),  # the highest ids: baskets and jokers first, while they last
 ])
 def test_lockstep_with_the_aec_env(preset, players, scoring, reward, opponent):
     N, seed = 3, 5

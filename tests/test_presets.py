@@ -2,7 +2,7 @@
 
 import pytest
 
-from jamb_env import RulesetError, list_rulesets, load_ruleset
+from jamb_env import list_rulesets, load_ruleset
 from jamb_env.rules import score
 from tests.helpers import sheet
 
@@ -48,8 +48,9 @@ def test_standard_hand_straight():
     assert r.score("straight", [1, 2, 3, 4, 5], roll=1, column="hand") == 66
 
 
-def test_upper_bonus_examples():
-    joly = load_ruleset("joly_nojokers")
+@pytest.mark.parametrize("preset", ["joly", "joly_nojokers"])
+def test_upper_bonus_examples(preset):
+    joly = load_ruleset(preset)
     cells = dict(zip(U, (6, 10, 15, 12, 10, 12)))  # upper sum 65 (six ones count in Joly)
     assert joly.column_score(cells) == 105  # 65 + 30 + (65 - 60) x 2
     yu48 = load_ruleset("yu48")
@@ -63,15 +64,14 @@ def test_six_dice_bonus_is_strict():
     assert r.column_score(dict(zip(U, (4, 6, 6, 12, 15, 18)))) == 61 + 30
 
 
-def test_joly_needs_jokers():
-    assert "joly" in list_rulesets(playable=False) and "joly" not in list_rulesets()
-    assert "joly_nojokers" in list_rulesets()
-    with pytest.raises(RulesetError, match="jokers.*joly_nojokers"):
-        load_ruleset("joly")
+def test_every_preset_loads():
+    assert list_rulesets(playable=False) == list_rulesets()
+    assert load_ruleset("joly").jokers and not load_ruleset("joly_nojokers").jokers
 
 
-def test_joly_rows():
-    r = load_ruleset("joly_nojokers")
+@pytest.mark.parametrize("preset", ["joly", "joly_nojokers"])
+def test_joly_rows(preset):
+    r = load_ruleset(preset)
     assert r.score("threes", [3] * 6) == 18
     assert r.score("three_by_two", [3, 3, 3, 5, 5, 5]) == 54  # 24 + 30
     assert r.score("jamb6", [2] * 6) == 72  # 12 + 60
@@ -100,6 +100,7 @@ def test_master_three_by_two():
         ("nokaut", 5, 117, 9, 5),
         ("nokaut6", 6, 117, 9, 5),
         ("joly_nojokers", 6, 112, 8, 5),
+        ("joly", 6, 112, 8, 5),
         ("six_dice", 6, 91, 7, 3),
     ],
 )

@@ -72,7 +72,7 @@ def test_unknown_preset_and_missing_file():
         (changed(scoring={**CLASSIC["scoring"], "bonuss": 1}), "scoring.bonuss", "unknown key"),
         (changed(options={"answer_forced": "yes"}), "options.answer_forced", "true or false"),
         (changed(options={"last_turn_rolls": 2}), "options.last_turn_rolls", "out of range"),
-        (changed(options={"jokers": True}), "options.jokers", "not implemented"),
+        (changed(options={"jokers": "yes"}), "options.jokers", "true or false"),
     ],
 )
 def test_invalid_files_name_file_and_key(tmp_path, data, key, message):

@@ -41,7 +41,7 @@ rng = np.random.default_rng(0)
 st, total = core.start_turn(r, core.new_game(r), rng.integers(1, 7, 5)), 0
 while not core.is_over(r, st):
     a = int(rng.choice(np.flatnonzero(core.legal_mask(r, st))))
-    dice = rng.integers(1, 7, core.reroll_count(r, a)) if a < core.layout(r).num_holds else None
+    dice = rng.integers(1, 7, core.reroll_count(r, a)) if core.reroll_count(r, a) else None
     st, pts = core.apply_action(r, st, a, dice)
     total += pts
     if st.roll == 0 and not core.is_over(r, st):
@@ -116,8 +116,8 @@ def test_core_path_and_batched_engine_agree(name):
         for i, (st, pos) in enumerate(games):
             a = int(actions[i])
             dice = None
-            if a < lay.num_holds:
-                k = core.reroll_count(rules, a)
+            k = core.reroll_count(rules, a)  # a re-roll or a basket
+            if k:
                 dice, pos = batch.games.stream[i, pos : pos + k], pos + k
             st, points = core.apply_action(rules, st, a, dice)
             assert points == res.points[i]

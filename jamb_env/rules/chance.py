@@ -2,7 +2,9 @@
 
 A re-roll (hold) action ``a`` in ``0 .. 2**n - 2`` keeps the sorted dice whose bit is set
 (bit ``i`` = sorted position ``i``) and rolls the other ``k = n - popcount(a)`` dice
-(RULES.md §3, rolls and holds; the encoding is :mod:`jamb_env.rules.game`'s). The env
+(RULES.md §3, rolls and holds; the encoding is :mod:`jamb_env.rules.game`'s); Joly's
+basket (RULES.md §6) is a chance action too: it rolls all ``n`` dice as the turn's new
+roll 1, with keep-nothing's outcomes. The env
 draws those ``k`` dice from its stream, independent uniform faces 1..6; here the same
 step is split OpenSpiel-style into a chance node and its outcomes:
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IllegalActionError
-from .game import GameState, apply_action, is_over, layout, validate_state, why_illegal
+from .game import GameState, apply_action, is_basket, is_over, layout, validate_state, why_illegal
 from .ruleset import Ruleset
 from .tables import FACES
 
@@ -40,10 +42,12 @@ def _reroll(rules: Ruleset, state: GameState, action, check: bool) -> int:
         raise ValueError(f"expected a GameState, got {type(state).__name__}")
     num_holds = layout(rules).num_holds
     holds = f"0..{num_holds - 2} (keep-masks over the sorted dice; keep-all {num_holds - 1} is not a re-roll)"
+    if rules.jokers:
+        holds += f" and the basket {layout(rules).joker_offset + 12 * rules.dice}"
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise ValueError(f"a re-roll action is an integer in {holds}, got {action!r}")
     a = int(action)
-    if not 0 <= a < num_holds - 1:
+    if not 0 <= a < num_holds - 1 and not is_basket(rules, a):
         raise ValueError(f"action {a} is not a re-roll: re-rolls are {holds} on {rules.name}")
     if check:
         reason = why_illegal(rules, state, a)
@@ -52,6 +56,12 @@ def _reroll(rules: Ruleset, state: GameState, action, check: bool) -> int:
             now = f"legal re-rolls now: {legal}" if legal else "no re-roll is legal now"
             raise IllegalActionError(f"re-roll {a} is not legal in this state: {reason}; {now}")
     return a
+
+
+def _hold(rules: Ruleset, a: int) -> int:
+    """The hold whose outcomes chance action ``a`` has: a basket rolls every die, as
+    keep-nothing (hold 0) does."""
+    return 0 if is_basket(rules, a) else a
 
 
 def _legal_rerolls(rules: Ruleset, state: GameState) -> list[int]:
@@ -88,7 +98,7 @@ def chance_outcomes(rules: Ruleset, state: GameState, action: int, *, check: boo
         IllegalActionError (a ValueError): the re-roll is not legal in ``state`` (the
             message gives the reason and the legal re-rolls).
     """
-    a = _reroll(rules, state, action, check)
+    a = _hold(rules, _reroll(rules, state, action, check))
     row = _outcome_row(rules, state, a)
     sorted_dice = rules.tables.sorted_dice
     return [(sorted_dice[m].copy(), float(row[m])) for m in np.flatnonzero(row)]
@@ -155,7 +165,7 @@ def rolled_faces(rules: Ruleset, state: GameState, action: int, dice) -> np.ndar
 
     Raises:
         ValueError: ``dice`` not ``n`` integer faces 1..6, or impossible for this hold."""
-    a = int(action)
+    a = _hold(rules, int(action))
     after = _dice_arg(rules, dice)
     tables = rules.tables
     m = tables.index(after)
@@ -193,7 +203,7 @@ def sample_outcome(rules: Ruleset, state: GameState, action: int, rng: np.random
     Raises:
         as :func:`chance_outcomes`, and ValueError if ``rng`` is not a Generator.
     """
-    a = _reroll(rules, state, action, check)
+    a = _hold(rules, _reroll(rules, state, action, check))
     kept = state.dice[[i for i in range(rules.dice) if a >> i & 1]]
     rolled = roll_dice(rng, rules.dice - len(kept))
     return np.sort(np.concatenate([kept, rolled])).astype(np.int8)

@@ -14,6 +14,11 @@ columns and ``R`` rows:
 * ``2**n .. 2**n + A - 1``: announce cell ``announce_cells[j]`` (the ``A`` cells of the
   announce columns).
 * ``2**n + A .. 2**n + A + C*R - 1``: write cell ``c * R + r``.
+* with Joly's jokers only (RULES.md §6), ``J = 2**n + A + C*R`` onwards: ``J + (v - 1) * n
+  + i`` the fixed joker valued ``v`` on the die at sorted position ``i``; ``J + 6 * n +
+  (v - 1) * n + i`` a free joker ``J`` set to ``v`` on die ``i``; ``J + 12 * n`` a basket
+  (the turn restarts at roll 1 with all dice rolled). Rulesets without jokers have none
+  of these, so their layouts are unchanged.
 
 A turn: :func:`start_turn` (roll 1), then re-rolls, an optional announcement right
 after roll 1, and one write, which ends the turn (``roll`` back to 0).
@@ -37,14 +42,19 @@ from .ruleset import Ruleset
 class Action(NamedTuple):
     """A decoded action.
 
-    ``kind`` is "reroll", "announce" or "write"; ``keep`` (reroll only) is a tuple of
-    bools over the sorted dice; ``column`` and ``row`` (announce, write) are ids.
+    ``kind`` is "reroll", "announce", "write", "joker" or "basket"; ``keep`` (reroll
+    only) is a tuple of bools over the sorted dice; ``column`` and ``row`` (announce,
+    write) are ids; ``joker`` ("1".."6" for a fixed joker, "J" for a free one), ``die``
+    (sorted position 0..n-1) and ``value`` (1..6) describe a joker use.
     """
 
     kind: str
     keep: tuple[bool, ...] | None = None
     column: str | None = None
     row: str | None = None
+    joker: str | None = None
+    die: int | None = None
+    value: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +73,8 @@ class GameState:
         turn: cells written so far (0..num_cells).
         copy_row: the row the ``copy`` column offers this turn (the row the previous
             player just wrote, RULES.md §6) or -1; always -1 without a ``copy`` column.
+        jokers: Joly's jokers left, packed (bit v - 1: fixed joker v; bits 6-7: free
+            jokers; bits 8-9: baskets; :func:`jokers_left`); 0 without jokers.
     """
 
     values: np.ndarray
@@ -74,6 +86,7 @@ class GameState:
     answer_due: int = -1
     turn: int = 0
     copy_row: int = -1
+    jokers: int = 0
 
     def copy(self) -> GameState:
         return replace(self, values=self.values.copy(), filled=self.filled.copy(), dice=self.dice.copy())
@@ -88,9 +101,19 @@ class Layout:
     num_actions: int
     announce_offset: int
     write_offset: int
+    joker_offset: int  # first joker action (= num_actions without jokers)
     announce_columns: tuple[int, ...]
     answer_column: int
     has_maximal: bool
+
+    @property
+    def writes(self) -> slice:
+        """The write actions' slice of a mask (``C*R`` entries; cell ``c * R + r``)."""
+        return slice(self.write_offset, self.joker_offset)
+
+    def is_write(self, action) -> bool:
+        """``action`` writes a cell (and so ends the turn)."""
+        return self.write_offset <= int(action) < self.joker_offset
 
 
 @lru_cache(maxsize=None)
@@ -104,6 +127,7 @@ def layout(rules: Ruleset) -> Layout:
         num_actions=int(P[K.P_NUM_ACTIONS]),
         announce_offset=int(P[K.P_ANN_OFFSET]),
         write_offset=int(P[K.P_WRITE_OFFSET]),
+        joker_offset=int(P[K.P_JOKER_OFFSET]),
         announce_columns=tuple(ra.ann_cols.tolist()),
         answer_column=int(P[K.P_ANSWER_COL]),
         has_maximal=bool(P[K.P_HAS_MAXIMAL]),
@@ -118,7 +142,16 @@ def new_game(rules: Ruleset) -> GameState:
         values=np.zeros((C, R), dtype=np.int16),
         filled=np.zeros(C, dtype=np.int64),
         dice=np.zeros(rules.dice, dtype=np.int8),
+        jokers=K.JOKERS_FULL if rules.jokers else 0,
     )
+
+
+def jokers_left(rules: Ruleset, st: GameState) -> dict[str, object]:
+    """Joly's jokers left in ``st`` (RULES.md §6): ``{"fixed": [values 1..6 left],
+    "free": 0..2, "baskets": 0..2}`` (all empty without jokers)."""
+    j = int(st.jokers)
+    return {"fixed": [v for v in range(1, 7) if j >> (v - 1) & 1], "free": j >> K.JOKER_FREE_SHIFT & 3,
+            "baskets": j >> K.JOKER_BASKET_SHIFT & 3}
 
 
 def is_over(rules: Ruleset, st: GameState) -> bool:
@@ -169,7 +202,7 @@ def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
     mask = np.empty(int(ra.P[K.P_NUM_ACTIONS]), dtype=bool)
     bits = np.zeros(len(rules.columns), dtype=np.int64)
     K.legal_mask(st.filled, int(st.dice_index), int(st.roll), int(st.announced), int(st.answer_due), int(st.copy_row),
-                 int(st.turn), ra, bits, mask)
+                 int(st.turn), int(st.jokers), ra, bits, mask)
     return mask
 
 
@@ -177,7 +210,7 @@ def target_cells(rules: Ruleset, mask: np.ndarray) -> np.ndarray:
     """bool ``(C*R,)``: the cells legal to write or to announce under action ``mask``
     (the open cells a turn can still aim at)."""
     lay = layout(rules)
-    out = mask[lay.write_offset :].copy()
+    out = mask[lay.writes].copy()
     out[lay.announce_cells] |= mask[lay.announce_offset : lay.write_offset]
     return out
 
@@ -195,8 +228,15 @@ def decode(rules: Ruleset, action: int) -> Action:
     if a < lay.write_offset:
         column, row = rules.cell_name(int(lay.announce_cells[a - lay.announce_offset]))
         return Action("announce", column=column, row=row)
-    column, row = rules.cell_name(a - lay.write_offset)
-    return Action("write", column=column, row=row)
+    if a < lay.joker_offset:
+        column, row = rules.cell_name(a - lay.write_offset)
+        return Action("write", column=column, row=row)
+    k, n = a - lay.joker_offset, rules.dice
+    if k == 12 * n:
+        return Action("basket")
+    free, k = divmod(k, 6 * n)
+    value, die = divmod(k, n)
+    return Action("joker", joker="J" if free else str(value + 1), die=die, value=value + 1)
 
 
 def encode(rules: Ruleset, action: Action) -> int:
@@ -209,6 +249,24 @@ def encode(rules: Ruleset, action: Action) -> int:
         if not isinstance(keep, (tuple, list)) or len(keep) != rules.dice or not all(isinstance(k, (bool, np.bool_)) for k in keep):
             raise ValueError(f"a reroll needs keep: {rules.dice} bools over the sorted dice, got {keep!r}")
         return sum(1 << i for i, k in enumerate(action.keep) if k)
+    if action.kind in ("joker", "basket"):
+        if not rules.jokers:
+            raise ValueError(f"{rules.name} has no jokers (RULES.md §6)")
+        if action.kind == "basket":
+            return lay.joker_offset + 12 * rules.dice
+        die, value = action.die, action.value
+        if action.joker not in ("1", "2", "3", "4", "5", "6", "J"):
+            raise ValueError(f"joker must be '1'..'6' (fixed) or 'J' (free), got {action.joker!r}")
+        if action.joker != "J":
+            value = int(action.joker) if value is None else value
+            if value != int(action.joker):
+                raise ValueError(f"the fixed joker {action.joker} has value {action.joker}, not {value!r}")
+        if isinstance(die, bool) or not isinstance(die, (int, np.integer)) or not 0 <= die < rules.dice:
+            raise ValueError(f"die is a sorted dice position 0..{rules.dice - 1}, got {die!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 6:
+            raise ValueError(f"a joker's value is a face 1..6, got {value!r}")
+        free = 6 * rules.dice if action.joker == "J" else 0
+        return lay.joker_offset + free + (int(value) - 1) * rules.dice + int(die)
     if action.kind in ("announce", "write"):
         cell = rules.cell(action.column, action.row)
         if action.kind == "write":
@@ -217,7 +275,7 @@ def encode(rules: Ruleset, action: Action) -> int:
         if not len(hits):
             raise ValueError(f"column {action.column!r} is not an announce column")
         return lay.announce_offset + int(hits[0])
-    raise ValueError(f"unknown action kind {action.kind!r}; kinds are reroll, announce, write")
+    raise ValueError(f"unknown action kind {action.kind!r}; kinds are reroll, announce, write, joker, basket")
 
 
 def action_to_string(rules: Ruleset, action: int) -> str:
@@ -225,6 +283,11 @@ def action_to_string(rules: Ruleset, action: int) -> str:
     act = decode(rules, action)
     if act.kind == "reroll":
         return "reroll keep [" + " ".join("1" if k else "0" for k in act.keep) + "]"
+    if act.kind == "basket":
+        return "basket"
+    if act.kind == "joker":
+        name = f"J={act.value}" if act.joker == "J" else act.joker
+        return f"joker {name} on die {act.die + 1}"
     return f"{act.kind} {act.column}/{act.row}"
 
 
@@ -236,6 +299,20 @@ def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
     if st.roll == 0:
         return "the turn has not started (no dice rolled yet)"
     act = decode(rules, action)
+    if act.kind == "basket":
+        return None if st.jokers >> K.JOKER_BASKET_SHIFT & 3 else "no basket left (two per game)"
+    if act.kind == "joker":
+        left = jokers_left(rules, st)
+        if act.joker == "J" and not left["free"]:
+            return "no free joker J left (two per game)"
+        if act.joker != "J" and act.value not in left["fixed"]:
+            return f"the joker {act.joker} is used already (each joker once per game)"
+        face = int(st.dice[act.die])
+        if face == act.value:
+            return f"die {act.die + 1} shows {face} already"
+        if act.die > 0 and int(st.dice[act.die - 1]) == face:
+            return "among equal dice a joker names the leftmost one; this die has another index"
+        return None
     if act.kind == "reroll":
         if st.roll >= max_rolls(rules, st):
             return f"no re-roll left (roll {st.roll} of {max_rolls(rules, st)})"
@@ -284,7 +361,7 @@ def validate_state(rules: Ruleset, st) -> None:
         return a
 
     values, filled, dice = arr("values", (C, R)), arr("filled", (C,)), arr("dice", (n,))
-    for name in ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row"):
+    for name in ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers"):
         v = getattr(st, name)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise ValueError(f"state.{name} must be an integer, got {v!r}")
@@ -321,6 +398,12 @@ def validate_state(rules: Ruleset, st) -> None:
         raise ValueError(f"state.answer_due = {st.answer_due} is not a row of an answer column")
     if st.copy_row != -1 and (int(rules.arrays.P[K.P_COPY_COL]) < 0 or not 0 <= st.copy_row < R):
         raise ValueError(f"state.copy_row = {st.copy_row} is not a row of a copy column (-1: none)")
+    j = int(st.jokers)
+    if not rules.jokers and j != 0:
+        raise ValueError(f"state.jokers = {j} but {rules.name} has no jokers (0)")
+    packed = 0x3F | 3 << K.JOKER_FREE_SHIFT | 3 << K.JOKER_BASKET_SHIFT
+    if j < 0 or j & ~packed or (j >> K.JOKER_FREE_SHIFT & 3) > 2 or (j >> K.JOKER_BASKET_SHIFT & 3) > 2:
+        raise ValueError(f"state.jokers = {j} is not a packed set of jokers left (see jokers_left)")
 
 
 # ---------------------------------------------------------------------- transitions
@@ -339,7 +422,7 @@ def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
 def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int) -> GameState:
     sorted_dice = np.sort(dice).astype(np.int8)
     return GameState(st.values, st.filled, sorted_dice, rules.tables.index(sorted_dice), roll, st.announced, st.answer_due,
-                     st.turn, st.copy_row)
+                     st.turn, st.copy_row, st.jokers)
 
 
 def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> GameState:
@@ -356,8 +439,18 @@ def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> Ga
 
 
 def reroll_count(rules: Ruleset, action: int) -> int:
-    """How many dice re-roll action ``action`` rolls (``n`` minus the kept ones)."""
+    """How many dice action ``action`` rolls: a re-roll ``n`` minus the kept ones, a
+    basket all ``n``, any other action (announce, write, joker) none."""
+    if is_basket(rules, action):
+        return rules.dice
+    if int(action) >= layout(rules).num_holds:
+        return 0
     return rules.dice - int(action).bit_count()
+
+
+def is_basket(rules: Ruleset, action: int) -> bool:
+    """``action`` is a basket (Joly, RULES.md §6): a chance action that rolls all dice."""
+    return rules.jokers and int(action) == layout(rules).joker_offset + 12 * rules.dice
 
 
 def apply_action(
@@ -365,8 +458,9 @@ def apply_action(
 ) -> tuple[GameState, int]:
     """Apply a legal ``action``; return the new state and the points it credited.
 
-    ``dice`` (re-roll actions only): the faces of the re-rolled dice, as many as
-    :func:`reroll_count`. A write ends the turn (``roll`` 0); call :func:`start_turn`
+    ``dice`` (re-roll and basket actions only): the faces of the re-rolled dice, as many
+    as :func:`reroll_count` (a basket: all ``n``, the turn's new roll 1; jokers change a
+    die without rolling). A write ends the turn (``roll`` 0); call :func:`start_turn`
     with the next roll unless the game is over. ``check=False`` skips the legality
     test, for callers that already hold the legal mask of ``st`` (the env).
 
@@ -387,7 +481,17 @@ def apply_action(
         return _with_dice(rules, st, np.concatenate([kept, new]), st.roll + 1), 0
     if a < lay.write_offset:
         return replace(st, announced=int(lay.announce_cells[a - lay.announce_offset])), 0
-    return _write(rules, st, a - lay.write_offset)
+    if a < lay.joker_offset:
+        return _write(rules, st, a - lay.write_offset)
+    faces = np.zeros(rules.dice, dtype=np.int64)
+    k = a - lay.joker_offset
+    jokers = int(K.use_joker(k, st.dice.astype(np.int64), int(st.jokers), rules.arrays, faces))
+    if K.is_basket(k, rules.arrays.P):
+        if dice is None:
+            raise ValueError("a basket needs the n dice of the turn's new first roll")
+        new = _check_dice(rules, dice, rules.dice) if check else dice
+        return _with_dice(rules, replace(st, jokers=jokers), new, 1), 0
+    return _with_dice(rules, replace(st, jokers=jokers), faces, st.roll), 0
 
 
 def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
@@ -405,6 +509,7 @@ def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
         answer_due=int(answer_due),
         turn=st.turn + 1,
         copy_row=int(K.copy_obligation(cell, rules.arrays)),
+        jokers=st.jokers,
     )
     return new, int(points)
 

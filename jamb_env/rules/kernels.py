@@ -64,8 +64,17 @@ from ._jit import kernel
     P_KMAX,  # max rolls of any turn
     P_M,  # dice multisets
     P_COPY_COL,  # the copy (opponent) column or -1
-) = range(28)
-N_PARAMS = 28
+    P_JOKERS,  # 1 with Joly's jokers
+    P_JOKER_OFFSET,  # first joker action (= the end of the writes; the joker actions follow)
+) = range(30)
+N_PARAMS = 30
+
+# Joly's jokers left in a game, packed in one int (``GameState.jokers``): bit v - 1 for the
+# fixed joker valued v (1..6), the free jokers ``J`` counted in bits 6-7, the baskets
+# ``K`` in bits 8-9 (RULES.md §6).
+JOKER_FREE_SHIFT = 6
+JOKER_BASKET_SHIFT = 8
+JOKERS_FULL = 0x3F | (2 << JOKER_FREE_SHIFT) | (2 << JOKER_BASKET_SHIFT)
 
 
 class RuleArrays(NamedTuple):
@@ -75,7 +84,6 @@ class RuleArrays(NamedTuple):
         P: int64 ``(N_PARAMS,)`` scalar parameters (``P_*`` indices).
         opens: int64 ``(C,)`` how each played column opens its cells (``OPEN_*``).
         last_roll: int64 ``(C,)`` the last roll after which the column may be written.
-        first_roll: int64 ``(C,)`` the first roll after which the column may be written.
         front_down: int64 ``(C,)`` rows of the column's front that runs downward (its
             open cell: the topmost empty one of them); 0 if none.
         front_up: int64 ``(C,)`` rows of the front that runs upward (open: the bottommost
@@ -86,6 +94,10 @@ class RuleArrays(NamedTuple):
         key_to_index: int64 multiset index of a face-count key (DiceTables).
         cell_values: int16 ``(K, M, C*R)`` points of each cell for each multiset and roll.
         is_upper: bool ``(R,)`` upper rows (ones..sixes).
+        first_roll: int64 ``(C,)`` the first roll after which the column may be written.
+        sorted_dice: int64 ``(M, n)`` the sorted faces of each multiset.
+        die_canonical: bool ``(M, n)`` the die at each sorted position is the leftmost of
+            its face (a joker names that die only: no two joker actions of one effect).
     """
 
     P: np.ndarray
@@ -101,6 +113,8 @@ class RuleArrays(NamedTuple):
     cell_values: np.ndarray
     is_upper: np.ndarray
     first_roll: np.ndarray
+    sorted_dice: np.ndarray
+    die_canonical: np.ndarray
 
 
 # ---------------------------------------------------------------------------- column kinds
@@ -355,9 +369,10 @@ def can_reroll(filled, roll, announced, answer_due, copy_row, turn, ra, bits):
 
 
 @kernel(inline=True)
-def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, turn, ra, bits, mask):
+def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, turn, jokers, ra, bits, mask):
     """The legal actions into ``mask`` bool ``(num_actions,)``: all False before roll 1
-    or once the game is over. ``bits``: int64 ``(C,)`` scratch."""
+    or once the game is over. ``jokers``: the packed jokers left (0 without jokers).
+    ``bits``: int64 ``(C,)`` scratch."""
     P = ra.P
     for a in range(P[P_NUM_ACTIONS]):
         mask[a] = False
@@ -378,6 +393,58 @@ def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, turn, 
         for r in range(R):
             if (bits[c] >> r) & 1:
                 mask[off + c * R + r] = True
+    if P[P_JOKERS]:
+        joker_mask(dice_index, jokers, ra, mask)
+
+
+# ---------------------------------------------------------------------------- Joly's jokers
+@kernel(inline=True)
+def joker_mask(dice_index, jokers, ra, mask):
+    """The legal joker and basket actions of a started turn into ``mask`` (RULES.md §6).
+
+    Joker actions, from ``P_JOKER_OFFSET``: ``(v - 1) * n + i`` the fixed joker valued
+    ``v`` on the die at sorted position ``i``; ``6 * n + (v - 1) * n + i`` a free joker
+    ``J`` set to ``v`` on die ``i``; ``12 * n`` a basket. A joker is legal while it is
+    left, on the leftmost die of each face only, and not on a die showing ``v`` already;
+    a basket while one is left. Any roll of the turn, before the write."""
+    P = ra.P
+    n = P[P_N]
+    off = P[P_JOKER_OFFSET]
+    free = (jokers >> JOKER_FREE_SHIFT) & 3
+    for v in range(1, 7):
+        fixed = (jokers >> (v - 1)) & 1
+        for i in range(n):
+            if ra.die_canonical[dice_index, i] and ra.sorted_dice[dice_index, i] != v:
+                if fixed:
+                    mask[off + (v - 1) * n + i] = True
+                if free > 0:
+                    mask[off + 6 * n + (v - 1) * n + i] = True
+    if (jokers >> JOKER_BASKET_SHIFT) & 3 > 0:
+        mask[off + 12 * n] = True
+
+
+@kernel(inline=True)
+def is_basket(k, P):
+    """Joker action ``k`` (counted from ``P_JOKER_OFFSET``) is a basket."""
+    return k == 12 * P[P_N]
+
+
+@kernel(inline=True)
+def use_joker(k, dice, jokers, ra, faces):
+    """Apply joker action ``k`` (counted from ``P_JOKER_OFFSET``; legal): returns the
+    jokers left. A joker writes the turn's ``n`` faces after it into ``faces`` (the die
+    replaced; unsorted); a basket leaves ``faces`` alone: the caller rolls all ``n`` dice
+    again as the turn's roll 1 (RULES.md §6)."""
+    n = ra.P[P_N]
+    if k >= 12 * n:
+        return jokers - (1 << JOKER_BASKET_SHIFT)
+    for b in range(n):
+        faces[b] = dice[b]
+    if k < 6 * n:
+        faces[k % n] = k // n + 1
+        return jokers & ~(1 << (k // n))
+    faces[(k - 6 * n) % n] = (k - 6 * n) // n + 1
+    return jokers - (1 << JOKER_FREE_SHIFT)
 
 
 # ---------------------------------------------------------------------------- dice
@@ -608,6 +675,12 @@ def copy_obligation(cell, ra):
     return -1
 
 
+def num_joker_actions(n: int) -> int:
+    """Joker and basket actions of a ruleset with jokers and ``n`` dice: 6 fixed jokers
+    x n dice, 6 values of ``J`` x n dice, 1 basket."""
+    return 12 * n + 1
+
+
 def difference_rows(rules) -> tuple[int, int, int] | None:
     """(ones, max, min) row indices when the difference is scored (all three are rows),
     else None."""
@@ -637,7 +710,8 @@ def rule_arrays(rules) -> RuleArrays:
     P[P_ANSWER_COL], P[P_MANDATORY_COL], P[P_AFTER_ROW_COL] = find("answer"), find("mandatory"), find("after_row")
     P[P_ANSWER_FORCED] = int(rules.answer_forced)
     P[P_NUM_HOLDS], P[P_ANN_OFFSET], P[P_WRITE_OFFSET] = num_holds, num_holds, num_holds + len(ann_cells)
-    P[P_NUM_ACTIONS], P[P_NUM_ANN] = num_holds + len(ann_cells) + C * R, len(ann_cells)
+    P[P_JOKERS], P[P_JOKER_OFFSET] = int(rules.jokers), num_holds + len(ann_cells) + C * R
+    P[P_NUM_ACTIONS], P[P_NUM_ANN] = P[P_JOKER_OFFSET] + (num_joker_actions(n) if rules.jokers else 0), len(ann_cells)
     P[P_BONUS_THR], P[P_BONUS_PTS], P[P_BONUS_PER] = rules.bonus_threshold, rules.bonus_points, rules.bonus_per_point
     P[P_BONUS_STRICT] = int(rules.bonus_strict)
     P[P_UPPER_BITS] = sum(1 << r for r, row in enumerate(rows) if row in UPPER_ROWS)
@@ -662,6 +736,10 @@ def rule_arrays(rules) -> RuleArrays:
         cell_values=np.ascontiguousarray(rules.cell_values, dtype=np.int16),
         is_upper=np.array([row in UPPER_ROWS for row in rows], dtype=np.bool_),
         first_roll=np.array([k.first_write_roll for k in kinds], dtype=np.int64),
+        sorted_dice=rules.tables.sorted_dice.astype(np.int64),
+        die_canonical=np.concatenate(
+            [np.ones((rules.tables.num_multisets, 1), bool), np.diff(rules.tables.sorted_dice.astype(np.int64), axis=1) != 0],
+            axis=1),
     )
     for a in arrays:
         a.flags.writeable = False

@@ -30,7 +30,7 @@ Two scoring modes:
   001's multiplayer reading on one sheet; ``copy`` offers the row of the sheet's last
   write, which is the previous player's. The game's last turn (``last_turn_rolls``) is
   the sheet's last. Rulesets with a derived column (``maximal``, whose cells nobody
-  writes) are refused in shared mode.
+  writes) or with jokers (each player's own) are refused in shared mode.
 
 Seating (000): each player rolls one die, the lowest starts (ties re-roll among the tied
 players), then play passes to the next seat: player ``first``, ``first + 1``, ... modulo
@@ -107,7 +107,7 @@ def check_match(rules: Ruleset, num_players, scoring) -> None:
 
     Raises:
         ValueError: ``num_players`` not an integer in 2..5, or an unknown ``scoring``.
-        RulesetError: ``"shared"`` with a ruleset that has a derived column."""
+        RulesetError: ``"shared"`` with a ruleset that has a derived column or jokers."""
     if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
         raise ValueError(f"num_players must be an integer in {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players!r}")
     if scoring not in SCORING_MODES:
@@ -115,6 +115,9 @@ def check_match(rules: Ruleset, num_players, scoring) -> None:
     if scoring == "shared" and rules.derived_columns:
         raise RulesetError(f"ruleset {rules.name!r} has the derived column(s) {', '.join(rules.derived_columns)}, which nobody "
                            f"writes, so a shared sheet cannot award them (RULES.md §6): play it with scoring='separate'")
+    if scoring == "shared" and rules.jokers:
+        raise RulesetError(f"ruleset {rules.name!r} has jokers, which belong to a player's own sheet (RULES.md §6): "
+                           "play it with scoring='separate'")
 
 
 def seat(num_players: int, roll_die: Callable[[int], np.ndarray]) -> int:
@@ -197,7 +200,7 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
     st, points = core.apply_action(rules, sheet_in_play(ms), action, dice, check=check)
     lay = core.layout(rules)
     a = int(action)
-    if a < lay.write_offset:
+    if not lay.is_write(a):
         return _with_sheet(ms, st), points
     cell = a - lay.write_offset
     P = ms.num_players

@@ -34,7 +34,7 @@ Schema (version 1)::
       bonus_strict: false        # bonus only when upper > threshold
       answer_forced: true
       jamb6_bonus: 60
-      jokers: false              # Joly's jokers: not supported yet (RULES.md §6)
+      jokers: false              # Joly's ten jokers and baskets (RULES.md §6)
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ _OPTION_KEYS = (
 
 def list_rulesets(playable: bool = True) -> list[str]:
     """Names of the preset files in ``configs/rules/``, sorted: those that load (every
-    one a loop over the list can play), or with ``playable=False`` every file (``joly``
-    too, which needs jokers and raises RulesetError on loading)."""
+    one a loop over the list can play), or with ``playable=False`` every file (a preset
+    file that fails to load too; every shipped preset loads)."""
     names = sorted(p.stem for p in RULES_DIR.glob("*.yaml"))
     if not playable:
         return names
@@ -259,6 +259,8 @@ class Ruleset:
         cell_values: int16 ``(max_rolls, M, num_cells)``: what each cell gets for each
             multiset when written after roll ``k + 1``.
         row_max: int16 ``(R,)``, the largest value each row can take (for scaling).
+        jokers: Joly's ten jokers per game (RULES.md §6): joker and basket actions follow
+            the writes in the action space.
     """
 
     name: str
@@ -278,6 +280,7 @@ class Ruleset:
     bonus_per_point: int
     bonus_strict: bool
     answer_forced: bool
+    jokers: bool
     tables: DiceTables = field(repr=False)
     cell_values: np.ndarray = field(repr=False)
     row_max: np.ndarray = field(repr=False)
@@ -364,12 +367,6 @@ class Ruleset:
 
         scoring = mapping("scoring", data["scoring"], _SCORING_KEYS)
         options = mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)
-        if boolean("options.jokers", options.get("jokers", False)):
-            raise fail(
-                "options.jokers",
-                "jokers (RULES.md §6) are not implemented yet; play the same sheet without "
-                "jokers with the preset 'joly_nojokers'",
-            )
         last_turn_rolls = integer("options.last_turn_rolls", options.get("last_turn_rolls", rolls), rolls, 5)
 
         bonus = mapping("scoring.bonus", scoring.get("bonus", {}), _BONUS_KEYS)
@@ -430,6 +427,7 @@ class Ruleset:
             bonus_per_point=integer("scoring.bonus.per_point", bonus.get("per_point", 0), 0, 100),
             bonus_strict=boolean("options.bonus_strict", options.get("bonus_strict", False)),
             answer_forced=boolean("options.answer_forced", options.get("answer_forced", True)),
+            jokers=boolean("options.jokers", options.get("jokers", False)),
         )
 
     @classmethod
