@@ -111,7 +111,7 @@ class ColumnSolver:
             else:
                 mn = v
             if ones is not None and mx is not None and mn is not None:
-                points += int(rk.difference(ones, mx, mn))
+                points += int(rk.credited_difference(ones, mx, mn, self.rules.arrays.P))
                 ones = mx = mn = None
             elif mx is not None and mn is not None:  # only max - min matters now
                 mx, mn = mx - mn, 0

@@ -26,7 +26,7 @@ class Games(NamedTuple):
 
     values int16 (N, C, R) · filled int64 (N, C) row bitmasks · dice int8 (N, n) sorted ·
     dice_index int64 (N,) (-1 before a roll) · roll, announced, answer_due, turn, score,
-    pos, copy_row, jokers int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
+    pos, copy_row, jokers, pure int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
     (compact sheet features) · obs float32 (N, D).
     """
 
@@ -46,6 +46,7 @@ class Games(NamedTuple):
     obs: np.ndarray
     copy_row: np.ndarray
     jokers: np.ndarray
+    pure: np.ndarray
 
 
 class Results(NamedTuple):
@@ -102,6 +103,7 @@ class Batch:
             obs=np.zeros((N, D), dtype=np.float32),
             copy_row=np.full(N, -1, dtype=np.int64),
             jokers=np.zeros(N, dtype=np.int64),
+            pure=np.zeros(N, dtype=np.int64),
         )
         self.results = Results(
             points=np.zeros(N, dtype=np.int64),
@@ -165,6 +167,7 @@ class Batch:
             values=g.values[i].copy(), filled=g.filled[i].copy(), dice=g.dice[i].copy(),
             dice_index=int(g.dice_index[i]), roll=int(g.roll[i]), announced=int(g.announced[i]),
             answer_due=int(g.answer_due[i]), turn=int(g.turn[i]), copy_row=int(g.copy_row[i]), jokers=int(g.jokers[i]),
+            pure=int(g.pure[i]),
         )
 
     def final_scores(self, idx) -> list[tuple[dict[str, int], dict[str, int]]]:
@@ -190,14 +193,15 @@ def start_turn(i, g, ra, faces):
     g.pos[i] += n
     g.dice_index[i] = rk.set_dice(faces, g.dice[i], ra.P, ra.key_to_index)
     g.roll[i] = 1
+    g.pure[i] = 1
 
 
 @kernel(inline=True)
 def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
     sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i],
-                  g.jokers[i], ra, bits, g.masks[i])
-    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.sheet, g.masks, ra, oa, g.obs)
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
+                  g.turn[i], g.jokers[i], ra, bits, g.masks[i])
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.pure, g.sheet, g.masks, ra, oa, g.obs)
 
 
 @kernel
@@ -222,6 +226,7 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
         g.pos[i] += n - k
         g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
         g.roll[i] += 1
+        g.pure[i] = 1 if a == 0 else 0
     elif a < P[rk.P_WRITE_OFFSET]:
         g.announced[i] = ra.ann_cells[a - P[rk.P_ANN_OFFSET]]
     elif a >= P[rk.P_JOKER_OFFSET]:  # Joly: a joker changes a die; a basket restarts the turn's rolls
@@ -231,6 +236,7 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
             start_turn(i, g, ra, faces)
         else:
             g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
+            g.pure[i] = 0
     else:
         pts, due = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra, parts, tmp)
         g.answer_due[i] = due
@@ -238,6 +244,7 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
         g.announced[i] = -1
         g.turn[i] += 1
         g.roll[i] = 0
+        g.pure[i] = 0
         g.dice_index[i] = -1
         for b in range(n):
             g.dice[i, b] = 0
@@ -251,8 +258,8 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     if wrote:  # only the written column's features and the turn's change
         sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
         sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.turn[i],
-                  g.jokers[i], ra, bits, g.masks[i])
+    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
+                  g.turn[i], g.jokers[i], ra, bits, g.masks[i])
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
 
@@ -260,7 +267,7 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
 @kernel
 def observe_game(i, g, ra, oa):
     """Game ``i``'s observation from its sheet features and mask."""
-    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.sheet, g.masks, ra, oa, g.obs)
+    observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.pure, g.sheet, g.masks, ra, oa, g.obs)
 
 
 @kernel

@@ -358,8 +358,8 @@ class JambEnv(gym.Env):
             raise ValueError("state.done must be a bool, and True once the game is over")
         g, st = self._batch.games, state.game
         g.values[0], g.filled[0], g.dice[0], g.stream[0] = st.values, st.filled, st.dice, stream
-        g.dice_index[0], g.roll[0], g.announced[0], g.answer_due[0], g.turn[0], g.copy_row[0], g.jokers[0] = (
-            st.dice_index, st.roll, st.announced, st.answer_due, st.turn, st.copy_row, st.jokers)
+        g.dice_index[0], g.roll[0], g.announced[0], g.answer_due[0], g.turn[0], g.copy_row[0], g.jokers[0], g.pure[0] = (
+            st.dice_index, st.roll, st.announced, st.answer_due, st.turn, st.copy_row, st.jokers, st.pure)
         g.pos[0], g.score[0] = state.position, state.score
         self._batch.refresh(0)
         self._started, self._done = True, bool(state.done)

@@ -14,6 +14,8 @@ rolls_left         1             re-rolls left this turn / (K - 1) ([0, 1])
 announced          A             one-hot announced cell ([0, 1]); zeros: none
 jokers             8             (Joly's jokers only; else size 0) 1 per fixed joker
                                  1..6 left, free jokers left / 2, baskets left / 2
+pure               1             (``announce_pure`` only; else size 0) 1 when the roll
+                                 is pure (every die rolled)
 answer_due         R             one-hot row the answer column must take (only with an
                                  ``answer`` column; else size 0)
 copy_row           R             one-hot row the ``copy`` column offers this turn (only
@@ -98,8 +100,10 @@ class Segment:
     S_COPY_LEN,
     S_JOKERS,
     S_JOKERS_LEN,
-) = range(21)
-N_SEGMENTS = 21
+    S_PURE,
+    S_PURE_LEN,
+) = range(23)
+N_SEGMENTS = 23
 
 
 class ObsArrays(NamedTuple):
@@ -150,6 +154,7 @@ class ObservationEncoder:
             ("rolls_left", 1, 0.0, 1.0),
             ("announced", len(lay.announce_cells), 0.0, 1.0),
             ("jokers", 8 if rules.jokers else 0, 0.0, 1.0),
+            ("pure", 1 if rules.announce_pure else 0, 0.0, 1.0),
             ("answer_due", R if has_answer else 0, 0.0, 1.0),
             ("copy_row", R if has_copy else 0, 0.0, 1.0),
             ("filled", C * R, 0.0, 1.0),
@@ -209,6 +214,7 @@ class ObservationEncoder:
         S[S_ANSWER_DUE], S[S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
         S[S_COPY_ROW], S[S_COPY_LEN] = seg["copy_row"].start, seg["copy_row"].size
         S[S_JOKERS], S[S_JOKERS_LEN] = seg["jokers"].start, seg["jokers"].size
+        S[S_PURE], S[S_PURE_LEN] = seg["pure"].start, seg["pure"].size
         S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
         S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
         S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
@@ -275,7 +281,7 @@ class ObservationEncoder:
         mask = legal_mask(self.rules, st) if mask is None else mask
         out = np.zeros((1, self.size), dtype=np.float32)
         observe(0, np.array([st.dice_index]), np.array([st.roll]), np.array([st.announced]), np.array([st.turn]),
-                np.array([st.jokers]), sheet[None], mask[None], self.rules.arrays, self.arrays, out)
+                np.array([st.jokers]), np.array([st.pure]), sheet[None], mask[None], self.rules.arrays, self.arrays, out)
         return out[0]
 
 
@@ -355,7 +361,7 @@ def sheet_features(i, values, filled, answer_due, copy_row, turn, ra, oa, sheet)
 
 
 @kernel(inline=True)
-def observe(i, dice_index, roll, announced, turn, jokers, sheet, masks, ra, oa, obs):
+def observe(i, dice_index, roll, announced, turn, jokers, pure, sheet, masks, ra, oa, obs):
     """The observation of game ``i`` into ``obs[i]`` from its sheet features
     ``sheet[i]`` and legal mask ``masks[i]``."""
     P = ra.P
@@ -389,6 +395,8 @@ def observe(i, dice_index, roll, announced, turn, jokers, sheet, masks, ra, oa, 
             o[S[S_JOKERS] + v] = np.float32((j >> v) & 1)
         o[S[S_JOKERS] + 6] = np.float32(((j >> rk.JOKER_FREE_SHIFT) & 3) / 2)
         o[S[S_JOKERS] + 7] = np.float32(((j >> rk.JOKER_BASKET_SHIFT) & 3) / 2)
+    if S[S_PURE_LEN] > 0:
+        o[S[S_PURE]] = np.float32(pure[i])
     CR = P[rk.P_NUM_CELLS]
     if S[S_TURN_LEN] > 0:
         # v1 turn features on target cells (legal to write or to announce now)

@@ -75,6 +75,8 @@ class GameState:
             player just wrote, RULES.md §6) or -1; always -1 without a ``copy`` column.
         jokers: Joly's jokers left, packed (bit v - 1: fixed joker v; bits 6-7: free
             jokers; bits 8-9: baskets; :func:`jokers_left`); 0 without jokers.
+        pure: 1 when the current roll is pure (every die rolled: roll 1, a re-roll
+            keeping nothing, a basket), else 0 (``announce_pure``, RULES.md §5).
     """
 
     values: np.ndarray
@@ -87,6 +89,7 @@ class GameState:
     turn: int = 0
     copy_row: int = -1
     jokers: int = 0
+    pure: int = 0
 
     def copy(self) -> GameState:
         return replace(self, values=self.values.copy(), filled=self.filled.copy(), dice=self.dice.copy())
@@ -179,7 +182,7 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
     with the current sheet, announcement and answer obligation (RULES.md §1, §4;
     :func:`jamb_env.rules.kernels.writable`)."""
     out = np.zeros(len(rules.columns), dtype=np.int64)
-    K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), int(st.copy_row), rules.arrays, out)
+    K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), int(st.copy_row), int(st.pure), rules.arrays, out)
     return out.tolist()
 
 
@@ -202,7 +205,7 @@ def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
     mask = np.empty(int(ra.P[K.P_NUM_ACTIONS]), dtype=bool)
     bits = np.zeros(len(rules.columns), dtype=np.int64)
     K.legal_mask(st.filled, int(st.dice_index), int(st.roll), int(st.announced), int(st.answer_due), int(st.copy_row),
-                 int(st.turn), int(st.jokers), ra, bits, mask)
+                 int(st.pure), int(st.turn), int(st.jokers), ra, bits, mask)
     return mask
 
 
@@ -361,7 +364,7 @@ def validate_state(rules: Ruleset, st) -> None:
         return a
 
     values, filled, dice = arr("values", (C, R)), arr("filled", (C,)), arr("dice", (n,))
-    for name in ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers"):
+    for name in ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers", "pure"):
         v = getattr(st, name)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise ValueError(f"state.{name} must be an integer, got {v!r}")
@@ -398,6 +401,8 @@ def validate_state(rules: Ruleset, st) -> None:
         raise ValueError(f"state.answer_due = {st.answer_due} is not a row of an answer column")
     if st.copy_row != -1 and (int(rules.arrays.P[K.P_COPY_COL]) < 0 or not 0 <= st.copy_row < R):
         raise ValueError(f"state.copy_row = {st.copy_row} is not a row of a copy column (-1: none)")
+    if st.pure not in (0, 1) or (st.roll == 0 and st.pure):
+        raise ValueError(f"state.pure = {st.pure} must be 0 or 1 (0 before the turn's first roll)")
     j = int(st.jokers)
     if not rules.jokers and j != 0:
         raise ValueError(f"state.jokers = {j} but {rules.name} has no jokers (0)")
@@ -419,10 +424,10 @@ def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
     return arr
 
 
-def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int) -> GameState:
+def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int, pure: bool) -> GameState:
     sorted_dice = np.sort(dice).astype(np.int8)
     return GameState(st.values, st.filled, sorted_dice, rules.tables.index(sorted_dice), roll, st.announced, st.answer_due,
-                     st.turn, st.copy_row, st.jokers)
+                     st.turn, st.copy_row, st.jokers, int(pure))
 
 
 def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> GameState:
@@ -430,12 +435,12 @@ def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> Ga
 
     ``check=False`` trusts the caller (the env's own dice stream) and skips validation."""
     if not check:
-        return _with_dice(rules, st, dice, 1)
+        return _with_dice(rules, st, dice, 1, True)
     if is_over(rules, st):
         raise IllegalActionError("the game is over")
     if st.roll != 0:
         raise IllegalActionError("the turn has already started")
-    return _with_dice(rules, st, _check_dice(rules, dice, rules.dice), 1)
+    return _with_dice(rules, st, _check_dice(rules, dice, rules.dice), 1, True)
 
 
 def reroll_count(rules: Ruleset, action: int) -> int:
@@ -478,7 +483,7 @@ def apply_action(
             raise ValueError("a re-roll needs the re-rolled dice")
         new = _check_dice(rules, dice, reroll_count(rules, a)) if check else dice
         kept = st.dice[[i for i in range(rules.dice) if a >> i & 1]]
-        return _with_dice(rules, st, np.concatenate([kept, new]), st.roll + 1), 0
+        return _with_dice(rules, st, np.concatenate([kept, new]), st.roll + 1, a == 0), 0
     if a < lay.write_offset:
         return replace(st, announced=int(lay.announce_cells[a - lay.announce_offset])), 0
     if a < lay.joker_offset:
@@ -490,8 +495,8 @@ def apply_action(
         if dice is None:
             raise ValueError("a basket needs the n dice of the turn's new first roll")
         new = _check_dice(rules, dice, rules.dice) if check else dice
-        return _with_dice(rules, replace(st, jokers=jokers), new, 1), 0
-    return _with_dice(rules, replace(st, jokers=jokers), faces, st.roll), 0
+        return _with_dice(rules, replace(st, jokers=jokers), new, 1, True), 0
+    return _with_dice(rules, replace(st, jokers=jokers), faces, st.roll, False), 0  # a die set by hand: not pure
 
 
 def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:

@@ -66,8 +66,10 @@ from ._jit import kernel
     P_COPY_COL,  # the copy (opponent) column or -1
     P_JOKERS,  # 1 with Joly's jokers
     P_JOKER_OFFSET,  # first joker action (= the end of the writes; the joker actions follow)
-) = range(30)
-N_PARAMS = 30
+    P_ANNOUNCE_PURE,  # 1: a pure roll may be written in an announce column unannounced
+    P_DIFF_CLAMP,  # 1: difference = ones x max(max - min, 0)
+) = range(32)
+N_PARAMS = 32
 
 # Joly's jokers left in a game, packed in one int (``GameState.jokers``): bit v - 1 for the
 # fixed joker valued v (1..6), the free jokers ``J`` counted in bits 6-7, the baskets
@@ -268,13 +270,15 @@ def bottommost(bits):
 
 
 @kernel(inline=True)
-def writable(filled, roll, announced, answer_due, copy_row, ra, out):
+def writable(filled, roll, announced, answer_due, copy_row, pure, ra, out):
     """Per played column, the bitmask of rows that may be written after roll ``roll``
     (RULES.md §1, §4) into ``out`` int64 ``(C,)``.
 
     An announced cell is the only writable one; so is the answer cell while the answer
     obligation is forced; otherwise each column opens cells by its kind. ``copy_row``:
-    the row the ``copy`` column offers this turn (the previous write's, RULES.md §6) or -1."""
+    the row the ``copy`` column offers this turn (the previous write's, RULES.md §6) or -1.
+    ``pure``: the roll is pure (every die rolled); with ``announce_pure`` its announce
+    columns then take any empty cell, unless only announce cells are left (``jnn``)."""
     P = ra.P
     C = P[P_C]
     R = P[P_R]
@@ -327,7 +331,14 @@ def writable(filled, roll, announced, answer_due, copy_row, ra, out):
                 if o != c and o != P[P_MANDATORY_COL]:
                     everywhere &= filled[o]
             out[c] = empty & everywhere
-        # OPEN_ANNOUNCED: only through an announcement (above)
+        elif how == OPEN_ANNOUNCED and pure and P[P_ANNOUNCE_PURE]:
+            others_open = False
+            for o in range(C):
+                if ra.opens[o] != OPEN_ANNOUNCED and filled[o] != full:
+                    others_open = True
+            if others_open:  # only announce cells left: announcing is forced
+                out[c] = empty
+        # OPEN_ANNOUNCED otherwise: only through an announcement (above)
 
 
 # ---------------------------------------------------------------------------- the turn
@@ -357,11 +368,12 @@ def can_announce(roll, announced, answer_due, P):
 
 @kernel(inline=True)
 def can_reroll(filled, roll, announced, answer_due, copy_row, turn, ra, bits):
-    """A re-roll is legal while rolls remain and some cell stays writable after it (the
-    no-dead-end rule, RULES.md §4). ``bits``: int64 ``(C,)`` scratch."""
+    """A re-roll is legal while rolls remain and some cell stays writable after it
+    whatever it keeps (a roll that is not pure; the no-dead-end rule, RULES.md §4).
+    ``bits``: int64 ``(C,)`` scratch."""
     if roll < 1 or roll >= max_rolls(turn, ra.P):
         return False
-    writable(filled, roll + 1, announced, answer_due, copy_row, ra, bits)
+    writable(filled, roll + 1, announced, answer_due, copy_row, 0, ra, bits)
     for c in range(ra.P[P_C]):
         if bits[c] != 0:
             return True
@@ -369,10 +381,10 @@ def can_reroll(filled, roll, announced, answer_due, copy_row, turn, ra, bits):
 
 
 @kernel(inline=True)
-def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, turn, jokers, ra, bits, mask):
+def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, pure, turn, jokers, ra, bits, mask):
     """The legal actions into ``mask`` bool ``(num_actions,)``: all False before roll 1
-    or once the game is over. ``jokers``: the packed jokers left (0 without jokers).
-    ``bits``: int64 ``(C,)`` scratch."""
+    or once the game is over. ``pure``: the roll is pure (every die rolled). ``jokers``:
+    the packed jokers left (0 without jokers). ``bits``: int64 ``(C,)`` scratch."""
     P = ra.P
     for a in range(P[P_NUM_ACTIONS]):
         mask[a] = False
@@ -387,7 +399,7 @@ def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, turn, 
             cell = ra.ann_cells[j]
             if not (filled[cell // R] >> (cell % R)) & 1:
                 mask[P[P_ANN_OFFSET] + j] = True
-    writable(filled, roll, announced, answer_due, copy_row, ra, bits)
+    writable(filled, roll, announced, answer_due, copy_row, pure, ra, bits)
     off = P[P_WRITE_OFFSET]
     for c in range(P[P_C]):
         for r in range(R):
@@ -493,6 +505,16 @@ def difference(ones, high, low):
 
 
 @kernel(inline=True)
+def credited_difference(ones, high, low, P):
+    """The difference a column credits (points): :func:`difference`, or with
+    ``difference_clamp`` ones x max(max - min, 0) (RULES.md §2)."""
+    d = difference(ones, high, low)
+    if P[P_DIFF_CLAMP] and d < 0:
+        return 0 * d
+    return d
+
+
+@kernel(inline=True)
 def column_parts(values_c, f, ra, out):
     """(upper, bonus, difference, lower) credited so far in one column into ``out``:
     every written cell; the bonus once every upper cell is written; the difference
@@ -513,7 +535,7 @@ def column_parts(values_c, f, ra, out):
     if P[P_ONES] >= 0:
         db = (1 << P[P_ONES]) | (1 << P[P_MAX]) | (1 << P[P_MIN])
         if (f & db) == db:
-            d = difference(values_c[P[P_ONES]], values_c[P[P_MAX]], values_c[P[P_MIN]])
+            d = credited_difference(values_c[P[P_ONES]], values_c[P[P_MAX]], values_c[P[P_MIN]], P)
     out[0] = upper
     out[1] = b
     out[2] = d
@@ -711,6 +733,7 @@ def rule_arrays(rules) -> RuleArrays:
     P[P_ANSWER_FORCED] = int(rules.answer_forced)
     P[P_NUM_HOLDS], P[P_ANN_OFFSET], P[P_WRITE_OFFSET] = num_holds, num_holds, num_holds + len(ann_cells)
     P[P_JOKERS], P[P_JOKER_OFFSET] = int(rules.jokers), num_holds + len(ann_cells) + C * R
+    P[P_ANNOUNCE_PURE], P[P_DIFF_CLAMP] = int(rules.announce_pure), int(rules.difference_clamp)
     P[P_NUM_ACTIONS], P[P_NUM_ANN] = P[P_JOKER_OFFSET] + (num_joker_actions(n) if rules.jokers else 0), len(ann_cells)
     P[P_BONUS_THR], P[P_BONUS_PTS], P[P_BONUS_PER] = rules.bonus_threshold, rules.bonus_points, rules.bonus_per_point
     P[P_BONUS_STRICT] = int(rules.bonus_strict)

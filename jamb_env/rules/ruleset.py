@@ -35,6 +35,8 @@ Schema (version 1)::
       answer_forced: true
       jamb6_bonus: 60
       jokers: false              # Joly's ten jokers and baskets (RULES.md §6)
+      announce_pure: false       # a pure roll (nothing kept) may be written in an announce column unannounced
+      difference_clamp: false    # difference = ones x max(max - min, 0)
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ _OPTION_KEYS = (
     "answer_forced",
     "jamb6_bonus",
     "jokers",
+    "announce_pure",
+    "difference_clamp",
 )
 
 
@@ -261,6 +265,10 @@ class Ruleset:
         row_max: int16 ``(R,)``, the largest value each row can take (for scaling).
         jokers: Joly's ten jokers per game (RULES.md §6): joker and basket actions follow
             the writes in the action space.
+        announce_pure: a pure roll (every die rolled: roll 1, or a re-roll keeping
+            nothing) may be written in any empty cell of an announce column without
+            announcing, unless only announce cells are left (RULES.md §5, ``jnn``).
+        difference_clamp: the difference is ones x max(max - min, 0) (``jnn``).
     """
 
     name: str
@@ -281,6 +289,8 @@ class Ruleset:
     bonus_strict: bool
     answer_forced: bool
     jokers: bool
+    announce_pure: bool
+    difference_clamp: bool
     tables: DiceTables = field(repr=False)
     cell_values: np.ndarray = field(repr=False)
     row_max: np.ndarray = field(repr=False)
@@ -428,6 +438,8 @@ class Ruleset:
             bonus_strict=boolean("options.bonus_strict", options.get("bonus_strict", False)),
             answer_forced=boolean("options.answer_forced", options.get("answer_forced", True)),
             jokers=boolean("options.jokers", options.get("jokers", False)),
+            announce_pure=boolean("options.announce_pure", options.get("announce_pure", False)),
+            difference_clamp=boolean("options.difference_clamp", options.get("difference_clamp", False)),
         )
 
     @classmethod
