@@ -61,22 +61,62 @@ write has two ownership outcomes (``v != 0`` picks one), and its points count wi
 weight of who will own them: points in a column the opponent will win help the opponent.
 Separate sheets and solitaire (any view without ``scoring == "shared"``, or an agent built
 with ``shared_aware=False``) play exactly as documented above.
+
+**Joly's jokers** (rulesets with ``jokers: true``, RULES.md §6). Both agents consider them
+only at their *write decision* (when they would write now: after the last roll, or when
+no re-roll beats writing), where nothing later in the turn could use them better; before
+that, jokers are never used. A use has a cost, its option value for the rest of the game,
+which falls with the game because an unused joker is worth nothing at the end:
+
+    cost = c_kind x (cells left, the current one included) / (all cells),
+
+with ``c_kind`` per agent in :data:`JOKER_COSTS` (fixed joker, free joker ``J``, basket):
+greedy (80, 120, 160) points, expectimax (60, 90, 60) ``h`` units. In the last turns a
+use costs almost nothing, so the jokers left go on any gain. At the write decision each
+agent takes the best of
+
+* writing now: greedy its best immediate points, expectimax its best ``h``;
+* each legal joker (the dice after it, :func:`joker_uses`): greedy the best immediate
+  points with those dice, expectimax the turn plan's value at this roll with them (the
+  best write, or a re-roll if rolls are left and better), minus the joker's cost;
+* a basket, if one is left: the expected value of the turn restarted from a fresh first
+  roll (the announcement and obligations stand), minus the basket's cost. Greedy: its own
+  policy (above) evaluated exactly over the restarted turn, in immediate points;
+  expectimax: the turn plan's value at roll 1 (the announced cell's plan if the turn
+  announced, else the better of the free plan and of announcing each open cell), averaged
+  over the first roll;
+
+keeping the write on ties. After a joker the next decision is taken afresh (another
+joker, a re-roll, a write). The constants were picked on joly, on seeds apart from the
+canonical evaluation ones (mean scores on the same games; costs scaled as c x (1, 1.5, 2);
+about ±70 points of noise on a paired difference at these sizes):
+
+* greedy, 40 games a set: c = 0: 2582, 5: 2591, 15: 2566, 30: 2556, 60: 2778, 100: 2737,
+  150: 2689, 250: 2537 (seeds 30,000,000+); 40: 2700, 60: 2758, 80: 2830 (31,000,000+);
+  60: 2725, 80: 2752, 100: 2751 (32,000,000+): c = 80;
+* expectimax, 30 games a set: c = 0: 3576, 20: 3650, 60: 3706, 150: 3628 (30,000,000+);
+  40: 3709, 60: 3737, 90: 3685 (31,000,000+); a basket at 60 instead of 120: +28 ± 25
+  (31,000,000+), -14 ± 31 (32,000,000+): (60, 90, 60).
+
+Rulesets without jokers never reach this code and play exactly as before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import cmp_to_key, lru_cache
 
 import numpy as np
 
 from jamb_env import JambEnv, Ruleset
-from jamb_env.rules import GameState, column_totals, layout, max_rolls, new_game, writable_bits
+from jamb_env.rules import (GameState, apply_action, column_totals, is_basket, layout, legal_mask, max_rolls, new_game,
+                            writable_bits)
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as match_rules
 from jamb_env.rules.tables import UPPER_ROWS
 
-from jamb_env.rules.turn import NEG, best_hold, first_roll_distribution, hold_value, plan_turn, ranked
+from jamb_env.rules.turn import NEG, best_hold, first_roll_distribution, hold_index, hold_value, plan_turn, ranked
 
 
 class _ColumnModel:
@@ -282,9 +322,13 @@ class _SharedModel:
 
 def replace_state(st: GameState, values: np.ndarray, filled: np.ndarray) -> GameState:
     """``st`` with other written values and filled masks (a hypothetical sheet)."""
-    return GameState(values=values.astype(st.values.dtype), filled=filled.astype(st.filled.dtype), dice=st.dice.copy(),
-                     dice_index=st.dice_index, roll=st.roll, announced=st.announced, answer_due=st.answer_due, turn=st.turn,
-                     copy_row=st.copy_row)
+    return dataclasses.replace(st, values=values.astype(st.values.dtype), filled=filled.astype(st.filled.dtype),
+                               dice=st.dice.copy())
+
+
+def replace_roll(st: GameState, roll: int) -> GameState:
+    """``st`` at another roll of the same turn (the dice unchanged)."""
+    return dataclasses.replace(st, roll=int(roll))
 
 
 def par_column(rules: Ruleset) -> int:
@@ -367,6 +411,42 @@ def _cells(rules: Ruleset, bits: list[int]) -> list[tuple[int, int]]:
     return [(c, r) for c, b in enumerate(bits) for r in range(R) if b >> r & 1]
 
 
+# ---------------------------------------------------------------------------- Joly's jokers
+#: Option value of an unused joker at the start of a game, per agent (points for greedy,
+#: ``h`` units for expectimax): (fixed joker, free joker ``J``, basket). The cost of a use
+#: is this times the fraction of the sheet's cells still empty (module docstring).
+JOKER_COSTS = {"greedy": (80.0, 120.0, 160.0), "expectimax": (60.0, 90.0, 60.0)}
+
+
+def joker_cost(rules: Ruleset, st: GameState, a: int, costs: tuple[float, float, float]) -> float:
+    """The cost of using joker or basket action ``a`` now: its option value ``costs``
+    (fixed, free, basket) times (cells left / all cells)."""
+    k = int(a) - layout(rules).joker_offset
+    kind = 2 if k >= 12 * rules.dice else 1 if k >= 6 * rules.dice else 0
+    return costs[kind] * (rules.num_cells - st.turn) / rules.num_cells
+
+
+def joker_uses(rules: Ruleset, st: GameState, mask: np.ndarray) -> list[tuple[int, int]]:
+    """(action, multiset index of the dice after it) for every legal joker (no basket)."""
+    lay = layout(rules)
+    out = []
+    for a in np.flatnonzero(mask[lay.joker_offset :]):
+        a = lay.joker_offset + int(a)
+        if not is_basket(rules, a):
+            out.append((a, int(apply_action(rules, st, a, check=False)[0].dice_index)))
+    return out
+
+
+def _best_option(now: float, jokers: list[tuple[int, float]], basket: tuple[int, float] | None) -> int | None:
+    """The joker or basket action whose value beats writing now (``now``) and every other
+    option, else None (write); ties go to writing, then to the lower action."""
+    best, best_value = None, now + 1e-9
+    for a, value in jokers + ([basket] if basket is not None else []):
+        if value > best_value:
+            best, best_value = a, value
+    return best
+
+
 class _TurnAgent:
     """Shared plumbing: per-turn caches keyed by (turn, announcement, seat on a shared sheet).
 
@@ -374,12 +454,17 @@ class _TurnAgent:
         shared_aware: on a shared sheet (a view with ``scoring == "shared"``), value writes
             by the match standing (module docstring); False plays every sheet as a solitaire
             one (the behaviour before shared-sheet valuation, for comparisons).
+        joker_costs: (fixed joker, free joker, basket) option values at the game's start
+            (default :data:`JOKER_COSTS` of the agent; Joly's jokers only).
     """
 
     name = "base"
+    joker_costs = (0.0, 0.0, 0.0)
 
-    def __init__(self, shared_aware: bool = True):
+    def __init__(self, shared_aware: bool = True, joker_costs: tuple[float, float, float] | None = None):
         self.shared_aware = bool(shared_aware)
+        costs = joker_costs if joker_costs is not None else JOKER_COSTS.get(self.name, (0.0, 0.0, 0.0))
+        self.joker_costs = tuple(float(c) for c in costs)
         self._key = None
         self._cache: dict = {}
 
@@ -442,8 +527,56 @@ class GreedyAgent(_TurnAgent):
             hold, value = best_hold(rules.tables, m, best_next)
             if value > gains[i] + 1e-9:
                 return hold
+        if st.jokers and rules.jokers:  # Joly: a joker or a basket instead of writing now?
+            use = self._joker(env, st, mask, points, write_now, gains[i])
+            if use is not None:
+                return use
         c, row = write_now[i]
         return lay.write_offset + c * rules.num_rows + row
+
+    def _best_points(self, rules: Ruleset, st: GameState, points, roll: int) -> np.ndarray:
+        """float (M,): the best immediate points of a write after roll ``roll`` for every
+        dice multiset (NEG where no cell is writable)."""
+        model = column_model(rules)
+        best = np.full(rules.tables.num_multisets, NEG)
+        for c, row in _cells(rules, writable_bits(rules, st, roll)):
+            best = np.maximum(best, points(st, c, row, model.cell_values[roll - 1, :, c * rules.num_rows + row]))
+        return best
+
+    def fresh_turn_value(self, env, st: GameState, points) -> float:
+        """Greedy's expected best immediate points over a whole turn from a fresh first
+        roll (what a basket restarts to): its own policy evaluated exactly (re-roll with
+        the one-roll look-ahead hold when that beats writing, else write the best cell);
+        the announcement, answer and copy obligations of ``st`` stand."""
+        rules, tables = env.ruleset, env.ruleset.tables
+        R = max_rolls(rules, st)
+        best = [self._best_points(rules, st, points, k) for k in range(1, R + 1)]
+        masks, subs = hold_index(tables)
+        pad = np.full(1, NEG)
+        V = best[-1]
+        for k in range(R - 2, -1, -1):  # greedy after roll k + 1
+            look = np.concatenate([tables.transition @ best[k + 1], pad])[subs]  # (M, H): expected best points per hold
+            j = look.argmax(axis=1)
+            rows = np.arange(len(j))
+            cont = np.concatenate([tables.transition @ V, pad])[subs[rows, j]]
+            V = np.where(look[rows, j] > best[k] + 1e-9, cont, best[k])
+        return float(first_roll_distribution(tables) @ V)
+
+    def _joker(self, env, st: GameState, mask, points, write_now, now: float) -> int | None:
+        """At the write decision: the joker with the best immediate points after it, or a
+        basket, if it beats writing now net of its cost (module docstring); else None."""
+        rules = env.ruleset
+        best = self._best_points(rules, st, points, st.roll)
+        jokers = [(a, float(best[m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)]
+        basket = None
+        lay = layout(rules)
+        b = lay.joker_offset + 12 * rules.dice
+        if mask[b]:
+            cache = self._turn_cache(st, env)
+            if "fresh" not in cache:
+                cache["fresh"] = self.fresh_turn_value(env, st, points)
+            basket = (b, cache["fresh"] - joker_cost(rules, st, b, self.joker_costs))
+        return _best_option(now, jokers, basket)
 
 
 class ExpectimaxAgent(_TurnAgent):
@@ -462,7 +595,7 @@ class ExpectimaxAgent(_TurnAgent):
         key = ("cell", st.announced) if st.announced >= 0 else ("free",)
         W, T, arg = cache[key]
         r, m = st.roll, st.dice_index
-        out = []
+        out, joker_values = [], None
         for a in np.flatnonzero(mask):
             a = int(a)
             if a < lay.num_holds:
@@ -472,6 +605,11 @@ class ExpectimaxAgent(_TurnAgent):
                 if ("cell", cell) not in cache:
                     cache[("cell", cell)] = self._plan(env, st, only_cell=cell)
                 out.append((a, float(cache[("cell", cell)][0][r - 1, m])))
+            elif a >= lay.joker_offset:  # Joly: the values the write decision compares
+                if joker_values is None:
+                    jokers, basket = self._joker_values(env, st, mask)
+                    joker_values = dict(jokers + ([basket] if basket else []))
+                out.append((a, joker_values[a]))
             else:
                 cell = a - lay.write_offset
                 c, row = divmod(cell, rules.num_rows)
@@ -542,4 +680,50 @@ class ExpectimaxAgent(_TurnAgent):
             hold, value = best_hold(rules.tables, m, W[r])
             if value > T[r - 1, m] + 1e-9 or arg[r - 1, m] < 0:
                 return hold
+        if st.jokers and rules.jokers:  # Joly: a joker or a basket instead of writing now?
+            jokers, basket = self._joker_values(env, st, mask)
+            use = _best_option(float(T[r - 1, m]), jokers, basket)
+            if use is not None:
+                return use
         return lay.write_offset + int(arg[r - 1, m])
+
+    def fresh_turn_value(self, env, st: GameState) -> float:
+        """The expected ``h`` of the turn restarted from a fresh first roll (a basket): the
+        turn plan's value at roll 1 (the announced cell's plan if the turn announced,
+        else the better of the free plan and announcing each cell then open), averaged
+        over the first roll."""
+        rules = env.ruleset
+        lay = layout(rules)
+        cache = self._turn_cache(st, env)
+        if "fresh" in cache:
+            return cache["fresh"]
+        if st.announced >= 0:
+            key = ("cell", st.announced)
+            if key not in cache:
+                cache[key] = self._plan(env, st, only_cell=st.announced)
+            best = cache[key][0][0]
+        else:
+            if ("free",) not in cache:
+                cache[("free",)] = self._plan(env, st)
+            best = cache[("free",)][0][0]
+            restart = legal_mask(rules, replace_roll(st, 1))  # what roll 1 of the restarted turn allows
+            for j in np.flatnonzero(restart[lay.announce_offset : lay.write_offset]):
+                cell = int(lay.announce_cells[j])
+                if ("cell", cell) not in cache:
+                    cache[("cell", cell)] = self._plan(env, st, only_cell=cell)
+                best = np.maximum(best, cache[("cell", cell)][0][0])
+        cache["fresh"] = float(first_roll_distribution(rules.tables) @ best)
+        return cache["fresh"]
+
+    def _joker_values(self, env, st: GameState, mask) -> tuple[list[tuple[int, float]], tuple[int, float] | None]:
+        """([(joker action, value)], (basket action, value) or None) at the write decision:
+        a joker's value is the turn plan's value at this roll with the dice after it, a
+        basket's :meth:`fresh_turn_value`, each net of its cost (module docstring)."""
+        rules = env.ruleset
+        cache = self._turn_cache(st, env)
+        W = cache[("cell", st.announced) if st.announced >= 0 else ("free",)][0]
+        r = st.roll
+        jokers = [(a, float(W[r - 1, m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)]
+        b = layout(rules).joker_offset + 12 * rules.dice
+        basket = (b, self.fresh_turn_value(env, st) - joker_cost(rules, st, b, self.joker_costs)) if mask[b] else None
+        return jokers, basket

@@ -7,6 +7,9 @@ ones..sixes, positions 1..n are the dice as shown, sorted)::
     reroll 2 5        re-roll positions 2 and 5                    (reroll = all dice)
     announce full     announce a cell of the announce column (right after roll 1)
     write free full   write a cell (column row); "write full" when only one column can take that row
+    joker 6 2         Joly: the fixed joker 6 sets die 2 to 6 (each joker once per game)
+    joker J 5 1       Joly: a free joker J sets die 1 to 5 (two per game)
+    basket            Joly: cancel the turn's rolls and roll all dice again as roll 1 (two per game)
     hint              the coach's advice (with --coach)
     sheet             draw the sheet again
     save [FILE]       save the game (a replayable record)
@@ -38,7 +41,7 @@ from . import rules as core
 from .env import JambEnv
 from .errors import IllegalActionError
 from .records import GameRecord, MatchRecord
-from .render import sheet_view
+from .render import jokers_text, sheet_view
 from .rules import match as M
 from .rules.tables import UPPER_ROWS
 
@@ -110,6 +113,9 @@ def status_line(env: JambEnv) -> str:
         text += f"   answer due: [yellow]{escape(env.ruleset.rows[game.answer_due])}[/]"
     if game.copy_row >= 0:
         text += f"   copy offers: [yellow]{escape(env.ruleset.rows[game.copy_row])}[/]"
+    jokers = jokers_text(env.ruleset, game)
+    if jokers is not None:
+        text += f"   jokers left: {jokers}"
     return text
 
 
@@ -175,7 +181,38 @@ class CommandSession:
             else:
                 raise CommandError("usage: write COLUMN ROW (e.g. write down ones)")
             return self._checked(core.encode(rules, core.Action("write", column=column, row=row)))
-        raise CommandError(f"unknown command {cmd!r}; commands: keep, reroll, announce, write, hint, sheet, save, help, quit")
+        if cmd in ("joker", "j"):
+            return self._checked(self._joker_action(args))
+        if cmd == "basket":
+            self._need_jokers("basket")
+            if args:
+                raise CommandError("usage: basket (no arguments: all dice are rolled again as the turn's roll 1)")
+            return self._checked(core.encode(rules, core.Action("basket")))
+        extra = ", joker, basket" if rules.jokers else ""
+        raise CommandError(f"unknown command {cmd!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit")
+
+    def _need_jokers(self, what: str) -> None:
+        rules = self.env.ruleset
+        if not rules.jokers:
+            raise CommandError(f"{rules.name} has no jokers, so no {what} (Joly's jokers, RULES.md §6: e.g. --ruleset joly)")
+
+    def _joker_action(self, args: list[str]) -> int:
+        """The joker action of ``joker V DIE`` (fixed joker ``V``) or ``joker J V DIE`` (a
+        free joker set to ``V``); DIE is a position as shown, and among equal dice the
+        joker goes to the leftmost (the same effect)."""
+        self._need_jokers("joker")
+        usage = "usage: joker V DIE (the fixed joker V on die DIE, e.g. joker 6 2) or joker J V DIE (a free joker J set to V)"
+        free = bool(args) and args[0] == "j"
+        if len(args) != (3 if free else 2):
+            raise CommandError(usage)
+        value, die = args[-2], args[-1]
+        if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 6:
+            raise CommandError(f"a joker's value is a face 1..6, got {value!r}; {usage}")
+        i = self._positions([die])[0]
+        dice = self.env.game.dice
+        i = int(np.flatnonzero(dice == dice[i])[0]) if self.env.game.roll > 0 else i
+        rules = self.env.ruleset
+        return core.encode(rules, core.Action("joker", joker="J" if free else value, die=i, value=int(value)))
 
     def _checked(self, action: int) -> int:
         rules = self.env.ruleset
@@ -255,6 +292,10 @@ class CommandSession:
             return f"keep {' '.join(kept)}" if kept else "reroll"
         if act.kind == "announce":
             return f"announce {act.row}"
+        if act.kind == "joker":
+            return f"joker {'J ' if act.joker == 'J' else ''}{act.value} {act.die + 1}"
+        if act.kind == "basket":
+            return "basket"
         return f"write {act.column} {act.row}"
 
     def save(self, path: str | Path, quiet: bool = False) -> bool:
