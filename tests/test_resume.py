@@ -193,9 +193,25 @@ def test_resuming_twice_from_one_checkpoint_keeps_every_progress_file(tmp_path):
 # ---------------------------------------------------------------- (c) Ctrl-C and SIGTERM
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_behind():
+    """A failed wait must not leave a training run going after its test."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+
+
 def start(args, log_path, cwd):
     log = open(log_path, "w")
-    return subprocess.Popen(TRAIN + args, stdout=log, stderr=subprocess.STDOUT, text=True, cwd=cwd), log
+    proc = subprocess.Popen(TRAIN + args, stdout=log, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    _STARTED.append(proc)
+    return proc, log
 
 
 def wait_for(cond, proc, timeout=120.0, poll=0.01):

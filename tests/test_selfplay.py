@@ -135,13 +135,18 @@ def test_sigint_and_sigterm_save_a_checkpoint_to_resume_from(tmp_path):
     steps_before = 0
     for sig, extra in ((signal.SIGINT, []), (signal.SIGTERM, ["--resume"])):
         proc = subprocess.Popen(args + extra, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        end = time.monotonic() + 120
-        while not any(model_steps(p) and model_steps(p) > steps_before for p in checkpoints(run)):  # training under way
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < end, "no checkpoint within 120 s"
-            time.sleep(0.05)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=120)
+        try:
+            end = time.monotonic() + 120
+            while not any(model_steps(p) and model_steps(p) > steps_before for p in checkpoints(run)):  # training under way
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < end, "no checkpoint within 120 s"
+                time.sleep(0.05)
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:  # never leave a training process behind
+                proc.kill()
+                proc.communicate()
         assert proc.returncode == 128 + sig, err
         assert "Traceback" not in err and f"interrupted by {sig.name} at step" in err, err
         step = model_steps(run / "final_model.zip")

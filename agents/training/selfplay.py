@@ -7,7 +7,8 @@ games get one opponent drawn from it: with probability ``self_play`` (once a sna
 exists) a snapshot of the learner (the newest with probability 1/2, otherwise one of the
 older ones uniformly), else a baseline uniformly (a snapshot plays all its seats in one
 batched forward pass). A snapshot is saved (atomically, as a checkpoint
-``checkpoints/model_<steps>_steps.zip``) and joins the pool every ``snapshot_freq``
+``checkpoints/model_<steps>_steps.zip``) and joins the pool (which keeps the newest
+:data:`MAX_SNAPSHOTS`, 50) every ``snapshot_freq``
 steps. Every ``eval_freq`` steps the learner (deterministic, masked) plays
 ``eval_games`` games against each baseline on the validation seeds, seats rotated;
 TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (a tie counts 1/2) and
@@ -123,8 +124,13 @@ class SnapshotAgent:
         return self.model.predict(observation, action_masks=action_masks, deterministic=deterministic)
 
 
+#: Snapshots the pool keeps in memory (the newest ones; each holds a loaded model).
+MAX_SNAPSHOTS = 50
+
+
 class OpponentPool:
-    """Opponents drawn per game (see the module docstring)."""
+    """Opponents drawn per game (see the module docstring); the newest
+    :data:`MAX_SNAPSHOTS` snapshots stay in the pool."""
 
     def __init__(self, baselines: list, self_play: float = 0.8):
         if not baselines:
@@ -137,6 +143,7 @@ class OpponentPool:
         from sb3_contrib import MaskablePPO
 
         self.snapshots.append(SnapshotAgent(MaskablePPO.load(path, device="cpu"), Path(path).name))
+        del self.snapshots[:-MAX_SNAPSHOTS]
 
     def draw(self, rng: np.random.Generator):
         if self.snapshots and rng.random() < self.self_play:
