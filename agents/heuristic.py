@@ -326,6 +326,13 @@ def replace_state(st: GameState, values: np.ndarray, filled: np.ndarray) -> Game
                                dice=st.dice.copy())
 
 
+def impure(st: GameState) -> GameState:
+    """``st`` as after a roll that is not pure: what a later roll of the turn may write
+    for sure (a pure roll opens announce cells, ``announce_pure``, RULES.md §5; the plans
+    count on it only at the roll where it happened)."""
+    return dataclasses.replace(st, pure=0) if st.pure else st
+
+
 def replace_roll(st: GameState, roll: int) -> GameState:
     """``st`` at another roll of the same turn (the dice unchanged)."""
     return dataclasses.replace(st, roll=int(roll))
@@ -469,7 +476,8 @@ class _TurnAgent:
         self._cache: dict = {}
 
     def _turn_cache(self, st: GameState, env=None) -> dict:
-        key = (st.turn, st.announced, st.answer_due, st.copy_row, st.values.tobytes(), st.filled.tobytes())
+        key = (st.turn, st.announced, st.answer_due, st.copy_row, st.values.tobytes(), st.filled.tobytes(),
+               st.roll if st.pure else 0)  # a pure roll (jnn) opens cells at that roll only
         if self._shared(env):
             key += (int(env.player), int(env.num_players), np.asarray(env.owner).tobytes())
         if key != self._key:
@@ -520,7 +528,7 @@ class GreedyAgent(_TurnAgent):
         gains = [points(st, c, row, model.cell_values[r - 1, m : m + 1, c * rules.num_rows + row])[0] for c, row in write_now]
         i = int(np.argmax(gains))
         if mask[: lay.num_holds].any():
-            nxt = _cells(rules, writable_bits(rules, st, r + 1))
+            nxt = _cells(rules, writable_bits(rules, impure(st), r + 1))
             best_next = np.full(rules.tables.num_multisets, NEG)
             for c, row in nxt:
                 best_next = np.maximum(best_next, points(st, c, row, model.cell_values[r, :, c * rules.num_rows + row]))
@@ -539,7 +547,7 @@ class GreedyAgent(_TurnAgent):
         dice multiset (NEG where no cell is writable)."""
         model = column_model(rules)
         best = np.full(rules.tables.num_multisets, NEG)
-        for c, row in _cells(rules, writable_bits(rules, st, roll)):
+        for c, row in _cells(rules, writable_bits(rules, st if roll == st.roll else impure(st), roll)):
             best = np.maximum(best, points(st, c, row, model.cell_values[roll - 1, :, c * rules.num_rows + row]))
         return best
 
@@ -639,7 +647,7 @@ class ExpectimaxAgent(_TurnAgent):
             if only_cell is not None:
                 cells = [divmod(only_cell, rules.num_rows)]
             else:
-                cells = _cells(rules, writable_bits(rules, st, k + 1))
+                cells = _cells(rules, writable_bits(rules, st if k + 1 == st.roll else impure(st), k + 1))
             for c, row in cells:
                 cell = c * rules.num_rows + row
                 if cell not in h_cache:
