@@ -91,3 +91,22 @@ def test_the_engine_marks_pure_rolls():
     assert env.game.pure == 0 and env.observe()[seg].tolist() == [0.0]
     env.step(0)  # keeps nothing
     assert env.game.pure == 1
+
+
+@pytest.mark.parametrize("name", ["greedy", "expectimax"])
+def test_baselines_play_jnn_legally_and_use_pure_rolls(name):
+    from agents import load
+    from jamb_env import JambEnv
+
+    agent, env = load(name, ruleset="jnn"), JambEnv(ruleset="jnn", illegal_action="raise")
+    pure_writes = 0
+    for seed in range(2):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            st = env.game
+            a = agent.act(env, obs, env.action_masks())
+            act = env.decode_action(a)
+            pure_writes += act.kind == "write" and act.column == "announce" and st.announced < 0
+            obs, _, done, _, info = env.step(a)  # raises on an illegal action
+    assert pure_writes > 0  # announce cells taken by a pure roll, unannounced
