@@ -7,7 +7,8 @@ dice multisets at once), so a decision costs a few array operations.
 (the change of its column's score: the value, plus the bonus or the difference when this
 write completes them; the derived ``maximal`` column is ignored). While a re-roll is
 legal it looks one roll ahead: it keeps the canonical hold with the highest expected
-best immediate points after one more roll, and re-rolls only if that beats writing now.
+best immediate points after one more roll, and re-rolls only if that beats writing now;
+when nothing is writable yet (a ``second`` column before roll 2) it re-rolls that way.
 It announces only when it must (only announce cells left), choosing the announce cell
 with the highest immediate points for the current dice.
 
@@ -517,6 +518,9 @@ class GreedyAgent(_TurnAgent):
             def points(st, c, row, v):
                 return standing.value(c, row, v, standing.par_gains(c, row, v))
         write_now = _cells(rules, writable_bits(rules, st, r))
+        if not write_now and mask[: lay.num_holds].any():  # nothing to write yet (``second``: before roll 2): re-roll
+            best_next = self._best_points(rules, st, points, r + 1)
+            return best_hold(rules.tables, m, best_next)[0]
         if not write_now:  # only announce cells are open: the announcement is forced
             best, best_pts = None, -np.inf
             for j in np.flatnonzero(mask[lay.announce_offset : lay.write_offset]):

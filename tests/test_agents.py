@@ -141,7 +141,8 @@ def test_expectimax_beats_greedy_beats_random():
 
 def test_agents_play_legally_on_every_column_kind():
     """greedy and expectimax on presets with every column kind (raise mode catches illegal moves)."""
-    for preset in ("standard", "master", "nokaut", "six_dice"):
+    for preset in ("standard", "master", "nokaut", "six_dice", "six_dice_variation", "six_dice_copy", "joly", "jnn",
+                   "tests/rules/every_column.yaml"):
         run_games(["greedy", "expectimax"], preset, [1], progress=False)
 
 
