@@ -18,7 +18,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev]"
 	touch $@
 
-# Optional: Ray for jamb-evaluate --ray and jamb-tune --ray (the `ray` extra; README "Ray").
+# Optional: Ray for jamb-evaluate --ray, jamb-tune --ray and jamb-train --engine rllib (the `ray`
+# extra: Ray Tune and RLlib; README "Ray").
 # Nothing else needs it: the tests that do are skipped without it.
 install-ray: $(VENV)/.installed-ray
 

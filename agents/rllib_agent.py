@@ -37,12 +37,10 @@ class RLlibUnavailable(RuntimeError):
 def import_rllib():
     """The ``ray.rllib`` module, or :class:`RLlibUnavailable` saying how to install it."""
     try:
-        import ray.rllib  # noqa: F401
-        from ray.rllib.core.rl_module.rl_module import RLModule  # noqa: F401
+        import ray.rllib
+        import ray.rllib.core.rl_module.rl_module  # noqa: F401  (what loading a checkpoint needs)
     except ImportError as exc:
         raise RLlibUnavailable(f"{RLLIB_MISSING} ({exc})") from exc
-    import ray.rllib
-
     return ray.rllib
 
 
@@ -128,7 +126,7 @@ class RLlibAgent:
         step = checkpoint_step(ckpt)
         name = f"rllib:{ckpt.parent.parent.name}@{step}" if step is not None else f"rllib:{self.path.name}"
         try:
-            module = RLModule.from_checkpoint(str(self.module_dir))
+            module = RLModule.from_checkpoint(str(self.module_dir.resolve()))  # a relative path is read as a URI without a scheme
         except Exception as exc:  # pickle, torch and RLlib raise assorted errors for damaged folders
             raise ValueError(f"{self.module_dir} is not a loadable RLlib RLModule: {type(exc).__name__}: {str(exc)[:300]}") from exc
         self._setup(module, name)

@@ -160,7 +160,7 @@ def test_agent_plays_legal_games_greedily(tiny_run):
     from jamb_env import JambEnv
 
     run, _ = tiny_run
-    agent = load(f"rllib:{run}", ruleset="classic")
+    agent = load(f"rllib:{os.path.relpath(run)}", ruleset="classic")  # a relative path too
     env = JambEnv("classic", illegal_action="raise")  # an illegal action would raise
     first = [play_game(agent, env, seed)["score"] for seed in (20_000_000, 20_000_001)]
     assert first == [play_game(agent, env, seed)["score"] for seed in (20_000_000, 20_000_001)]  # deterministic
@@ -197,7 +197,8 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
     assert "checkpoint_000000000512" not in os.listdir(ckpts)  # keep_checkpoints: 2 (the incomplete one is not counted)
     tags = scalars(resumed)
     assert tags["eval/score"] == [512, 1024, 1536]  # one curve, no step twice
-    assert max(tags["jamb/score"]) > 1024 and tags["jamb/score"] == sorted(set(tags["jamb/score"]))
+    assert tags["time/fps"] == [256, 512, 768, 1024, 1280, 1536]  # every iteration once: the count went on from 1024
+    assert tags["jamb/score"] == sorted(set(tags["jamb/score"]))
     proc = tool("evaluate", "--agents", f"rllib:{resumed}", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "ev"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"| rllib:{resumed} | 2 |" in proc.stdout and "paired difference" in proc.stdout

@@ -262,7 +262,7 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
         logging.getLogger(name).setLevel(logging.ERROR)
     rows = []
     for n in runners:
-        cfg = load_rllib_config(ROOT / "configs" / "rllib_classic.yaml", {"num_env_runners": n})
+        cfg = load_rllib_config(ROOT / "configs" / "rllib_classic.yaml", {"num_env_runners": n, "rollout_fragment_length": "auto"})
         torch.set_num_threads(cfg["torch_threads"])
         ray.init(address="local", num_cpus=max(2, n), include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         try:
@@ -270,7 +270,7 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
             algo = rllib_train.algo_config(cfg).build_algo()
             algo.train()  # warm-up (numba compile, torch init)
             group = algo.env_runner_group
-            per_runner = cfg["num_envs_per_env_runner"] * cfg["rollout_fragment_length"]
+            per_runner = cfg["train_batch_size"] // max(1, n)  # one train batch, all runners together
             start = time.perf_counter()
             if n == 0:
                 episodes = [algo.env_runner.sample(num_timesteps=per_runner, explore=True)]
@@ -282,7 +282,7 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
             while done < total_steps:
                 done += int(algo.train()["env_runners"]["num_env_steps_sampled"])
             wall = time.perf_counter() - start
-            algo.stop()
+            rllib_train.stop_algo(algo)
         finally:
             ray.shutdown()
         rows.append({"env_runners": n, "games": cfg["num_envs_per_env_runner"], "sample_per_s": sampled / sample_wall,
@@ -299,11 +299,13 @@ def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[d
         lines.append(f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {lo:,.0f}-{hi:,.0f} "
                      f"| {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |")
     if train_table:
-        lines += ["" if lines else "", "| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
+        lines += [""] if lines else []
+        lines += ["| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
         for r in train_table:
             lines.append(f"| vec_env: {r['vec_env']} | {r['n_envs']} | {r['steps_per_s']:,.0f} | {100 * r['env_share']:.1f}% |")
     if rllib_table:
-        lines += ["", "| RLlib PPO (configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
+        lines += [""] if lines else []
+        lines += ["| RLlib PPO (configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
                   "|---|---|---|---|"]
         for r in rllib_table:
             where = "the driver samples" if r["env_runners"] == 0 else f"{r['env_runners']} env runner(s)"

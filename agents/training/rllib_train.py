@@ -45,7 +45,7 @@ import numpy as np
 
 from jamb_env.files import _fsync_dir, atomic_write_text
 
-from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, MODULE_SUBPATH, RLlibAgent, checkpoint_problem,
+from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, RLlibAgent, checkpoint_problem,
                            checkpoint_step, checkpoints, import_rllib)
 from .config import ConfigError, config_text
 from .rllib_config import ENGINE
@@ -59,7 +59,7 @@ RUN_RECORD = "rllib_run.json"
 START_STRIDE = 2**32
 #: Folder-name mark of checkpoint folders being written or deleted.
 TEMP_MARK = ".tmp-"
-TRAIN_STATS = ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "total_loss", "vf_explained_var")
+TRAIN_STATS = ("policy_loss", "vf_loss", "entropy", "total_loss", "vf_explained_var")
 
 
 class TrainingStopped(KeyboardInterrupt):
@@ -390,14 +390,21 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
         try:
             algo = algo_config(cfg, start=starts).build_algo()
         except (ValueError, TypeError) as exc:
-            raise ConfigError(f"RLlib does not accept these settings: {type(exc).__name__}: {str(exc).strip()[:400]}") from exc
+            first = (str(exc).strip().splitlines() or [""])[0]  # RLlib's second line suggests switching its validation off
+            raise ConfigError(f"RLlib does not accept these settings: {type(exc).__name__}: {first[:400]}") from exc
         try:
             return _train_loop(cfg, algo, run_dir, candidates, starts, resume, progress)
         finally:
-            logdir = getattr(algo, "logdir", None)
-            algo.stop()
-            if logdir and os.path.isdir(logdir) and not os.listdir(logdir):
-                os.rmdir(logdir)  # the Trainable's empty ~/ray_results/<date> folder: the logs are in run_dir
+            stop_algo(algo)
+
+
+def stop_algo(algo) -> None:
+    """``algo.stop()``, and remove the empty ``~/ray_results/<date>`` folder RLlib's
+    Trainable makes for logs it never writes here (the run's logs are in its run folder)."""
+    logdir = getattr(algo, "logdir", None)
+    algo.stop()
+    if logdir and os.path.isdir(logdir) and not os.listdir(logdir):
+        os.rmdir(logdir)
 
 
 def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, resume: bool, progress: bool) -> dict[str, Any]:
