@@ -28,6 +28,15 @@ CHECKPOINTS = "checkpoints"
 CHECKPOINT_PREFIX = "checkpoint_"
 #: The RLModule of the default policy inside an Algorithm checkpoint.
 MODULE_SUBPATH = Path("learner_group") / "learner" / "rl_module" / "default_policy"
+#: The module id of the policy every seat shares in self-play runs (``players`` set).
+SELFPLAY_MODULE_ID = "shared_policy"
+SELFPLAY_MODULE_SUBPATH = MODULE_SUBPATH.parent / SELFPLAY_MODULE_ID
+
+
+def module_subpath(checkpoint: Path) -> Path:
+    """The RLModule folder inside an Algorithm checkpoint: the self-play run's shared
+    policy if there is one, else the default policy's."""
+    return SELFPLAY_MODULE_SUBPATH if (Path(checkpoint) / SELFPLAY_MODULE_SUBPATH).is_dir() else MODULE_SUBPATH
 
 
 class RLlibUnavailable(RuntimeError):
@@ -63,8 +72,8 @@ def checkpoint_problem(path: Path) -> str | None:
         return f"no readable {CHECKPOINT_STATE} (an incomplete checkpoint)"
     if not isinstance(state, dict) or not isinstance(state.get("env_steps"), int):
         return f"{CHECKPOINT_STATE} has no env_steps"
-    if not (path / MODULE_SUBPATH / "metadata.json").is_file():
-        return f"no RLModule in {MODULE_SUBPATH}"
+    if not (path / module_subpath(path) / "metadata.json").is_file():
+        return f"no RLModule in {module_subpath(path)}"
     return None
 
 
@@ -91,14 +100,14 @@ def find_module_dir(path: str | Path) -> Path:
                                 "(give rllib:<run folder>, rllib:<run>/checkpoints/checkpoint_<steps> or its RLModule folder)")
     if (path / "class_and_ctor_args.pkl").is_file() and any(path.glob("module_state*")):
         return path
-    if (path / MODULE_SUBPATH / "class_and_ctor_args.pkl").is_file():
+    if (path / module_subpath(path) / "class_and_ctor_args.pkl").is_file():
         problem = checkpoint_problem(path) if checkpoint_step(path) is not None else None
         if problem is not None:
             raise FileNotFoundError(f"{path} is an incomplete RLlib checkpoint ({problem}); use an older one in {path.parent}")
-        return path / MODULE_SUBPATH
+        return path / module_subpath(path)
     found = checkpoints(path)
     if found:
-        return found[0] / MODULE_SUBPATH
+        return found[0] / module_subpath(found[0])
     raise FileNotFoundError(f"no RLlib checkpoint in {path}: expected a run folder of jamb-train --engine rllib (with "
                             f"{CHECKPOINTS}/{CHECKPOINT_PREFIX}<steps>/), a checkpoint folder or an RLModule folder")
 
@@ -133,8 +142,12 @@ class RLlibAgent:
         if ruleset is not None:
             from jamb_env import JambEnv
 
+            from jamb_env.multiplayer import observation_size
+
             env = JambEnv(ruleset)
-            if env.observation_space.shape != self.observation_shape or env.action_space.n != self.num_actions:
+            sizes = {env.observation_space.shape} | {(observation_size(env.ruleset, n, scoring),) for n in range(2, 6)
+                                                     for scoring in ("separate", "shared")}  # a self-play module plays a seat
+            if self.observation_shape not in sizes or env.action_space.n != self.num_actions:
                 raise ValueError(f"RLlib policy {self.path} acts on observations {self.observation_shape} and {self.num_actions} "
                                  f"actions; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
                                  f"{env.action_space.n} (trained on another ruleset?)")
@@ -156,6 +169,7 @@ class RLlibAgent:
         space = getattr(module, "observation_space", None)
         try:
             self.observation_shape = tuple(space["observations"].shape)
+            self.observation_size = int(np.prod(self.observation_shape))  # play_match gives a self-play module the whole observation
             self.num_actions = int(module.action_space.n)
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"{self.module_dir or name}: not a Jamb action-masking module (observation space {space})") from exc

@@ -82,11 +82,15 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 130
     print(f"\nrun folder:      {summary['run_dir']}")
     print(f"steps:           {summary['timesteps']} ({summary['steps_per_s']:,.0f} steps/s over {summary['wall_time_s']:.0f} s)")
-    if summary["eval_score"] is not None:
+    if summary.get("win_rate") is not None:
+        print(f"vs greedy:       win rate {summary['win_rate']:.3f}, margin {summary['eval_score']:+.1f} points "
+              f"({cfg['eval_games']} games x {cfg['players']} seats from seed {cfg['eval_seed']})")
+    elif summary["eval_score"] is not None:
         print(f"eval score:      {summary['eval_score']:.1f} points (greedy, masked, {cfg['eval_games']} games from seed {cfg['eval_seed']})")
     for name, value in summary["baselines"].items():
         print(f"{name + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{name}: {value:.4f} points")
     print(f"checkpoint:      {summary['checkpoint']}")
-    print(f"agent:           rllib:{summary['checkpoint']}   (jamb-evaluate --agents rllib:{summary['run_dir']} greedy)")
+    table = f" --ruleset {cfg['ruleset']} --players {cfg['players']} --scoring {cfg['scoring']}" if cfg.get("players") else ""
+    print(f"agent:           rllib:{summary['checkpoint']}   (jamb-evaluate --agents rllib:{summary['run_dir']} greedy{table})")
     print(f"TensorBoard:     tensorboard --logdir {summary['run_dir']}")
     return 0

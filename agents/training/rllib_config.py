@@ -28,6 +28,9 @@ An RLlib training config is a flat YAML file (``configs/rllib_*.yaml``)::
     eval_seed: 30000000         # the validation games (jamb_env/seeding.py); 20000000: the canonical ones
     checkpoint_freq: 100000     # env steps between checkpoints
     keep_checkpoints: 3         # the newest N checkpoints are kept
+    players: 2                  # optional: multiplayer self-play (2..5 seats, one shared policy); absent: solitaire
+    scoring: separate           # with players: "separate" or "shared" (jamb_env.multiplayer)
+    reward: score               # with players: "score", "win" or "margin" (jamb_env.multiplayer)
 
 ``load_rllib_config(path)`` validates a file; a resolved config is a plain dict with these
 keys plus ``config_name`` (the file's stem). Errors are :class:`~agents.training.config.ConfigError`
@@ -75,6 +78,9 @@ DEFAULTS: dict[str, Any] = {
     "eval_seed": 30_000_000,
     "checkpoint_freq": 100_000,
     "keep_checkpoints": 3,
+    "players": None,
+    "scoring": "separate",
+    "reward": "score",
 }
 
 #: key -> (low, high, low allowed): the real-valued settings and their ranges.
@@ -173,6 +179,13 @@ def validate_rllib_config(raw: Mapping[str, Any], path: str | Path, overrides: M
     top = 2**32 - cfg["eval_games"]
     if not _is_int(cfg["eval_seed"]) or not 0 <= cfg["eval_seed"] <= top:
         fail("eval_seed", f"an integer in 0..{top} (game g plays seed eval_seed + g < 2**32)")
+    players = cfg["players"]
+    if players is not None and (not _is_int(players) or not 2 <= players <= 5):
+        fail("players", "an integer in 2..5 (multiplayer self-play), or leave it out (solitaire)")
+    if cfg["scoring"] not in ("separate", "shared"):
+        fail("scoring", "'separate' or 'shared'")
+    if cfg["reward"] not in ("score", "win", "margin"):
+        fail("reward", "'score', 'win' or 'margin'")
     cfg["config_name"] = path.stem
     return cfg
 

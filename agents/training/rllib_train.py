@@ -15,6 +15,15 @@ stream, so no two slots, runners or starts share a game, and none is a validatio
 (``30,000,000 + g``) or canonical (``20,000,000 + g``) game. Evaluations play ``eval_games``
 games with seeds ``eval_seed + g`` greedily (masked argmax), in the driver.
 
+Self-play (``players: N`` in the config): each env runner steps ``num_envs_per_env_runner``
+multiplayer games (:func:`jamb_env.multiplayer.env` with the config's ``scoring`` and
+``reward``) through RLlib's ``PettingZooEnv`` (:class:`JambSelfPlayEnv`, same keys and
+seeds as above), every seat played by one shared module (``shared_policy``). Evaluations
+then play ``greedy`` in the other seats, the learner once in each seat per seed
+(``selfplay/win_rate_vs_greedy``, ``selfplay/margin_vs_greedy``); ``selfplay/episode_return``
+is a seat's mean training return (in reward units); no solitaire ``eval/`` rows, no
+``evaluations.npz``.
+
 A run folder ``runs/<ruleset>__<config>__<seed>__<time>/`` holds ``config.yaml`` (the
 resolved config), TensorBoard events (``jamb/score`` and its parts for the training games
 finished in each iteration; ``eval/score``, ``eval/bonus_rate``, ``eval/mean_reward`` and
@@ -45,7 +54,7 @@ import numpy as np
 
 from jamb_env.files import _fsync_dir, atomic_write_text
 
-from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, RLlibAgent, checkpoint_problem,
+from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, SELFPLAY_MODULE_ID, RLlibAgent, checkpoint_problem,
                            checkpoint_step, checkpoints, import_rllib)
 from .config import ConfigError, config_text
 from .rllib_config import ENGINE
@@ -117,15 +126,62 @@ def _masked_vector_env_class():
     return MaskedJambVectorEnv
 
 
+def _selfplay_env_class():
+    from gymnasium import spaces
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+    class JambSelfPlayEnv(PettingZooEnv):
+        """The PettingZoo AEC env (:func:`jamb_env.multiplayer.env`) through RLlib's
+        ``PettingZooEnv``, each agent's observation renamed to ``{"observations",
+        "action_mask"}`` (the action-masking module's keys). ``reset(seed=s)`` with RLlib's
+        integer seed (``config.seed + worker index + slot``) seeds the game of slot ``i`` of
+        env runner ``w`` with ``game_seed(seed, start * 2**32 + w * N + i)``, as the solitaire
+        path; ``reset(seed=None)`` continues the slot's stream."""
+
+        def __init__(self, env, seed: int, start: int, worker: int, num_envs: int):
+            super().__init__(env)
+            self.run_seed, self.start, self.worker, self.num_envs = int(seed), int(start), int(worker), int(num_envs)
+            self.observation_spaces = {a: spaces.Dict({"observations": sp["observation"], "action_mask": sp["action_mask"]})
+                                       for a, sp in self.observation_spaces.items()}
+            self.observation_space = spaces.Dict(self.observation_spaces)
+
+        @staticmethod
+        def _rename(obs: Mapping[str, Any]) -> dict[str, Any]:
+            return {a: {"observations": o["observation"], "action_mask": o["action_mask"]} for a, o in obs.items()}
+
+        def reset(self, *, seed=None, options=None):
+            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+                from jamb_env.seeding import STAGE_TRAIN, game_seed
+
+                slot = min(max(int(seed) - self.run_seed - self.worker, 0), self.num_envs - 1)
+                seed = game_seed(self.run_seed, self.start * START_STRIDE + self.worker * self.num_envs + slot, STAGE_TRAIN)
+            obs, info = super().reset(seed=seed, options=options)
+            return self._rename(obs), info
+
+        def step(self, action):
+            obs, *rest = super().step(action)
+            return (self._rename(obs), *rest)
+
+    return JambSelfPlayEnv
+
+
 def make_env(env_config: Mapping[str, Any]):
     """RLlib's env creator: ``env_config`` holds ``ruleset``, ``reward_scale``, ``seed``,
     ``start``, ``torch_threads`` and (from RLlib's vector entry point) ``num_envs``.
-    Returns a :class:`MaskedJambVectorEnv` of ``num_envs`` games (default 1)."""
+    Returns a :class:`MaskedJambVectorEnv` of ``num_envs`` games (default 1); with
+    ``players`` (and ``scoring``, ``reward``), one multiplayer game, a ``JambSelfPlayEnv``."""
     import torch
 
     from jamb_env.gym_vector import JambVectorEnv
 
     torch.set_num_threads(int(env_config.get("torch_threads", 1)))  # this env runner's module
+    if env_config.get("players"):
+        from jamb_env import multiplayer
+
+        aec = multiplayer.env(ruleset=env_config["ruleset"], num_players=int(env_config["players"]), scoring=env_config["scoring"],
+                              reward=env_config["reward"], reward_scale=float(env_config["reward_scale"]))
+        return _selfplay_env_class()(aec, env_config["seed"], env_config.get("start", 0), getattr(env_config, "worker_index", 0),
+                                     int(env_config.get("slots", 1)))
     env = JambVectorEnv(int(env_config.get("num_envs", 1)), env_config["ruleset"], reward_scale=float(env_config["reward_scale"]),
                         mask_in_observation=True)
     return _masked_vector_env_class()(env, env_config["seed"], env_config.get("start", 0))
@@ -172,12 +228,15 @@ def algo_config(cfg: Mapping[str, Any], start: int = 0):
 
     env_config = {"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": cfg["seed"], "start": start,
                   "torch_threads": cfg["torch_threads"]}
-    return (
+    selfplay = bool(cfg.get("players"))
+    if selfplay:
+        env_config.update(players=cfg["players"], scoring=cfg["scoring"], reward=cfg["reward"], slots=cfg["num_envs_per_env_runner"])
+    config = (
         PPOConfig()
         .environment(env=ENV_NAME, env_config=env_config)
         .env_runners(num_env_runners=cfg["num_env_runners"], num_envs_per_env_runner=cfg["num_envs_per_env_runner"],
-                     rollout_fragment_length=cfg["rollout_fragment_length"], gym_env_vectorize_mode="vector_entry_point",
-                     num_cpus_per_env_runner=1)
+                     rollout_fragment_length=cfg["rollout_fragment_length"],
+                     gym_env_vectorize_mode="sync" if selfplay else "vector_entry_point", num_cpus_per_env_runner=1)
         .learners(num_learners=0)
         .training(train_batch_size_per_learner=cfg["train_batch_size"], minibatch_size=cfg["minibatch_size"],
                   num_epochs=cfg["num_epochs"], lr=cfg["lr"], gamma=cfg["gamma"], lambda_=cfg["lambda"],
@@ -188,6 +247,24 @@ def algo_config(cfg: Mapping[str, Any], start: int = 0):
         .reporting(metrics_num_episodes_for_smoothing=max(1, cfg["num_envs_per_env_runner"]))
         .debugging(seed=cfg["seed"], log_level="ERROR")
     )
+    if selfplay:  # every seat plays the one shared policy (self-play)
+        from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+        config.multi_agent(policies={SELFPLAY_MODULE_ID}, policy_mapping_fn=_shared_policy)
+        config.environment(disable_env_checking=True)  # RLlib's checker plays unmasked random actions, which the env rejects
+        config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SELFPLAY_MODULE_ID: module_spec(cfg)}))
+    return config
+
+
+def _shared_policy(agent_id, episode, **kwargs) -> str:
+    return SELFPLAY_MODULE_ID
+
+
+def module_id(cfg: Mapping[str, Any]) -> str:
+    """The id of the trained RLModule: ``default_policy``, or the self-play runs' shared one."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    return SELFPLAY_MODULE_ID if cfg.get("players") else DEFAULT_MODULE_ID
 
 
 def _register_env() -> None:
@@ -273,6 +350,31 @@ def play_games(agent: RLlibAgent, ruleset: str, seeds: list[int]) -> dict[str, n
             done |= new
     env.close()
     return {"score": score, "length": length, "bonus_rate": bonus}
+
+
+def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[int]) -> dict[str, float]:
+    """The self-play learner against the ``greedy`` baseline at a ``players`` table (every
+    other seat greedy): each seed once with the learner in each seat
+    (:func:`agents.match_evaluation.play_match`, the same dice). Returns ``win_rate``
+    (1 when the learner's score beats every other seat's, 0.5 on a tie for the best, else
+    0) and ``margin`` (the learner's score minus the best other), means over all games."""
+    from agents import load
+
+    from ..match_evaluation import _env, play_match
+
+    n = int(cfg["players"])
+    greedy = load("greedy", ruleset=cfg["ruleset"])
+    env = _env(cfg["ruleset"], n, cfg["scoring"])
+    wins, margins = [], []
+    for seed in seeds:
+        for seat in range(n):
+            policies = [agent if p == seat else greedy for p in range(n)]
+            scores = play_match(cfg["ruleset"], policies, seed, scoring=cfg["scoring"], num_players=n, env=env)["scores"]
+            best = max(s for p, s in enumerate(scores) if p != seat)
+            wins.append(1.0 if scores[seat] > best else 0.5 if scores[seat] == best else 0.0)
+            margins.append(float(scores[seat] - best))
+    env.close()
+    return {"win_rate": float(np.mean(wins)), "margin": float(np.mean(margins))}
 
 
 def baseline_scores(cfg: Mapping[str, Any]) -> dict[str, float]:
@@ -429,19 +531,26 @@ def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, r
     atomic_write_text(run_dir / RUN_RECORD, json.dumps({"engine": ENGINE, "starts": starts + 1}, indent=1))
     keep_before = None if not resume else env_steps + 1 if checkpoint is not None else 0
     history, _ = load_evaluations(run_dir, keep_before)
-    baselines = baseline_scores(cfg)
+    selfplay = bool(cfg.get("players"))
+    baselines = {} if selfplay else baseline_scores(cfg)
     writer = SummaryWriter(log_dir=str(run_dir), purge_step=keep_before)
     eval_seeds = [cfg["eval_seed"] + g for g in range(cfg["eval_games"])]
-    from ray.rllib.core import DEFAULT_MODULE_ID
-
-    spaces_env = make_env({"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": 0, "torch_threads": cfg["torch_threads"]})
-    eval_module = module_spec(cfg, spaces_env.single_observation_space, spaces_env.single_action_space).build()
+    trained = module_id(cfg)
+    spaces_env = make_env({"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": 0, "torch_threads": cfg["torch_threads"],
+                           "players": cfg.get("players"), "scoring": cfg["scoring"], "reward": cfg["reward"]})
+    if selfplay:
+        seat = spaces_env.possible_agents[0]
+        eval_module = module_spec(cfg, spaces_env.observation_spaces[seat], spaces_env.action_spaces[seat]).build()
+    else:
+        eval_module = module_spec(cfg, spaces_env.single_observation_space, spaces_env.single_action_space).build()
     spaces_env.close()
     agent = RLlibAgent.from_module(eval_module)
     last_eval: dict[str, Any] = {"step": history["timesteps"][-1] if history["timesteps"] else None, "score": None}
 
     def evaluate(step: int) -> float:
-        eval_module.set_state(algo.learner_group.get_weights([DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID])  # the learner's newest weights
+        eval_module.set_state(algo.learner_group.get_weights([trained])[trained])  # the learner's newest weights
+        if selfplay:
+            return evaluate_selfplay(step)
         games = play_games(agent, cfg["ruleset"], eval_seeds)
         mean = float(games["score"].mean())
         for name, value in baselines.items():
@@ -463,6 +572,17 @@ def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, r
         if progress:
             print(f"step {step:>10,}: eval score {mean:7.1f} points ({len(eval_seeds)} games, seeds {eval_seeds[0]}..)", flush=True)
         return mean
+
+    def evaluate_selfplay(step: int) -> float:
+        result = selfplay_vs_greedy(agent, cfg, eval_seeds)
+        writer.add_scalar("selfplay/win_rate_vs_greedy", result["win_rate"], step)
+        writer.add_scalar("selfplay/margin_vs_greedy", result["margin"], step)
+        writer.flush()
+        last_eval.update(step=step, score=result["margin"], win_rate=result["win_rate"])
+        if progress:
+            print(f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f}, margin {result['margin']:+.1f} points "
+                  f"({len(eval_seeds)} games x {cfg['players']} seats, seeds {eval_seeds[0]}..)", flush=True)
+        return result["margin"]
 
     def save(step: int) -> Path:
         state = {"env_steps": step, "iteration": iteration, "start": starts, "engine": ENGINE, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -487,7 +607,7 @@ def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, r
                 iteration += 1
                 done = _env_steps(result)
                 env_steps += done
-                _log_iteration(writer, result, env_steps, done / max(wall, 1e-9))
+                _log_iteration(writer, result, env_steps, done / max(wall, 1e-9), trained)
                 if progress and stop.signum is None and iteration % 10 == 0:
                     print(f"step {env_steps:>10,}: {done / max(wall, 1e-9):,.0f} steps/s", flush=True)
                 if env_steps >= next_eval and env_steps < total:
@@ -506,10 +626,11 @@ def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, r
     finally:
         writer.close()
     return {"run_dir": str(run_dir), "checkpoint": str(checkpoint), "timesteps": env_steps, "eval_score": last_eval["score"],
+            "win_rate": last_eval.get("win_rate"),
             "baselines": baselines, "wall_time_s": wall, "steps_per_s": (env_steps - start_steps) / max(wall, 1e-9)}
 
 
-def _log_iteration(writer, result: Mapping[str, Any], step: int, fps: float) -> None:
+def _log_iteration(writer, result: Mapping[str, Any], step: int, fps: float, module: str = "default_policy") -> None:
     """TensorBoard rows of one training iteration at env step ``step``: the training games
     it finished (``jamb/``), the learner's statistics (``train/``), the throughput."""
     games = result.get("env_runners", {}).get("jamb_games") or []
@@ -524,9 +645,13 @@ def _log_iteration(writer, result: Mapping[str, Any], step: int, fps: float) -> 
         if rates:
             writer.add_scalar("jamb/bonus_rate", float(np.mean(rates)), step)
         writer.add_scalar("jamb/games", len(games), step)
-    learner = result.get("learners", {}).get("default_policy", {})
+    learner = result.get("learners", {}).get(module, {})
     for key in TRAIN_STATS:
         value = learner.get(key)
         if isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value):
             writer.add_scalar(f"train/{key}", float(value), step)
+    returns = result.get("env_runners", {}).get("module_episode_returns_mean", {})
+    value = returns.get(module) if isinstance(returns, Mapping) else None
+    if isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value):  # self-play: mean return of a seat
+        writer.add_scalar("selfplay/episode_return", float(value), step)
     writer.add_scalar("time/fps", fps, step)
