@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
+import pytest
 
 from jamb_env import list_rulesets
 from jamb_env.rules import GameState, Ruleset, layout, new_game
@@ -11,6 +14,16 @@ from jamb_env.rules import GameState, Ruleset, layout, new_game
 def playable_presets() -> list[str]:
     """Every preset (each one loads)."""
     return list_rulesets()
+
+
+def needs_module(module: str, what: str):
+    """A skip mark for tests of an optional extra: skipped, with the reason, unless
+    ``module`` imports (Ray and RLlib: the ``ray`` extra)."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return pytest.mark.skipif(True, reason=f"{what} is not installed: make install-ray")
+    return pytest.mark.skipif(False, reason="")
 
 
 def random_legal(env, rng) -> int:

@@ -17,14 +17,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-try:
-    import ray  # noqa: F401
+from tests.helpers import needs_module
 
-    HAVE_RAY = True
-except ImportError:
-    HAVE_RAY = False
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed: make install-ray")
+ROOT = Path(__file__).resolve().parents[1]
+needs_ray = needs_module("ray", "Ray")
 
 
 def tool(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:

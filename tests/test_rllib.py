@@ -17,14 +17,10 @@ import numpy as np
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-try:
-    import ray.rllib  # noqa: F401
+from tests.helpers import needs_module
 
-    HAVE_RLLIB = True
-except ImportError:
-    HAVE_RLLIB = False
-needs_rllib = pytest.mark.skipif(not HAVE_RLLIB, reason="RLlib is not installed: make install-ray")
+ROOT = Path(__file__).resolve().parents[1]
+needs_rllib = needs_module("ray.rllib", "RLlib")
 
 TINY = {"engine": "rllib", "ruleset": "classic", "seed": 3, "total_timesteps": 1024, "num_cpus": 2, "num_env_runners": 0,
         "num_envs_per_env_runner": 4, "rollout_fragment_length": 64, "train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1,
