@@ -33,9 +33,17 @@ def tool(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedPro
                           timeout=timeout)
 
 
-def write_config(path: Path, **changes) -> Path:
-    path.write_text(yaml.safe_dump({**TINY, **changes}), encoding="utf-8")
+def write_config(path: Path, base: dict = TINY, **changes) -> Path:
+    path.write_text(yaml.safe_dump({**base, **changes}), encoding="utf-8")
     return path
+
+
+def train_tiny(folder: Path, base: dict = TINY) -> tuple[Path, str]:
+    """A finished training run of the config ``base`` in ``folder / "run"`` and its stdout."""
+    run = folder / "run"
+    proc = tool("train", "--config", str(write_config(folder / "tiny.yaml", base)), "--run-dir", str(run), "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return run, proc.stdout
 
 
 def scalars(run_dir: Path) -> dict[str, list[int]]:
@@ -123,11 +131,7 @@ def test_rllib_agent_without_ray_says_how_to_install(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """A finished 1,024-step run (checkpoints at 512 and 1,024) and its stdout."""
-    folder = tmp_path_factory.mktemp("rllib")
-    run = folder / "run"
-    proc = tool("train", "--config", str(write_config(folder / "tiny.yaml")), "--run-dir", str(run), "--no-progress")
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return run, proc.stdout
+    return train_tiny(tmp_path_factory.mktemp("rllib"))
 
 
 @needs_rllib

@@ -12,9 +12,9 @@ import json
 import shutil
 
 import pytest
-import yaml
 
-from test_rllib import ROOT, needs_rllib, scalars, tool
+from tests.test_rllib import ROOT, needs_rllib, scalars, tool, train_tiny
+from tests.test_rllib import write_config as write_rllib_config
 
 TINY = {"engine": "rllib", "ruleset": "classic", "players": 2, "scoring": "separate", "reward": "score", "seed": 3,
         "total_timesteps": 1024, "num_cpus": 2, "num_env_runners": 0, "num_envs_per_env_runner": 2, "rollout_fragment_length": 128,
@@ -23,8 +23,7 @@ TINY = {"engine": "rllib", "ruleset": "classic", "players": 2, "scoring": "separ
 
 
 def write_config(path, **changes):
-    path.write_text(yaml.safe_dump({**TINY, **changes}), encoding="utf-8")
-    return path
+    return write_rllib_config(path, TINY, **changes)
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -60,11 +59,7 @@ def test_cli_bad_players_exits_2(tmp_path):
 
 @pytest.fixture(scope="module")
 def selfplay_run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("rllib_selfplay")
-    run = folder / "run"
-    proc = tool("train", "--config", str(write_config(folder / "tiny.yaml")), "--run-dir", str(run), "--no-progress")
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return run, proc.stdout
+    return train_tiny(tmp_path_factory.mktemp("rllib_selfplay"), TINY)
 
 
 @needs_rllib
