@@ -270,6 +270,15 @@ def bottommost(bits):
 
 
 @kernel(inline=True)
+def others_full(filled, c, skip_a, skip_b, C, full):
+    """Every played column but ``c``, ``skip_a`` and ``skip_b`` (-1: none) is full."""
+    for o in range(C):
+        if o != c and o != skip_a and o != skip_b and filled[o] != full:
+            return False
+    return True
+
+
+@kernel(inline=True)
 def writable(filled, roll, announced, answer_due, copy_row, pure, ra, out):
     """Per played column, the bitmask of rows that may be written after roll ``roll``
     (RULES.md §1, §4) into ``out`` int64 ``(C,)``.
@@ -310,19 +319,11 @@ def writable(filled, roll, announced, answer_due, copy_row, pure, ra, out):
             elif answer_due >= 0:  # not forced: open during this turn only
                 out[c] = empty & (1 << answer_due)
         elif how == OPEN_LAST:
-            others_full = True
-            for o in range(C):
-                if o != c and o != P[P_AFTER_ROW_COL] and filled[o] != full:
-                    others_full = False
-            if others_full:
+            if others_full(filled, c, P[P_AFTER_ROW_COL], -1, C, full):
                 out[c] = empty
         elif how == OPEN_COPY:
-            others_full = True
-            for o in range(C):
-                if o != c and o != P[P_AFTER_ROW_COL] and o != P[P_MANDATORY_COL] and filled[o] != full:
-                    others_full = False
-            if others_full:  # nothing else to copy into: played like free (no dead end)
-                out[c] = empty
+            if others_full(filled, c, P[P_AFTER_ROW_COL], P[P_MANDATORY_COL], C, full):
+                out[c] = empty  # nothing else to copy into: played like free (no dead end)
             elif copy_row >= 0:
                 out[c] = empty & (1 << copy_row)
         elif how == OPEN_AFTER_ROW:
@@ -509,9 +510,7 @@ def credited_difference(ones, high, low, P):
     """The difference a column credits (points): :func:`difference`, or with
     ``difference_clamp`` ones x max(max - min, 0) (RULES.md §2)."""
     d = difference(ones, high, low)
-    if P[P_DIFF_CLAMP] and d < 0:
-        return 0 * d
-    return d
+    return max(d, 0) if P[P_DIFF_CLAMP] else d
 
 
 @kernel(inline=True)
