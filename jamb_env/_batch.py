@@ -238,9 +238,10 @@ def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
             g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
             g.pure[i] = 0
     else:
-        pts, due = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra, parts, tmp)
+        pts, due, copy_row = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra,
+                                      parts, tmp)
         g.answer_due[i] = due
-        g.copy_row[i] = rk.copy_obligation(a - P[rk.P_WRITE_OFFSET], ra)
+        g.copy_row[i] = copy_row
         g.announced[i] = -1
         g.turn[i] += 1
         g.roll[i] = 0

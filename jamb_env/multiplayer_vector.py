@@ -64,8 +64,7 @@ step_slots_parallel = _make_step_slots(True)
 def pass_obligations(writers, nexts, cells, g, ra, oa, s):
     """Separate sheets: after slot ``writers[k]`` wrote ``cells[k]``, the writer owes
     nothing and slot ``nexts[k]`` (-1: none) owes the answer the write obliges on its own
-    sheet (``kernels.answer_obligation``) and gets the row the copy column offers
-    (``kernels.copy_obligation``); both slots' features, masks and observations are
+    sheet and gets the row the copy column offers (``kernels.obligations``); both slots' features, masks and observations are
     recomputed."""
     for k in range(writers.shape[0]):
         w = writers[k]
@@ -74,8 +73,7 @@ def pass_obligations(writers, nexts, cells, g, ra, oa, s):
         refresh_game(w, g, ra, oa, s.bits[w], s.faces[w], s.parts[w], s.tmp[w])
         nx = nexts[k]
         if nx >= 0:
-            g.answer_due[nx] = rk.answer_obligation(g.filled[nx], cells[k], ra)
-            g.copy_row[nx] = rk.copy_obligation(cells[k], ra)
+            g.answer_due[nx], g.copy_row[nx] = rk.obligations(g.filled[nx], cells[k], ra)
             refresh_game(nx, g, ra, oa, s.bits[nx], s.faces[nx], s.parts[nx], s.tmp[nx])
 
 

@@ -503,7 +503,7 @@ def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
     values = st.values.copy()
     filled = st.filled.copy()
     parts, tmp = np.zeros(4, dtype=np.int64), np.zeros(rules.num_rows, dtype=np.int64)
-    points, answer_due = K.write(values, filled, st.roll, st.dice_index, cell, rules.arrays, parts, tmp)
+    points, answer_due, copy_row = K.write(values, filled, st.roll, st.dice_index, cell, rules.arrays, parts, tmp)
     new = GameState(
         values=values,
         filled=filled,
@@ -513,7 +513,7 @@ def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
         announced=-1,
         answer_due=int(answer_due),
         turn=st.turn + 1,
-        copy_row=int(K.copy_obligation(cell, rules.arrays)),
+        copy_row=int(copy_row),
         jokers=st.jokers,
     )
     return new, int(points)

@@ -655,8 +655,9 @@ def sheet_parts(values, filled, ra, parts_out, cols_out, parts, tmp):
 @kernel(inline=True)
 def write(values, filled, roll, dice_index, cell, ra, parts, tmp):
     """Write ``cell`` with the dice ``dice_index`` after roll ``roll``: records its value
-    in ``values``/``filled`` and returns (points credited, new answer obligation row or
-    -1). A write in an announce column obliges the answer column's same row, if empty."""
+    in ``values``/``filled`` and returns (points credited, answer obligation row or -1,
+    copy row or -1): what the write passes on to the sheet's next turn in solitaire
+    (:func:`obligations` on the writer's own sheet)."""
     P = ra.P
     R = P[P_R]
     c = cell // R
@@ -665,7 +666,16 @@ def write(values, filled, roll, dice_index, cell, ra, parts, tmp):
     values[c, r] = ra.cell_values[roll - 1, dice_index, cell]
     filled[c] |= 1 << r
     after = column_and_maximal_points(values, filled, c, ra, parts, tmp)
-    return after - before, answer_obligation(filled, cell, ra)
+    due, copy_row = obligations(filled, cell, ra)
+    return after - before, due, copy_row
+
+
+@kernel(inline=True)
+def obligations(next_filled, cell, ra):
+    """What writing ``cell`` passes on to the next turn's sheet ``next_filled`` (the
+    writer's own in solitaire and on the shared sheet, the next player's with separate
+    sheets, RULES.md §6): (answer obligation row or -1, copy row or -1)."""
+    return answer_obligation(next_filled, cell, ra), copy_obligation(cell, ra)
 
 
 @kernel(inline=True)

@@ -213,8 +213,8 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
     sheets[ms.to_move] = replace(st, answer_due=-1, copy_row=-1)
     following = sheets[nxt]
     if not core.is_over(rules, following):
-        due = int(K.answer_obligation(following.filled, cell, rules.arrays))
-        sheets[nxt] = replace(following, answer_due=due, copy_row=int(K.copy_obligation(cell, rules.arrays)))
+        due, copy_row = K.obligations(following.filled, cell, rules.arrays)
+        sheets[nxt] = replace(following, answer_due=int(due), copy_row=int(copy_row))
         return replace(ms, sheets=tuple(sheets), to_move=nxt), points
     return replace(ms, sheets=tuple(sheets)), points  # the last write of the game
 
