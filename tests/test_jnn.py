@@ -3,6 +3,8 @@ each rule on hand-built sheets."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from jamb_env import load_ruleset
@@ -59,7 +61,7 @@ def announce_cells(st):
 def test_a_pure_roll_may_be_written_in_the_announce_column_unannounced():
     st = sheet(JNN, dice=[1, 2, 3, 4, 6, 6], roll=1)
     assert st.pure == 0  # hand-built; the engine marks roll 1 pure
-    st = st.__class__(**{**{f: getattr(st, f) for f in st.__dataclass_fields__}, "pure": 1})
+    st = replace(st, pure=1)
     assert announce_cells(st) == set(JNN.rows)
     nothing_kept, _ = apply_action(JNN, st, 0, dice=[6] * 6)
     assert nothing_kept.pure == 1 and announce_cells(nothing_kept) == set(JNN.rows)
@@ -70,7 +72,7 @@ def test_a_pure_roll_may_be_written_in_the_announce_column_unannounced():
 def test_announcing_is_forced_when_only_announce_cells_are_left():
     written = fill(JNN, ["down", "free", "up"]) | fill(JNN, ["announce"], JNN.rows[1:])
     st = sheet(JNN, written, dice=[1, 1, 2, 3, 4, 5], roll=1)
-    st = st.__class__(**{**{f: getattr(st, f) for f in st.__dataclass_fields__}, "pure": 1})
+    st = replace(st, pure=1)
     assert open_cells(JNN, st) == set()  # no pure write and no re-roll: announce
     assert not can_reroll(JNN, st)
     from jamb_env.rules import legal_mask
