@@ -14,8 +14,10 @@ one machine, ``ray start --address=HEAD:6379`` on the others) and leave it runni
 Evaluation: the canonical games are cut into the same chunks of seeds as the local process
 pool and played by the same chunk worker (``agents.evaluation._play_chunk``) as Ray tasks,
 so the tables and CSVs are identical to a local run. Tuning: each Ray Tune trial trains the
-same sampled config as the local tuner (``agents.cli.tune.run_trial``) and reports its
-evaluations as they come, so ASHA can stop weak trials early. Every node of a cluster needs
+same sampled config as the local tuner (``agents.cli.tune.run_trial``: SB3, or RLlib PPO
+for an ``engine: rllib`` config, then holding 1 + ``num_env_runners`` CPUs) and reports its
+evaluations (the run's ``evaluations.npz``, both engines) as they come, so ASHA can stop
+weak trials early. Every node of a cluster needs
 this project installed at the same version, and the files the agents or configs name
 (models, rules YAML) at the same paths.
 """
@@ -180,19 +182,20 @@ def _tune_trial(config: dict, trial_base: dict, out: str, cwd: str) -> None:
     from optuna.trial import FixedTrial
     from ray import tune
 
-    from agents.cli.tune import run_trial
+    from agents.cli.tune import reward_scale, run_trial, sample
 
     if os.path.isdir(cwd):  # Tune starts trials in their own folders: relative paths are the user's
         os.chdir(cwd)
     number = int(config["trial"])
     params = {k: v for k, v in config.items() if k != "trial"}
     total = int(trial_base["total_timesteps"])
+    scale = reward_scale(sample(FixedTrial(params), trial_base))
     run_dir = Path(out) / f"trial_{number:03d}"
     done: dict = {}
 
     def work() -> None:
         try:
-            done["row"] = run_trial(FixedTrial(params), number, trial_base, Path(out), handle_signals=False)
+            done["row"] = run_trial(FixedTrial(params), number, trial_base, Path(out), background=True)
         except BaseException as exc:  # re-raised in the trial's own thread below
             done["error"] = exc
 
@@ -201,7 +204,7 @@ def _tune_trial(config: dict, trial_base: dict, out: str, cwd: str) -> None:
     reported = 0
     while True:
         thread.join(POLL_S)
-        for step, score in new_evaluations(run_dir, reported, float(params["reward_scale"])):
+        for step, score in new_evaluations(run_dir, reported, scale):
             if step < total:  # the last one is reported with the row below
                 tune.report({"score": score, "steps": step})
             reported = step
@@ -218,16 +221,27 @@ def tune_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: int
     """``jamb-tune --ray``: the local tuner's search space and objective on Ray Tune, with
     Optuna's TPE (``OptunaSearch``) choosing the settings and ``scheduler`` (``asha``:
     ``ASHAScheduler``; ``median``: ``MedianStoppingRule``; ``none``) stopping weak trials at
-    their evaluations. Writes ``trials.csv`` (the finished trials, after each) and
-    ``best_config.yaml`` like the local tuner; Ray Tune's own records go to
-    ``out/ray_tune``. Returns the exit status."""
-    from agents.cli.tune import print_results, trial_line, trials_csv, write_best
+    their evaluations. ``base`` is an SB3 or an RLlib config (``engine: rllib``: each
+    trial trains RLlib PPO and holds 1 + ``num_env_runners`` CPUs). Writes ``trials.csv``
+    (the finished trials, after each) and ``best_config.yaml`` like the local tuner; Ray
+    Tune's own records go to ``out/ray_tune``. Returns the exit status."""
+    from agents.cli.tune import eval_freq, print_results, trial_cpus, trial_line, trials_csv, write_best
     from jamb_env.files import write_text_file
 
     try:
         with ray_session(address, jobs):
             import optuna
+            import ray
             from ray import tune
+
+            need, have = trial_cpus(trial_base), int(ray.cluster_resources().get("CPU", 0))
+            if need > have:  # Tune would wait for them forever
+                joined = address or os.environ.get("RAY_ADDRESS")
+                where = f"the Ray cluster at {joined}" if joined else f"the local Ray (--jobs {jobs})"
+                print(f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has {have}: "
+                      f"{'join a bigger cluster' if joined else f'give --jobs {need} or more'}, or lower num_env_runners",
+                      file=sys.stderr)
+                return 2
             from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, MedianStoppingRule
             from ray.tune.search.optuna import OptunaSearch
 
@@ -255,14 +269,16 @@ def tune_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: int
                     print(trial_line(row), flush=True)
 
             optuna.logging.set_verbosity(optuna.logging.ERROR)
-            grace = max(1, min(int(trial_base["eval"]["freq"]), steps))
+            grace = max(1, min(int(eval_freq(trial_base)), steps))
             schedulers = {
                 "asha": lambda: ASHAScheduler(time_attr="steps", max_t=steps, grace_period=grace, reduction_factor=2),
                 "median": lambda: MedianStoppingRule(time_attr="steps", grace_period=grace, min_samples_required=3),
                 "none": FIFOScheduler,
             }
+            # the trial's own CPU, and one per RLlib env runner (the actors it starts go into its placement group)
             trainable = tune.with_resources(
-                tune.with_parameters(_tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd()), {"cpu": 1})
+                tune.with_parameters(_tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd()),
+                tune.PlacementGroupFactory([{"CPU": 1}] * need))
             tuner = tune.Tuner(
                 trainable,
                 tune_config=tune.TuneConfig(

@@ -1,4 +1,4 @@
-"""Optuna search over the main MaskablePPO hyper-parameters on a Jamb ruleset.
+"""Optuna search over the main PPO hyper-parameters on a Jamb ruleset: MaskablePPO (SB3), or RLlib PPO with ``--ray``.
 
     python scripts/tune.py [--config configs/ppo_classic.yaml] [--ruleset classic_down]
         [--trials 8] [--steps 200000] [--seed 0] [--out runs/tune/<ruleset>]
@@ -21,8 +21,20 @@ train at once on a local Ray (default 2; or on the cluster at ``--address HEAD:6
 evaluations. ``trials.csv`` (the finished trials) and ``best_config.yaml`` are written the
 same way; Ray Tune's own records go to ``<out>/ray_tune`` (agents/ray_backend.py).
 
-Searched: learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, ent_coef,
-network width/depth, reward_scale.
+An RLlib config (``engine: rllib``, configs/rllib_*.yaml) is swept the same way with
+``--ray``: each trial trains RLlib PPO (agents/training/rllib_train.py) on the sampled
+settings for ``--steps`` env steps and is scored by the mean true score of its last
+evaluation (the config's ``eval_games`` games from ``eval_seed``); ``best_config.yaml`` is
+then an RLlib config for ``jamb-train --config``. A trial holds 1 + ``num_env_runners``
+CPUs of the Ray. Self-play configs (``players``) are not tuned, and without ``--ray`` an
+RLlib config is refused (each trial would start its own Ray).
+
+    jamb-tune --ray --config configs/rllib_classic.yaml --trials 8 --steps 200000
+
+Searched (SB3): learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, ent_coef,
+network width/depth (net_arch), reward_scale. (RLlib): lr, train_batch_size (the choices up
+to ``--steps``), minibatch_size, num_epochs, gamma, lambda, entropy_coeff, network
+width/depth (hidden_sizes), reward_scale.
 """
 
 from __future__ import annotations
@@ -32,20 +44,29 @@ import copy
 import csv
 import importlib
 import io
+import os
 import sys
 from pathlib import Path
 
 import yaml
 
 from agents.cli import interruptible
-from agents.training.config import ConfigError, load_config
+from agents.training.config import ConfigError, load_config, read_config
+from agents.training.rllib_config import is_rllib_config, load_rllib_config
 from jamb_env.files import check_output_folder, write_text_file
 
 NETS = {"128x2": [128, 128], "256x2": [256, 256], "256x3": [256, 256, 256]}
+#: RLlib train_batch_size choices (env steps per update: SB3's n_steps x 8 envs).
+RLLIB_BATCHES = (1024, 2048, 4096)
 
 
 def sample(trial, base: dict) -> dict:
-    """The base config with one trial's sampled settings."""
+    """The base config (SB3, or RLlib: ``engine: rllib``) with one trial's sampled settings."""
+    return sample_rllib(trial, base) if is_rllib_config(base) else sample_sb3(trial, base)
+
+
+def sample_sb3(trial, base: dict) -> dict:
+    """An SB3 (MaskablePPO) config with one trial's sampled settings."""
     cfg = copy.deepcopy(base)
     algo = cfg["algo"]
     algo["learning_rate"] = trial.suggest_float("learning_rate", 1e-4, 1e-3, log=True)
@@ -58,6 +79,50 @@ def sample(trial, base: dict) -> dict:
     algo["policy_kwargs"] = {"net_arch": NETS[trial.suggest_categorical("net_arch", list(NETS))]}
     cfg["env"]["reward_scale"] = trial.suggest_categorical("reward_scale", [0.003, 0.01, 0.03])
     return cfg
+
+
+def sample_rllib(trial, base: dict) -> dict:
+    """An RLlib config (:mod:`agents.training.rllib_config`) with one trial's sampled
+    settings: the SB3 space in RLlib's terms. The batches bigger than the trial's budget
+    (``total_timesteps``, i.e. ``--steps``) are left out, the smallest always kept."""
+    cfg = copy.deepcopy(base)
+    cfg["lr"] = trial.suggest_float("lr", 1e-4, 1e-3, log=True)
+    batches = [b for b in RLLIB_BATCHES if b <= base["total_timesteps"]] or [RLLIB_BATCHES[0]]
+    cfg["train_batch_size"] = trial.suggest_categorical("train_batch_size", batches)
+    cfg["minibatch_size"] = trial.suggest_categorical("minibatch_size", [128, 256, 512])  # all below the smallest batch
+    cfg["num_epochs"] = trial.suggest_categorical("num_epochs", [3, 5, 10])
+    cfg["gamma"] = trial.suggest_categorical("gamma", [0.99, 0.995, 1.0])
+    cfg["lambda"] = trial.suggest_categorical("lambda", [0.9, 0.95, 0.98])
+    cfg["entropy_coeff"] = trial.suggest_float("entropy_coeff", 1e-4, 3e-2, log=True)
+    cfg["hidden_sizes"] = list(NETS[trial.suggest_categorical("hidden_sizes", list(NETS))])
+    cfg["reward_scale"] = trial.suggest_categorical("reward_scale", [0.003, 0.01, 0.03])
+    return cfg
+
+
+def eval_freq(cfg: dict) -> int:
+    """Env steps between a config's evaluations (SB3 or RLlib)."""
+    return cfg["eval_freq"] if is_rllib_config(cfg) else cfg["eval"]["freq"]
+
+
+def reward_scale(cfg: dict) -> float:
+    """A config's reward scale (SB3 or RLlib): the evaluation return over it is the true score."""
+    return float(cfg["reward_scale"] if is_rllib_config(cfg) else cfg["env"]["reward_scale"])
+
+
+def trial_cpus(cfg: dict) -> int:
+    """CPUs one Ray trial of the config holds: the trainer, and an RLlib config's env runners."""
+    return 1 + int(cfg["num_env_runners"]) if is_rllib_config(cfg) else 1
+
+
+def load_base(path: str, overrides: dict) -> dict:
+    """The base config of a search: an RLlib config (``engine: rllib``) or an SB3 one.
+
+    Raises:
+        ConfigError, OSError: a missing or invalid file.
+    """
+    if is_rllib_config(read_config(path)):
+        return load_rllib_config(path, overrides)
+    return load_config(path, overrides)
 
 
 def trials_csv(rows: list[dict]) -> str:
@@ -91,15 +156,22 @@ def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how
                            + yaml.safe_dump(best, sort_keys=False))
 
 
-def run_trial(trial, number: int, trial_base: dict, out: Path, **train_kwargs) -> dict:
+def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool = False) -> dict:
     """The objective, shared by the local and the Ray search: train ``sample(trial,
-    trial_base)`` in ``out/trial_<number>``; return the trial's row of trials.csv (``trial``,
-    ``score``: the mean true score of its last evaluation, ``wall_s``, the settings).
-    ``trial``: an Optuna trial, or ``FixedTrial(params)`` for settings chosen elsewhere."""
+    trial_base)`` in ``out/trial_<number>`` (SB3, or RLlib for an RLlib config); return the
+    trial's row of trials.csv (``trial``, ``score``: the mean true score of its last
+    evaluation, ``wall_s``, the settings). ``trial``: an Optuna trial, or
+    ``FixedTrial(params)`` for settings chosen elsewhere. ``background``: training runs in a
+    thread other than the main one (a Ray trial), which leaves the signals alone."""
     cfg = sample(trial, trial_base)
     run_dir = out / f"trial_{number:03d}"
-    train = importlib.import_module("agents.training.train").train  # looked up now: tests replace it
-    summary = train(cfg, run_dir=run_dir, progress_bar=False, **train_kwargs)
+    if is_rllib_config(cfg):  # a thread other than the main one leaves the signals alone by itself
+        from agents.training.rllib_train import train_rllib
+
+        summary = train_rllib(cfg, run_dir=run_dir, progress=False)
+    else:
+        train = importlib.import_module("agents.training.train").train  # looked up now: tests replace it
+        summary = train(cfg, run_dir=run_dir, progress_bar=False, **({"handle_signals": False} if background else {}))
     score = summary["eval_score"]
     if score is None:
         raise ValueError(f"trial {number} made no evaluation (run folder {run_dir})")
@@ -154,9 +226,19 @@ def _main(argv: list[str] | None = None) -> int:
     if Path(args.config).is_dir():
         parser.error(f"--config {args.config} is a folder; give a training config YAML file")
     try:
-        base = load_config(args.config, {"ruleset": args.ruleset, "total_timesteps": args.steps, "seed": args.seed})
+        base = load_base(args.config, {"ruleset": args.ruleset, "total_timesteps": args.steps, "seed": args.seed})
     except (ConfigError, OSError, ValueError) as exc:
         parser.error(f"--config: {exc}")
+    if is_rllib_config(base):
+        if not args.ray:
+            parser.error(f"--config {args.config} is an RLlib config (engine: rllib): tune it with --ray (each trial trains on Ray Tune)")
+        if base["players"] is not None:
+            parser.error(f"--config {args.config}: key 'players': self-play configs cannot be tuned (their evaluation is a "
+                         "match against greedy, not a score); leave out players to tune solitaire training")
+    local_cpus = None if args.address or os.environ.get("RAY_ADDRESS") else args.jobs or 2  # a cluster is checked once joined
+    if args.ray and local_cpus is not None and trial_cpus(base) > local_cpus:
+        parser.error(f"--jobs {local_cpus}: a trial of {args.config} needs {trial_cpus(base)} CPUs (1 + num_env_runners "
+                     f"{trial_cpus(base) - 1}); give --jobs {trial_cpus(base)} or more, or lower num_env_runners")
     from jamb_env import load_ruleset
 
     try:
@@ -173,13 +255,20 @@ def _main(argv: list[str] | None = None) -> int:
         if used:
             parser.error(f"--out {out} already holds a search ({', '.join(used[:3])}{', ...' if len(used) > 3 else ''}); choose another --out or delete it")
     trial_base = copy.deepcopy(base)
-    trial_base["eval"]["freq"] = min(base["eval"]["freq"], args.steps)  # at least one evaluation per trial; not written to best_config
+    if is_rllib_config(base):  # at least one evaluation per trial; not written to best_config
+        trial_base["eval_freq"] = min(base["eval_freq"], args.steps)
+    else:
+        trial_base["eval"]["freq"] = min(base["eval"]["freq"], args.steps)
     if args.ray:
         from agents.ray_backend import RayUnavailable, import_ray
 
+        from agents.rllib_agent import RLlibUnavailable, import_rllib
+
         try:
             import_ray()  # before any folder is made
-        except RayUnavailable as exc:
+            if is_rllib_config(base):
+                import_rllib()
+        except (RayUnavailable, RLlibUnavailable) as exc:
             parser.error(f"--ray: {exc}")
     optuna = optuna_module()
 
