@@ -647,12 +647,13 @@ class ExpectimaxAgent(_TurnAgent):
         T = np.full((R, M), NEG)
         arg = np.full((R, M), -1, dtype=np.int64)
         h_cache: dict[int, np.ndarray] = {}
+        if only_cell is not None:
+            per_roll = [[divmod(only_cell, rules.num_rows)]] * R
+        else:
+            per_roll = [_cells(rules, writable_bits(rules, st if k + 1 == st.roll else impure(st), k + 1)) for k in range(R)]
+        self._prepare_leaves(env, st, {c * rules.num_rows + row for cells in per_roll for c, row in cells})
         for k in range(R):
-            if only_cell is not None:
-                cells = [divmod(only_cell, rules.num_rows)]
-            else:
-                cells = _cells(rules, writable_bits(rules, st if k + 1 == st.roll else impure(st), k + 1))
-            for c, row in cells:
+            for c, row in per_roll[k]:
                 cell = c * rules.num_rows + row
                 if cell not in h_cache:
                     h_cache[cell] = self._write_values(env, st, c, row, model.cell_values[:R, :, cell])
@@ -661,6 +662,10 @@ class ExpectimaxAgent(_TurnAgent):
                 T[k] = np.where(better, h, T[k])
                 arg[k] = np.where(better, cell, arg[k])
         return plan_turn(rules.tables, T), T, arg
+
+    def _prepare_leaves(self, env, st: GameState, cells: set[int]) -> None:
+        """Hook called with every cell a turn plan is about to value (the ``search``
+        agent batches its network call here); expectimax needs nothing."""
 
     def act(self, env: JambEnv, observation, mask) -> int:
         rules, st = env.ruleset, env.game
@@ -677,6 +682,7 @@ class ExpectimaxAgent(_TurnAgent):
                 cache[key] = self._plan(env, st)
             announce = np.flatnonzero(mask[lay.announce_offset : lay.write_offset])
             if len(announce):
+                self._prepare_leaves(env, st, {int(lay.announce_cells[j]) for j in announce})
                 best_value, best_action = cache[key][0][r - 1, m], None
                 for j in announce:
                     cell = int(lay.announce_cells[j])

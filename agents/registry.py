@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid")
+AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search")
 #: Shipped MaskablePPO models, ``models/<ruleset>.zip`` (the ``ppo`` agent).
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 
@@ -16,12 +16,15 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     checkpoint folder or its RLModule folder; :mod:`agents.rllib_agent`, needs the ``ray``
     extra). ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``; ``hybrid`` plays
     that model's cell choices with the exact turn planner's holds (``hybrid:<model.zip>``:
-    another model's; :mod:`agents.hybrid`).
+    another model's; :mod:`agents.hybrid`). ``search`` plans each turn exactly with the
+    shipped afterstate value network of the ruleset, ``models/value_<ruleset>.npz``, at
+    its leaves (``search:<file.npz>``: another network; :mod:`agents.search`).
 
     Raises:
-        FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist, or
-            ``rllib:<path>`` names no RLlib checkpoint.
-        ValueError: an unknown name, or a solver that cannot play ``ruleset``; for
+        FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist,
+            ``rllib:<path>`` names no RLlib checkpoint, or ``search:<file>`` no file.
+        ValueError: an unknown name, a solver that cannot play ``ruleset``, or ``search``
+            without a value network for ``ruleset``; for
             ``rllib:``, RLlib not installed (``agents.rllib_agent.RLlibUnavailable``, a
             RuntimeError) is raised as a ValueError saying how to install it.
     """
@@ -47,6 +50,10 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         from .columnwise import ColumnwiseAgent
 
         return ColumnwiseAgent(ruleset)
+    if spec == "search" or spec.startswith("search:"):
+        from .search import load_search
+
+        return load_search(spec, ruleset)
     if spec.startswith("rllib:"):
         path = spec[len("rllib:"):]
         if not path:
@@ -85,4 +92,4 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         from .ppo_agent import PPOAgent
 
         return PPOAgent(path, ruleset=ruleset)
-    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path or rllib:<RLlib checkpoint>")
+    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz> or rllib:<RLlib checkpoint>")

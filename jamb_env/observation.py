@@ -285,6 +285,36 @@ class ObservationEncoder:
         return out[0]
 
 
+    def afterstates(self, st: GameState, cells: np.ndarray, rolls: np.ndarray, dice_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sheets after candidate writes from ``st``, for afterstate-value methods.
+
+        Candidate ``i`` writes cell ``cells[i]`` with the dice multiset ``dice_index[i]``
+        after roll ``rolls[i]`` (legality is the caller's: only cells it may write), through
+        the engine's own write kernel, so the points and the sheet are exactly those of
+        :func:`jamb_env.rules.apply_action` (RULES.md §2: bonus, difference and the
+        obligations passed to the next turn included).
+
+        Args:
+            st: the state the writes start from (its dice are not read).
+            cells, rolls, dice_index: int arrays ``(N,)``.
+
+        Returns:
+            (points int64 ``(N,)``, features float32 ``(N, sheet_size)``): the points each
+            write credits and :meth:`sheet_features` of the sheet after it (the next turn's
+            sheet before its first roll).
+        """
+        cells, rolls, dice_index = (np.ascontiguousarray(a, dtype=np.int64) for a in (cells, rolls, dice_index))
+        N = len(cells)
+        values = np.repeat(st.values[None].astype(np.int16), N, axis=0)
+        filled = np.repeat(st.filled[None].astype(np.int64), N, axis=0)
+        points = np.zeros(N, dtype=np.int64)
+        out = np.zeros((N, self.sheet_size), dtype=np.float32)
+        afterstate_kernel(values, filled, cells, rolls, dice_index, self.rules.arrays, self.arrays,
+                          points, np.zeros(N, np.int64), np.zeros(N, np.int64), np.full(N, int(st.turn) + 1, np.int64),
+                          np.zeros(4, np.int64), np.zeros(self.rules.num_rows, np.int64), out)
+        return points, out
+
+
 @lru_cache(maxsize=None)
 def encoder(rules: Ruleset, turn_features: bool = True) -> ObservationEncoder:
     """The :class:`ObservationEncoder` of ``rules`` (one per ruleset and layout, shared
@@ -425,3 +455,16 @@ def observe(i, dice_index, roll, announced, turn, jokers, pure, sheet, masks, ra
         s_now = S[S_VALUE_NOW]
         for cell in range(CR):
             o[s_now + cell] = 0.0 if sh[s_filled + cell] > 0 else now[cell]
+
+
+@kernel
+def afterstate_kernel(values, filled, cells, rolls, dice_index, ra, oa, points, due, copy, turns, parts, tmp, out):
+    """Candidate write ``i``: ``cells[i]`` with ``dice_index[i]`` after ``rolls[i]`` on
+    ``values[i]``/``filled[i]`` (the engine's :func:`~jamb_env.rules.kernels.write`), its
+    points into ``points[i]`` and the sheet features after it into ``out[i]``."""
+    for i in range(len(cells)):
+        p, d, cr = rk.write(values[i], filled[i], rolls[i], dice_index[i], cells[i], ra, parts, tmp)
+        points[i] = p
+        due[i] = d
+        copy[i] = cr
+        sheet_features(i, values, filled, due, copy, turns, ra, oa, out)

@@ -13,6 +13,8 @@ Documented sub-sequences:
   seed=seed)``, env ``i`` of the dummy/subproc training VecEnv);
 * a run started from a model (``init_from``, a second stage): ``STAGE_FINETUNE``, so a
   second stage never replays the first stage's games even with the same seed;
+* the games that train the search agent's value networks (:mod:`agents.training.value`):
+  ``game_seed(seed, i, STAGE_VALUE)``, game ``i`` counted over all its iterations;
 * evaluation: the canonical games are ``reset(seed=20_000_000 + g)`` (game ``g``,
   ``agents.evaluation.EVAL_SEED_BASE``), validation games for model choice
   ``30_000_000 + g``; these plain integer seeds are fixed and documented, and
@@ -25,6 +27,7 @@ import numpy as np
 
 STAGE_TRAIN = 0
 STAGE_FINETUNE = 1
+STAGE_VALUE = 2
 
 
 def _check(name: str, value) -> int:

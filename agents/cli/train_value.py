@@ -1,0 +1,73 @@
+"""Train an afterstate value network for the ``search`` agent (agents/training/value.py).
+
+    python scripts/train_value.py --config configs/value_classic_down.yaml [--out DIR] [--resume]
+    python scripts/train_value.py --ruleset classic --iterations 4 --games 2000 [--seed 0] [--out DIR]
+
+Options given on the command line override the config's keys (``ruleset``, ``seed``,
+``iterations``, ``games``, ``lam``, ``epochs``, ``workers``). The run folder (default
+``runs/value_<ruleset>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
+(the newest), ``history.csv``, ``config.yaml`` and TensorBoard scalars ``value/*``;
+``--resume`` continues a stopped run after its newest finished iteration. Play the result
+with ``--agents search:<run>/value.npz``; ``models/value_<ruleset>.npz`` is the shipped
+network of plain ``search``. Bad arguments exit with status 2 and a message; Ctrl-C
+exits with 130, keeping every finished iteration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from agents.cli import interruptible
+
+OVERRIDES = ("ruleset", "seed", "iterations", "games", "lam", "epochs", "workers")
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jamb-train-value", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="YAML file with ValueConfig keys (configs/value_*.yaml)")
+    parser.add_argument("--ruleset", help="preset name (default: the config's, else classic)")
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--iterations", type=int, help="policy-iteration rounds (round 0 plays expectimax)")
+    parser.add_argument("--games", type=int, help="games per round")
+    parser.add_argument("--lam", type=float, help="lambda of the targets, 0..1 (1: Monte Carlo)")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--workers", type=int, help="processes playing the games (default 2)")
+    parser.add_argument("--out", help="run folder (default runs/value_<ruleset>_s<seed>)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out after its newest iteration")
+    args = parser.parse_args(argv)
+    from agents.training.value import ValueConfig, train_value
+
+    raw: dict = {}
+    if args.config:
+        try:
+            raw = yaml.safe_load(Path(args.config).read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            parser.error(f"--config {args.config}: {exc}")
+        if not isinstance(raw, dict):
+            parser.error(f"--config {args.config}: expected a mapping of ValueConfig keys")
+    for key in OVERRIDES:
+        if getattr(args, key) is not None:
+            raw[key] = getattr(args, key)
+    try:
+        cfg = ValueConfig.from_dict(raw)
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
+    out = Path(args.out or f"runs/value_{cfg.ruleset}_s{cfg.seed}")
+    try:
+        path = train_value(cfg, out, resume=args.resume)
+    except (FileExistsError, ValueError) as exc:
+        parser.error(str(exc))
+    print(f"value network: {path}\nplay it:       python scripts/evaluate.py --ruleset {cfg.ruleset} --agents expectimax search:{path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return interruptible(_main, argv, "interrupted: the finished iterations are kept; continue with --resume")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""``search``: the exact expectation over the rest of the turn, with a learned value of the
+sheet after the write at its leaves.
+
+At every decision the agent plans the rest of the current turn exactly, like
+``expectimax`` (:class:`agents.heuristic.ExpectimaxAgent`, whose planner it reuses):
+every hold, every roll outcome, every writable cell, and at roll 1 each announcement
+(the turn then planned for that cell alone). Only the leaf differs. Writing value ``v``
+in cell ``x`` is worth
+
+    leaf(x, v) = points credited by the write + V(sheet after the write),
+
+where the points are the engine's own (the write kernel: bonus and difference included)
+and ``V`` is an **afterstate value network**: the expected points still to come from the
+sheet the write leaves, before the next turn's first roll (0 once the sheet is full). A
+leaf is therefore an estimate of the points of the rest of the game, and the plan's
+value at any decision the expected points still to come (``explain`` shows them).
+
+Why an afterstate value: between two turns the future depends only on the sheet (the
+dice are fresh), so ``V`` needs no dice inputs, and within a turn the planner is exact;
+the network only has to judge which sheet is better to leave. Its input is the sheet part
+of the observation (:meth:`jamb_env.observation.ObservationEncoder.sheet_features`:
+obligations, filled cells, written values, upper sums and bonus distance, difference,
+progress), plus the jokers left on rulesets with Joly's jokers (the observation's
+``jokers`` segment); the leaves of a turn are computed in one batch: every distinct value
+of every empty cell goes through :meth:`~jamb_env.observation.ObservationEncoder.afterstates`
+and the network once per turn (a few hundred rows on ``classic``), then the planner reads
+them from a table.
+
+``V`` is a multilayer perceptron (ReLU) kept as numpy arrays in a ``.npz`` file
+(:class:`ValueNet`); it is trained by approximate policy iteration
+(:mod:`agents.training.value`): games of ``expectimax`` first, then of the search agent
+with the latest network, each afterstate's target the λ-return of the points that
+followed it (plain Monte Carlo for the expectimax games). Shipped networks:
+``models/value_<ruleset>.npz`` (:data:`VALUE_DIR`); ``search:<file>`` loads another.
+
+Limits: on a shared sheet the agent values its own points, like a solitaire game (it has
+no model of the column awards); Joly's jokers are weighed at the write decision with
+expectimax's option costs (:data:`agents.heuristic.JOKER_COSTS`), in points.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from jamb_env import Ruleset, load_ruleset
+from jamb_env.files import atomic_write
+from jamb_env.observation import encoder
+from jamb_env.rules import GameState
+
+from .heuristic import JOKER_COSTS, ExpectimaxAgent
+
+#: Shipped afterstate value networks: ``models/value_<ruleset>.npz``.
+VALUE_DIR = Path(__file__).resolve().parents[1] / "models"
+#: Version of the ``.npz`` layout and of the input features; a file of another version is refused.
+VALUE_FORMAT = 1
+
+
+@lru_cache(maxsize=None)
+def _blas():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def value_path(ruleset: str) -> Path:
+    """The shipped value network of ``ruleset``: ``models/value_<ruleset>.npz``."""
+    return VALUE_DIR / f"value_{ruleset}.npz"
+
+
+def feature_size(rules: Ruleset) -> int:
+    """Length of :func:`afterstate_features`' rows for ``rules``."""
+    enc = encoder(rules, turn_features=False)
+    return enc.sheet_size + enc.segments["jokers"].size
+
+
+def jokers_features(rules: Ruleset, st: GameState) -> np.ndarray:
+    """float32 ``(8,)`` (Joly's jokers) or ``(0,)``: the observation's ``jokers`` segment of ``st``."""
+    enc = encoder(rules, turn_features=False)
+    seg = enc.segments["jokers"]
+    if seg.size == 0:
+        return np.zeros(0, dtype=np.float32)
+    return enc.encode(st)[seg.slice]
+
+
+def afterstate_features(rules: Ruleset, sheet: np.ndarray, jokers: np.ndarray) -> np.ndarray:
+    """float32 ``(N, feature_size)``: sheet features ``(N, sheet_size)`` with the jokers
+    segment ``(8,)`` or ``(0,)`` appended to every row."""
+    sheet = np.atleast_2d(np.asarray(sheet, dtype=np.float32))
+    return np.concatenate([sheet, np.broadcast_to(jokers, (len(sheet), len(jokers)))], axis=1)
+
+
+class ValueNet:
+    """An afterstate value network: sheet features -> expected points still to come.
+
+    Args:
+        layers: ``[(W (in, out) float32, b (out,) float32), ...]``, ReLU between layers,
+            the last layer one output.
+        mean, std: the output is ``mean + std * net(x)`` (points).
+        meta: a dict saved with the weights (``ruleset`` required: the ruleset name;
+            training facts: games, iterations, wall time, command).
+
+    Raises:
+        ValueError: shapes that do not chain, or no ``ruleset`` in ``meta``.
+    """
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], mean: float, std: float, meta: dict):
+        if not layers or "ruleset" not in meta:
+            raise ValueError("a value network needs at least one layer and meta['ruleset']")
+        width = layers[0][0].shape[0]
+        for i, (W, b) in enumerate(layers):
+            if W.ndim != 2 or W.shape[0] != width or b.shape != (W.shape[1],):
+                raise ValueError(f"value network layer {i}: weights {W.shape} and bias {b.shape} do not chain from width {width}")
+            width = W.shape[1]
+        if width != 1:
+            raise ValueError(f"a value network has one output, this one has {width}")
+        self.layers = [(np.ascontiguousarray(W, np.float32), np.ascontiguousarray(b, np.float32)) for W, b in layers]
+        self.mean, self.std = float(mean), float(std)
+        self.meta = dict(meta)
+        self.ruleset = str(meta["ruleset"])
+        self.input_size = int(self.layers[0][0].shape[0])
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """float64 ``(N,)`` points still to come for features ``x`` ``(N, input_size)``.
+
+        Runs on one BLAS thread: the matrices are small, and more threads only contend
+        with the other processes of an evaluation (6x slower on 2 busy cores)."""
+        h = np.asarray(x, dtype=np.float32)
+        if h.ndim != 2 or h.shape[1] != self.input_size:
+            raise ValueError(f"value network input must be (N, {self.input_size}), got {h.shape}")
+        with _blas().limit(limits=1, user_api="blas"):
+            for i, (W, b) in enumerate(self.layers):
+                h = h @ W + b
+                if i < len(self.layers) - 1:
+                    np.maximum(h, 0.0, out=h)
+        return self.mean + self.std * h[:, 0].astype(np.float64)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the network to ``path`` (``.npz``) atomically; returns the path."""
+        path = Path(path)
+        arrays = {f"W{i}": W for i, (W, _) in enumerate(self.layers)} | {f"b{i}": b for i, (_, b) in enumerate(self.layers)}
+        meta = self.meta | {"format": VALUE_FORMAT, "mean": self.mean, "std": self.std, "layers": len(self.layers)}
+        atomic_write(path, lambda f: np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> ValueNet:
+        """Read a network written by :meth:`save`.
+
+        Raises:
+            FileNotFoundError: no such file.
+            ValueError: not a value network file of this format (the reason is given).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no value network file {path}")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                n = int(meta["layers"])
+                layers = [(z[f"W{i}"], z[f"b{i}"]) for i in range(n)]
+        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path} is not a value network file (.npz written by ValueNet.save): {exc}") from None
+        if meta.get("format") != VALUE_FORMAT:
+            raise ValueError(f"{path}: value network format {meta.get('format')!r}, this version reads {VALUE_FORMAT}")
+        return cls(layers, meta["mean"], meta["std"], meta)
+
+
+@lru_cache(maxsize=None)
+def cell_value_index(rules: Ruleset) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per cell: (distinct values sorted, a roll and a dice multiset giving each) over
+    every roll and multiset of the ruleset's value table."""
+    cv = rules.cell_values  # (K, M, C*R)
+    M = cv.shape[1]
+    out = []
+    for cell in range(cv.shape[2]):
+        values, first = np.unique(cv[:, :, cell].ravel(), return_index=True)
+        out.append((values, first // M + 1, first % M))
+    return out
+
+
+class SearchAgent(ExpectimaxAgent):
+    """Exact rest-of-turn expectation with the learned afterstate value at the leaves
+    (module docstring).
+
+    Args:
+        value: a :class:`ValueNet` or the path of its ``.npz`` file.
+        ruleset: the ruleset it plays; must be the network's.
+
+    Raises:
+        FileNotFoundError, ValueError: :meth:`ValueNet.load`'s; ValueError when the network
+            was trained for another ruleset or has the wrong input size.
+    """
+
+    name = "search"
+    explain_unit = "expected points of the rest of the game (this turn's writes plus the learned value of the sheet after)"
+
+    def __init__(self, value: ValueNet | str | Path, ruleset: str | Ruleset = "classic"):
+        super().__init__(shared_aware=False, joker_costs=JOKER_COSTS["expectimax"])
+        self.rules = load_ruleset(ruleset)
+        self.value = value if isinstance(value, ValueNet) else ValueNet.load(value)
+        if self.value.ruleset != self.rules.name:
+            raise ValueError(f"the value network was trained for ruleset {self.value.ruleset!r}, not {self.rules.name!r}")
+        if self.value.input_size != feature_size(self.rules):
+            raise ValueError(f"the value network takes {self.value.input_size} features; {self.rules.name} sheets have "
+                             f"{feature_size(self.rules)} (trained on another version of the observation?)")
+
+    def act(self, env, observation, mask) -> int:
+        if env.ruleset.name != self.rules.name:
+            raise ValueError(f"this search agent plays {self.rules.name!r} (its value network's ruleset), not {env.ruleset.name!r}")
+        return super().act(env, observation, mask)
+
+    def leaf_tables(self, st: GameState, cells) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per cell of ``cells`` (empty cells of ``st``): (its distinct values sorted,
+        float64 leaf value of writing each), from one batched call of the network."""
+        rules = self.rules
+        index = cell_value_index(rules)
+        cells = sorted(cells)
+        if not cells:
+            return {}
+        at_cell = np.concatenate([np.full(len(index[x][0]), x) for x in cells])
+        rolls = np.concatenate([index[x][1] for x in cells])
+        dice = np.concatenate([index[x][2] for x in cells])
+        points, sheet = encoder(rules, turn_features=False).afterstates(st, at_cell, rolls, dice)
+        if st.turn + 1 >= rules.num_cells:  # the last write: nothing follows
+            leaf = points.astype(np.float64)
+        else:
+            leaf = points + self.value(afterstate_features(rules, sheet, jokers_features(rules, st)))
+        out, at = {}, 0
+        for x in cells:
+            n = len(index[x][0])
+            out[x] = (index[x][0], leaf[at : at + n])
+            at += n
+        return out
+
+    def _prepare_leaves(self, env, st: GameState, cells: set[int]) -> None:
+        leaves = self._turn_cache(st, env).setdefault("leaf", {})
+        leaves.update(self.leaf_tables(st, set(cells) - set(leaves)))
+
+    def _write_values(self, env, st: GameState, c: int, row: int, v: np.ndarray) -> np.ndarray:
+        cell = c * self.rules.num_rows + row
+        self._prepare_leaves(env, st, {cell})
+        values, leaf = self._turn_cache(st, env)["leaf"][cell]
+        return leaf[np.searchsorted(values, v)]
+
+
+def load_search(spec: str, ruleset: str) -> SearchAgent:
+    """``search`` (the shipped network of ``ruleset``) or ``search:<file.npz>``.
+
+    Raises:
+        ValueError: no shipped network for the ruleset (the shipped ones are listed), an
+            empty path, or a network of another ruleset; FileNotFoundError: no such file.
+    """
+    if spec == "search":
+        name = load_ruleset(ruleset).name
+        path = value_path(name)
+        if not path.is_file():
+            have = ", ".join(sorted(p.stem[len("value_"):] for p in VALUE_DIR.glob("value_*.npz"))) or "none"
+            raise ValueError(f"no shipped value network for ruleset {name!r} ({path}); shipped for: {have}; "
+                             f"train one with scripts/train_value.py --ruleset {name}, then use search:<file>")
+        return SearchAgent(path, ruleset=name)
+    path = spec[len("search:"):]
+    if not path:
+        raise ValueError("search: needs a value network path after the colon (search:<file.npz>), or plain 'search' for the shipped one")
+    return SearchAgent(path, ruleset=ruleset)

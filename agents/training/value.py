@@ -1,0 +1,311 @@
+"""Training the search agent's afterstate value network (:mod:`agents.search`) by
+approximate policy iteration.
+
+Iteration 0 plays ``games`` games with ``expectimax``; iteration ``k >= 1`` plays them with
+the search agent on the network of iteration ``k - 1``. Every write of a game gives one
+sample: the features of the sheet it leaves (:func:`agents.search.afterstate_features`)
+and a target, the points that followed it:
+
+* iteration 0 (no network yet): the Monte Carlo return, all points credited after the
+  write;
+* later iterations: the λ-return of the network that played, ``G_t = p_{t+1} + (1 - λ)
+  V(s_{t+1}) + λ G_{t+1}`` over the afterstates ``s_t`` and the points ``p_t`` of the
+  writes (0 after the last), which trades the Monte Carlo noise of a whole game's dice
+  for the network's own bias.
+
+The network (an MLP, ReLU) is then fitted to the iteration's samples (mean squared error
+on targets standardised with the first iteration's mean and deviation, Adam), warm-started
+from the previous iteration. The last write of a game leaves a full sheet, worth 0 by
+definition, and is not a sample.
+
+Games: game ``i`` (counted over every iteration) is ``game_seed(seed, i, STAGE_VALUE)``
+(:mod:`jamb_env.seeding`), so no two games of a run, and no game of another seed, share
+dice. Each iteration writes ``<out>/value_iter<k>.npz`` and ``<out>/value.npz`` (the
+newest), appends a row to ``<out>/history.csv`` and TensorBoard scalars ``value/*``, all
+atomically; ``resume=True`` continues a killed run after its newest finished iteration.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+from jamb_env import JambEnv, load_ruleset
+from jamb_env.files import atomic_write_text
+from jamb_env.observation import encoder
+from jamb_env.rules import layout
+from jamb_env.seeding import STAGE_VALUE, game_seed
+
+from ..search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features
+
+HISTORY_FIELDS = ("iteration", "policy", "games", "samples", "mean_score", "fit_loss", "holdout_loss", "wall_s")
+
+
+@dataclass
+class ValueConfig:
+    """Settings of a value-network run (YAML keys of the same names).
+
+    Attributes:
+        ruleset: preset name. seed: run seed (game seeds, weight initialisation).
+        iterations: policy-iteration rounds (round 0 plays expectimax).
+        games: games played per round. hidden: hidden layer widths.
+        lam: λ of the λ-return targets (rounds >= 1). epochs: passes over a round's samples.
+        lr: Adam learning rate. batch_size: samples per gradient step.
+        workers: processes playing games. torch_threads: threads of the fit.
+    """
+
+    ruleset: str = "classic"
+    seed: int = 0
+    iterations: int = 4
+    games: int = 2000
+    hidden: tuple[int, ...] = (256, 256)
+    lam: float = 0.7
+    epochs: int = 10
+    lr: float = 1e-3
+    batch_size: int = 512
+    workers: int = 2
+    torch_threads: int = 1
+
+    def __post_init__(self):
+        load_ruleset(self.ruleset)  # RulesetError (a ValueError) for an unknown preset
+        self.hidden = tuple(self.hidden)
+        checks = {
+            "seed": self.seed >= 0, "iterations": self.iterations >= 1, "games": self.games >= 2,
+            "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": self.workers >= 1,
+            "torch_threads": self.torch_threads >= 1, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
+            "hidden": len(self.hidden) >= 1 and all(isinstance(h, int) and h >= 1 for h in self.hidden),
+        }
+        for name, ok in checks.items():
+            if not ok:
+                allowed = {"lam": "0..1", "lr": "> 0", "hidden": "a list of positive widths", "seed": ">= 0",
+                           "games": ">= 2"}.get(name, ">= 1")
+                raise ValueError(f"value config: {name} = {getattr(self, name)!r} is not allowed ({allowed})")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ValueConfig:
+        """Raises ValueError naming unknown keys."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"value config: unknown keys {unknown}; allowed: {sorted(known)}")
+        return cls(**d)
+
+
+def _play_chunk(args) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Play the games of ``seeds`` with ``policy`` (None: expectimax; else a network
+    file); per game (afterstate features (T - 1, F), points of the T writes, score)."""
+    ruleset, policy, seeds = args
+    from agents.heuristic import ExpectimaxAgent
+
+    rules = load_ruleset(ruleset)
+    agent = ExpectimaxAgent() if policy is None else SearchAgent(policy, ruleset=ruleset)
+    env = JambEnv(ruleset=ruleset)
+    enc, lay = encoder(rules, turn_features=False), layout(rules)
+    out = []
+    for s in seeds:
+        obs, _ = env.reset(seed=int(s))
+        feats, points, pending, total, done = [], [], 0.0, 0.0, False
+        while not done:
+            a = agent.act(env, obs, env.action_masks())
+            obs, r, term, trunc, _ = env.step(a)
+            done = term or trunc
+            pending += r
+            total += r
+            if lay.is_write(a):
+                points.append(pending)
+                pending = 0.0
+                if not done:
+                    st = env.game
+                    feats.append(afterstate_features(rules, enc.sheet_features(st)[None], jokers_features(rules, st))[0])
+        points[-1] += pending
+        out.append((np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)), np.array(points), total))
+    return out
+
+
+def play(ruleset: str, policy: str | None, seeds: list[int], workers: int = 1) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Games of ``seeds`` in order (see :func:`_play_chunk`), over ``workers`` processes."""
+    chunks = [seeds[i::workers] for i in range(workers)] if workers > 1 else [seeds]
+    if workers == 1:
+        return _play_chunk((ruleset, policy, seeds))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        parts = list(pool.map(_play_chunk, [(ruleset, policy, c) for c in chunks]))
+    out = [None] * len(seeds)
+    for w, part in enumerate(parts):
+        out[w::workers] = part
+    return out
+
+
+def targets(games, net: ValueNet | None, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """(features (N, F), targets (N,)) of the games: Monte Carlo returns without ``net``,
+    else λ-returns of ``net`` (module docstring)."""
+    X = np.concatenate([f for f, _, _ in games])
+    V = net(X) if net is not None and len(X) else None
+    Y, at = [], 0
+    for f, p, _ in games:
+        n = len(f)  # afterstates s_1 .. s_{T-1}; p has the T writes' points
+        G = np.zeros(n)
+        g = 0.0
+        for t in range(n - 1, -1, -1):  # G_t: after write t + 1 (0-based afterstate t)
+            if V is None:
+                g = p[t + 1] + g
+            else:
+                v_next = V[at + t + 1] if t + 1 < n else 0.0
+                g = p[t + 1] + ((1 - lam) * v_next + lam * g if t + 1 < n else 0.0)
+            G[t] = g
+        Y.append(G)
+        at += n
+    return X, np.concatenate(Y)
+
+
+def fit(X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, meta: dict, rng: np.random.Generator) -> tuple[ValueNet, float, float]:
+    """Fit a network to (X, Y), warm-started from ``net``; (network, training loss,
+    hold-out loss) with the losses in standardised units, 5% of the samples held out."""
+    import torch
+
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(int(rng.integers(2**31)))
+    mean, std = (net.mean, net.std) if net is not None else (float(Y.mean()), float(Y.std() or 1.0))
+    sizes = [X.shape[1], *cfg.hidden, 1]
+    mods = []
+    for i in range(len(sizes) - 1):
+        mods.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            mods.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*mods)
+    if net is not None and [W.shape for W, _ in net.layers] == [(a, b) for a, b in zip(sizes[:-1], sizes[1:])]:
+        linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+        with torch.no_grad():
+            for lin, (W, b) in zip(linears, net.layers):
+                lin.weight.copy_(torch.from_numpy(W.T.copy()))
+                lin.bias.copy_(torch.from_numpy(b))
+    order = rng.permutation(len(X))
+    n_hold = max(1, len(X) // 20)
+    hold, train = order[:n_hold], order[n_hold:]
+    Xt = torch.from_numpy(X)
+    Yt = torch.from_numpy(((Y - mean) / std).astype(np.float32))
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    loss = float("nan")
+    for _ in range(cfg.epochs):
+        perm = train[rng.permutation(len(train))]
+        total, count = 0.0, 0
+        for i in range(0, len(perm), cfg.batch_size):
+            idx = torch.from_numpy(perm[i : i + cfg.batch_size])
+            pred = model(Xt[idx])[:, 0]
+            batch_loss = torch.nn.functional.mse_loss(pred, Yt[idx])
+            opt.zero_grad()
+            batch_loss.backward()
+            opt.step()
+            total += float(batch_loss.detach()) * len(idx)
+            count += len(idx)
+        loss = total / max(count, 1)
+    with torch.no_grad():
+        hold_loss = float(torch.nn.functional.mse_loss(model(Xt[torch.from_numpy(hold)])[:, 0], Yt[torch.from_numpy(hold)]))
+    layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in model if isinstance(m, torch.nn.Linear)]
+    return ValueNet(layers, mean, std, meta), loss, hold_loss
+
+
+def _read_history(out: Path) -> list[dict]:
+    path = out / "history.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _write_history(out: Path, rows: list[dict]) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=HISTORY_FIELDS)
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(out / "history.csv", buf.getvalue())
+
+
+def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=print) -> Path:
+    """Run the policy iteration of ``cfg`` into folder ``out``; return the newest network's path.
+
+    Raises:
+        FileExistsError: ``out`` holds a run and ``resume`` is False.
+        ValueError: ``resume`` of a folder whose network is of another ruleset.
+    """
+    out = Path(out)
+    rows = _read_history(out)
+    net = None
+    if rows and not resume:
+        raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
+    if resume and rows:
+        net = ValueNet.load(out / f"value_iter{len(rows) - 1}.npz")
+        if net.ruleset != cfg.ruleset:
+            raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.ruleset!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "config.yaml", _yaml(cfg))
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(out))
+    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, STAGE_VALUE, len(rows)]))
+    started = time.time() - sum(float(r["wall_s"]) for r in rows)
+    for it in range(len(rows), cfg.iterations):
+        t0 = time.time()
+        policy = None if net is None else str(out / f"value_iter{it - 1}.npz")
+        seeds = [game_seed(cfg.seed, it * cfg.games + i, STAGE_VALUE) for i in range(cfg.games)]
+        games = play(cfg.ruleset, policy, seeds, workers=cfg.workers)
+        X, Y = targets(games, net, cfg.lam)
+        meta = {"ruleset": cfg.ruleset, "iteration": it, "games": cfg.games * (it + 1), "seed": cfg.seed,
+                "hidden": list(cfg.hidden), "lam": cfg.lam, "train_s": round(time.time() - started, 1)}
+        net, loss, hold = fit(X, Y, cfg, net, meta, rng)
+        net.meta["train_s"] = round(time.time() - started, 1)
+        net.save(out / f"value_iter{it}.npz")
+        net.save(out / "value.npz")
+        score = float(np.mean([s for _, _, s in games]))
+        rows.append({"iteration": it, "policy": "expectimax" if policy is None else f"search(iter {it - 1})",
+                     "games": cfg.games, "samples": len(X), "mean_score": round(score, 2), "fit_loss": round(loss, 5),
+                     "holdout_loss": round(hold, 5), "wall_s": round(time.time() - t0, 1)})
+        _write_history(out, rows)
+        for k in ("mean_score", "fit_loss", "holdout_loss"):
+            writer.add_scalar(f"value/{k}", rows[-1][k], it)
+        writer.flush()
+        log(f"iteration {it}: {rows[-1]['policy']} played {cfg.games} games, mean {score:.1f}; "
+            f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s")
+    writer.close()
+    return out / "value.npz"
+
+
+def _yaml(cfg: ValueConfig) -> str:
+    import yaml
+
+    d = asdict(cfg)
+    d["hidden"] = list(cfg.hidden)
+    return yaml.safe_dump(d, sort_keys=False)
+
+
+def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dict:
+    """On a one-column sheet (``optimal`` agent): play ``seeds`` optimally and compare the
+    network with the exact value (expected points still to come under optimal play) of
+    every afterstate visited; {"states", "mae", "bias"} in points (last writes excluded)."""
+    from agents.optimal import OptimalAgent
+
+    rules = load_ruleset(ruleset)
+    agent = OptimalAgent(ruleset)
+    solver = agent.solver
+    env = JambEnv(ruleset=ruleset)
+    enc, lay = encoder(rules, turn_features=False), layout(rules)
+    feats, exact = [], []
+    for s in seeds:
+        obs, _ = env.reset(seed=int(s))
+        done = False
+        while not done:
+            a = agent.act(env, obs, env.action_masks())
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+            if lay.is_write(a) and not done:
+                st = env.game
+                k, x = solver.state_of(st.values[0], int(st.filled[0]))
+                exact.append(float(solver.V[k][solver.states[k][x]]))
+                feats.append(afterstate_features(rules, enc.sheet_features(st)[None], jokers_features(rules, st))[0])
+    err = net(np.array(feats)) - np.array(exact)
+    return {"states": len(err), "mae": float(np.abs(err).mean()), "bias": float(err.mean())}

@@ -1,0 +1,228 @@
+"""The ``search`` agent (agents/search.py) and the training of its value networks
+(agents/training/value.py): afterstates equal the engine's writes, the leaves are exact
+where no value is needed, bad networks and files get clear errors, runs resume."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.evaluation import play_game
+from agents.optimal import OptimalAgent
+from agents.search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, value_path
+from agents.training import value as V
+from jamb_env import JambEnv, load_ruleset
+from jamb_env.observation import encoder
+from jamb_env.rules import apply_action, layout
+from tests.helpers import playable_presets, random_legal
+
+
+def random_net(ruleset: str, seed: int = 0, hidden=(16,), mean: float = 50.0, std: float = 10.0) -> ValueNet:
+    rng = np.random.default_rng(seed)
+    sizes = [feature_size(load_ruleset(ruleset)), *hidden, 1]
+    layers = [(rng.normal(0, 0.3, (a, b)).astype(np.float32), rng.normal(0, 0.1, b).astype(np.float32))
+              for a, b in zip(sizes[:-1], sizes[1:])]
+    return ValueNet(layers, mean, std, {"ruleset": ruleset})
+
+
+def constant_net(ruleset: str, value: float) -> ValueNet:
+    n = feature_size(load_ruleset(ruleset))
+    return ValueNet([(np.zeros((n, 1), np.float32), np.zeros(1, np.float32))], value, 1.0, {"ruleset": ruleset})
+
+
+@pytest.mark.parametrize("ruleset", playable_presets())
+def test_afterstates_are_the_engine_writes(ruleset):
+    """Every legal write of a random game: the batched afterstate has the points and the
+    sheet features of apply_action's state."""
+    env = JambEnv(ruleset=ruleset)
+    rules, lay = env.ruleset, layout(env.ruleset)
+    enc = encoder(rules, turn_features=False)
+    rng = np.random.default_rng(7)
+    env.reset(seed=3)
+    checked, done = 0, False
+    while not done:
+        st = env.game
+        writes = np.flatnonzero(env.action_masks()[lay.writes])
+        if len(writes) and rng.random() < 0.3:
+            points, feats = enc.afterstates(st, writes, np.full(len(writes), st.roll), np.full(len(writes), st.dice_index))
+            for k, cell in enumerate(writes):
+                after, credited = apply_action(rules, st, lay.write_offset + int(cell))
+                assert points[k] == credited
+                np.testing.assert_array_equal(feats[k], enc.sheet_features(after))
+                checked += 1
+        _, _, done, _, _ = env.step(random_legal(env, rng))
+    assert checked > 0
+
+
+def test_last_turn_is_exact_on_one_column():
+    """With one cell left the leaves are the written points only (nothing follows), so the
+    search agent's values are the optimal solver's, whatever the network."""
+    env = JambEnv(ruleset="classic_down")
+    opt = OptimalAgent("classic_down")
+    search = SearchAgent(random_net("classic_down"), ruleset="classic_down")
+    obs, _ = env.reset(seed=11)
+    while env.game.turn < 12:
+        obs, *_ = env.step(opt.act(env, obs, env.action_masks()))
+    seen = 0
+    while env.game.turn == 12:
+        ours = dict(search.explain(env))
+        exact = {a: v - env.score for a, v in opt.explain(env)}
+        assert ours.keys() == exact.keys()
+        for a in ours:
+            assert ours[a] == pytest.approx(exact[a], abs=1e-9)
+        seen += 1
+        obs, _, done, *_ = env.step(opt.act(env, obs, env.action_masks()))
+    assert seen >= 1
+
+
+def test_a_constant_value_changes_no_decision():
+    """V = c adds c to every leaf before the last turn: the same actions as V = 0."""
+    env0, env1 = JambEnv(ruleset="classic"), JambEnv(ruleset="classic")
+    a0 = SearchAgent(constant_net("classic", 0.0), ruleset="classic")
+    a1 = SearchAgent(constant_net("classic", 123.0), ruleset="classic")
+    r0, r1 = play_game(a0, env0, 5), play_game(a1, env1, 5)
+    assert r0 == r1
+
+
+@pytest.mark.parametrize("ruleset", ["classic", "jnn", "joly", "nokaut", "six_dice_copy", "six_dice_variation"])
+def test_search_plays_whole_games(ruleset):
+    env = JambEnv(ruleset=ruleset, illegal_action="raise")
+    result = play_game(SearchAgent(random_net(ruleset), ruleset=ruleset), env, 1)
+    assert env.game.turn == load_ruleset(ruleset).num_cells
+    assert result["score"] == env.score
+
+
+def test_value_net_file_round_trip(tmp_path):
+    net = random_net("classic", hidden=(8, 4))
+    path = net.save(tmp_path / "v.npz")
+    back = ValueNet.load(path)
+    x = np.random.default_rng(0).random((5, net.input_size)).astype(np.float32)
+    np.testing.assert_array_equal(net(x), back(x))
+    assert back.ruleset == "classic" and back.meta["format"] == 1
+    assert not [p for p in tmp_path.iterdir() if p.name != "v.npz"]  # no temporary file left
+
+
+def test_bad_networks_and_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no value network file"):
+        ValueNet.load(tmp_path / "missing.npz")
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not a zip")
+    with pytest.raises(ValueError, match="is not a value network file"):
+        ValueNet.load(junk)
+    with pytest.raises(ValueError, match="trained for ruleset 'classic', not 'jnn'"):
+        SearchAgent(random_net("classic"), ruleset="jnn")
+    wrong = ValueNet([(np.zeros((3, 1), np.float32), np.zeros(1, np.float32))], 0, 1, {"ruleset": "classic"})
+    with pytest.raises(ValueError, match="takes 3 features"):
+        SearchAgent(wrong, ruleset="classic")
+    with pytest.raises(ValueError, match="do not chain"):
+        ValueNet([(np.zeros((3, 2), np.float32), np.zeros(1, np.float32))], 0, 1, {"ruleset": "classic"})
+    with pytest.raises(ValueError, match=r"must be \(N, "):
+        random_net("classic")(np.zeros((2, 3)))
+    agent = SearchAgent(random_net("classic"), ruleset="classic")
+    env = JambEnv(ruleset="jnn")
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match="plays 'classic'"):
+        agent.act(env, obs, env.action_masks())
+
+
+def test_load_by_name(tmp_path):
+    with pytest.raises(ValueError, match="no shipped value network for ruleset 'nokaut'"):
+        agents.load("search", ruleset="nokaut")
+    with pytest.raises(ValueError, match="needs a value network path"):
+        agents.load("search:", ruleset="classic")
+    with pytest.raises(FileNotFoundError):
+        agents.load(f"search:{tmp_path / 'none.npz'}", ruleset="classic")
+    path = random_net("classic_up").save(tmp_path / "v.npz")
+    assert isinstance(agents.load(f"search:{path}", ruleset="classic_up"), SearchAgent)
+
+
+@pytest.mark.parametrize("ruleset", ["classic_down", "classic_up", "classic", "jnn"])
+def test_shipped_networks_load(ruleset):
+    if not value_path(ruleset).is_file():
+        pytest.fail(f"models/value_{ruleset}.npz is not shipped")
+    agent = agents.load("search", ruleset=ruleset)
+    assert agent.value.ruleset == ruleset
+
+
+def test_targets_monte_carlo_and_lambda():
+    feats = np.zeros((2, 3), np.float32)  # afterstates of writes 1 and 2; write 3 ends the game
+    games = [(feats, np.array([1.0, 2.0, 3.0]), 6.0)]
+    _, mc = V.targets(games, None, 0.5)
+    np.testing.assert_allclose(mc, [5.0, 3.0])
+    ten = ValueNet([(np.zeros((3, 1), np.float32), np.zeros(1, np.float32))], 10.0, 1.0, {"ruleset": "classic"})
+    _, lam = V.targets(games, ten, 0.5)
+    np.testing.assert_allclose(lam, [2.0 + 0.5 * 10.0 + 0.5 * 3.0, 3.0])
+    _, one = V.targets(games, ten, 1.0)
+    np.testing.assert_allclose(one, mc)
+
+
+def test_training_run_resumes_and_is_reproducible(tmp_path):
+    cfg = V.ValueConfig(ruleset="classic_down", iterations=2, games=4, hidden=(8,), epochs=1, workers=1)
+    path = V.train_value(cfg, tmp_path / "a", log=lambda *_: None)
+    rows = V._read_history(tmp_path / "a")
+    assert [r["policy"] for r in rows] == ["expectimax", "search(iter 0)"]
+    assert {p.name for p in (tmp_path / "a").glob("value*.npz")} == {"value.npz", "value_iter0.npz", "value_iter1.npz"}
+    with pytest.raises(FileExistsError, match="--resume"):
+        V.train_value(cfg, tmp_path / "a", log=lambda *_: None)
+    more = V.ValueConfig(ruleset="classic_down", iterations=3, games=4, hidden=(8,), epochs=1, workers=1)
+    V.train_value(more, tmp_path / "a", resume=True, log=lambda *_: None)
+    assert len(V._read_history(tmp_path / "a")) == 3
+    again = V.train_value(cfg, tmp_path / "b", log=lambda *_: None)
+    x = np.random.default_rng(1).random((4, feature_size(load_ruleset("classic_down")))).astype(np.float32)
+    np.testing.assert_array_equal(ValueNet.load(path.parent / "value_iter1.npz")(x), ValueNet.load(again)(x))
+    with pytest.raises(ValueError, match="trains ruleset 'classic_down', not 'classic_up'"):
+        V.train_value(V.ValueConfig(ruleset="classic_up", iterations=4, games=4, hidden=(8,), epochs=1, workers=1),
+                      tmp_path / "a", resume=True, log=lambda *_: None)
+
+
+def test_value_error_vs_optimal_is_measured():
+    err = V.value_error_vs_optimal(constant_net("classic_down", 0.0), "classic_down", [30_000_000, 30_000_001])
+    assert err["states"] == 24  # 12 afterstates a game (the last write's is not one)
+    assert err["mae"] == pytest.approx(-err["bias"]) and err["mae"] > 50  # V = 0 underestimates every state
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"games": 1}, "games = 1"), ({"lam": 2.0}, "lam = 2.0"), ({"hidden": []}, "hidden"),
+    ({"ruleset": "nope"}, "nope"), ({"learning_rate": 1}, "unknown keys"),
+])
+def test_bad_configs(bad, message):
+    with pytest.raises(ValueError, match=message):
+        V.ValueConfig.from_dict(bad)
+
+
+def test_cli_errors(tmp_path, capsys):
+    from agents.cli.train_value import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--ruleset", "classic", "--games", "0", "--out", str(tmp_path / "x")])
+    assert e.value.code == 2
+    assert "games = 0" in capsys.readouterr().err
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("- a list\n")
+    with pytest.raises(SystemExit):
+        main(["--config", str(cfg)])
+    assert "expected a mapping" in capsys.readouterr().err
+
+
+def test_features_of_an_afterstate_match_the_env(tmp_path):
+    """The training samples (features of env.game after a write) are the afterstates the
+    agent values: same features for the same write."""
+    env = JambEnv(ruleset="joly")
+    rules, lay = env.ruleset, layout(env.ruleset)
+    enc = encoder(rules, turn_features=False)
+    rng = np.random.default_rng(2)
+    env.reset(seed=4)
+    while True:
+        st = env.game
+        writes = np.flatnonzero(env.action_masks()[lay.writes])
+        if len(writes):
+            break
+        env.step(random_legal(env, rng))
+    cell = int(writes[0])
+    _, sheet = enc.afterstates(st, [cell], [st.roll], [st.dice_index])
+    agent_side = afterstate_features(rules, sheet, jokers_features(rules, st))
+    env.step(lay.write_offset + cell)
+    sample = afterstate_features(rules, enc.sheet_features(env.game)[None], jokers_features(rules, env.game))
+    np.testing.assert_array_equal(agent_side, sample)
+    assert agent_side.shape == (1, feature_size(rules)) and feature_size(rules) == enc.sheet_size + 8
