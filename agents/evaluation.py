@@ -25,6 +25,8 @@ from jamb_env import JambEnv, load_ruleset
 from jamb_env.rules import column_totals
 
 EVAL_SEED_BASE = 20_000_000
+#: Agent specs that end in a path (``<prefix><path>``; a glob in the path names several agents).
+PATH_PREFIXES = ("hybrid:", "rllib:", "search:")
 
 
 def eval_seeds(games: int, base: int = EVAL_SEED_BASE) -> list[int]:
@@ -70,7 +72,7 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     out = []
     for spec in specs:
         if any(ch in spec for ch in "*?["):
-            prefix = next((p for p in ("hybrid:", "rllib:") if spec.startswith(p)), "")
+            prefix = next((p for p in PATH_PREFIXES if spec.startswith(p)), "")
             paths = sorted(glob.glob(spec.removeprefix(prefix)))
             if not paths:
                 raise FileNotFoundError(f"no checkpoint matches {spec.removeprefix(prefix)}")

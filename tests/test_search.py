@@ -226,3 +226,26 @@ def test_features_of_an_afterstate_match_the_env(tmp_path):
     sample = afterstate_features(rules, enc.sheet_features(env.game)[None], jokers_features(rules, env.game))
     np.testing.assert_array_equal(agent_side, sample)
     assert agent_side.shape == (1, feature_size(rules)) and feature_size(rules) == enc.sheet_size + 8
+
+
+def test_evaluate_checks_search_agents_before_playing(tmp_path, capsys):
+    from agents.cli.evaluate import main
+
+    for spec, message in ((f"search:{tmp_path / 'none.npz'}", "no value network file"),
+                          ("search", "no shipped value network for ruleset 'nokaut'")):
+        with pytest.raises(SystemExit) as e:
+            main(["--ruleset", "nokaut", "--agents", "greedy", spec, "--games", "2", "--no-progress", "--out", str(tmp_path) + "/"])
+        assert e.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing played, nothing written
+
+
+def test_evaluate_plays_search_networks_by_glob(tmp_path, capsys):
+    from agents.cli.evaluate import main
+
+    for seed in (0, 1):
+        random_net("classic_down", seed=seed).save(tmp_path / f"v{seed}.npz")
+    assert main(["--ruleset", "classic_down", "--agents", f"search:{tmp_path}/v*.npz", "--games", "2", "--no-progress",
+                 "--out", str(tmp_path / "res") + "/"]) == 0
+    out = capsys.readouterr().out
+    assert f"search:{tmp_path}/v0.npz" in out and f"search:{tmp_path}/v1.npz" in out

@@ -1,7 +1,7 @@
 """Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
 
     python scripts/bench.py [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
-        [--rllib [--rllib-runners 1 2]] [--skip-env]
+        [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
@@ -13,7 +13,10 @@ steps/s and the share of wall time spent inside the env (step, reset, masks). Wi
 ``--rllib`` (needs ``make install-ray``), RLlib PPO rows on ``configs/rllib_classic.yaml``
 with 0 (the driver samples), 1 and 2 env runners on a local Ray: the sampling rate (env
 steps/s of the env runners with the policy's inference, all runners together) and the
-training rate (env steps/s of whole PPO iterations: sampling and updates).
+training rate (env steps/s of whole PPO iterations: sampling and updates). With
+``--agents``, seconds per game of each agent (``agents.load`` names and paths) on the
+first preset, over ``--agent-games`` games of the validation seeds after one warm-up game
+(median and range).
 
 Also runnable under pytest-benchmark: ``pytest benchmarks/``.
 """
@@ -292,7 +295,29 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
     return rows
 
 
-def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[dict] | None = None) -> str:
+def agent_rows(specs: list[str], ruleset: str, games: int) -> list[dict]:
+    """Seconds per game of each agent on ``ruleset`` (one warm-up game first: numba
+    compilation and table building are not timed), on validation seeds 30,000,000 + g."""
+    from agents import load
+    from agents.evaluation import play_game
+
+    rows = []
+    for spec in specs:
+        agent, env = load(spec, ruleset=ruleset), JambEnv(ruleset=ruleset)
+        play_game(agent, env, 29_999_999)
+        times = []
+        for g in range(games):
+            start = time.perf_counter()
+            play_game(agent, env, 30_000_000 + g)
+            times.append(time.perf_counter() - start)
+        rows.append({"agent": spec, "ruleset": ruleset, "games": games, "s_per_game": float(np.median(times)),
+                     "range": (min(times), max(times))})
+        print(f"  {spec} on {ruleset}: {rows[-1]['s_per_game']:.2f} s/game", file=sys.stderr)
+    return rows
+
+
+def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[dict] | None = None,
+             agent_table: list[dict] | None = None) -> str:
     lines = ["| preset | env | games | env steps/s (median) | range | with sampling | peak MB |", "|---|---|---|---|---|---|---|"] if env_table else []
     for r in env_table:
         lo, hi = r["env_range"]
@@ -310,6 +335,12 @@ def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[d
         for r in rllib_table:
             where = "the driver samples" if r["env_runners"] == 0 else f"{r['env_runners']} env runner(s)"
             lines.append(f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | {r['steps_per_s']:,.0f} |")
+    if agent_table:
+        lines += [""] if lines else []
+        lines += ["| agent | ruleset | games | seconds per game (median) | range |", "|---|---|---|---|---|"]
+        for r in agent_table:
+            lo, hi = r["range"]
+            lines.append(f"| {r['agent']} | {r['ruleset']} | {r['games']} | {r['s_per_game']:.2f} | {lo:.2f}-{hi:.2f} |")
     return "\n".join(lines)
 
 
@@ -324,7 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-env", action="store_true", help="no env rows")
     parser.add_argument("--rllib", action="store_true", help="RLlib PPO rows too (needs make install-ray)")
     parser.add_argument("--rllib-runners", type=int, nargs="+", default=[0, 1, 2], help="env runner counts of the RLlib rows (0-64)")
+    parser.add_argument("--agents", nargs="+", default=[], help="time these agents (seconds per game) on the first preset")
+    parser.add_argument("--agent-games", type=int, default=5, help="timed games per agent (1-1000)")
     args = parser.parse_args(argv)
+    if not 1 <= args.agent_games <= 1000:
+        parser.error(f"--agent-games must be 1 to 1000, got {args.agent_games}")
     if any(not 0 <= n <= 64 for n in args.rllib_runners):
         parser.error(f"--rllib-runners must be 0 to 64, got {args.rllib_runners}")
     if args.rllib:
@@ -346,15 +381,24 @@ def main(argv: list[str] | None = None) -> int:
             load_ruleset(name)
         except ValueError as exc:
             parser.error(f"--presets {name}: {exc}")
+    if args.agents:
+        from agents import load
+
+        for spec in args.agents:
+            try:
+                load(spec, ruleset=presets[0])
+            except (ValueError, FileNotFoundError) as exc:
+                parser.error(f"--agents {spec}: {exc}")
     try:
         print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
         env_table = [] if args.skip_env else env_rows(presets, args.seconds, args.repeats)
         train_table = [] if args.skip_train else train_rows(args.train_steps)
         rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
+        agent_table = agent_rows(args.agents, presets[0], args.agent_games) if args.agents else []
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
         return 130
-    print(markdown(env_table, train_table, rllib_table))
+    print(markdown(env_table, train_table, rllib_table, agent_table))
     return 0
 
 

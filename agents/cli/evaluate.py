@@ -48,6 +48,7 @@ from pathlib import Path
 
 from agents.evaluation import (
     EVAL_SEED_BASE,
+    PATH_PREFIXES,
     eval_seeds,
     expand_specs,
     group_spread,
@@ -112,8 +113,8 @@ def plot(results, path: Path, ruleset: str) -> None:
 
 
 def short_label(label: str) -> str:
-    """A label for the legend: a checkpoint path shortened to its file name (keeping ``hybrid:`` and ``rllib:``)."""
-    prefix = next((p for p in ("hybrid:", "rllib:") if label.startswith(p)), "")
+    """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``, ``rllib:`` or ``search:``)."""
+    prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")
     rest = label.removeprefix(prefix)
     return prefix + (Path(rest).name if "/" in rest else rest)
 
@@ -149,7 +150,7 @@ MAX_GAMES = 10_000_000
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)")
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), search (the exact turn planner on the shipped models/value_<ruleset>.npz), search:<value network .npz>, MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)")
     parser.add_argument("--games", type=int, default=1000, help=f"games per agent (canonical seeds; 2..{MAX_GAMES:,})")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default 1); with --ray: the CPUs of the local Ray (default 2)")
@@ -187,13 +188,21 @@ def main(argv: list[str] | None = None) -> int:
             except FileNotFoundError as exc:
                 parser.error(f"--agents {spec}: {exc}")
             continue
-        if not (spec in AGENT_NAMES or spec.startswith("hybrid:") or spec.endswith(".zip") or any(c in spec for c in "*?[")):
-            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too) "
-                         "or rllib:<RLlib run or checkpoint folder>")
+        if not (spec in AGENT_NAMES or spec.startswith(("hybrid:", "search:")) or spec.endswith(".zip") or any(c in spec for c in "*?[")):
+            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too), "
+                         "search:<value network .npz> or rllib:<RLlib run or checkpoint folder>")
     try:
         labels = [label for label, _, _ in expand_specs(args.agents)]
     except FileNotFoundError as exc:
         parser.error(f"--agents: {exc}")
+    for label in labels:  # a search agent's network is read now: a wrong file or ruleset fails before any game
+        if label == "search" or label.startswith("search:"):
+            from agents import load
+
+            try:
+                load(label, ruleset=args.ruleset)
+            except (ValueError, FileNotFoundError) as exc:
+                parser.error(f"--agents {label}: {exc}")
     if len(set(labels)) != len(labels):
         twice = sorted({x for x in labels if labels.count(x) > 1})
         parser.error(f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once")

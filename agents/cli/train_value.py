@@ -4,7 +4,7 @@
     python scripts/train_value.py --ruleset classic --iterations 4 --games 2000 [--seed 0] [--out DIR]
 
 Options given on the command line override the config's keys (``ruleset``, ``seed``,
-``iterations``, ``games``, ``lam``, ``epochs``, ``workers``). The run folder (default
+``iterations``, ``games``, ``first_games``, ``lam``, ``epochs``, ``workers``). The run folder (default
 ``runs/value_<ruleset>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
 (the newest), ``history.csv``, ``config.yaml`` and TensorBoard scalars ``value/*``;
 ``--resume`` continues a stopped run after its newest finished iteration. Play the result
@@ -23,7 +23,7 @@ import yaml
 
 from agents.cli import interruptible
 
-OVERRIDES = ("ruleset", "seed", "iterations", "games", "lam", "epochs", "workers")
+OVERRIDES = ("ruleset", "seed", "iterations", "games", "first_games", "lam", "epochs", "workers")
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -33,6 +33,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int)
     parser.add_argument("--iterations", type=int, help="policy-iteration rounds (round 0 plays expectimax)")
     parser.add_argument("--games", type=int, help="games per round")
+    parser.add_argument("--first-games", type=int, help="games of round 0 (expectimax's; default --games)")
     parser.add_argument("--lam", type=float, help="lambda of the targets, 0..1 (1: Monte Carlo)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--workers", type=int, help="processes playing the games (default 2)")

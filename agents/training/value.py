@@ -18,9 +18,9 @@ on targets standardised with the first iteration's mean and deviation, Adam), wa
 from the previous iteration. The last write of a game leaves a full sheet, worth 0 by
 definition, and is not a sample.
 
-Games: game ``i`` (counted over every iteration) is ``game_seed(seed, i, STAGE_VALUE)``
-(:mod:`jamb_env.seeding`), so no two games of a run, and no game of another seed, share
-dice. Each iteration writes ``<out>/value_iter<k>.npz`` and ``<out>/value.npz`` (the
+Games: game ``i`` (counted over every iteration, so a resumed run with another ``games``
+replays none) is ``game_seed(seed, i, STAGE_VALUE)`` (:mod:`jamb_env.seeding`), so no two
+games of a run, and no game of another seed, share dice. Each iteration writes ``<out>/value_iter<k>.npz`` and ``<out>/value.npz`` (the
 newest), appends a row to ``<out>/history.csv`` and TensorBoard scalars ``value/*``, all
 atomically; ``resume=True`` continues a killed run after its newest finished iteration.
 """
@@ -54,7 +54,8 @@ class ValueConfig:
     Attributes:
         ruleset: preset name. seed: run seed (game seeds, weight initialisation).
         iterations: policy-iteration rounds (round 0 plays expectimax).
-        games: games played per round. hidden: hidden layer widths.
+        games: games played per round. first_games: games of round 0 (expectimax's, the
+            cheapest to play; default ``games``). hidden: hidden layer widths.
         lam: λ of the λ-return targets (rounds >= 1). epochs: passes over a round's samples.
         lr: Adam learning rate. batch_size: samples per gradient step.
         workers: processes playing games. torch_threads: threads of the fit.
@@ -64,6 +65,7 @@ class ValueConfig:
     seed: int = 0
     iterations: int = 4
     games: int = 2000
+    first_games: int | None = None
     hidden: tuple[int, ...] = (256, 256)
     lam: float = 0.7
     epochs: int = 10
@@ -77,14 +79,14 @@ class ValueConfig:
         self.hidden = tuple(self.hidden)
         checks = {
             "seed": self.seed >= 0, "iterations": self.iterations >= 1, "games": self.games >= 2,
-            "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": self.workers >= 1,
+            "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": self.workers >= 1,
             "torch_threads": self.torch_threads >= 1, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
             "hidden": len(self.hidden) >= 1 and all(isinstance(h, int) and h >= 1 for h in self.hidden),
         }
         for name, ok in checks.items():
             if not ok:
                 allowed = {"lam": "0..1", "lr": "> 0", "hidden": "a list of positive widths", "seed": ">= 0",
-                           "games": ">= 2"}.get(name, ">= 1")
+                           "games": ">= 2", "first_games": ">= 2"}.get(name, ">= 1")
                 raise ValueError(f"value config: {name} = {getattr(self, name)!r} is not allowed ({allowed})")
 
     @classmethod
@@ -252,10 +254,12 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     for it in range(len(rows), cfg.iterations):
         t0 = time.time()
         policy = None if net is None else str(out / f"value_iter{it - 1}.npz")
-        seeds = [game_seed(cfg.seed, it * cfg.games + i, STAGE_VALUE) for i in range(cfg.games)]
+        played = sum(int(r["games"]) for r in rows)  # games of earlier rounds: never replayed
+        n = cfg.games if it > 0 or cfg.first_games is None else cfg.first_games
+        seeds = [game_seed(cfg.seed, played + i, STAGE_VALUE) for i in range(n)]
         games = play(cfg.ruleset, policy, seeds, workers=cfg.workers)
         X, Y = targets(games, net, cfg.lam)
-        meta = {"ruleset": cfg.ruleset, "iteration": it, "games": cfg.games * (it + 1), "seed": cfg.seed,
+        meta = {"ruleset": cfg.ruleset, "iteration": it, "games": played + n, "seed": cfg.seed,
                 "hidden": list(cfg.hidden), "lam": cfg.lam, "train_s": round(time.time() - started, 1)}
         net, loss, hold = fit(X, Y, cfg, net, meta, rng)
         net.meta["train_s"] = round(time.time() - started, 1)
@@ -263,13 +267,13 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         net.save(out / "value.npz")
         score = float(np.mean([s for _, _, s in games]))
         rows.append({"iteration": it, "policy": "expectimax" if policy is None else f"search(iter {it - 1})",
-                     "games": cfg.games, "samples": len(X), "mean_score": round(score, 2), "fit_loss": round(loss, 5),
+                     "games": n, "samples": len(X), "mean_score": round(score, 2), "fit_loss": round(loss, 5),
                      "holdout_loss": round(hold, 5), "wall_s": round(time.time() - t0, 1)})
         _write_history(out, rows)
         for k in ("mean_score", "fit_loss", "holdout_loss"):
             writer.add_scalar(f"value/{k}", rows[-1][k], it)
         writer.flush()
-        log(f"iteration {it}: {rows[-1]['policy']} played {cfg.games} games, mean {score:.1f}; "
+        log(f"iteration {it}: {rows[-1]['policy']} played {n} games, mean {score:.1f}; "
             f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s")
     writer.close()
     return out / "value.npz"
