@@ -200,6 +200,35 @@ class _ColumnModel:
         return h
 
 
+    def column_prior(self, values: np.ndarray, filled: int, r: int | None = None, v=None) -> np.ndarray:
+        """The model's expected points still to come in one column (the prior of the
+        ``search`` agent's value): each empty row at its ``par`` (max and min: through
+        the difference only), ``bonus x`` the normal-approximation chance of the bonus
+        while the upper rows are not all written, and the expected difference
+        (unwritten parts at ``par``) while it is not credited. With ``r`` and ``v``
+        (array): the column after writing each ``v`` in row ``r``; float64 like ``v``."""
+        rules = self.rules
+        v = np.zeros(1) if v is None else np.asarray(v, dtype=np.float64)
+        values = values.astype(np.float64)
+        if r is not None:
+            filled |= 1 << r
+        out = np.zeros_like(v)
+        for q in range(rules.num_rows):
+            if not filled >> q & 1 and q not in (self.max, self.min):
+                out = out + self.par[q]
+        if self.upper and filled & self.upper_bits != self.upper_bits:
+            upper = sum(values[q] for q in self.upper if filled >> q & 1 and q != r) + (v if r in self.face else 0.0)
+            remaining = [q for q in self.upper if not filled >> q & 1]
+            out = out + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * self._p_bonus(np.asarray(upper, dtype=np.float64), remaining)
+        bits = (1 << self.ones) | (1 << self.max) | (1 << self.min) if self.diff_rows else 0
+        if bits and filled & bits != bits:
+            if r is None:
+                out = out + self._expected_difference(values, filled)
+            else:
+                out = out + self._expected_difference(values, filled, r, v)
+        return out
+
+
 def _erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x) if np.ndim(x) else math.erf(float(x))
 

@@ -8,12 +8,18 @@ every hold, every roll outcome, every writable cell, and at roll 1 each announce
 in cell ``x`` is worth
 
     leaf(x, v) = points credited by the write + V(sheet after the write),
+    V(s) = prior(s) + net(s),
 
 where the points are the engine's own (the write kernel: bonus and difference included)
-and ``V`` is an **afterstate value network**: the expected points still to come from the
-sheet the write leaves, before the next turn's first roll (0 once the sheet is full). A
-leaf is therefore an estimate of the points of the rest of the game, and the plan's
-value at any decision the expected points still to come (``explain`` shows them).
+and ``V`` is an **afterstate value**: the expected points still to come from the sheet
+the write leaves, before the next turn's first roll (0 once the sheet is full). A leaf is
+therefore an estimate of the points of the rest of the game, and the plan's value at any
+decision the expected points still to come (``explain`` shows them). ``prior`` is
+expectimax's own model of a sheet (:meth:`agents.heuristic._ColumnModel.column_prior`:
+empty rows at their par, the bonus chance, the expected difference), so a network that
+outputs 0 plays about like expectimax; the **network** learns the residual, what that
+model gets wrong. (Without the prior the network must learn the whole value, and on
+``classic`` its error, tens of points, swamps the few points between two writes.)
 
 Why an afterstate value: between two turns the future depends only on the sheet (the
 dice are fresh), so ``V`` needs no dice inputs, and within a turn the planner is exact;
@@ -51,12 +57,12 @@ from jamb_env.files import atomic_write
 from jamb_env.observation import encoder
 from jamb_env.rules import GameState
 
-from .heuristic import JOKER_COSTS, ExpectimaxAgent
+from .heuristic import JOKER_COSTS, ExpectimaxAgent, column_model
 
 #: Shipped afterstate value networks: ``models/value_<ruleset>.npz``.
 VALUE_DIR = Path(__file__).resolve().parents[1] / "models"
 #: Version of the ``.npz`` layout and of the input features; a file of another version is refused.
-VALUE_FORMAT = 1
+VALUE_FORMAT = 2  # 2: the network is the residual over the prior
 
 
 @lru_cache(maxsize=None)
@@ -94,7 +100,8 @@ def afterstate_features(rules: Ruleset, sheet: np.ndarray, jokers: np.ndarray) -
 
 
 class ValueNet:
-    """An afterstate value network: sheet features -> expected points still to come.
+    """An afterstate value network: sheet features -> expected points still to come
+    beyond the prior (the search agent adds :meth:`SearchAgent.prior`).
 
     Args:
         layers: ``[(W (in, out) float32, b (out,) float32), ...]``, ReLU between layers,
@@ -124,7 +131,7 @@ class ValueNet:
         self.input_size = int(self.layers[0][0].shape[0])
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """float64 ``(N,)`` points still to come for features ``x`` ``(N, input_size)``.
+        """float64 ``(N,)`` points (beyond the prior) for features ``x`` ``(N, input_size)``.
 
         Runs on one BLAS thread: the matrices are small, and more threads only contend
         with the other processes of an evaluation (6x slower on 2 busy cores)."""
@@ -167,6 +174,13 @@ class ValueNet:
         if meta.get("format") != VALUE_FORMAT:
             raise ValueError(f"{path}: value network format {meta.get('format')!r}, this version reads {VALUE_FORMAT}")
         return cls(layers, meta["mean"], meta["std"], meta)
+
+
+def sheet_prior(rules: Ruleset, st: GameState) -> float:
+    """The prior of the sheet ``st`` (points still to come): the sum of its columns'
+    :meth:`agents.heuristic._ColumnModel.column_prior`, expectimax's model."""
+    model = column_model(rules)
+    return float(sum(model.column_prior(st.values[c], int(st.filled[c]))[0] for c in range(len(rules.columns))))
 
 
 @lru_cache(maxsize=None)
@@ -213,10 +227,16 @@ class SearchAgent(ExpectimaxAgent):
             raise ValueError(f"this search agent plays {self.rules.name!r} (its value network's ruleset), not {env.ruleset.name!r}")
         return super().act(env, observation, mask)
 
+    def prior(self, st: GameState) -> float:
+        """:func:`sheet_prior` of ``st``."""
+        return sheet_prior(self.rules, st)
+
     def leaf_tables(self, st: GameState, cells) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """Per cell of ``cells`` (empty cells of ``st``): (its distinct values sorted,
-        float64 leaf value of writing each), from one batched call of the network."""
+        float64 leaf value of writing each: points + prior + network of the sheet after),
+        from one batched call of the network."""
         rules = self.rules
+        R = rules.num_rows
         index = cell_value_index(rules)
         cells = sorted(cells)
         if not cells:
@@ -228,7 +248,12 @@ class SearchAgent(ExpectimaxAgent):
         if st.turn + 1 >= rules.num_cells:  # the last write: nothing follows
             leaf = points.astype(np.float64)
         else:
-            leaf = points + self.value(afterstate_features(rules, sheet, jokers_features(rules, st)))
+            model = column_model(rules)
+            col = {c: model.column_prior(st.values[c], int(st.filled[c]))[0] for c in {x // R for x in cells}}
+            before = self.prior(st)
+            prior = np.concatenate([before - col[x // R] + model.column_prior(st.values[x // R], int(st.filled[x // R]), x % R, index[x][0])
+                                    for x in cells])
+            leaf = points + prior + self.value(afterstate_features(rules, sheet, jokers_features(rules, st)))
         out, at = {}, 0
         for x in cells:
             n = len(index[x][0])

@@ -10,7 +10,7 @@ import pytest
 import agents
 from agents.evaluation import play_game
 from agents.optimal import OptimalAgent
-from agents.search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, value_path
+from agents.search import VALUE_FORMAT, SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, value_path
 from agents.training import value as V
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.observation import encoder
@@ -76,13 +76,25 @@ def test_last_turn_is_exact_on_one_column():
     assert seen >= 1
 
 
-def test_a_constant_value_changes_no_decision():
-    """V = c adds c to every leaf before the last turn: the same actions as V = 0."""
-    env0, env1 = JambEnv(ruleset="classic"), JambEnv(ruleset="classic")
+def test_a_constant_value_shifts_every_value():
+    """V + c adds c to the value of every action before the last turn, so the best
+    action stays best (ties apart: float rounding may pick another of equal value)."""
+    env = JambEnv(ruleset="classic")
     a0 = SearchAgent(constant_net("classic", 0.0), ruleset="classic")
     a1 = SearchAgent(constant_net("classic", 123.0), ruleset="classic")
-    r0, r1 = play_game(a0, env0, 5), play_game(a1, env1, 5)
-    assert r0 == r1
+    obs, _ = env.reset(seed=5)
+    done, checked = False, 0
+    while not done:
+        shift = 0.0 if env.game.turn == 51 else 123.0
+        v0, v1 = dict(a0.explain(env)), dict(a1.explain(env))
+        assert v0.keys() == v1.keys()
+        for a in v0:
+            assert v1[a] == pytest.approx(v0[a] + shift, abs=1e-6)
+        best = a1.act(env, obs, env.action_masks())
+        assert v0[best] == pytest.approx(max(v0.values()), abs=1e-6)
+        checked += 1
+        obs, _, done, *_ = env.step(a0.act(env, obs, env.action_masks()))
+    assert checked > 52
 
 
 @pytest.mark.parametrize("ruleset", ["classic", "jnn", "joly", "nokaut", "six_dice_copy", "six_dice_variation"])
@@ -99,7 +111,7 @@ def test_value_net_file_round_trip(tmp_path):
     back = ValueNet.load(path)
     x = np.random.default_rng(0).random((5, net.input_size)).astype(np.float32)
     np.testing.assert_array_equal(net(x), back(x))
-    assert back.ruleset == "classic" and back.meta["format"] == 1
+    assert back.ruleset == "classic" and back.meta["format"] == VALUE_FORMAT
     assert not [p for p in tmp_path.iterdir() if p.name != "v.npz"]  # no temporary file left
 
 
@@ -147,12 +159,13 @@ def test_shipped_networks_load(ruleset):
 
 def test_targets_monte_carlo_and_lambda():
     feats = np.zeros((2, 3), np.float32)  # afterstates of writes 1 and 2; write 3 ends the game
-    games = [(feats, np.array([1.0, 2.0, 3.0]), 6.0)]
+    prior = np.array([1.0, 0.5])
+    games = [(feats, prior, np.array([1.0, 2.0, 3.0]), 6.0)]
     _, mc = V.targets(games, None, 0.5)
-    np.testing.assert_allclose(mc, [5.0, 3.0])
+    np.testing.assert_allclose(mc, np.array([5.0, 3.0]) - prior)  # the return minus the prior
     ten = ValueNet([(np.zeros((3, 1), np.float32), np.zeros(1, np.float32))], 10.0, 1.0, {"ruleset": "classic"})
-    _, lam = V.targets(games, ten, 0.5)
-    np.testing.assert_allclose(lam, [2.0 + 0.5 * 10.0 + 0.5 * 3.0, 3.0])
+    _, lam = V.targets(games, ten, 0.5)  # V(s_1) = prior 0.5 + network 10
+    np.testing.assert_allclose(lam, np.array([2.0 + 0.5 * 10.5 + 0.5 * 3.0, 3.0]) - prior)
     _, one = V.targets(games, ten, 1.0)
     np.testing.assert_allclose(one, mc)
 
@@ -177,9 +190,35 @@ def test_training_run_resumes_and_is_reproducible(tmp_path):
 
 
 def test_value_error_vs_optimal_is_measured():
-    err = V.value_error_vs_optimal(constant_net("classic_down", 0.0), "classic_down", [30_000_000, 30_000_001])
-    assert err["states"] == 24  # 12 afterstates a game (the last write's is not one)
-    assert err["mae"] == pytest.approx(-err["bias"]) and err["mae"] > 50  # V = 0 underestimates every state
+    seeds = [30_000_000, 30_000_001]
+    prior = V.value_error_vs_optimal(constant_net("classic_down", 0.0), "classic_down", seeds)
+    assert prior["states"] == 24  # 12 afterstates a game (the last write's is not one)
+    assert prior["mae"] == pytest.approx(prior["prior_mae"]) and prior["mae"] > 0
+    low = V.value_error_vs_optimal(constant_net("classic_down", -1000.0), "classic_down", seeds)
+    assert low["bias"] == pytest.approx(prior["bias"] - 1000.0)  # the network adds to the prior
+    assert low["mae"] == pytest.approx(-low["bias"])
+
+
+def test_a_zero_network_values_sheets_by_the_prior():
+    """Leaves = points + prior of the sheet after (the network adds 0): the prior of each
+    afterstate computed one column at a time equals sheet_prior of the engine's state."""
+    from agents.search import sheet_prior
+
+    env = JambEnv(ruleset="classic")
+    rules, lay = env.ruleset, layout(env.ruleset)
+    agent = SearchAgent(constant_net("classic", 0.0), ruleset="classic")
+    rng = np.random.default_rng(5)
+    env.reset(seed=8)
+    for _ in range(60):
+        env.step(random_legal(env, rng))
+    st = env.game
+    writes = [int(c) for c in np.flatnonzero(env.action_masks()[lay.writes])]
+    leaves = agent.leaf_tables(st, writes)
+    for cell in writes:
+        after, points = apply_action(rules, st, lay.write_offset + cell)
+        values, leaf = leaves[cell]
+        v = after.values.flat[cell]
+        assert leaf[np.searchsorted(values, v)] == pytest.approx(points + sheet_prior(rules, after))
 
 
 @pytest.mark.parametrize("bad, message", [

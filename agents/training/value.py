@@ -8,10 +8,13 @@ and a target, the points that followed it:
 
 * iteration 0 (no network yet): the Monte Carlo return, all points credited after the
   write;
-* later iterations: the λ-return of the network that played, ``G_t = p_{t+1} + (1 - λ)
+* later iterations: the λ-return of the value that played, ``G_t = p_{t+1} + (1 - λ)
   V(s_{t+1}) + λ G_{t+1}`` over the afterstates ``s_t`` and the points ``p_t`` of the
-  writes (0 after the last), which trades the Monte Carlo noise of a whole game's dice
-  for the network's own bias.
+  writes (0 after the last), ``V = prior + network``, which trades the Monte Carlo noise
+  of a whole game's dice for the value's own bias;
+
+and the network's target is that return minus the prior of the afterstate
+(:func:`agents.search.sheet_prior`): it learns what expectimax's model gets wrong.
 
 The network (an MLP, ReLU) is then fitted to the iteration's samples (mean squared error
 on targets standardised with the first iteration's mean and deviation, Adam), warm-started
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import io
+import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
@@ -42,7 +46,7 @@ from jamb_env.observation import encoder
 from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
-from ..search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features
+from ..search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, sheet_prior
 
 HISTORY_FIELDS = ("iteration", "policy", "games", "samples", "mean_score", "fit_loss", "holdout_loss", "wall_s")
 
@@ -99,9 +103,10 @@ class ValueConfig:
         return cls(**d)
 
 
-def _play_chunk(args) -> list[tuple[np.ndarray, np.ndarray, float]]:
+def _play_chunk(args) -> list[tuple]:
     """Play the games of ``seeds`` with ``policy`` (None: expectimax; else a network
-    file); per game (afterstate features (T - 1, F), points of the T writes, score)."""
+    file); per game (afterstate features (T - 1, F), their priors (T - 1,), points of the
+    T writes, score)."""
     ruleset, policy, seeds = args
     from agents.heuristic import ExpectimaxAgent
 
@@ -112,7 +117,7 @@ def _play_chunk(args) -> list[tuple[np.ndarray, np.ndarray, float]]:
     out = []
     for s in seeds:
         obs, _ = env.reset(seed=int(s))
-        feats, points, pending, total, done = [], [], 0.0, 0.0, False
+        feats, priors, points, pending, total, done = [], [], [], 0.0, 0.0, False
         while not done:
             a = agent.act(env, obs, env.action_masks())
             obs, r, term, trunc, _ = env.step(a)
@@ -125,42 +130,52 @@ def _play_chunk(args) -> list[tuple[np.ndarray, np.ndarray, float]]:
                 if not done:
                     st = env.game
                     feats.append(afterstate_features(rules, enc.sheet_features(st)[None], jokers_features(rules, st))[0])
+                    priors.append(sheet_prior(rules, st))
         points[-1] += pending
-        out.append((np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)), np.array(points), total))
+        out.append((np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)), np.array(priors), np.array(points), total))
     return out
 
 
-def play(ruleset: str, policy: str | None, seeds: list[int], workers: int = 1) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Games of ``seeds`` in order (see :func:`_play_chunk`), over ``workers`` processes."""
-    chunks = [seeds[i::workers] for i in range(workers)] if workers > 1 else [seeds]
+def _map(fn, items: list, head: tuple, workers: int) -> list:
+    """``fn((*head, chunk))`` over ``workers`` interleaved chunks of ``items``; the
+    results in the order of ``items``."""
     if workers == 1:
-        return _play_chunk((ruleset, policy, seeds))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        parts = list(pool.map(_play_chunk, [(ruleset, policy, c) for c in chunks]))
-    out = [None] * len(seeds)
+        return fn((*head, items))
+    chunks = [items[i::workers] for i in range(workers)]
+    # spawned, not forked: a child forked after the fit inherits torch's thread pools in a
+    # state that made it play 10x slower
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = list(pool.map(fn, [(*head, c) for c in chunks]))
+    out = [None] * len(items)
     for w, part in enumerate(parts):
         out[w::workers] = part
     return out
 
 
+def play(ruleset: str, policy: str | None, seeds: list[int], workers: int = 1) -> list[tuple]:
+    """Games of ``seeds`` in order (see :func:`_play_chunk`), over ``workers`` processes."""
+    return _map(_play_chunk, seeds, (ruleset, policy), workers)
+
+
 def targets(games, net: ValueNet | None, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """(features (N, F), targets (N,)) of the games: Monte Carlo returns without ``net``,
-    else λ-returns of ``net`` (module docstring)."""
-    X = np.concatenate([f for f, _, _ in games])
+    """(features (N, F), network targets (N,)) of the games: the return (Monte Carlo
+    without ``net``, else the λ-return of ``prior + net``, module docstring) minus the
+    prior of each afterstate."""
+    X = np.concatenate([g[0] for g in games])
     V = net(X) if net is not None and len(X) else None
     Y, at = [], 0
-    for f, p, _ in games:
-        n = len(f)  # afterstates s_1 .. s_{T-1}; p has the T writes' points
+    for f, prior, p, _ in games:
+        n = len(f)  # afterstates s_0 .. s_{n-1} after writes 0 .. n-1; p has the n + 1 writes' points
         G = np.zeros(n)
         g = 0.0
-        for t in range(n - 1, -1, -1):  # G_t: after write t + 1 (0-based afterstate t)
+        for t in range(n - 1, -1, -1):
             if V is None:
                 g = p[t + 1] + g
             else:
-                v_next = V[at + t + 1] if t + 1 < n else 0.0
+                v_next = prior[t + 1] + V[at + t + 1] if t + 1 < n else 0.0
                 g = p[t + 1] + ((1 - lam) * v_next + lam * g if t + 1 < n else 0.0)
             G[t] = g
-        Y.append(G)
+        Y.append(G - prior)
         at += n
     return X, np.concatenate(Y)
 
@@ -265,7 +280,7 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         net.meta["train_s"] = round(time.time() - started, 1)
         net.save(out / f"value_iter{it}.npz")
         net.save(out / "value.npz")
-        score = float(np.mean([s for _, _, s in games]))
+        score = float(np.mean([g[-1] for g in games]))
         rows.append({"iteration": it, "policy": "expectimax" if policy is None else f"search(iter {it - 1})",
                      "games": n, "samples": len(X), "mean_score": round(score, 2), "fit_loss": round(loss, 5),
                      "holdout_loss": round(hold, 5), "wall_s": round(time.time() - t0, 1)})
@@ -290,7 +305,8 @@ def _yaml(cfg: ValueConfig) -> str:
 def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dict:
     """On a one-column sheet (``optimal`` agent): play ``seeds`` optimally and compare the
     network with the exact value (expected points still to come under optimal play) of
-    every afterstate visited; {"states", "mae", "bias"} in points (last writes excluded)."""
+    every afterstate visited (the agent's value: prior + network); {"states", "mae",
+    "bias", "prior_mae"} in points (last writes excluded; ``prior_mae``: the prior alone)."""
     from agents.optimal import OptimalAgent
 
     rules = load_ruleset(ruleset)
@@ -298,7 +314,7 @@ def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dic
     solver = agent.solver
     env = JambEnv(ruleset=ruleset)
     enc, lay = encoder(rules, turn_features=False), layout(rules)
-    feats, exact = [], []
+    feats, exact, priors = [], [], []
     for s in seeds:
         obs, _ = env.reset(seed=int(s))
         done = False
@@ -310,6 +326,9 @@ def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dic
                 st = env.game
                 k, x = solver.state_of(st.values[0], int(st.filled[0]))
                 exact.append(float(solver.V[k][solver.states[k][x]]))
+                priors.append(sheet_prior(rules, st))
                 feats.append(afterstate_features(rules, enc.sheet_features(st)[None], jokers_features(rules, st))[0])
-    err = net(np.array(feats)) - np.array(exact)
-    return {"states": len(err), "mae": float(np.abs(err).mean()), "bias": float(err.mean())}
+    err = np.array(priors) + net(np.array(feats)) - np.array(exact)
+    prior_err = np.array(priors) - np.array(exact)
+    return {"states": len(err), "mae": float(np.abs(err).mean()), "bias": float(err.mean()),
+            "prior_mae": float(np.abs(prior_err).mean())}
