@@ -288,3 +288,15 @@ def test_evaluate_plays_search_networks_by_glob(tmp_path, capsys):
                  "--out", str(tmp_path / "res") + "/"]) == 0
     out = capsys.readouterr().out
     assert f"search:{tmp_path}/v0.npz" in out and f"search:{tmp_path}/v1.npz" in out
+
+
+def test_cli_error_vs_optimal(tmp_path, capsys):
+    from agents.cli.train_value import main
+
+    path = constant_net("classic_up", 0.0).save(tmp_path / "v.npz")
+    assert main(["--error-vs-optimal", str(path), "--games", "2"]) == 0
+    assert "classic_up, 2 canonical games, 24 afterstates of optimal play" in capsys.readouterr().out
+    other = constant_net("classic", 0.0).save(tmp_path / "c.npz")
+    with pytest.raises(SystemExit):
+        main(["--error-vs-optimal", str(other), "--games", "2"])
+    assert "the exact solver needs a sheet of one down or up column" in capsys.readouterr().err
