@@ -149,7 +149,7 @@ def test_load_by_name(tmp_path):
     assert isinstance(agents.load(f"search:{path}", ruleset="classic_up"), SearchAgent)
 
 
-@pytest.mark.parametrize("ruleset", ["classic_down", "classic_up", "classic", "jnn"])
+@pytest.mark.parametrize("ruleset", ["classic_down", "classic_up"])
 def test_shipped_networks_load(ruleset):
     if not value_path(ruleset).is_file():
         pytest.fail(f"models/value_{ruleset}.npz is not shipped")
