@@ -167,12 +167,21 @@ class ValueNet:
         try:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(str(z["meta"]))
+                if not isinstance(meta, dict):
+                    raise ValueError("its meta is not a mapping")
                 n = int(meta["layers"])
                 layers = [(z[f"W{i}"], z[f"b{i}"]) for i in range(n)]
-        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path} is not a value network file (.npz written by ValueNet.save): {exc}") from None
+        except Exception as exc:  # any damage (empty, truncated, not a zip, missing keys) is one error
+            raise ValueError(f"{path} is not a value network file (.npz written by ValueNet.save): {exc or type(exc).__name__}") from None
         if meta.get("format") != VALUE_FORMAT:
             raise ValueError(f"{path}: value network format {meta.get('format')!r}, this version reads {VALUE_FORMAT}")
+        for i, (W, b) in enumerate(layers):
+            for name, a in ((f"W{i}", W), (f"b{i}", b)):
+                if a.dtype.kind != "f" or not np.isfinite(a).all():
+                    raise ValueError(f"{path}: {name} must hold finite floats, got dtype {a.dtype}")
+        scale = [meta.get("mean"), meta.get("std")]
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in scale):
+            raise ValueError(f"{path}: mean and std must be finite numbers, got {scale}")
         return cls(layers, meta["mean"], meta["std"], meta)
 
 

@@ -138,6 +138,22 @@ def test_bad_networks_and_files(tmp_path):
         agent.act(env, obs, env.action_masks())
 
 
+def test_damaged_network_files(tmp_path):
+    (tmp_path / "empty.npz").write_bytes(b"")
+    good = random_net("classic").save(tmp_path / "good.npz")
+    (tmp_path / "cut.npz").write_bytes(good.read_bytes()[:500])
+    for name in ("empty.npz", "cut.npz"):
+        with pytest.raises(ValueError, match="is not a value network file"):
+            ValueNet.load(tmp_path / name)
+    bad = random_net("classic")
+    bad.layers[0][0][0, 0] = np.nan
+    with pytest.raises(ValueError, match="W0 must hold finite floats"):
+        ValueNet.load(bad.save(tmp_path / "nan.npz"))
+    inf = random_net("classic", mean=float("inf"))
+    with pytest.raises(ValueError, match="mean and std must be finite"):
+        ValueNet.load(inf.save(tmp_path / "inf.npz"))
+
+
 def test_load_by_name(tmp_path):
     with pytest.raises(ValueError, match="no shipped value network for ruleset 'nokaut'"):
         agents.load("search", ruleset="nokaut")
@@ -184,6 +200,11 @@ def test_training_run_resumes_and_is_reproducible(tmp_path):
     again = V.train_value(cfg, tmp_path / "b", log=lambda *_: None)
     x = np.random.default_rng(1).random((4, feature_size(load_ruleset("classic_down")))).astype(np.float32)
     np.testing.assert_array_equal(ValueNet.load(path.parent / "value_iter1.npz")(x), ValueNet.load(again)(x))
+    with pytest.raises(ValueError, match="holds no value run to continue"):
+        V.train_value(cfg, tmp_path / "none", resume=True, log=lambda *_: None)
+    seeded = V.ValueConfig(ruleset="classic_down", seed=1, iterations=3, games=4, hidden=(8,), epochs=1, workers=1)
+    with pytest.raises(ValueError, match="trained with seed 0, not 1"):
+        V.train_value(seeded, tmp_path / "a", resume=True, log=lambda *_: None)
     with pytest.raises(ValueError, match="trains ruleset 'classic_down', not 'classic_up'"):
         V.train_value(V.ValueConfig(ruleset="classic_up", iterations=4, games=4, hidden=(8,), epochs=1, workers=1),
                       tmp_path / "a", resume=True, log=lambda *_: None)
@@ -223,7 +244,9 @@ def test_a_zero_network_values_sheets_by_the_prior():
 
 @pytest.mark.parametrize("bad, message", [
     ({"games": 1}, "games = 1"), ({"lam": 2.0}, "lam = 2.0"), ({"hidden": []}, "hidden"),
-    ({"ruleset": "nope"}, "nope"), ({"learning_rate": 1}, "unknown keys"),
+    ({"ruleset": "nope"}, "nope"), ({"learning_rate": 1}, "unknown keys"), ({"games": 2.5}, "games must be an integer"),
+    ({"workers": True}, "workers must be an integer"), ({"lr": "1e-3"}, "lr must be a number"),
+    ({"hidden": [True]}, "hidden must be a list"), ({"workers": 1000}, "workers = 1000"), ({"ruleset": "x.yaml"}, "not found"),
 ])
 def test_bad_configs(bad, message):
     with pytest.raises(ValueError, match=message):

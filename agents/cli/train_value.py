@@ -47,7 +47,13 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its newest iteration")
     parser.add_argument("--error-vs-optimal", metavar="FILE", help="measure this network against the exact solver instead of training")
     args = parser.parse_args(argv)
-    if args.error_vs_optimal:
+    if args.error_vs_optimal is not None:
+        if not args.error_vs_optimal:
+            parser.error("--error-vs-optimal needs a value network file")
+        unused = [f"--{k.replace('_', '-')}" for k in (*OVERRIDES, "config", "out") if k not in ("ruleset", "games")
+                  and getattr(args, k) is not None] + (["--resume"] if args.resume else [])
+        if unused:
+            parser.error(f"--error-vs-optimal measures a network and trains nothing: {', '.join(unused)} do not apply")
         return error_vs_optimal(parser, args)
     from agents.training.value import ValueConfig, train_value
 
@@ -69,7 +75,11 @@ def _main(argv: list[str] | None = None) -> int:
     out = Path(args.out or f"runs/value_{cfg.ruleset}_s{cfg.seed}")
     try:
         path = train_value(cfg, out, resume=args.resume)
-    except (FileExistsError, ValueError) as exc:
+    except FileExistsError as exc:
+        parser.error(str(exc))
+    except OSError as exc:  # a file in the way, no permission
+        parser.error(f"--out {out}: {exc}")
+    except ValueError as exc:  # a damaged or different run to resume
         parser.error(str(exc))
     print(f"value network: {path}\nplay it:       python scripts/evaluate.py --ruleset {cfg.ruleset} --agents expectimax search:{path}")
     return 0

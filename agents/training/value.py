@@ -41,13 +41,15 @@ from pathlib import Path
 import numpy as np
 
 from jamb_env import JambEnv, load_ruleset
-from jamb_env.files import atomic_write_text
+from jamb_env.files import atomic_write_text, check_output_folder
 from jamb_env.observation import encoder
 from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
 from ..search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, sheet_prior
 
+#: Most processes a run may play its games on.
+MAX_WORKERS = 64
 HISTORY_FIELDS = ("iteration", "policy", "games", "samples", "mean_score", "fit_loss", "holdout_loss", "wall_s")
 
 
@@ -79,18 +81,36 @@ class ValueConfig:
     torch_threads: int = 1
 
     def __post_init__(self):
-        load_ruleset(self.ruleset)  # RulesetError (a ValueError) for an unknown preset
+        def is_int(x):
+            return isinstance(x, int) and not isinstance(x, bool)
+
+        for name in ("seed", "iterations", "games", "epochs", "batch_size", "workers", "torch_threads", "first_games"):
+            value = getattr(self, name)
+            if not (is_int(value) or (name == "first_games" and value is None)):
+                raise ValueError(f"value config: {name} must be an integer, got {value!r}")
+        for name in ("lam", "lr"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ValueError(f"value config: {name} must be a number, got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)")
+        if not isinstance(self.ruleset, str):
+            raise ValueError(f"value config: ruleset must be a preset name or a rules YAML path, got {self.ruleset!r}")
+        try:
+            self.rules_name = load_ruleset(self.ruleset).name  # RulesetError (a ValueError) for an unknown preset
+        except FileNotFoundError as exc:
+            raise ValueError(f"value config: ruleset {self.ruleset!r}: {exc}") from None
+        if not isinstance(self.hidden, (list, tuple)) or not all(is_int(h) for h in self.hidden):
+            raise ValueError(f"value config: hidden must be a list of positive integer widths, got {self.hidden!r}")
         self.hidden = tuple(self.hidden)
         checks = {
             "seed": self.seed >= 0, "iterations": self.iterations >= 1, "games": self.games >= 2,
-            "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": self.workers >= 1,
+            "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": 1 <= self.workers <= MAX_WORKERS,
             "torch_threads": self.torch_threads >= 1, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
             "hidden": len(self.hidden) >= 1 and all(isinstance(h, int) and h >= 1 for h in self.hidden),
         }
         for name, ok in checks.items():
             if not ok:
                 allowed = {"lam": "0..1", "lr": "> 0", "hidden": "a list of positive widths", "seed": ">= 0",
-                           "games": ">= 2", "first_games": ">= 2"}.get(name, ">= 1")
+                           "games": ">= 2", "first_games": ">= 2", "workers": f"1..{MAX_WORKERS}"}.get(name, ">= 1")
                 raise ValueError(f"value config: {name} = {getattr(self, name)!r} is not allowed ({allowed})")
 
     @classmethod
@@ -228,11 +248,20 @@ def fit(X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, me
 
 
 def _read_history(out: Path) -> list[dict]:
+    """The finished iterations of the run in ``out`` ([] if none); ValueError if damaged."""
     path = out / "history.csv"
     if not path.is_file():
         return []
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        rows = list(csv.DictReader(f))
+    try:
+        for i, row in enumerate(rows):
+            if int(row["iteration"]) != i:
+                raise ValueError(f"row {i + 1} is iteration {row['iteration']}")
+            int(row["games"]), float(row["wall_s"])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(f"{path} is damaged ({exc}); the fields are {', '.join(HISTORY_FIELDS)}") from None
+    return rows
 
 
 def _write_history(out: Path, rows: list[dict]) -> None:
@@ -251,14 +280,24 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         ValueError: ``resume`` of a folder whose network is of another ruleset.
     """
     out = Path(out)
+    check_output_folder(out)  # OSError: a file in the way, no permission
     rows = _read_history(out)
     net = None
     if rows and not resume:
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
-    if resume and rows:
-        net = ValueNet.load(out / f"value_iter{len(rows) - 1}.npz")
-        if net.ruleset != cfg.ruleset:
-            raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.ruleset!r}")
+    if resume and not rows:
+        raise ValueError(f"--resume: {out} holds no value run to continue (no history.csv with a finished iteration)")
+    if resume:
+        try:
+            net = ValueNet.load(out / f"value_iter{len(rows) - 1}.npz")
+        except FileNotFoundError as exc:
+            raise ValueError(f"--resume: {out} is damaged: {exc}") from None
+        if net.ruleset != cfg.rules_name:
+            raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.rules_name!r}")
+        for key in ("seed", "hidden"):
+            if net.meta.get(key) != (list(cfg.hidden) if key == "hidden" else cfg.seed):
+                raise ValueError(f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
+                                 "a resumed run keeps its ruleset, seed and network")
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "config.yaml", _yaml(cfg))
     from torch.utils.tensorboard import SummaryWriter
@@ -274,7 +313,7 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         seeds = [game_seed(cfg.seed, played + i, STAGE_VALUE) for i in range(n)]
         games = play(cfg.ruleset, policy, seeds, workers=cfg.workers)
         X, Y = targets(games, net, cfg.lam)
-        meta = {"ruleset": cfg.ruleset, "iteration": it, "games": played + n, "seed": cfg.seed,
+        meta = {"ruleset": cfg.rules_name, "iteration": it, "games": played + n, "seed": cfg.seed,
                 "hidden": list(cfg.hidden), "lam": cfg.lam, "train_s": round(time.time() - started, 1)}
         net, loss, hold = fit(X, Y, cfg, net, meta, rng)
         net.meta["train_s"] = round(time.time() - started, 1)
