@@ -199,7 +199,6 @@ class _ColumnModel:
                 h = h + self._expected_difference(values, filled, r, v) - self._expected_difference(values, filled)
         return h
 
-
     def column_prior(self, values: np.ndarray, filled: int, r: int | None = None, v=None) -> np.ndarray:
         """The model's expected points still to come in one column (the prior of the
         ``search`` agent's value): each empty row at its ``par`` (max and min: through

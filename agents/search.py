@@ -36,8 +36,10 @@ them from a table.
 (:class:`ValueNet`); it is trained by approximate policy iteration
 (:mod:`agents.training.value`): games of ``expectimax`` first, then of the search agent
 with the latest network, each afterstate's target the λ-return of the points that
-followed it (plain Monte Carlo for the expectimax games). Shipped networks:
-``models/value_<ruleset>.npz`` (:data:`VALUE_DIR`); ``search:<file>`` loads another.
+followed it (plain Monte Carlo for the expectimax games) minus its prior. Shipped
+networks: ``models/value_<ruleset>.npz`` (:data:`VALUE_DIR`; ``classic_down`` and
+``classic_up``, where the agent plays at optimal play's level; on ``classic`` and ``jnn``
+the networks trained so far play below expectimax: README); ``search:<file>`` loads another.
 
 Limits: on a shared sheet the agent values its own points, like a solitaire game (it has
 no model of the column awards); Joly's jokers are weighed at the write decision with
