@@ -187,11 +187,22 @@ class ValueNet:
         return cls(layers, meta["mean"], meta["std"], meta)
 
 
-def sheet_prior(rules: Ruleset, st: GameState) -> float:
-    """The prior of the sheet ``st`` (points still to come): the sum of its columns'
-    :meth:`agents.heuristic._ColumnModel.column_prior`, expectimax's model."""
+def column_priors(rules: Ruleset, st: GameState) -> list[float]:
+    """Per played column of ``st``: :meth:`agents.heuristic._ColumnModel.column_prior`
+    (expectimax's model of the column's points still to come)."""
     model = column_model(rules)
-    return float(sum(model.column_prior(st.values[c], int(st.filled[c]))[0] for c in range(len(rules.columns))))
+    return [float(model.column_prior(st.values[c], int(st.filled[c]))[0]) for c in range(len(rules.columns))]
+
+
+def sheet_prior(rules: Ruleset, st: GameState) -> float:
+    """The prior of the sheet ``st`` (points still to come): the sum of its :func:`column_priors`."""
+    return sum(column_priors(rules, st))
+
+
+def sheet_sample(rules: Ruleset, st: GameState) -> np.ndarray:
+    """float32 ``(feature_size,)``: :func:`afterstate_features` of the sheet of ``st`` (a
+    state right after a write: the afterstate, whatever its dice)."""
+    return afterstate_features(rules, encoder(rules, turn_features=False).sheet_features(st)[None], jokers_features(rules, st))[0]
 
 
 @lru_cache(maxsize=None)
@@ -260,8 +271,8 @@ class SearchAgent(ExpectimaxAgent):
             leaf = points.astype(np.float64)
         else:
             model = column_model(rules)
-            col = {c: model.column_prior(st.values[c], int(st.filled[c]))[0] for c in {x // R for x in cells}}
-            before = self.prior(st)
+            col = column_priors(rules, st)
+            before = sum(col)
             prior = np.concatenate([before - col[x // R] + model.column_prior(st.values[x // R], int(st.filled[x // R]), x % R, index[x][0])
                                     for x in cells])
             leaf = points + prior + self.value(afterstate_features(rules, sheet, jokers_features(rules, st)))

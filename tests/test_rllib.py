@@ -68,12 +68,17 @@ def scalars(run_dir: Path) -> dict[str, list[int]]:
     ({"n_steps": 128}, "key 'n_steps': unknown; allowed: engine, ruleset"),
 ])
 def test_bad_config_values_are_named(tmp_path, changes, message):
+    assert_refused(write_config(tmp_path / "bad.yaml", **changes), message)
+
+
+def assert_refused(path: Path, message: str) -> None:
+    """load_rllib_config(path) raises a ConfigError naming the file and saying ``message``."""
     from agents.training.config import ConfigError
     from agents.training.rllib_config import load_rllib_config
 
     with pytest.raises(ConfigError) as exc:
-        load_rllib_config(write_config(tmp_path / "bad.yaml", **changes))
-    assert message in str(exc.value) and "bad.yaml" in str(exc.value)
+        load_rllib_config(path)
+    assert message in str(exc.value) and Path(path).name in str(exc.value)
 
 
 def test_the_shipped_config_is_valid():

@@ -10,7 +10,8 @@ import pytest
 import agents
 from agents.evaluation import play_game
 from agents.optimal import OptimalAgent
-from agents.search import VALUE_FORMAT, SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, value_path
+from agents.search import (VALUE_FORMAT, SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features,
+                           sheet_sample, value_path)
 from agents.training import value as V
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.observation import encoder
@@ -285,8 +286,8 @@ def test_features_of_an_afterstate_match_the_env(tmp_path):
     _, sheet = enc.afterstates(st, [cell], [st.roll], [st.dice_index])
     agent_side = afterstate_features(rules, sheet, jokers_features(rules, st))
     env.step(lay.write_offset + cell)
-    sample = afterstate_features(rules, enc.sheet_features(env.game)[None], jokers_features(rules, env.game))
-    np.testing.assert_array_equal(agent_side, sample)
+    sample = sheet_sample(rules, env.game)
+    np.testing.assert_array_equal(agent_side[0], sample)
     assert agent_side.shape == (1, feature_size(rules)) and feature_size(rules) == enc.sheet_size + 8
 
 

@@ -42,11 +42,10 @@ import numpy as np
 
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.files import atomic_write_text, check_output_folder
-from jamb_env.observation import encoder
 from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
-from ..search import SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features, sheet_prior
+from ..search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
 
 #: Most processes a run may play its games on.
 MAX_WORKERS = 64
@@ -105,7 +104,7 @@ class ValueConfig:
             "seed": self.seed >= 0, "iterations": self.iterations >= 1, "games": self.games >= 2,
             "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": 1 <= self.workers <= MAX_WORKERS,
             "torch_threads": self.torch_threads >= 1, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
-            "hidden": len(self.hidden) >= 1 and all(isinstance(h, int) and h >= 1 for h in self.hidden),
+            "hidden": len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),  # integers: checked above
         }
         for name, ok in checks.items():
             if not ok:
@@ -133,7 +132,7 @@ def _play_chunk(args) -> list[tuple]:
     rules = load_ruleset(ruleset)
     agent = ExpectimaxAgent() if policy is None else SearchAgent(policy, ruleset=ruleset)
     env = JambEnv(ruleset=ruleset)
-    enc, lay = encoder(rules, turn_features=False), layout(rules)
+    lay = layout(rules)
     out = []
     for s in seeds:
         obs, _ = env.reset(seed=int(s))
@@ -149,7 +148,7 @@ def _play_chunk(args) -> list[tuple]:
                 pending = 0.0
                 if not done:
                     st = env.game
-                    feats.append(afterstate_features(rules, enc.sheet_features(st)[None], jokers_features(rules, st))[0])
+                    feats.append(sheet_sample(rules, st))
                     priors.append(sheet_prior(rules, st))
         points[-1] += pending
         out.append((np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)), np.array(priors), np.array(points), total))
@@ -294,8 +293,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
             raise ValueError(f"--resume: {out} is damaged: {exc}") from None
         if net.ruleset != cfg.rules_name:
             raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.rules_name!r}")
-        for key in ("seed", "hidden"):
-            if net.meta.get(key) != (list(cfg.hidden) if key == "hidden" else cfg.seed):
+        for key, now in (("seed", cfg.seed), ("hidden", list(cfg.hidden))):
+            if net.meta.get(key) != now:
                 raise ValueError(f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
                                  "a resumed run keeps its ruleset, seed and network")
     out.mkdir(parents=True, exist_ok=True)
@@ -352,7 +351,7 @@ def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dic
     agent = OptimalAgent(ruleset)
     solver = agent.solver
     env = JambEnv(ruleset=ruleset)
-    enc, lay = encoder(rules, turn_features=False), layout(rules)
+    lay = layout(rules)
     feats, exact, priors = [], [], []
     for s in seeds:
         obs, _ = env.reset(seed=int(s))
@@ -366,7 +365,7 @@ def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dic
                 k, x = solver.state_of(st.values[0], int(st.filled[0]))
                 exact.append(float(solver.V[k][solver.states[k][x]]))
                 priors.append(sheet_prior(rules, st))
-                feats.append(afterstate_features(rules, enc.sheet_features(st)[None], jokers_features(rules, st))[0])
+                feats.append(sheet_sample(rules, st))
     err = np.array(priors) + net(np.array(feats)) - np.array(exact)
     prior_err = np.array(priors) - np.array(exact)
     return {"states": len(err), "mae": float(np.abs(err).mean()), "bias": float(err.mean()),
