@@ -17,7 +17,7 @@ from __future__ import annotations
 from .errors import IllegalActionError, RulesetError
 from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 ENV_ID = "Jamb-v1"
 

@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import rules as core
-from ._batch import Batch, stream_length
+from .engine import Engine, stream_length
 from .errors import IllegalActionError
 from .render import render_sheet, sheet_image
 from .rules import Action, GameState, Ruleset, load_ruleset
@@ -141,6 +141,12 @@ class JambEnv(gym.Env):
 
     ## Version History
 
+    * v1, corrected in 0.2.0: the ``difference`` and ``upper_to_bonus`` features read
+      the rules' own definitions (``difference_clamp``, ``bonus_strict``) instead of a
+      restatement without them; their documented meaning is unchanged. Only ``jnn``
+      (a negative difference showed where 0 is credited) and the ``six_dice`` presets
+      (points to the bonus were one short) observe differently; every other preset's
+      observation is bit-identical (the shipped models score exactly as before).
     * v1: observation gains ``target`` (C*R), ``cell_reach`` (C*R) and ``cell_hold``
       (C*R*n) after ``value_now``: the cells open now and, for each, the expected points
       of a turn played for that cell alone and that plan's keep-mask (tables per
@@ -180,8 +186,8 @@ class JambEnv(gym.Env):
         self.reward_scale = float(reward_scale)
         rules = self.ruleset
         self._layout = core.layout(rules)
-        self._batch = Batch(rules, 1, self.turn_features)
-        self._encoder = self._batch.encoder
+        self._engine = Engine(rules, 1, self.turn_features)
+        self._encoder = self._engine.encoder
         self.action_space = spaces.Discrete(self._layout.num_actions)
         self.observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
         if self.mask_in_observation:
@@ -196,9 +202,9 @@ class JambEnv(gym.Env):
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        g = self._batch.games
+        g = self._engine.games
         g.stream[0] = core.roll_dice(self.np_random, self._stream_len)
-        self._batch.reset(np.zeros(1, dtype=np.int64))
+        self._engine.reset(np.zeros(1, dtype=np.int64))
         self._started, self._done = True, False
         if self.render_mode == "human":
             self.render()
@@ -210,16 +216,16 @@ class JambEnv(gym.Env):
         if self._done:
             raise RuntimeError("the episode has ended; call reset() before step()")
         a = self._check_action_type(action)
-        g = self._batch.games
+        g = self._engine.games
         if not (0 <= a < self._layout.num_actions and g.masks[0, a]):
             return self._illegal(a)
-        self._batch.step_one(0, a)
-        res = self._batch.results
+        self._engine.step_one(0, a)
+        res = self._engine.results
         terminated = bool(res.dones[0])
         self._done = terminated
         info = self._info()
         if terminated:
-            (info["score_parts"], info["column_scores"]), = self._batch.final_scores([0])
+            (info["score_parts"], info["column_scores"]), = self._engine.final_scores([0])
         if self.render_mode == "human":
             self.render()
         return self.observe(), int(res.points[0]) * self.reward_scale, terminated, False, info
@@ -243,7 +249,7 @@ class JambEnv(gym.Env):
         (never all False: see the class docstring); a new array each call."""
         if self._done:
             return np.ones(self._layout.num_actions, dtype=bool)
-        return self._batch.games.masks[0].copy()
+        return self._engine.games.masks[0].copy()
 
     def legal_mask(self) -> np.ndarray:
         """bool ``(action_space.n,)``: the rules' legal actions now, all False once the game
@@ -251,7 +257,7 @@ class JambEnv(gym.Env):
         a new array."""
         if self._done or not self._started:
             return np.zeros(self._layout.num_actions, dtype=bool)
-        return self._batch.games.masks[0].copy()
+        return self._engine.games.masks[0].copy()
 
     def decode_action(self, action: int) -> Action:
         """The :class:`~jamb_env.rules.Action` of index ``action`` (ValueError outside)."""
@@ -277,12 +283,12 @@ class JambEnv(gym.Env):
         nothing in the env)."""
         if not self._started:
             raise RuntimeError("call reset() first")
-        return self._batch.game_state(0)
+        return self._engine.game_state(0)
 
     @property
     def score(self) -> int:
         """Running sheet total (points)."""
-        return int(self._batch.games.score[0]) if self._started else 0
+        return int(self._engine.games.score[0]) if self._started else 0
 
     def get_state(self, resample: np.random.Generator | None = None) -> EnvState:
         """A copy of the full game state, dice stream and its position included.
@@ -296,7 +302,7 @@ class JambEnv(gym.Env):
             raise RuntimeError("call reset() first")
         if resample is not None and not isinstance(resample, np.random.Generator):
             raise ValueError(f"resample must be a numpy.random.Generator or None, got {type(resample).__name__}")
-        g = self._batch.games
+        g = self._engine.games
         stream, position = g.stream[0].copy(), int(g.pos[0])
         if resample is not None:
             stream[position:] = core.roll_dice(resample, len(stream) - position)
@@ -323,7 +329,7 @@ class JambEnv(gym.Env):
         rules, game = self.ruleset, self.game
         core.chance_outcomes(rules, game, action)  # validates the re-roll
         faces = core.rolled_faces(rules, game, int(action), dice)
-        g = self._batch.games
+        g = self._engine.games
         pos = int(g.pos[0])
         g.stream[0, pos:pos + len(faces)] = faces
         return self.step(int(action))
@@ -356,12 +362,7 @@ class JambEnv(gym.Env):
             raise ValueError(f"state.score = {state.score!r} but the sheet scores {sheet_score}")
         if not isinstance(state.done, (bool, np.bool_)) or (state.game.roll == 0 and not state.done):
             raise ValueError("state.done must be a bool, and True once the game is over")
-        g, st = self._batch.games, state.game
-        g.values[0], g.filled[0], g.dice[0], g.stream[0] = st.values, st.filled, st.dice, stream
-        g.dice_index[0], g.roll[0], g.announced[0], g.answer_due[0], g.turn[0], g.copy_row[0], g.jokers[0], g.pure[0] = (
-            st.dice_index, st.roll, st.announced, st.answer_due, st.turn, st.copy_row, st.jokers, st.pure)
-        g.pos[0], g.score[0] = state.position, state.score
-        self._batch.refresh(0)
+        self._engine.load_state(0, state.game, stream, int(state.position), int(state.score))
         self._started, self._done = True, bool(state.done)
 
     def observe(self) -> np.ndarray | dict[str, np.ndarray]:
@@ -370,14 +371,14 @@ class JambEnv(gym.Env):
         and ``"action_mask"`` int8 ``(action_space.n,)``. RuntimeError before reset."""
         if not self._started:
             raise RuntimeError("call reset() first")
-        obs = self._batch.games.obs[0].copy()
+        obs = self._engine.games.obs[0].copy()
         if self.mask_in_observation:
             return {"observation": obs, "action_mask": self.action_masks().astype(np.int8)}
         return obs
 
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, Any]:
-        g = self._batch.games
+        g = self._engine.games
         roll, announced = int(g.roll[0]), int(g.announced[0])
         return {
             "score": int(g.score[0]),

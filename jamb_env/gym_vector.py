@@ -1,7 +1,7 @@
 """``JambVectorEnv``: N games stepped at once by compiled kernels, as a Gymnasium ``VectorEnv``.
 
 The Gymnasium-native sibling of :class:`~jamb_env.vector.JambVecEnv` (the SB3 ``VecEnv``):
-the same engine (:class:`jamb_env._batch.Batch`), Gymnasium's 5-tuple, dict-of-arrays
+the same engine (:class:`jamb_env.engine.Engine`), Gymnasium's 5-tuple, dict-of-arrays
 infos and autoreset modes. ``gymnasium.make_vec("Jamb-v1", num_envs=N,
 vectorization_mode="vector_entry_point")`` builds one. Game ``i`` of
 ``reset(seed=[s_0, ..., s_N-1])`` is the game of ``JambEnv().reset(seed=s_i)``.
@@ -18,7 +18,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._batch import Batch
+from .engine import Engine
 from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
 from .rules import Ruleset, layout, load_ruleset
@@ -126,9 +126,9 @@ class JambVectorEnv(VectorEnv):
         self.turn_features = bool(turn_features)
         self.mask_in_observation = bool(mask_in_observation)
         N = self.num_envs = int(num_envs)
-        self._batch = Batch(self.ruleset, N, self.turn_features)
+        self._engine = Engine(self.ruleset, N, self.turn_features)
         self._num_actions = A = layout(self.ruleset).num_actions
-        enc = self._batch.encoder
+        enc = self._engine.encoder
         box = spaces.Box(enc.low, enc.high, dtype=np.float32)
         self.single_observation_space = (
             spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) if self.mask_in_observation else box
@@ -170,7 +170,7 @@ class JambVectorEnv(VectorEnv):
         for i, s in enumerate(seeds):
             if s is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(s)
-        self._batch.fresh_outputs()  # arrays handed out before are never written again
+        self._engine.fresh_outputs()  # arrays handed out before are never written again
         self._new_games(self._arange)
         self._over[:] = False
         self._started = True
@@ -189,7 +189,7 @@ class JambVectorEnv(VectorEnv):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         a = self._check_actions(actions)
-        A, batch = self._num_actions, self._batch
+        A, batch = self._num_actions, self._engine
         masks = batch.games.masks
         legal = (a >= 0) & (a < A)
         legal[legal] = masks[np.flatnonzero(legal), a[legal]]
@@ -200,7 +200,7 @@ class JambVectorEnv(VectorEnv):
             raise IllegalActionError(f"game {i}: {self._why(i, int(a[i]))}; the games are unchanged")
         over = np.flatnonzero(self._over)
         # games kept out of the kernel: pointed at a legal action, stepped, then restored
-        saved = self._batch.snapshot(illegal) if len(illegal) else None
+        saved = self._engine.snapshot(illegal) if len(illegal) else None
         safe = a.copy()
         safe[illegal] = masks[illegal].argmax(axis=1)
         # fresh output buffers (the kernel writes every entry): the arrays handed out by the
@@ -209,15 +209,15 @@ class JambVectorEnv(VectorEnv):
         if len(over):  # NEXT_STEP: the new games of the slots that ended last step
             self._new_games(over)
             safe[over] = batch.games.masks[over].argmax(axis=1)
-            saved_over = self._batch.snapshot(over)
+            saved_over = self._engine.snapshot(over)
         res = batch.step(safe, self.parallel)
         rewards = res.points.astype(np.float64)
         terminated = res.dones.copy()
         if len(over):
-            self._batch.restore(over, saved_over)
+            self._engine.restore(over, saved_over)
             rewards[over], terminated[over] = 0.0, False
         if len(illegal):
-            self._batch.restore(illegal, saved)
+            self._engine.restore(illegal, saved)
             rewards[illegal], terminated[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY, True
             if not self._warned_illegal:
                 i = int(illegal[0])
@@ -250,12 +250,12 @@ class JambVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ helpers
     def _new_games(self, idx: np.ndarray) -> None:
-        self._batch.new_games(idx, self._rngs)
+        self._engine.new_games(idx, self._rngs)
 
     def _outputs(self, info: dict[str, Any]):
         """``(obs, info)`` handed out: ``info["action_mask"]`` (int8, all ones for a game
         that is over) added; the Box obs is the batch's fresh array."""
-        g = self._batch.games
+        g = self._engine.games
         mask = g.masks.astype(np.int8)
         mask[self._over] = 1
         info["action_mask"], info["_action_mask"] = mask, np.ones(self.num_envs, dtype=bool)
@@ -265,14 +265,14 @@ class JambVectorEnv(VectorEnv):
     def _end_info(self, done: np.ndarray, ended: np.ndarray, illegal: np.ndarray) -> dict[str, Any]:
         """The end-of-game keys for the games ``done`` (bool mask ``ended``): score, and
         score_parts / column_scores (legal ends) or illegal_action."""
-        N, res = self.num_envs, self._batch.results
+        N, res = self.num_envs, self._engine.results
 
         def column(idx, values, dtype=np.int64):
             out = np.zeros(N, dtype=dtype)
             out[idx] = values
             return out
 
-        out: dict[str, Any] = {"score": column(done, self._batch.games.score[done]), "_score": ended.copy()}
+        out: dict[str, Any] = {"score": column(done, self._engine.games.score[done]), "_score": ended.copy()}
         ok, bad = done[~illegal[done]], done[illegal[done]]
         if len(ok):
             has = np.zeros(N, dtype=bool)
@@ -299,4 +299,4 @@ class JambVectorEnv(VectorEnv):
         return arr.astype(np.int64)
 
     def _why(self, i: int, a: int) -> str:
-        return self._batch.why_illegal(i, a)
+        return self._engine.why_illegal(i, a)

@@ -54,7 +54,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._batch import stream_length
+from .engine import stream_length
 from .errors import IllegalActionError
 from .observation import encoder
 from .rules import Ruleset, action_to_string, layout, load_ruleset, roll_dice, why_illegal

@@ -1,7 +1,7 @@
 """``SeatVecEnv``: N multiplayer games stepped by the rule kernels, seen from one seat per
 game, as an SB3 ``VecEnv`` (fast self-play).
 
-The engine is the solitaire :class:`~jamb_env._batch.Batch`: every sheet of every game is
+The engine is the solitaire :class:`~jamb_env.engine.Engine`: every sheet of every game is
 one of its slots (``num_players`` slots per game with separate sheets, one with a shared
 sheet), stepped by the same kernels as ``JambEnv``; what the multiplayer game adds (whose
 turn, the answer obligation passing to the next player, who wrote each shared cell, the
@@ -30,7 +30,7 @@ from gymnasium.utils import seeding
 from numba import prange
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from ._batch import Batch, play_game, refresh_game, observe_game
+from .engine import Engine as Batch, step_state as play_game, refresh_game, observe_game
 from .env import JambEnv
 from .multiplayer import REWARDS, _score_bound, observation_size, raw_env
 from .rules import Ruleset, layout, load_ruleset, roll_dice

@@ -36,10 +36,13 @@ cell_hold          C * R * n     (v1 only) on target cells: that plan's keep-mas
                                  ends at the turn's last roll (``last_turn_rolls`` on
                                  the last turn) or the column's (hand: 1, free2: 2)
 upper_sum          C             column's upper sum / largest possible upper sum
-upper_to_bonus     C             points still missing to the bonus threshold /
-                                 threshold ([0, 1])
+upper_to_bonus     C             points still missing to the bonus (the smallest
+                                 upper sum that earns it, ``kernels.bonus_floor``) /
+                                 that sum ([0, 1])
 upper_left         C             upper cells still empty / upper rows ([0, 1])
-difference         C             credited difference / largest |difference| ([-1, 1])
+difference         C             credited difference (``kernels.credited_difference``:
+                                 ``difference_clamp`` included) / largest |difference|
+                                 ([-1, 1])
 progress           1             cells written / all cells ([0, 1])
 =================  ============  =====================================================
 
@@ -236,7 +239,7 @@ class ObservationEncoder:
             blocks=blocks,
             row_max_cells=row_max,
             upper_rows=upper,
-            fconst=np.array([upper_max, max(float(rules.bonus_threshold), 1.0), diff_max], dtype=np.float64),
+            fconst=np.array([upper_max, max(float(rk.bonus_floor(rules.arrays.P)), 1.0), diff_max], dtype=np.float64),
             dice_feat=dice_feat,
             value_now=value_now,
             turn_reach=turn_reach,
@@ -347,7 +350,7 @@ def sheet_column(i, c, values, filled, ra, oa, sheet):
                 nfilled += 1
         upf = np.float32(up)
         sheet[i, S[S_UPPER_SUM] + c] = upf / upper_max
-        togo = threshold - upf
+        togo = np.float32(rk.bonus_floor(P) - up)  # the bonus's own threshold (bonus_strict: one more)
         if togo < 0:
             togo = np.float32(0.0)
         if togo > threshold:
@@ -358,8 +361,8 @@ def sheet_column(i, c, values, filled, ra, oa, sheet):
         o, mx, mn = P[rk.P_ONES], P[rk.P_MAX], P[rk.P_MIN]
         d = np.float32(0.0)
         if (f >> o) & 1 and (f >> mx) & 1 and (f >> mn) & 1:
-            v = np.float32(values[i, c, o]) * (np.float32(values[i, c, mx]) - np.float32(values[i, c, mn]))
-            d = v / np.float32(oa.fconst[2])
+            v = rk.credited_difference(np.int64(values[i, c, o]), np.int64(values[i, c, mx]), np.int64(values[i, c, mn]), P)
+            d = np.float32(v) / np.float32(oa.fconst[2])
         sheet[i, S[S_DIFFERENCE] + c] = d
 
 

@@ -1,6 +1,6 @@
 """``JambVecEnv``: N games stepped at once by compiled kernels, as an SB3 ``VecEnv``.
 
-It runs the same engine as :class:`~jamb_env.JambEnv` (``jamb_env._batch``): game ``i``
+It runs the same engine as :class:`~jamb_env.JambEnv` (``jamb_env.engine``): game ``i``
 equals a ``JambEnv`` reset with the same seed. ``JambVecEnv(N, seed=s)`` seeds game ``i``
 with ``jamb_env.seeding.game_seed(s, i)`` (SeedSequence-derived: different seeds share no
 game); ``game_seeds=[...]`` gives each game its own integer seed (e.g. the canonical
@@ -18,7 +18,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from ._batch import Batch
+from .engine import Engine
 from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
 from .rules import Ruleset, layout, load_ruleset
@@ -101,8 +101,8 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         if not isinstance(turn_features, (bool, np.bool_)):
             raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
         self.turn_features = bool(turn_features)
-        self._batch = Batch(rules, int(num_envs), self.turn_features)
-        self._encoder = self._batch.encoder
+        self._engine = Engine(rules, int(num_envs), self.turn_features)
+        self._encoder = self._engine.encoder
         self._lay = layout(rules)
         N = int(num_envs)
         observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
@@ -154,7 +154,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         return list(self._seeds)
 
     def _view(self, name: str) -> np.ndarray:
-        view = getattr(self._batch.games, name).view()
+        view = getattr(self._engine.games, name).view()
         view.flags.writeable = False
         return view
 
@@ -178,16 +178,16 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
             seed = self._seeds[i]
             if seed is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seed)
-        self._batch.fresh_outputs()  # arrays handed out before are never written again
+        self._engine.fresh_outputs()  # arrays handed out before are never written again
         self._new_games(idx)
         self._reset_seeds()
         self._reset_options()
         self._started = True
         self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self._batch.games.obs
+        return self._engine.games.obs
 
     def _new_games(self, idx: np.ndarray) -> None:
-        self._batch.new_games(idx, self._rngs)
+        self._engine.new_games(idx, self._rngs)
         now = time.perf_counter()
         self._ep_return[idx] = 0.0
         self._ep_len[idx] = 0
@@ -209,7 +209,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         a = self._actions
         N = self.num_envs
         A = self._lay.num_actions
-        masks = self._batch.games.masks
+        masks = self._engine.games.masks
         if a.min() >= 0 and a.max() < A:
             legal = masks[self._arange, a]
         else:
@@ -222,17 +222,17 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
             raise IllegalActionError(f"game {i}: {self._why(i, int(a[i]))}; the games are unchanged")
         safe = a if not len(illegal) else np.where(legal, a, 0)
         if len(illegal):  # keep illegal games out of the kernel: point them at a legal action, then undo
-            saved = self._batch.snapshot(illegal)
+            saved = self._engine.snapshot(illegal)
             safe[illegal] = masks[illegal].argmax(axis=1)
         # fresh output buffers each step (the kernel writes every entry): the arrays handed
         # out by the previous step are never written again, so no copies are needed
-        self._batch.fresh_outputs()
-        res = self._batch.step(safe, self.parallel)
-        obs = self._batch.games.obs
+        self._engine.fresh_outputs()
+        res = self._engine.step(safe, self.parallel)
+        obs = self._engine.games.obs
         rewards = res.points.astype(np.float64)
         dones = res.dones.copy()
         if len(illegal):
-            self._batch.restore(illegal, saved)
+            self._engine.restore(illegal, saved)
             rewards[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY
             dones[illegal] = True
             if not self._warned_illegal:
@@ -251,8 +251,8 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
             returns = self._ep_return[done_idx].tolist()
             lengths = self._ep_len[done_idx].tolist()
             seconds = (now - self._ep_start[done_idx]).round(6).tolist()
-            scores = self._batch.games.score[done_idx].tolist()
-            finals = self._batch.final_scores(done_idx)
+            scores = self._engine.games.score[done_idx].tolist()
+            finals = self._engine.final_scores(done_idx)
             for k, i in enumerate(done_idx.tolist()):
                 info = infos[i]
                 info["terminal_observation"] = terminal[k]
@@ -267,15 +267,15 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
 
     def game_state(self, i: int):
         """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
-        return self._batch.game_state(i)
+        return self._engine.game_state(i)
 
     def _why(self, i: int, a: int) -> str:
-        return self._batch.why_illegal(i, a)
+        return self._engine.why_illegal(i, a)
 
     def action_masks(self) -> np.ndarray:
         """bool (N, A): the legal actions of every game (a copy: writing into it changes
         nothing)."""
-        return self._batch.games.masks.copy()
+        return self._engine.games.masks.copy()
 
     def get_images(self):
         return [None for _ in range(self.num_envs)]

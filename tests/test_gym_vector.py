@@ -84,25 +84,25 @@ def test_reset_seed_int_reproducible_and_derived():
     obs_a, _ = a.reset(seed=7)
     obs_b, _ = b.reset(seed=7)
     assert (obs_a == obs_b).all()
-    assert (a._batch.games.stream == b._batch.games.stream).all()
+    assert (a._engine.games.stream == b._engine.games.stream).all()
     b.reset(seed=8)
-    assert (a._batch.games.stream != b._batch.games.stream).any(axis=1).all()  # every game differs
+    assert (a._engine.games.stream != b._engine.games.stream).any(axis=1).all()  # every game differs
     # game i is JambEnv's game of seed game_seed(7, i), as JambVecEnv(N, seed=7)
     env = JambEnv()
     for i in range(4):
         o, _ = env.reset(seed=game_seed(7, i))
         assert (obs_a[i] == o).all()
-        assert (a._batch.games.stream[i] == env._batch.games.stream[0]).all()
+        assert (a._engine.games.stream[i] == env._engine.games.stream[0]).all()
     # unseeded resets: fresh entropy; a later reset continues each slot's generator
     c = JambVectorEnv(4)
     c.reset()
-    first = c._batch.games.stream.copy()
+    first = c._engine.games.stream.copy()
     c.reset()
-    assert (c._batch.games.stream != first).any(axis=1).all()
+    assert (c._engine.games.stream != first).any(axis=1).all()
     a.reset()
     env.reset(seed=game_seed(7, 2))
     env.reset()
-    assert (a._batch.games.stream[2] == env._batch.games.stream[0]).all()
+    assert (a._engine.games.stream[2] == env._engine.games.stream[0]).all()
 
 
 @pytest.mark.parametrize("mode", MODES)

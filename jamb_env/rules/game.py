@@ -26,7 +26,7 @@ after roll 1, and one write, which ends the turn (``roll`` back to 0).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import IllegalActionError
 from . import kernels as K
 from .ruleset import Ruleset
+from .transition import GameState, apply, roll_first
 
 
 
@@ -55,44 +56,6 @@ class Action(NamedTuple):
     joker: str | None = None
     die: int | None = None
     value: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GameState:
-    """The full state of one solitaire game (no dice stream: that is the env's).
-
-    Attributes:
-        values: int16 ``(C, R)`` written values (points), 0 where empty.
-        filled: int64 ``(C,)`` bitmask of the written rows of each column.
-        dice: int8 ``(n,)`` sorted faces of the current roll; zeros before roll 1.
-        dice_index: multiset index of ``dice`` (see ``DiceTables``); -1 before roll 1.
-        roll: 0 before the turn's first roll, then 1..max rolls of the turn.
-        announced: the announced cell ``c * R + r`` or -1.
-        answer_due: the row that the answer column takes this turn (RULES.md §1,
-            ``answer``) or -1.
-        turn: cells written so far (0..num_cells).
-        copy_row: the row the ``copy`` column offers this turn (the row the previous
-            player just wrote, RULES.md §6) or -1; always -1 without a ``copy`` column.
-        jokers: Joly's jokers left, packed (bit v - 1: fixed joker v; bits 6-7: free
-            jokers; bits 8-9: baskets; :func:`jokers_left`); 0 without jokers.
-        pure: 1 when the current roll is pure (every die rolled: roll 1, a re-roll
-            keeping nothing, a basket), else 0 (``announce_pure``, RULES.md §5).
-    """
-
-    values: np.ndarray
-    filled: np.ndarray
-    dice: np.ndarray
-    dice_index: int = -1
-    roll: int = 0
-    announced: int = -1
-    answer_due: int = -1
-    turn: int = 0
-    copy_row: int = -1
-    jokers: int = 0
-    pure: int = 0
-
-    def copy(self) -> GameState:
-        return replace(self, values=self.values.copy(), filled=self.filled.copy(), dice=self.dice.copy())
 
 
 @dataclass(frozen=True)
@@ -424,23 +387,23 @@ def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
     return arr
 
 
-def _with_dice(rules: Ruleset, st: GameState, dice: np.ndarray, roll: int, pure: bool) -> GameState:
-    sorted_dice = np.sort(dice).astype(np.int8)
-    return GameState(st.values, st.filled, sorted_dice, rules.tables.index(sorted_dice), roll, st.announced, st.answer_due,
-                     st.turn, st.copy_row, st.jokers, int(pure))
-
-
 def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> GameState:
-    """Roll 1 of a new turn with the given ``dice`` (n faces 1..6, any order).
+    """Roll 1 of a new turn with the given ``dice`` (n faces 1..6, any order): the one
+    transition's roll (:func:`jamb_env.rules.transition.start_turn`).
 
-    ``check=False`` trusts the caller (the env's own dice stream) and skips validation."""
-    if not check:
-        return _with_dice(rules, st, dice, 1, True)
-    if is_over(rules, st):
-        raise IllegalActionError("the game is over")
-    if st.roll != 0:
-        raise IllegalActionError("the turn has already started")
-    return _with_dice(rules, st, _check_dice(rules, dice, rules.dice), 1, True)
+    ``check=False`` trusts the caller (the env's own dice stream) and skips validation.
+
+    Raises:
+        IllegalActionError: the game is over, or the turn has started already.
+        ValueError: not ``n`` faces 1..6.
+    """
+    if check:
+        if is_over(rules, st):
+            raise IllegalActionError("the game is over")
+        if st.roll != 0:
+            raise IllegalActionError("the turn has already started")
+        dice = _check_dice(rules, dice, rules.dice)
+    return roll_first(rules, st, dice)
 
 
 def reroll_count(rules: Ruleset, action: int) -> int:
@@ -476,47 +439,14 @@ def apply_action(
     reason = why_illegal(rules, st, action) if check else None
     if reason is not None:
         raise IllegalActionError(f"illegal action {action} ({action_to_string(rules, action)}): {reason}")
-    lay = layout(rules)
     a = int(action)
-    if a < lay.num_holds:
+    rolled = reroll_count(rules, a)
+    if rolled:
+        what = "a re-roll needs the re-rolled dice" if a < layout(rules).num_holds else "a basket needs the n dice of the turn's new first roll"
         if dice is None:
-            raise ValueError("a re-roll needs the re-rolled dice")
-        new = _check_dice(rules, dice, reroll_count(rules, a)) if check else dice
-        kept = st.dice[[i for i in range(rules.dice) if a >> i & 1]]
-        return _with_dice(rules, st, np.concatenate([kept, new]), st.roll + 1, a == 0), 0
-    if a < lay.write_offset:
-        return replace(st, announced=int(lay.announce_cells[a - lay.announce_offset])), 0
-    if a < lay.joker_offset:
-        return _write(rules, st, a - lay.write_offset)
-    faces = np.zeros(rules.dice, dtype=np.int64)
-    k = a - lay.joker_offset
-    jokers = int(K.use_joker(k, st.dice.astype(np.int64), int(st.jokers), rules.arrays, faces))
-    if K.is_basket(k, rules.arrays.P):
-        if dice is None:
-            raise ValueError("a basket needs the n dice of the turn's new first roll")
-        new = _check_dice(rules, dice, rules.dice) if check else dice
-        return _with_dice(rules, replace(st, jokers=jokers), new, 1, True), 0
-    return _with_dice(rules, replace(st, jokers=jokers), faces, st.roll, False), 0  # a die set by hand: not pure
-
-
-def _write(rules: Ruleset, st: GameState, cell: int) -> tuple[GameState, int]:
-    values = st.values.copy()
-    filled = st.filled.copy()
-    parts, tmp = np.zeros(4, dtype=np.int64), np.zeros(rules.num_rows, dtype=np.int64)
-    points, answer_due, copy_row = K.write(values, filled, st.roll, st.dice_index, cell, rules.arrays, parts, tmp)
-    new = GameState(
-        values=values,
-        filled=filled,
-        dice=np.zeros(rules.dice, dtype=np.int8),
-        dice_index=-1,
-        roll=0,
-        announced=-1,
-        answer_due=int(answer_due),
-        turn=st.turn + 1,
-        copy_row=int(copy_row),
-        jokers=st.jokers,
-    )
-    return new, int(points)
+            raise ValueError(what)
+        dice = _check_dice(rules, dice, rolled) if check else dice
+    return apply(rules, st, a, dice if rolled else None)
 
 
 # ---------------------------------------------------------------------- scoring

@@ -15,7 +15,7 @@ Every rule that decides what is legal and what is credited lives here and only h
 The kernels take a game as small arrays (``values`` int16 ``(C, R)``, ``filled`` int64
 ``(C,)`` row bitmasks, and scalars) and a ruleset's :class:`RuleArrays` (built once per
 ruleset by :func:`rule_arrays`). The single-game core (:mod:`jamb_env.rules.game`) calls
-them on one :class:`~jamb_env.rules.GameState`; the batched env (:mod:`jamb_env._batch`)
+them on one :class:`~jamb_env.rules.GameState`; the engine of every env (:mod:`jamb_env.engine`, through :mod:`jamb_env.rules.transition`)
 calls the very same functions for each of N games, so the two cannot disagree.
 
 To add a column kind: one :class:`ColumnKind` entry in :data:`COLUMN_KINDS` (reusing an

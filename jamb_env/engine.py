@@ -1,10 +1,13 @@
-"""N games as arrays, stepped by the rule kernels: the engine of ``JambEnv`` (N = 1) and
-``JambVecEnv`` (any N).
+"""The engine of every env: N games as one record of arrays, stepped by the one transition.
 
-Both envs hold a :class:`Batch` and call the same kernels (:func:`step_game`,
-:func:`reset_game`), which call the rules of :mod:`jamb_env.rules.kernels` and the
-observation of :mod:`jamb_env.observation`: the single and the batched env cannot differ.
-A game's dice come from its stream: the k-th die rolled is ``stream[i, k]``.
+:class:`Engine` holds N games (``JambEnv``: N = 1; ``JambVecEnv``, the Gymnasium vector
+env and the multiplayer envs: any N) as :data:`Games`: the state record of
+:mod:`jamb_env.rules.transition` plus what the engine derives from it (legal masks,
+sheet features, observations). A step is the rules' :func:`~jamb_env.rules.transition.transition`
+then the legal mask (:func:`jamb_env.rules.kernels.legal_mask`) and the observation
+(:mod:`jamb_env.observation`): the single game, the batch and the core's
+``apply_action`` run the same compiled code. A game's dice come from its stream: the
+k-th die rolled is ``stream[i, k]``.
 """
 
 from __future__ import annotations
@@ -19,34 +22,14 @@ from .rules import GameState, Ruleset, action_to_string, roll_dice, why_illegal
 from .rules import kernels as rk
 from .rules.game import SCORE_PARTS
 from .rules._jit import kernel
+from .rules.transition import Slots, new_slots, read_state, start_turn, stream_length, transition, write_state
 
 
-class Games(NamedTuple):
-    """The state of N games (each array's first axis is the game).
-
-    values int16 (N, C, R) · filled int64 (N, C) row bitmasks · dice int8 (N, n) sorted ·
-    dice_index int64 (N,) (-1 before a roll) · roll, announced, answer_due, turn, score,
-    pos, copy_row, jokers, pure int64 (N,) · stream int8 (N, L) · masks bool (N, A) · sheet float32 (N, sheet size)
-    (compact sheet features) · obs float32 (N, D).
-    """
-
-    values: np.ndarray
-    filled: np.ndarray
-    dice: np.ndarray
-    dice_index: np.ndarray
-    roll: np.ndarray
-    announced: np.ndarray
-    answer_due: np.ndarray
-    turn: np.ndarray
-    score: np.ndarray
-    stream: np.ndarray
-    pos: np.ndarray
-    masks: np.ndarray
-    sheet: np.ndarray
-    obs: np.ndarray
-    copy_row: np.ndarray
-    jokers: np.ndarray
-    pure: np.ndarray
+#: The engine's record of N games: the state record's fields
+#: (:class:`~jamb_env.rules.transition.Slots`) and what the engine derives from them after
+#: every step: masks bool ``(N, A)``, sheet float32 ``(N, sheet size)`` (compact sheet
+#: features), obs float32 ``(N, D)``.
+Games = NamedTuple("Games", [(name, np.ndarray) for name in Slots._fields + ("masks", "sheet", "obs")])
 
 
 class Results(NamedTuple):
@@ -66,17 +49,15 @@ class Scratch(NamedTuple):
     tmp: np.ndarray
 
 
-def stream_length(rules: Ruleset) -> int:
-    """Dice a game can roll at most: every die of every roll of every turn, and with
-    jokers every roll of the two turns a basket restarts."""
-    baskets = 2 * rules.max_rolls if rules.jokers else 0
-    return rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls + baskets)
+class Engine:
+    """N games of one ruleset and observation layout, as arrays (:data:`Games`): the
+    engine every env holds (``JambEnv``: N = 1).
 
-
-class Batch:
-    """N games of one ruleset and observation layout, as arrays (:class:`Games`).
-
-    The ruleset's and the observation's tables are shared read-only by every batch.
+    :meth:`step` (every game) and :meth:`step_one` (one game) apply the one transition
+    of :mod:`jamb_env.rules.transition` and derive masks and observations; :meth:`reset`
+    and :meth:`new_games` start games from their dice streams; :meth:`game_state` and
+    :meth:`load_state` convert a slot to and from a :class:`~jamb_env.rules.GameState`.
+    The ruleset's and the observation's tables are shared read-only by every engine.
     """
 
     def __init__(self, rules: Ruleset, num_games: int, turn_features: bool = True):
@@ -86,25 +67,8 @@ class Batch:
         A = int(rules.arrays.P[rk.P_NUM_ACTIONS])
         D = self.encoder.size
         self.num_games = N
-        self.games = Games(
-            values=np.zeros((N, C, R), dtype=np.int16),
-            filled=np.zeros((N, C), dtype=np.int64),
-            dice=np.zeros((N, n), dtype=np.int8),
-            dice_index=np.full(N, -1, dtype=np.int64),
-            roll=np.zeros(N, dtype=np.int64),
-            announced=np.full(N, -1, dtype=np.int64),
-            answer_due=np.full(N, -1, dtype=np.int64),
-            turn=np.zeros(N, dtype=np.int64),
-            score=np.zeros(N, dtype=np.int64),
-            stream=np.zeros((N, stream_length(rules)), dtype=np.int8),
-            pos=np.zeros(N, dtype=np.int64),
-            masks=np.zeros((N, A), dtype=np.bool_),
-            sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32),
-            obs=np.zeros((N, D), dtype=np.float32),
-            copy_row=np.full(N, -1, dtype=np.int64),
-            jokers=np.zeros(N, dtype=np.int64),
-            pure=np.zeros(N, dtype=np.int64),
-        )
+        self.games = Games(**new_slots(rules, N), masks=np.zeros((N, A), dtype=np.bool_),
+                           sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32), obs=np.zeros((N, D), dtype=np.float32))
         self.results = Results(
             points=np.zeros(N, dtype=np.int64),
             dones=np.zeros(N, dtype=np.bool_),
@@ -162,13 +126,14 @@ class Batch:
 
     def game_state(self, i: int) -> GameState:
         """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
-        g = self.games
-        return GameState(
-            values=g.values[i].copy(), filled=g.filled[i].copy(), dice=g.dice[i].copy(),
-            dice_index=int(g.dice_index[i]), roll=int(g.roll[i]), announced=int(g.announced[i]),
-            answer_due=int(g.answer_due[i]), turn=int(g.turn[i]), copy_row=int(g.copy_row[i]), jokers=int(g.jokers[i]),
-            pure=int(g.pure[i]),
-        )
+        return read_state(self.games, i)
+
+    def load_state(self, i: int, st: GameState, stream: np.ndarray, position: int, score: int) -> None:
+        """Put ``st`` (its dice stream, position and score) into slot ``i`` and derive its
+        sheet features, mask and observation (the caller has validated them)."""
+        write_state(self.games, i, st)
+        self.games.stream[i], self.games.pos[i], self.games.score[i] = stream, position, score
+        self.refresh(i)
 
     def final_scores(self, idx) -> list[tuple[dict[str, int], dict[str, int]]]:
         """For each game of ``idx`` that the last step finished: its ``score_parts`` and
@@ -185,18 +150,6 @@ class Batch:
 
 # ---------------------------------------------------------------------------- kernels
 @kernel(inline=True)
-def start_turn(i, g, ra, faces):
-    """Roll 1 of game ``i``'s next turn from its stream."""
-    n = ra.P[rk.P_N]
-    for a in range(n):
-        faces[a] = g.stream[i, g.pos[i] + a]
-    g.pos[i] += n
-    g.dice_index[i] = rk.set_dice(faces, g.dice[i], ra.P, ra.key_to_index)
-    g.roll[i] = 1
-    g.pure[i] = 1
-
-
-@kernel(inline=True)
 def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
     sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
@@ -205,59 +158,16 @@ def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
 
 
 @kernel
-def play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
-    """Apply game ``i``'s legal action ``a`` (RULES.md §3-4): a re-roll draws the next
-    dice of the stream, an announcement marks the cell, a write credits its points and
-    starts the next turn (unless the sheet is full). Then the sheet features and the
-    legal mask (the observation is :func:`observe_game`'s)."""
-    P = ra.P
-    n = P[rk.P_N]
-    pts = 0
-    res.dones[i] = False
-    wrote = False
-    if a < P[rk.P_NUM_HOLDS]:
-        k = 0
-        for b in range(n):
-            if (a >> b) & 1:
-                faces[k] = g.dice[i, b]
-                k += 1
-        for b in range(n - k):
-            faces[k + b] = g.stream[i, g.pos[i] + b]
-        g.pos[i] += n - k
-        g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
-        g.roll[i] += 1
-        g.pure[i] = 1 if a == 0 else 0
-    elif a < P[rk.P_WRITE_OFFSET]:
-        g.announced[i] = ra.ann_cells[a - P[rk.P_ANN_OFFSET]]
-    elif a >= P[rk.P_JOKER_OFFSET]:  # Joly: a joker changes a die; a basket restarts the turn's rolls
-        k = a - P[rk.P_JOKER_OFFSET]
-        g.jokers[i] = rk.use_joker(k, g.dice[i], g.jokers[i], ra, faces)
-        if rk.is_basket(k, P):
-            start_turn(i, g, ra, faces)
-        else:
-            g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
-            g.pure[i] = 0
-    else:
-        pts, due, copy_row = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], a - P[rk.P_WRITE_OFFSET], ra,
-                                      parts, tmp)
-        g.answer_due[i] = due
-        g.copy_row[i] = copy_row
-        g.announced[i] = -1
-        g.turn[i] += 1
-        g.roll[i] = 0
-        g.pure[i] = 0
-        g.dice_index[i] = -1
-        for b in range(n):
-            g.dice[i, b] = 0
-        wrote = True
-        if g.turn[i] >= P[rk.P_NUM_CELLS]:
-            res.dones[i] = True
-        else:
-            start_turn(i, g, ra, faces)
-    g.score[i] += pts
+def step_state(i, a, g, ra, oa, res, bits, faces, parts, tmp):
+    """Apply game ``i``'s legal action ``a``: the one :func:`~jamb_env.rules.transition.transition`
+    (a write rolls the next turn's roll 1 unless the sheet is full), then the sheet
+    features it changed and the legal mask (the observation is :func:`observe_game`'s);
+    ``res`` gets the points, done and, for a finished game, its score parts."""
+    pts, cell, done = transition(i, a, g, ra, faces, parts, tmp, True)
     res.points[i] = pts
-    if wrote:  # only the written column's features and the turn's change
-        sheet_column(i, (a - P[rk.P_WRITE_OFFSET]) // P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
+    res.dones[i] = done
+    if cell >= 0:  # only the written column's features and the turn's change
+        sheet_column(i, cell // ra.P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
         sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
                   g.turn[i], g.jokers[i], ra, bits, g.masks[i])
@@ -273,8 +183,8 @@ def observe_game(i, g, ra, oa):
 
 @kernel
 def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
-    """:func:`play_game` then :func:`observe_game` for game ``i``."""
-    play_game(i, a, g, ra, oa, res, bits, faces, parts, tmp)
+    """:func:`step_state` then :func:`observe_game` for game ``i``."""
+    step_state(i, a, g, ra, oa, res, bits, faces, parts, tmp)
     observe_game(i, g, ra, oa)
 
 
@@ -285,7 +195,7 @@ def _make_step(parallel: bool):
         # two passes over the games, each calling one compiled (not inlined) kernel per game:
         # the rules and masks, then the observations
         for i in loop(actions.shape[0]):
-            play_game(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+            step_state(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
         for i in loop(actions.shape[0]):
             observe_game(i, g, ra, oa)
 

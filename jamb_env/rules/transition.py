@@ -1,0 +1,245 @@
+"""The one state record and the one transition of a game (RULES.md §1-4, §6).
+
+Every front end steps a game through :func:`transition` (and rolls a turn's first roll
+through :func:`start_turn`): the single-game functions (:func:`jamb_env.rules.apply_action`,
+:func:`jamb_env.rules.start_turn`, one slot in, one slot out), the engine of every env
+(:class:`jamb_env.engine.Engine`: ``JambEnv``, ``JambVecEnv``, the Gymnasium vector env,
+the multiplayer envs), the match and the chance API. OpenSpiel's ``DoApplyAction`` is the
+model: dice, holds, announcements, jokers, the write and the next turn's roll in one place.
+
+The state of N games is one :class:`Slots` record of arrays (first axis: the game); one
+game is a :class:`GameState` (the same fields, one slot, without the dice stream).
+Dice always come from the game's stream: the k-th die rolled is ``stream[i, k]`` and
+``pos[i]`` counts the dice rolled so far; a caller with explicit dice writes them into
+the stream first (:func:`apply`).
+
+The formulas (what is legal, what a write credits) are the kernels of
+:mod:`jamb_env.rules.kernels`; this module only sequences them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from . import kernels as rk
+from ._jit import kernel
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """The full state of one solitaire game (no dice stream: that is the env's).
+
+    Attributes:
+        values: int16 ``(C, R)`` written values (points), 0 where empty.
+        filled: int64 ``(C,)`` bitmask of the written rows of each column.
+        dice: int8 ``(n,)`` sorted faces of the current roll; zeros before roll 1.
+        dice_index: multiset index of ``dice`` (see ``DiceTables``); -1 before roll 1.
+        roll: 0 before the turn's first roll, then 1..max rolls of the turn.
+        announced: the announced cell ``c * R + r`` or -1.
+        answer_due: the row that the answer column takes this turn (RULES.md §1,
+            ``answer``) or -1.
+        turn: cells written so far (0..num_cells).
+        copy_row: the row the ``copy`` column offers this turn (the row the previous
+            player just wrote, RULES.md §6) or -1; always -1 without a ``copy`` column.
+        jokers: Joly's jokers left, packed (bit v - 1: fixed joker v; bits 6-7: free
+            jokers; bits 8-9: baskets; :func:`jamb_env.rules.jokers_left`); 0 without jokers.
+        pure: 1 when the current roll is pure (every die rolled: roll 1, a re-roll
+            keeping nothing, a basket), else 0 (``announce_pure``, RULES.md §5).
+    """
+
+    values: np.ndarray
+    filled: np.ndarray
+    dice: np.ndarray
+    dice_index: int = -1
+    roll: int = 0
+    announced: int = -1
+    answer_due: int = -1
+    turn: int = 0
+    copy_row: int = -1
+    jokers: int = 0
+    pure: int = 0
+
+    def copy(self) -> GameState:
+        return replace(self, values=self.values.copy(), filled=self.filled.copy(), dice=self.dice.copy())
+
+
+#: The scalar fields of a :class:`GameState`, in order (int64 ``(N,)`` arrays in :class:`Slots`).
+SCALARS = ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers", "pure")
+
+
+class Slots(NamedTuple):
+    """The state of N games, one slot each (every array's first axis is the game).
+
+    values int16 ``(N, C, R)`` · filled int64 ``(N, C)`` row bitmasks · dice int8 ``(N, n)``
+    sorted · dice_index, roll, announced, answer_due, turn, copy_row, jokers, pure int64
+    ``(N,)`` (as :class:`GameState`) · score int64 ``(N,)`` points credited so far ·
+    stream int8 ``(N, L)`` the dice stream · pos int64 ``(N,)`` dice rolled so far.
+    """
+
+    values: np.ndarray
+    filled: np.ndarray
+    dice: np.ndarray
+    dice_index: np.ndarray
+    roll: np.ndarray
+    announced: np.ndarray
+    answer_due: np.ndarray
+    turn: np.ndarray
+    copy_row: np.ndarray
+    jokers: np.ndarray
+    pure: np.ndarray
+    score: np.ndarray
+    stream: np.ndarray
+    pos: np.ndarray
+
+
+def stream_length(rules) -> int:
+    """Dice a game can roll at most: every die of every roll of every turn, and with
+    jokers every roll of the two turns a basket restarts."""
+    baskets = 2 * rules.max_rolls if rules.jokers else 0
+    return rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls + baskets)
+
+
+def new_slots(rules, num_games: int, stream_len: int | None = None) -> dict[str, np.ndarray]:
+    """The arrays of :class:`Slots` for ``num_games`` empty games (a dict, so a record
+    with more fields, such as the engine's, can be built from it)."""
+    N, C, R, n = num_games, len(rules.columns), rules.num_rows, rules.dice
+    L = stream_length(rules) if stream_len is None else stream_len
+    return dict(
+        values=np.zeros((N, C, R), dtype=np.int16), filled=np.zeros((N, C), dtype=np.int64),
+        dice=np.zeros((N, n), dtype=np.int8), dice_index=np.full(N, -1, dtype=np.int64),
+        roll=np.zeros(N, dtype=np.int64), announced=np.full(N, -1, dtype=np.int64),
+        answer_due=np.full(N, -1, dtype=np.int64), turn=np.zeros(N, dtype=np.int64),
+        copy_row=np.full(N, -1, dtype=np.int64), jokers=np.zeros(N, dtype=np.int64), pure=np.zeros(N, dtype=np.int64),
+        score=np.zeros(N, dtype=np.int64), stream=np.zeros((N, L), dtype=np.int8), pos=np.zeros(N, dtype=np.int64),
+    )
+
+
+def read_state(g, i: int) -> GameState:
+    """Slot ``i`` of the record ``g`` (:class:`Slots` or any record with its fields) as a
+    :class:`GameState` (copies)."""
+    return GameState(g.values[i].copy(), g.filled[i].copy(), g.dice[i].copy(),
+                     *(int(getattr(g, k)[i]) for k in SCALARS))
+
+
+def write_state(g, i: int, st: GameState) -> None:
+    """Put ``st`` into slot ``i`` of the record ``g`` (the stream, position and score
+    are the caller's)."""
+    g.values[i], g.filled[i], g.dice[i] = st.values, st.filled, st.dice
+    for k in SCALARS:
+        getattr(g, k)[i] = getattr(st, k)
+
+
+# ---------------------------------------------------------------------------- kernels
+@kernel(inline=True)
+def start_turn(i, g, ra, faces):
+    """Roll 1 of game ``i``'s turn: the stream's next ``n`` dice (a pure roll)."""
+    n = ra.P[rk.P_N]
+    for a in range(n):
+        faces[a] = g.stream[i, g.pos[i] + a]
+    g.pos[i] += n
+    g.dice_index[i] = rk.set_dice(faces, g.dice[i], ra.P, ra.key_to_index)
+    g.roll[i] = 1
+    g.pure[i] = 1
+
+
+@kernel(inline=True)
+def transition(i, a, g, ra, faces, parts, tmp, roll_next):
+    """Apply game ``i``'s legal action ``a`` (RULES.md §3-4, §6); legality is the
+    caller's (the legal mask of :func:`jamb_env.rules.kernels.legal_mask`).
+
+    A re-roll keeps the sorted dice whose bit is set in ``a`` and draws the others from
+    the stream; an announcement marks the cell; a joker changes a die, a basket rolls
+    the turn's roll 1 again from the stream; a write credits its points (added to
+    ``score``), passes on the next turn's obligations and ends the turn, and with
+    ``roll_next`` rolls the next turn's roll 1 from the stream unless the sheet is full.
+
+    ``faces`` int64 ``(n,)``, ``parts`` int64 ``(4,)``, ``tmp`` int64 ``(R,)``: scratch.
+    Returns (points credited, the written cell or -1, whether the sheet is now full).
+    """
+    P = ra.P
+    n = P[rk.P_N]
+    pts = 0
+    cell = -1
+    if a < P[rk.P_NUM_HOLDS]:
+        k = 0
+        for b in range(n):
+            if (a >> b) & 1:
+                faces[k] = g.dice[i, b]
+                k += 1
+        for b in range(n - k):
+            faces[k + b] = g.stream[i, g.pos[i] + b]
+        g.pos[i] += n - k
+        g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
+        g.roll[i] += 1
+        g.pure[i] = 1 if a == 0 else 0
+    elif a < P[rk.P_WRITE_OFFSET]:
+        g.announced[i] = ra.ann_cells[a - P[rk.P_ANN_OFFSET]]
+    elif a >= P[rk.P_JOKER_OFFSET]:  # Joly: a joker changes a die; a basket restarts the turn's rolls
+        k = a - P[rk.P_JOKER_OFFSET]
+        g.jokers[i] = rk.use_joker(k, g.dice[i], g.jokers[i], ra, faces)
+        if rk.is_basket(k, P):
+            start_turn(i, g, ra, faces)
+        else:
+            g.dice_index[i] = rk.set_dice(faces, g.dice[i], P, ra.key_to_index)
+            g.pure[i] = 0
+    else:
+        cell = a - P[rk.P_WRITE_OFFSET]
+        pts, due, copy_row = rk.write(g.values[i], g.filled[i], g.roll[i], g.dice_index[i], cell, ra, parts, tmp)
+        g.answer_due[i] = due
+        g.copy_row[i] = copy_row
+        g.announced[i] = -1
+        g.turn[i] += 1
+        g.roll[i] = 0
+        g.pure[i] = 0
+        g.dice_index[i] = -1
+        for b in range(n):
+            g.dice[i, b] = 0
+        if roll_next and g.turn[i] < P[rk.P_NUM_CELLS]:
+            start_turn(i, g, ra, faces)
+    g.score[i] += pts
+    return pts, cell, g.turn[i] >= P[rk.P_NUM_CELLS]
+
+
+@kernel
+def _apply_one(a, g, ra, faces, parts, tmp):
+    return transition(0, a, g, ra, faces, parts, tmp, False)[0]
+
+
+@kernel
+def _start_one(g, ra, faces):
+    start_turn(0, g, ra, faces)
+
+
+# ---------------------------------------------------------------------------- one game
+def _one_slot(rules, st: GameState, dice) -> Slots:
+    """``st`` as a one-slot record whose stream holds ``dice`` (the faces to be rolled)."""
+    new = np.zeros(rules.dice, dtype=np.int8) if dice is None else np.asarray(dice, dtype=np.int8).reshape(-1)
+    return Slots(
+        np.array(st.values, dtype=np.int16)[None], np.array(st.filled, dtype=np.int64)[None],
+        np.array(st.dice, dtype=np.int8)[None], *(np.array([getattr(st, k)], dtype=np.int64) for k in SCALARS),
+        np.zeros(1, dtype=np.int64), new[None], np.zeros(1, dtype=np.int64))
+
+
+def _scratch(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.zeros(rules.dice, np.int64), np.zeros(4, np.int64), np.zeros(rules.num_rows, np.int64)
+
+
+def apply(rules, st: GameState, action: int, dice=None) -> tuple[GameState, int]:
+    """:func:`transition` on one game: ``st`` in one slot whose stream holds ``dice`` (the
+    re-rolled faces, in the order they are rolled), the new state and the points out.
+    Legality and the dice count are the caller's (:func:`jamb_env.rules.apply_action`
+    checks both); a write leaves the next turn unrolled (``roll`` 0)."""
+    g = _one_slot(rules, st, dice)
+    faces, parts, tmp = _scratch(rules)
+    points = _apply_one(int(action), g, rules.arrays, faces, parts, tmp)
+    return read_state(g, 0), int(points)
+
+
+def roll_first(rules, st: GameState, dice) -> GameState:
+    """:func:`start_turn` on one game: roll 1 of ``st``'s turn comes out as ``dice``."""
+    g = _one_slot(rules, st, dice)
+    _start_one(g, rules.arrays, _scratch(rules)[0])
+    return read_state(g, 0)
