@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # Optional: Ray for jamb-evaluate --ray, jamb-tune --ray and jamb-train --engine rllib (the `ray`
-# extra: Ray Tune and RLlib; README "Ray").
+# extra: Ray Tune and RLlib; docs/usage.md "Ray").
 # Nothing else needs it: the tests that do are skipped without it.
 install-ray: $(VENV)/.installed-ray
 

@@ -39,7 +39,7 @@ with the latest network, each afterstate's target the λ-return of the points th
 followed it (plain Monte Carlo for the expectimax games) minus its prior. Shipped
 networks: ``models/value_<ruleset>.npz`` (:data:`VALUE_DIR`; ``classic_down`` and
 ``classic_up``, where the agent plays at optimal play's level; on ``classic`` and ``jnn``
-the networks trained so far play below expectimax: README); ``search:<file>`` loads another.
+the networks trained so far play below expectimax: docs/results.md); ``search:<file>`` loads another.
 
 Limits: on a shared sheet the agent values its own points, like a solitaire game (it has
 no model of the column awards); Joly's jokers are weighed at the write decision with

@@ -152,7 +152,7 @@ class JambEnv(gym.Env):
       of a turn played for that cell alone and that plan's keep-mask (tables per
       ruleset). Actions, rewards and the
       rest of the layout unchanged. PPO on ``classic_down`` with the same config: see
-      README (ablation table).
+      docs/results.md (ablation table).
     * v0: initial version (``gymnasium.make("Jamb-v0")`` or ``turn_features=False``).
     """
 

@@ -293,7 +293,7 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
 def test_default_evaluation_games_are_the_canonical_games():
     """With eval.n_envs = eval.episodes and eval.seed 20,000,000 (the defaults and the
     shipped configs), the training-time evaluation plays the first canonical games of
-    scripts/evaluate.py, so its curve and the README table are on the same games."""
+    scripts/evaluate.py, so its curve and the docs/results.md table are on the same games."""
     from agents import load
     from agents.evaluation import eval_seeds, run_games
     from agents.training.baselines import eval_games

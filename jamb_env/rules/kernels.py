@@ -20,7 +20,7 @@ calls the very same functions for each of N games, so the two cannot disagree.
 
 To add a column kind: one :class:`ColumnKind` entry in :data:`COLUMN_KINDS` (reusing an
 ``OPEN_*`` rule), or, for a new way of opening cells, an ``OPEN_*`` code with its branch
-in :func:`writable`; then a preset or a test ruleset and tests (docs/rules.md).
+in :func:`writable`; then a preset or a test ruleset and tests (docs/presets.md).
 """
 
 from __future__ import annotations
