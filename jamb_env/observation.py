@@ -130,6 +130,89 @@ class ObsArrays(NamedTuple):
     ann_slot: np.ndarray
 
 
+def _segment_spec(rules: Ruleset, turn_features: bool) -> list[tuple[str, int, float, float]]:
+    """The observation's segments in order: (name, size, low, high) (module docstring)."""
+    lay = layout(rules)
+    n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
+    has_answer = lay.answer_column >= 0
+    has_copy = int(rules.arrays.P[rk.P_COPY_COL]) >= 0
+    return [
+        ("dice_onehot", n * 6, 0.0, 1.0),
+        ("dice_counts", 6, 0.0, 1.0),
+        ("roll", K, 0.0, 1.0),
+        ("rolls_left", 1, 0.0, 1.0),
+        ("announced", len(lay.announce_cells), 0.0, 1.0),
+        ("jokers", 8 if rules.jokers else 0, 0.0, 1.0),
+        ("pure", 1 if rules.announce_pure else 0, 0.0, 1.0),
+        ("answer_due", R if has_answer else 0, 0.0, 1.0),
+        ("copy_row", R if has_copy else 0, 0.0, 1.0),
+        ("filled", C * R, 0.0, 1.0),
+        ("written", C * R, 0.0, 1.0),
+        ("value_now", C * R, 0.0, 1.0),
+        ("target", C * R if turn_features else 0, 0.0, 1.0),
+        ("cell_reach", C * R if turn_features else 0, 0.0, 1.0),
+        ("cell_hold", C * R * n if turn_features else 0, 0.0, 1.0),
+        ("upper_sum", C, 0.0, 1.0),
+        ("upper_to_bonus", C, 0.0, 1.0),
+        ("upper_left", C, 0.0, 1.0),
+        ("difference", C, -1.0, 1.0),
+        ("progress", 1, 0.0, 1.0),
+    ]
+
+
+def _normalisers(rules: Ruleset) -> np.ndarray:
+    """float64 (3,): what the sheet's score features are divided by: the largest upper
+    sum, the smallest upper sum that earns the bonus (``kernels.bonus_floor``) and the
+    largest |difference| (each at least 1)."""
+    upper = np.flatnonzero(rules.arrays.is_upper)
+    upper_max = max(float(rules.row_max[upper].sum()), 1.0) if len(upper) else 1.0
+    diff_max = 1.0
+    diff_rows = rk.difference_rows(rules)
+    if diff_rows is not None:
+        ones_max = float(rules.row_max[diff_rows[0]])
+        spread = float(rules.row_max[diff_rows[1]]) - 5.0  # min is >= 5 (five dice)
+        diff_max = max(ones_max * spread, 1.0)
+    return np.array([upper_max, max(float(rk.bonus_floor(rules.arrays.P)), 1.0), diff_max], dtype=np.float64)
+
+
+def _dice_features(tables, n: int) -> np.ndarray:
+    """float32 ``(M + 1, 6n + 6)``: per dice multiset the one-hot of the sorted faces, then
+    the face counts / n; row ``M``: no dice (before a roll)."""
+    M = tables.num_multisets
+    # dice features per multiset: one-hot of the sorted faces, then counts / n
+    dice_feat = np.zeros((M + 1, n * 6 + 6), dtype=np.float32)  # row M: no dice
+    onehot = np.zeros((M, n, 6), dtype=np.float32)
+    onehot[np.arange(M)[:, None], np.arange(n)[None, :], tables.sorted_dice.astype(np.int64) - 1] = 1.0
+    dice_feat[:M, : n * 6] = onehot.reshape(M, -1)
+    dice_feat[:M, n * 6 :] = tables.counts / n
+    return dice_feat
+
+
+def _segment_starts(seg: dict, size: int, dice_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The segment starts the kernels read: ``S`` in the observation, ``SS`` in the compact
+    sheet features, and ``blocks``, the (observation start, length) of the sheet's two runs."""
+    S = np.zeros(N_SEGMENTS, dtype=np.int64)
+    S[S_DICE], S[S_DICE_LEN] = seg["dice_onehot"].start, dice_len
+    S[S_ROLL], S[S_ROLLS_LEFT], S[S_ANNOUNCED] = seg["roll"].start, seg["rolls_left"].start, seg["announced"].start
+    S[S_ANSWER_DUE], S[S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
+    S[S_COPY_ROW], S[S_COPY_LEN] = seg["copy_row"].start, seg["copy_row"].size
+    S[S_JOKERS], S[S_JOKERS_LEN] = seg["jokers"].start, seg["jokers"].size
+    S[S_PURE], S[S_PURE_LEN] = seg["pure"].start, seg["pure"].size
+    S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
+    S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
+    S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
+    S[S_TURN], S[S_TURN_LEN] = seg["target"].start, seg["target"].size + seg["cell_reach"].size + seg["cell_hold"].size
+    # the sheet features: answer_due..written, then upper_sum..progress
+    b1, b2 = seg["answer_due"].start, seg["upper_sum"].start
+    blocks = np.array([[b1, seg["value_now"].start - b1], [b2, size - b2]], dtype=np.int64)
+    SS = S.copy()
+    for k in (S_ANSWER_DUE, S_COPY_ROW, S_FILLED, S_WRITTEN):
+        SS[k] = S[k] - b1
+    for k in (S_UPPER_SUM, S_UPPER_TO_BONUS, S_UPPER_LEFT, S_DIFFERENCE, S_PROGRESS):
+        SS[k] = S[k] - b2 + blocks[0, 1]
+    return S, SS, blocks
+
+
 class ObservationEncoder:
     """Builds the observation of a :class:`GameState` by table look-ups.
 
@@ -148,33 +231,9 @@ class ObservationEncoder:
         self.turn_features = bool(turn_features)
         lay = layout(rules)
         n, C, R, K = rules.dice, len(rules.columns), rules.num_rows, rules.max_rolls
-        has_answer = lay.answer_column >= 0
-        has_copy = int(rules.arrays.P[rk.P_COPY_COL]) >= 0
-        spec = [
-            ("dice_onehot", n * 6, 0.0, 1.0),
-            ("dice_counts", 6, 0.0, 1.0),
-            ("roll", K, 0.0, 1.0),
-            ("rolls_left", 1, 0.0, 1.0),
-            ("announced", len(lay.announce_cells), 0.0, 1.0),
-            ("jokers", 8 if rules.jokers else 0, 0.0, 1.0),
-            ("pure", 1 if rules.announce_pure else 0, 0.0, 1.0),
-            ("answer_due", R if has_answer else 0, 0.0, 1.0),
-            ("copy_row", R if has_copy else 0, 0.0, 1.0),
-            ("filled", C * R, 0.0, 1.0),
-            ("written", C * R, 0.0, 1.0),
-            ("value_now", C * R, 0.0, 1.0),
-            ("target", C * R if turn_features else 0, 0.0, 1.0),
-            ("cell_reach", C * R if turn_features else 0, 0.0, 1.0),
-            ("cell_hold", C * R * n if turn_features else 0, 0.0, 1.0),
-            ("upper_sum", C, 0.0, 1.0),
-            ("upper_to_bonus", C, 0.0, 1.0),
-            ("upper_left", C, 0.0, 1.0),
-            ("difference", C, -1.0, 1.0),
-            ("progress", 1, 0.0, 1.0),
-        ]
         self.segments: dict[str, Segment] = {}
         start = 0
-        for name, size, lo, hi in spec:
+        for name, size, lo, hi in _segment_spec(rules, self.turn_features):
             self.segments[name] = Segment(name, start, size, lo, hi)
             start += size
         self.size = start
@@ -186,50 +245,19 @@ class ObservationEncoder:
 
         tables = rules.tables
         M = tables.num_multisets
-        # dice features per multiset: one-hot of the sorted faces, then counts / n
-        dice_feat = np.zeros((M + 1, n * 6 + 6), dtype=np.float32)  # row M: no dice
-        onehot = np.zeros((M, n, 6), dtype=np.float32)
-        onehot[np.arange(M)[:, None], np.arange(n)[None, :], tables.sorted_dice.astype(np.int64) - 1] = 1.0
-        dice_feat[:M, : n * 6] = onehot.reshape(M, -1)
-        dice_feat[:M, n * 6 :] = tables.counts / n
+        dice_feat = _dice_features(tables, n)
         row_max = np.tile(rules.row_max.astype(np.float32), C)
         value_now = np.concatenate(
             [rules.cell_values.astype(np.float32) / row_max, np.zeros((K, 1, C * R), np.float32)], axis=1
         )  # (K, M + 1, C*R); index M = no dice
         upper = np.flatnonzero(rules.arrays.is_upper).astype(np.int64)
-        upper_max = max(float(rules.row_max[upper].sum()), 1.0) if len(upper) else 1.0
-        diff_max = 1.0
-        diff_rows = rk.difference_rows(rules)
-        if diff_rows is not None:
-            ones_max = float(rules.row_max[diff_rows[0]])
-            spread = float(rules.row_max[diff_rows[1]]) - 5.0  # min is >= 5 (five dice)
-            diff_max = max(ones_max * spread, 1.0)
         if turn_features:
             turn_reach, turn_hold = self._turn_tables(row_max)
         else:
             turn_reach, turn_hold = np.zeros((2, K + 1, M + 1, 0), np.float32), np.zeros((2, K + 1, M + 1, 0), np.uint8)
         ann_slot = np.full(rules.num_cells, -1, dtype=np.int64)
         ann_slot[lay.announce_cells] = np.arange(len(lay.announce_cells))
-        seg = self.segments
-        S = np.zeros(N_SEGMENTS, dtype=np.int64)
-        S[S_DICE], S[S_DICE_LEN] = seg["dice_onehot"].start, dice_feat.shape[1]
-        S[S_ROLL], S[S_ROLLS_LEFT], S[S_ANNOUNCED] = seg["roll"].start, seg["rolls_left"].start, seg["announced"].start
-        S[S_ANSWER_DUE], S[S_ANSWER_LEN] = seg["answer_due"].start, seg["answer_due"].size
-        S[S_COPY_ROW], S[S_COPY_LEN] = seg["copy_row"].start, seg["copy_row"].size
-        S[S_JOKERS], S[S_JOKERS_LEN] = seg["jokers"].start, seg["jokers"].size
-        S[S_PURE], S[S_PURE_LEN] = seg["pure"].start, seg["pure"].size
-        S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
-        S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
-        S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
-        S[S_TURN], S[S_TURN_LEN] = seg["target"].start, seg["target"].size + seg["cell_reach"].size + seg["cell_hold"].size
-        # the sheet features: answer_due..written, then upper_sum..progress
-        b1, b2 = seg["answer_due"].start, seg["upper_sum"].start
-        blocks = np.array([[b1, seg["value_now"].start - b1], [b2, self.size - b2]], dtype=np.int64)
-        SS = S.copy()
-        for k in (S_ANSWER_DUE, S_COPY_ROW, S_FILLED, S_WRITTEN):
-            SS[k] = S[k] - b1
-        for k in (S_UPPER_SUM, S_UPPER_TO_BONUS, S_UPPER_LEFT, S_DIFFERENCE, S_PROGRESS):
-            SS[k] = S[k] - b2 + blocks[0, 1]
+        S, SS, blocks = _segment_starts(self.segments, self.size, dice_feat.shape[1])
         #: length of the compact sheet features
         self.sheet_size = int(blocks[:, 1].sum())
         #: the tables the observation kernels read (read-only)
@@ -239,7 +267,7 @@ class ObservationEncoder:
             blocks=blocks,
             row_max_cells=row_max,
             upper_rows=upper,
-            fconst=np.array([upper_max, max(float(rk.bonus_floor(rules.arrays.P)), 1.0), diff_max], dtype=np.float64),
+            fconst=_normalisers(rules),
             dice_feat=dice_feat,
             value_now=value_now,
             turn_reach=turn_reach,

@@ -14,9 +14,12 @@ Every rule that decides what is legal and what is credited lives here and only h
 
 The kernels take a game as small arrays (``values`` int16 ``(C, R)``, ``filled`` int64
 ``(C,)`` row bitmasks, and scalars) and a ruleset's :class:`RuleArrays` (built once per
-ruleset by :func:`rule_arrays`). The single-game core (:mod:`jamb_env.rules.game`) calls
-them on one :class:`~jamb_env.rules.GameState`; the engine of every env (:mod:`jamb_env.engine`, through :mod:`jamb_env.rules.transition`)
-calls the very same functions for each of N games, so the two cannot disagree.
+ruleset by :func:`rule_arrays`). They are the formulas; the order a game applies them in
+is the one transition of :mod:`jamb_env.rules.transition`, which the single-game core
+(:mod:`jamb_env.rules.game`, one slot) and the engine of every env
+(:mod:`jamb_env.engine`, N slots) both run, so the two cannot disagree. The joker layout
+(:func:`use_joker`, :func:`is_basket`), the answer and copy obligations
+(:func:`obligations`) and the shared sheet's awards (:func:`column_award`) are here too.
 
 To add a column kind: one :class:`ColumnKind` entry in :data:`COLUMN_KINDS` (reusing an
 ``OPEN_*`` rule), or, for a new way of opening cells, an ``OPEN_*`` code with its branch
