@@ -23,7 +23,10 @@ outcomes (:func:`jamb_env.rules.turn.plan_turn`) of a per-cell value function ``
   probability of reaching the bonus (remaining upper rows expected at 2.5 dice each,
   standard deviation 1.2 dice each);
 * ones, max, min: the change of the column's expected difference ``ones x (max - min)``,
-  with unwritten parts at their ``par``;
+  with unwritten parts at their ``par`` (:func:`jamb_env.rules.kernels.difference`,
+  unclamped: with ``difference_clamp`` (``jnn``) the rules credit ``max(ones x (max -
+  min), 0)``, so where max < min the model still charges a higher ``ones`` for a
+  difference the rules never subtract; kept as is, the agent's play unchanged);
 
 and at roll 1 it compares not announcing with announcing each open announce cell (the
 turn then planned for that cell alone), taking the best expectation.
