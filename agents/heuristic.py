@@ -23,7 +23,10 @@ outcomes (:func:`jamb_env.rules.turn.plan_turn`) of a per-cell value function ``
   probability of reaching the bonus (remaining upper rows expected at 2.5 dice each,
   standard deviation 1.2 dice each);
 * ones, max, min: the change of the column's expected difference ``ones x (max - min)``,
-  with unwritten parts at their ``par``;
+  with unwritten parts at their ``par`` (:func:`jamb_env.rules.kernels.difference`,
+  unclamped: with ``difference_clamp`` (``jnn``) the rules credit ``max(ones x (max -
+  min), 0)``, so where max < min the model still charges a higher ``ones`` for a
+  difference the rules never subtract; kept as is, the agent's play unchanged);
 
 and at roll 1 it compares not announcing with announcing each open announce cell (the
 turn then planned for that cell alone), taking the best expectation.
@@ -111,8 +114,8 @@ from functools import cmp_to_key, lru_cache
 import numpy as np
 
 from jamb_env import JambEnv, Ruleset
-from jamb_env.rules import (GameState, apply_action, column_totals, is_basket, layout, legal_mask, max_rolls, new_game,
-                            writable_bits)
+from jamb_env.rules import (Action, GameState, apply_action, column_totals, decode, encode, is_basket, layout, legal_mask,
+                            max_rolls, new_game, writable_bits)
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as match_rules
 from jamb_env.rules.tables import UPPER_ROWS
@@ -128,7 +131,7 @@ class _ColumnModel:
         rows = rules.rows
         self.upper = np.flatnonzero(rules.arrays.is_upper).tolist()
         self.face = {r: UPPER_ROWS.index(rows[r]) + 1 for r in self.upper}
-        self.upper_bits = sum(1 << r for r in self.upper)
+        self.upper_bits = int(rules.arrays.P[rk.P_UPPER_BITS])
         diff = rk.difference_rows(rules)
         self.ones, self.max, self.min = diff if diff else (-1, -1, -1)
         self.diff_rows = set(diff) if diff else set()
@@ -159,6 +162,13 @@ class _ColumnModel:
                         np.zeros(4, dtype=np.int64), np.zeros(self.rules.num_rows, dtype=np.int64))
         return out.astype(np.float64)
 
+    def upper_sum(self, values: np.ndarray, filled: int, skip: int | None = None) -> int:
+        """The upper sum of a column (:func:`jamb_env.rules.kernels.column_parts`), without
+        row ``skip``."""
+        if skip is not None:
+            values, filled = np.where(np.arange(len(values)) == skip, 0, values), filled & ~(1 << skip)
+        return self.rules.column_parts(values, filled)[0]
+
     # ------------------------------------------------------------------ expectimax
     def _p_bonus(self, upper: np.ndarray, remaining: list[int]) -> np.ndarray:
         rules = self.rules
@@ -188,7 +198,7 @@ class _ColumnModel:
         else:
             h = v - self.par[r]
         if r in self.face and filled & self.upper_bits != self.upper_bits:
-            upper = sum(values[q] for q in self.upper if filled >> q & 1)
+            upper = self.upper_sum(st.values[c], filled)
             remaining = [q for q in self.upper if not filled >> q & 1 and q != r]
             before = self._p_bonus(np.asarray(float(upper)), remaining + [r])
             after = self._p_bonus(upper + v, remaining)
@@ -216,7 +226,7 @@ class _ColumnModel:
             if not filled >> q & 1 and q not in (self.max, self.min):
                 out = out + self.par[q]
         if self.upper and filled & self.upper_bits != self.upper_bits:
-            upper = sum(values[q] for q in self.upper if filled >> q & 1 and q != r) + (v if r in self.face else 0.0)
+            upper = self.upper_sum(values, filled, r) + (v if r in self.face else 0.0)
             remaining = [q for q in self.upper if not filled >> q & 1]
             out = out + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * self._p_bonus(np.asarray(upper, dtype=np.float64), remaining)
         bits = (1 << self.ones) | (1 << self.max) | (1 << self.min) if self.diff_rows else 0
@@ -457,9 +467,14 @@ JOKER_COSTS = {"greedy": (80.0, 120.0, 160.0), "expectimax": (60.0, 90.0, 60.0)}
 def joker_cost(rules: Ruleset, st: GameState, a: int, costs: tuple[float, float, float]) -> float:
     """The cost of using joker or basket action ``a`` now: its option value ``costs``
     (fixed, free, basket) times (cells left / all cells)."""
-    k = int(a) - layout(rules).joker_offset
-    kind = 2 if k >= 12 * rules.dice else 1 if k >= 6 * rules.dice else 0
+    act = decode(rules, int(a))
+    kind = 2 if act.kind == "basket" else 1 if act.joker == "J" else 0
     return costs[kind] * (rules.num_cells - st.turn) / rules.num_cells
+
+
+def basket_action(rules: Ruleset) -> int:
+    """The basket action of a ruleset with Joly's jokers (:func:`jamb_env.rules.encode`)."""
+    return encode(rules, Action("basket"))
 
 
 def joker_uses(rules: Ruleset, st: GameState, mask: np.ndarray) -> list[tuple[int, int]]:
@@ -609,8 +624,7 @@ class GreedyAgent(_TurnAgent):
         best = self._best_points(rules, st, points, st.roll)
         jokers = [(a, float(best[m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)]
         basket = None
-        lay = layout(rules)
-        b = lay.joker_offset + 12 * rules.dice
+        b = basket_action(rules)
         if mask[b]:
             cache = self._turn_cache(st, env)
             if "fresh" not in cache:
@@ -770,6 +784,6 @@ class ExpectimaxAgent(_TurnAgent):
         W = cache[("cell", st.announced) if st.announced >= 0 else ("free",)][0]
         r = st.roll
         jokers = [(a, float(W[r - 1, m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)]
-        b = layout(rules).joker_offset + 12 * rules.dice
+        b = basket_action(rules)
         basket = (b, self.fresh_turn_value(env, st) - joker_cost(rules, st, b, self.joker_costs)) if mask[b] else None
         return jokers, basket

@@ -54,12 +54,15 @@ class ColumnSolver:
         self.column = column
         self.tables = rules.tables
         n_steps = len(order)
+        P = rules.arrays.P
         self.rolls = [rules.rolls] * n_steps
-        self.rolls[-1] = rules.last_turn_rolls if rolls_last is None else rolls_last
+        # the game's last turn (kernels.max_rolls), unless the caller says otherwise
+        self.rolls[-1] = int(rk.max_rolls(rules.num_cells - 1, P)) if rolls_last is None else rolls_last
         self._upper_rows = set(np.flatnonzero(rules.arrays.is_upper).tolist())
         self._last_upper_step = max((k for k, r in enumerate(order) if r in self._upper_rows), default=-1)
         self._diff = rk.difference_rows(rules)
-        self._cap = None if rules.bonus_per_point else int(rk.bonus_floor(rules.arrays.P))
+        self._cap = None if rules.bonus_per_point else int(rk.bonus_floor(P))
+        self._scratch = (np.zeros(4, dtype=np.int64), np.zeros(rules.num_rows, dtype=np.int64))
         # forward: the reachable states before each step
         self.states: list[dict[tuple, int]] = [{(0, None, None, None): 0}]
         self._values: list[np.ndarray] = []  # distinct writable values per step
@@ -72,8 +75,7 @@ class ColumnSolver:
             nxt: dict[tuple, int] = {}
             for x in self.states[k]:
                 for v in values:
-                    y, _ = self._step(k, x, int(v))
-                    nxt.setdefault(y, len(nxt))
+                    nxt.setdefault(self._next(k, x, int(v)), len(nxt))
             self.states.append(nxt)
         # backward: value of each state before each step
         self.V: list[np.ndarray] = [np.zeros(0)] * (n_steps + 1)
@@ -87,22 +89,45 @@ class ColumnSolver:
         cell = self.column * self.rules.num_rows + self.order[k]
         return self.rules.cell_values[: self.rolls[k], :, cell].astype(np.int64)
 
-    def _step(self, k: int, x: tuple, v: int) -> tuple[tuple, int]:
-        """State after writing value ``v`` at step ``k`` from state ``x``, and the points."""
-        rules = self.rules
+    def _column(self, k: int, x: tuple) -> tuple[np.ndarray, int]:
+        """A column (values (R,), filled bitmask) in state ``x`` before step ``k``: the
+        rows of the first ``k`` steps written, at values that the rules score as ``x``
+        (the upper sum ``u`` in upper rows, the difference parts still pending in their rows)."""
         u, ones, mx, mn = x
         row = self.order[k]
-        points = 0
+        values = np.zeros(self.rules.num_rows, dtype=np.int64)
+        for r, part in zip(self._diff or (), (ones, mx, mn)):
+            if part is not None:
+                values[r] = part
+        # the rest of the upper sum in another upper row (any row: column_parts sums them all);
+        # with none, only a capped sum differs from the true one, and a capped bonus cannot tell
+        rest = u - int(sum(values[q] for q in self._upper_rows))
+        spare = [q for q in sorted(self._upper_rows) if q != row and (self._diff is None or q != self._diff[0])]
+        if rest and spare:
+            values[spare[0]] += rest
+        filled = sum(1 << r for r in self.order[:k])
+        return values, filled
+
+    def _points(self, k: int, x: tuple, v: np.ndarray) -> np.ndarray:
+        """int64: the points writing each value of ``v`` at step ``k`` from state ``x``
+        credits (:func:`jamb_env.rules.kernels.column_gains`: the value, and the bonus or the
+        difference it completes)."""
+        values, filled = self._column(k, x)
+        out = np.zeros(len(v), dtype=np.int64)
+        rk.column_gains(values, filled, self.order[k], np.asarray(v, dtype=np.int64), self.rules.arrays, out, *self._scratch)
+        return out
+
+    def _next(self, k: int, x: tuple, v: int) -> tuple:
+        """The state after writing value ``v`` at step ``k`` from state ``x``: what of the
+        column still matters for the points to come."""
+        u, ones, mx, mn = x
+        row = self.order[k]
         if row in self._upper_rows:
-            points += v
             u = u + v
             if self._cap is not None:
                 u = min(u, self._cap)
             if k == self._last_upper_step:
-                points += int(rk.bonus(u, rules.arrays.P))
                 u = 0
-        elif self._diff is None or row not in self._diff:
-            points += v
         if self._diff is not None and row in self._diff:
             if row == self._diff[0]:
                 ones = v
@@ -111,11 +136,10 @@ class ColumnSolver:
             else:
                 mn = v
             if ones is not None and mx is not None and mn is not None:
-                points += int(rk.credited_difference(ones, mx, mn, self.rules.arrays.P))
                 ones = mx = mn = None
             elif mx is not None and mn is not None:  # only max - min matters now
                 mx, mn = mx - mn, 0
-        return (u, ones, mx, mn), points
+        return (u, ones, mx, mn)
 
     def _terminal(self, k: int, idx: np.ndarray | None = None) -> np.ndarray:
         """float64 (R, N, M): value of writing now, for the states ``idx`` of step ``k``."""
@@ -126,9 +150,7 @@ class ColumnSolver:
         values = self._values[k]
         G = np.empty((len(states), len(values)))
         for i, x in enumerate(states):
-            for j, v in enumerate(values):
-                y, pts = self._step(k, x, int(v))
-                G[i, j] = pts + V1[nxt[y]]
+            G[i] = self._points(k, x, values) + V1[[nxt[self._next(k, x, int(v))] for v in values]]
         return np.stack([G[:, self._vidx[k][r]] for r in range(self.rolls[k])])
 
     def _solve_step(self, k: int) -> np.ndarray:
@@ -149,7 +171,7 @@ class ColumnSolver:
         for k, row in enumerate(self.order):
             if not filled >> row & 1:
                 return k, x
-            x, _ = self._step(k, x, int(values[row]))
+            x = self._next(k, x, int(values[row]))
         return len(self.order), x
 
     def turn_tables(self, k: int, x: tuple) -> np.ndarray:
@@ -158,10 +180,21 @@ class ColumnSolver:
         return plan_turn(self.tables, self._terminal(k, np.array([i])))[:, 0, :]
 
 
+def front_order(rules: Ruleset, kind: str) -> list[int] | None:
+    """The row order the rules impose on a column of ``kind``: its one front when that
+    front runs over every row (``down``, ``up``: :func:`jamb_env.rules.kernels.column_fronts`),
+    else None (any other kind leaves a choice)."""
+    if rk.COLUMN_KINDS[kind].opens != rk.OPEN_FRONT:
+        return None
+    fronts = rk.column_fronts(kind, rules.rows)
+    return list(fronts[0]) if len(fronts) == 1 and sorted(fronts[0]) == list(range(rules.num_rows)) else None
+
+
 def fixed_order(rules: Ruleset, kind: str) -> list[int]:
-    """Row order of a fixed-order column: ``up`` bottom-up, every other kind top-down."""
-    R = rules.num_rows
-    return list(range(R - 1, -1, -1)) if kind == "up" else list(range(R))
+    """Row order of a column played in a fixed order: the rules' (:func:`front_order`),
+    or top-down for a kind that leaves the order free (``free``, ``announce``)."""
+    order = front_order(rules, kind)
+    return list(range(rules.num_rows)) if order is None else order
 
 
 @lru_cache(maxsize=None)
@@ -176,7 +209,7 @@ class OptimalAgent:
 
     def __init__(self, ruleset: str | Ruleset):
         rules = load_ruleset(ruleset)
-        if len(rules.columns) != 1 or rules.columns[0] not in ("down", "up") or rules.derived_columns:
+        if len(rules.columns) != 1 or front_order(rules, rules.columns[0]) is None or rules.derived_columns:
             raise ValueError(
                 f"the exact solver needs a sheet of one down or up column; {rules.name} has "
                 f"{', '.join(rules.columns)} (try classic_down, classic_up, yu48_down, standard_down)"
@@ -228,7 +261,7 @@ def play_column_turn(env: JambEnv, solver: ColumnSolver, column: int, owner) -> 
         owner._cache = (key, solver.turn_tables(k, x), solver._terminal(k, np.array([solver.states[k][x]]))[:, 0, :])
     _, W, T = owner._cache
     r = game.roll - 1
-    if rules.columns[column] == "announce" and game.announced < 0:
+    if column in lay.announce_columns and game.announced < 0:
         return lay.announce_offset + int(np.flatnonzero(lay.announce_cells == cell)[0])
     mask = env.action_masks()
     m = game.dice_index

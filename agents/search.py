@@ -57,7 +57,7 @@ import numpy as np
 from jamb_env import Ruleset, load_ruleset
 from jamb_env.files import atomic_write
 from jamb_env.observation import encoder
-from jamb_env.rules import GameState
+from jamb_env.rules import GameState, is_last_turn
 
 from .heuristic import JOKER_COSTS, ExpectimaxAgent, column_model
 
@@ -267,7 +267,7 @@ class SearchAgent(ExpectimaxAgent):
         rolls = np.concatenate([index[x][1] for x in cells])
         dice = np.concatenate([index[x][2] for x in cells])
         points, sheet = encoder(rules, turn_features=False).afterstates(st, at_cell, rolls, dice)
-        if st.turn + 1 >= rules.num_cells:  # the last write: nothing follows
+        if is_last_turn(rules, st):  # the last write: nothing follows
             leaf = points.astype(np.float64)
         else:
             model = column_model(rules)

@@ -163,11 +163,11 @@ class CommandSession:
         if cmd in ("announce", "a"):
             if len(args) != 1:
                 raise CommandError("usage: announce ROW (e.g. announce full)")
-            cols = [c for c in rules.columns if c == "announce"]
+            cols = core.layout(rules).announce_columns
             if not cols:
                 raise CommandError(f"{rules.name} has no announce column")
             row = self._row(args[0])
-            return self._checked(core.encode(rules, core.Action("announce", column="announce", row=row)))
+            return self._checked(core.encode(rules, core.Action("announce", column=rules.columns[cols[0]], row=row)))
         if cmd in ("write", "w"):
             if len(args) == 2:
                 column, row = self._column(args[0]), self._row(args[1])

@@ -128,6 +128,36 @@ def test_solver_state_space_is_small():
     assert max(len(s) for s in solver.states) < 5000
 
 
+@pytest.mark.parametrize("base, kind", [("classic", "up"), ("jnn", "down"), ("six_dice", "down")])
+def test_solver_reads_order_and_points_off_the_kernels(tmp_path, base, kind):
+    """The exact solver restates no rule: its row order is the kind's front
+    (kernels.column_fronts), its last turn kernels.max_rolls', and along random columns
+    (jnn: difference_clamp; six_dice: bonus_strict) the points it credits every possible
+    write are kernels.column_gains of the real column."""
+    from agents.optimal import fixed_order
+    from jamb_env.rules import kernels as rk
+
+    path = tmp_path / f"{base}_{kind}.yaml"
+    path.write_text(yaml.safe_dump({"schema_version": 1, "name": f"{base}_{kind}", "extends": base, "columns": [kind]}))
+    rules = load_ruleset(path)
+    assert rules.difference_clamp == (base == "jnn") and rules.bonus_strict == (base == "six_dice")
+    assert fixed_order(rules, kind) == rk.column_fronts(kind, rules.rows)[0]
+    solver = OptimalAgent(rules).solver
+    assert solver.rolls[-1] == rk.max_rolls(rules.num_cells - 1, rules.arrays.P) == rules.last_turn_rolls
+    rng = np.random.default_rng(0)
+    R = rules.num_rows
+    for _ in range(20):
+        values, filled = np.zeros(R, dtype=np.int64), 0
+        for k, row in enumerate(solver.order):
+            step, x = solver.state_of(values, filled)
+            assert step == k
+            candidates = solver._values[k]
+            real = np.zeros(len(candidates), dtype=np.int64)
+            rk.column_gains(values, filled, row, candidates, rules.arrays, real, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))
+            assert solver._points(k, x, candidates).tolist() == real.tolist()
+            values[row], filled = rng.choice(candidates), filled | 1 << row
+
+
 @pytest.mark.slow
 def test_expectimax_beats_greedy_beats_random():
     """500 seeded classic games each; every paired 95% CI excludes zero."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IllegalActionError
-from .game import GameState, apply_action, is_basket, is_over, layout, validate_state, why_illegal
+from .game import Action, GameState, apply_action, decode, encode, is_basket, is_over, layout, validate_state, why_illegal
 from .ruleset import Ruleset
 from .tables import FACES
 
@@ -43,7 +43,7 @@ def _reroll(rules: Ruleset, state: GameState, action, check: bool) -> int:
     num_holds = layout(rules).num_holds
     holds = f"0..{num_holds - 2} (keep-masks over the sorted dice; keep-all {num_holds - 1} is not a re-roll)"
     if rules.jokers:
-        holds += f" and the basket {layout(rules).joker_offset + 12 * rules.dice}"
+        holds += f" and the basket {encode(rules, Action('basket'))}"
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise ValueError(f"a re-roll action is an integer in {holds}, got {action!r}")
     a = int(action)
@@ -171,7 +171,7 @@ def rolled_faces(rules: Ruleset, state: GameState, action: int, dice) -> np.ndar
     m = tables.index(after)
     sub = tables.hold_sub[state.dice_index, a]
     if tables.transition[sub, m] <= 0:
-        kept = [int(state.dice[i]) for i in range(rules.dice) if a >> i & 1]
+        kept = state.dice[list(decode(rules, a).keep)].tolist()
         raise ValueError(f"dice {after.tolist()} cannot come from re-roll {a}: it keeps {kept} of {state.dice.tolist()}, "
                          f"so the result must contain those faces")
     return np.repeat(np.arange(1, FACES + 1), tables.counts[m].astype(np.int64) - tables.sub_counts[sub])
@@ -204,6 +204,6 @@ def sample_outcome(rules: Ruleset, state: GameState, action: int, rng: np.random
         as :func:`chance_outcomes`, and ValueError if ``rng`` is not a Generator.
     """
     a = _hold(rules, _reroll(rules, state, action, check))
-    kept = state.dice[[i for i in range(rules.dice) if a >> i & 1]]
+    kept = state.dice[list(decode(rules, a).keep)]
     rolled = roll_dice(rng, rules.dice - len(kept))
     return np.sort(np.concatenate([kept, rolled])).astype(np.int8)

@@ -3,7 +3,10 @@
 A :class:`Ruleset` is immutable. Building one validates the file (every error names
 the file, the key and what is allowed) and precomputes the tables the engine, the env,
 the batched env and the solvers share: the value of every cell for every dice multiset
-and roll, and which rows each front-filled column opens for every filled pattern.
+and roll. How each column opens its cells (the opening order of ``down``, ``up``,
+``middle``, ...) is not restated here: it is the column kind's entry in
+:data:`jamb_env.rules.kernels.COLUMN_KINDS` (its fronts, :func:`~jamb_env.rules.kernels.column_fronts`),
+which :attr:`Ruleset.arrays` turns into the kernels' ``front_down`` / ``front_up`` masks.
 
 Schema (version 1)::
 
