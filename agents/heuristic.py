@@ -13,7 +13,7 @@ It announces only when it must (only announce cells left), choosing the announce
 with the highest immediate points for the current dice.
 
 ``expectimax``: per turn, the exact expectation over all remaining rolls, holds and
-outcomes (:func:`jamb_env.rules.turn.plan_turn`) of a per-cell value function ``h``:
+outcomes (:func:`jamb_env.rules.planner.plan_turn`) of a per-cell value function ``h``:
 
 * ``par(row)``: the expected value of the row when a whole fresh turn targets it alone
   (exact, from the same tables); every write is valued relative to it, so writing a 0
@@ -120,7 +120,7 @@ from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as match_rules
 from jamb_env.rules.tables import UPPER_ROWS
 
-from jamb_env.rules.turn import NEG, best_hold, first_roll_distribution, hold_index, hold_value, plan_turn, ranked
+from jamb_env.rules.planner import NEG, best_hold, first_roll_distribution, hold_index, hold_value, plan_turn, ranked
 
 
 class _ColumnModel:

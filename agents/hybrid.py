@@ -3,7 +3,7 @@ the exact per-cell turn planner chooses the holds.
 
 At a decision where re-rolling is legal the candidates are the legal writes and
 announcements plus, for every cell that is a legal target now, the keep-mask of that
-cell's exact turn plan (:func:`jamb_env.rules.turn.cell_plans`: the holds that maximise
+cell's exact turn plan (:func:`jamb_env.rules.planner.cell_plans`: the holds that maximise
 that cell's expected value this turn; RULES.md §3). The agent plays the candidate the
 policy gives the highest probability, so re-rolling means "re-roll for the cell whose
 planned hold the policy likes best". Elsewhere it plays the policy's own choice.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from jamb_env.rules import is_last_turn, layout, target_cells
-from jamb_env.rules.turn import cell_plans
+from jamb_env.rules.planner import cell_plans
 
 from .ppo_agent import PPOAgent
 

@@ -6,7 +6,7 @@ state between turns is small: the next cell (the order is fixed), the upper sum 
 (capped at the bonus threshold, or exact where the bonus grows per point), and the values
 of ones / max / min written while the difference is not yet credited. Each turn is solved
 exactly over all rolls, holds and outcomes with the engine's hold-transition tables
-(:mod:`jamb_env.rules.turn`), so the value of the empty sheet is the exact expected score of
+(:mod:`jamb_env.rules.planner`), so the value of the empty sheet is the exact expected score of
 optimal play.
 
     python -m agents.optimal classic_down      # prints the exact expected score, 4 decimals
@@ -27,7 +27,7 @@ from jamb_env import JambEnv, Ruleset, load_ruleset
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import layout
 
-from jamb_env.rules.turn import best_hold, first_roll_distribution, hold_value, plan_turn, ranked
+from jamb_env.rules.planner import best_hold, first_roll_distribution, hold_value, plan_turn, ranked
 
 _BLOCK = 256  # states per vectorised block (bounds memory of the hold gather)
 

@@ -64,7 +64,7 @@ import numpy as np
 from .rules import GameState, Ruleset, layout, legal_mask
 from .rules import kernels as rk
 from .rules._jit import kernel
-from .rules.turn import cell_plans
+from .rules.planner import cell_plans
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ step is split OpenSpiel-style into a chance node and its outcomes:
 
 Probabilities come from the engine's hold-transition table
 (:attr:`jamb_env.rules.tables.DiceTables.transition`: multinomial counts of the rolled
-dice over ``6**k``), so they agree with the planners of :mod:`jamb_env.rules.turn`. The
+dice over ``6**k``), so they agree with the planners of :mod:`jamb_env.rules.planner`. The
 outcomes of a re-roll depend only on the dice and the hold, never on the sheet.
 
 Numpy only: no Gymnasium or torch import.

@@ -1,4 +1,4 @@
-"""Exact turn planning over the rules engine's hold-transition tables.
+"""The exact turn planner: backward induction over the rules engine's hold-transition tables.
 
 A turn's decisions after roll ``r`` with dice multiset ``m``: write now (a terminal value
 that the caller gives per roll and multiset) or re-roll with one of the canonical holds,
