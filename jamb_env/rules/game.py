@@ -197,12 +197,10 @@ def decode(rules: Ruleset, action: int) -> Action:
     if a < lay.joker_offset:
         column, row = rules.cell_name(a - lay.write_offset)
         return Action("write", column=column, row=row)
-    k, n = a - lay.joker_offset, rules.dice
-    if k == 12 * n:
+    kind, value, die = K.joker_action(a - lay.joker_offset, rules.dice)
+    if kind == K.JOKER_BASKET:
         return Action("basket")
-    free, k = divmod(k, 6 * n)
-    value, die = divmod(k, n)
-    return Action("joker", joker="J" if free else str(value + 1), die=die, value=value + 1)
+    return Action("joker", joker="J" if kind == K.JOKER_FREE else str(value), die=int(die), value=int(value))
 
 
 def encode(rules: Ruleset, action: Action) -> int:
@@ -219,7 +217,7 @@ def encode(rules: Ruleset, action: Action) -> int:
         if not rules.jokers:
             raise ValueError(f"{rules.name} has no jokers (RULES.md §6)")
         if action.kind == "basket":
-            return lay.joker_offset + 12 * rules.dice
+            return lay.joker_offset + int(K.joker_index(K.JOKER_BASKET, 0, 0, rules.dice))
         die, value = action.die, action.value
         if action.joker not in ("1", "2", "3", "4", "5", "6", "J"):
             raise ValueError(f"joker must be '1'..'6' (fixed) or 'J' (free), got {action.joker!r}")
@@ -231,8 +229,8 @@ def encode(rules: Ruleset, action: Action) -> int:
             raise ValueError(f"die is a sorted dice position 0..{rules.dice - 1}, got {die!r}")
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 6:
             raise ValueError(f"a joker's value is a face 1..6, got {value!r}")
-        free = 6 * rules.dice if action.joker == "J" else 0
-        return lay.joker_offset + free + (int(value) - 1) * rules.dice + int(die)
+        kind = K.JOKER_FREE if action.joker == "J" else K.JOKER_FIXED
+        return lay.joker_offset + int(K.joker_index(kind, int(value), int(die), rules.dice))
     if action.kind in ("announce", "write"):
         cell = rules.cell(action.column, action.row)
         if action.kind == "write":
@@ -418,7 +416,8 @@ def reroll_count(rules: Ruleset, action: int) -> int:
 
 def is_basket(rules: Ruleset, action: int) -> bool:
     """``action`` is a basket (Joly, RULES.md §6): a chance action that rolls all dice."""
-    return rules.jokers and int(action) == layout(rules).joker_offset + 12 * rules.dice
+    k = int(action) - layout(rules).joker_offset
+    return bool(rules.jokers) and k >= 0 and bool(K.is_basket(k, rules.arrays.P))
 
 
 def apply_action(

@@ -414,13 +414,37 @@ def legal_mask(filled, dice_index, roll, announced, answer_due, copy_row, pure, 
 
 
 # ---------------------------------------------------------------------------- Joly's jokers
+#: The kinds of joker action (:func:`joker_action`).
+JOKER_FIXED, JOKER_FREE, JOKER_BASKET = 0, 1, 2
+
+
+@kernel(inline=True)
+def joker_index(kind, value, die, n):
+    """The joker layout, written once (RULES.md §6): the action (counted from
+    ``P_JOKER_OFFSET``) of a fixed joker valued ``value`` (``JOKER_FIXED``) or a free
+    joker set to ``value`` (``JOKER_FREE``) on the die at sorted position ``die``:
+    ``(kind * 6 + value - 1) * n + die``; the basket (``JOKER_BASKET``) is ``12 * n``."""
+    if kind == JOKER_BASKET:
+        return 12 * n
+    return (kind * 6 + value - 1) * n + die
+
+
+@kernel(inline=True)
+def joker_action(k, n):
+    """The inverse of :func:`joker_index`: action ``k`` as (kind, value 1..6, die); the
+    basket is (``JOKER_BASKET``, 0, 0)."""
+    if k >= 12 * n:
+        return JOKER_BASKET, 0, 0
+    kind = k // (6 * n)
+    rest = k - kind * 6 * n
+    return kind, rest // n + 1, rest % n
+
+
 @kernel(inline=True)
 def joker_mask(dice_index, jokers, ra, mask):
     """The legal joker and basket actions of a started turn into ``mask`` (RULES.md §6).
 
-    Joker actions, from ``P_JOKER_OFFSET``: ``(v - 1) * n + i`` the fixed joker valued
-    ``v`` on the die at sorted position ``i``; ``6 * n + (v - 1) * n + i`` a free joker
-    ``J`` set to ``v`` on die ``i``; ``12 * n`` a basket. A joker is legal while it is
+    Joker actions, from ``P_JOKER_OFFSET``, as :func:`joker_index` lays them out. A joker is legal while it is
     left, on the leftmost die of each face only, and not on a die showing ``v`` already;
     a basket while one is left. Any roll of the turn, before the write."""
     P = ra.P
@@ -432,17 +456,17 @@ def joker_mask(dice_index, jokers, ra, mask):
         for i in range(n):
             if ra.die_canonical[dice_index, i] and ra.sorted_dice[dice_index, i] != v:
                 if fixed:
-                    mask[off + (v - 1) * n + i] = True
+                    mask[off + joker_index(JOKER_FIXED, v, i, n)] = True
                 if free > 0:
-                    mask[off + 6 * n + (v - 1) * n + i] = True
+                    mask[off + joker_index(JOKER_FREE, v, i, n)] = True
     if (jokers >> JOKER_BASKET_SHIFT) & 3 > 0:
-        mask[off + 12 * n] = True
+        mask[off + joker_index(JOKER_BASKET, 0, 0, n)] = True
 
 
 @kernel(inline=True)
 def is_basket(k, P):
     """Joker action ``k`` (counted from ``P_JOKER_OFFSET``) is a basket."""
-    return k == 12 * P[P_N]
+    return joker_action(k, P[P_N])[0] == JOKER_BASKET
 
 
 @kernel(inline=True)
@@ -452,14 +476,14 @@ def use_joker(k, dice, jokers, ra, faces):
     replaced; unsorted); a basket leaves ``faces`` alone: the caller rolls all ``n`` dice
     again as the turn's roll 1 (RULES.md §6)."""
     n = ra.P[P_N]
-    if k >= 12 * n:
+    kind, value, die = joker_action(k, n)
+    if kind == JOKER_BASKET:
         return jokers - (1 << JOKER_BASKET_SHIFT)
     for b in range(n):
         faces[b] = dice[b]
-    if k < 6 * n:
-        faces[k % n] = k // n + 1
-        return jokers & ~(1 << (k // n))
-    faces[(k - 6 * n) % n] = (k - 6 * n) // n + 1
+    faces[die] = value
+    if kind == JOKER_FIXED:
+        return jokers & ~(1 << (value - 1))
     return jokers - (1 << JOKER_FREE_SHIFT)
 
 
@@ -711,8 +735,8 @@ def copy_obligation(cell, ra):
 
 def num_joker_actions(n: int) -> int:
     """Joker and basket actions of a ruleset with jokers and ``n`` dice: 6 fixed jokers
-    x n dice, 6 values of ``J`` x n dice, 1 basket."""
-    return 12 * n + 1
+    x n dice, 6 values of ``J`` x n dice, 1 basket (:func:`joker_index`)."""
+    return int(joker_index(JOKER_BASKET, 0, 0, n)) + 1
 
 
 def difference_rows(rules) -> tuple[int, int, int] | None:
