@@ -199,7 +199,7 @@ def path_through(graph: dict[str, set[str]], component: frozenset[str]) -> list[
                 chain = [node]
                 while parents[chain[-1]] is not None:
                     chain.append(parents[chain[-1]])
-                return [start] + chain[::-1][1:] + [start] if chain[-1] == start else chain[::-1] + [start]
+                return chain[::-1] + [start]  # start, ..., node, start
             if child not in parents:
                 parents[child] = node
                 queue.append(child)
