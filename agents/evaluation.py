@@ -66,12 +66,21 @@ def _play_chunk(args) -> list[dict]:
     return [play_game(agent, env, s, record) for s in seeds]
 
 
+def is_pattern(spec: str) -> bool:
+    """Whether an agent spec is a glob pattern of checkpoints (holds ``*``, ``?`` or ``[``)."""
+    return any(ch in spec for ch in "*?[")
+
+
 def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     """Agent specs -> (label, spec, group). A glob pattern of checkpoints (``*``) becomes
-    one agent per file, all in one group (e.g. several training seeds)."""
+    one agent per file, all in one group (e.g. several training seeds).
+
+    Raises:
+        FileNotFoundError: a pattern matches no file.
+    """
     out = []
     for spec in specs:
-        if any(ch in spec for ch in "*?["):
+        if is_pattern(spec):
             prefix = next((p for p in PATH_PREFIXES if spec.startswith(p)), "")
             paths = sorted(glob.glob(spec.removeprefix(prefix)))
             if not paths:
