@@ -19,7 +19,7 @@ run on Ray Tune: Optuna's TPE chooses the settings (``OptunaSearch``), ``--jobs`
 train at once on a local Ray (default 2; or on the cluster at ``--address HEAD:6379``), and
 ``--scheduler asha`` (default; or ``median``, ``none``) stops weak trials at their
 evaluations. ``trials.csv`` (the finished trials) and ``best_config.yaml`` are written the
-same way; Ray Tune's own records go to ``<out>/ray_tune`` (agents/ray_backend.py).
+same way; Ray Tune's own records go to ``<out>/ray_tune`` (agents/training/tuning.py).
 
 An RLlib config (``engine: rllib``, configs/rllib_*.yaml) is swept the same way with
 ``--ray``: each trial trains RLlib PPO (agents/training/rllib_train.py) on the sampled
