@@ -40,25 +40,26 @@ takes a prefix or a folder as above. ``--scoring`` (default ``separate``: a shee
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import os
 import sys
 from pathlib import Path
 
 from agents.evaluation import (
     EVAL_SEED_BASE,
-    PATH_PREFIXES,
     eval_seeds,
     expand_specs,
     group_spread,
     is_pattern,
     paired_differences,
+    plot_scores,
+    record_file_name,
     run_games,
     summarise,
+    write_games_csv,
+    write_summary_csv,
 )
 from agents.registry import AGENT_NAMES, parse_spec
-from jamb_env.files import atomic_path, check_output_file, check_output_folder, write_text_file
+from jamb_env.files import check_output_file, check_output_folder
 from jamb_env.records import write_records
 
 
@@ -87,39 +88,6 @@ def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str
     return "\n".join(lines)
 
 
-def plot(results, path: Path, ruleset: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    scores = {label: np.array([g["score"] for g in games]) for label, games in results.items()}
-    lo = min(s.min() for s in scores.values())
-    hi = max(s.max() for s in scores.values())
-    bins = np.linspace(lo, hi, 60)
-    for label, s in scores.items():
-        ax.hist(s, bins=bins, histtype="step", linewidth=1.5, label=f"{short_label(label)} (mean {s.mean():.0f})")
-    ax.set_xlabel("final score (points)")
-    ax.set_ylabel("games")
-    ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    try:
-        with atomic_path(path) as tmp:  # a failed write leaves the previous plot intact
-            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
-    finally:
-        plt.close(fig)
-
-
-def short_label(label: str) -> str:
-    """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``, ``rllib:`` or ``search:``)."""
-    prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")
-    rest = label.removeprefix(prefix)
-    return prefix + (Path(rest).name if "/" in rest else rest)
-
-
 def _prefix(out_arg: str | None, stem: str, suffixes: tuple[str, ...]) -> Path:
     """The output prefix for ``--out``: ``results/<stem>`` by default, ``<folder>/<stem>``
     for a folder, else the prefix given (without one of ``suffixes``)."""
@@ -135,14 +103,6 @@ def output_paths(out_arg: str | None, ruleset: str) -> tuple[Path, Path, Path]:
     """``(per-agent csv, per-game csv, png)`` for ``--out`` (a prefix, or a folder: files inside it)."""
     prefix = _prefix(out_arg, Path(ruleset).stem, (".csv", ".png"))
     return prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + "_games.csv"), prefix.with_name(prefix.name + ".png")
-
-
-def csv_text(rows: list[dict], keys: list[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=keys)
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 MAX_GAMES = 10_000_000
@@ -312,13 +272,10 @@ def write_solitaire_outputs(args, results: dict, summaries, exact: dict, records
     if args.records:
         folder = Path(args.records)
         for label, recs in records.items():
-            write_records(folder / (label.replace("/", "_").removesuffix(".zip") + ".jsonl"), recs)
-    keys = ["agent", "games", "mean", "std", "ci95", "min", "max", "bonus_rate", "exact"] + list(summaries[0].parts)
-    write_text_file(csv_path, csv_text([{"agent": s.label, "games": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95, "min": s.min, "max": s.max,
-                                         "bonus_rate": s.bonus_rate, "exact": exact.get(s.label, ""), **s.parts} for s in summaries], keys))
-    first = next(iter(results.values()))[0]
-    write_text_file(games_path, csv_text([{"agent": label, **g} for label, games in results.items() for g in games], ["agent"] + list(first)))
-    plot(results, png_path, args.ruleset)
+            write_records(folder / record_file_name(label), recs)
+    write_summary_csv(csv_path, summaries, exact)
+    write_games_csv(games_path, results)
+    plot_scores(results, png_path, args.ruleset)
 
 
 # ---------------------------------------------------------------------------- multiplayer
@@ -348,7 +305,7 @@ def matches_markdown(rr) -> str:
 
 def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int:
     """``--players N``: the multiplayer round robin (module docstring)."""
-    from agents.match_evaluation import round_robin
+    from agents.match_evaluation import round_robin, write_match_csvs
     from jamb_env import load_ruleset
     from jamb_env.errors import RulesetError
     from jamb_env.rules.match import MAX_PLAYERS, MIN_PLAYERS, check_match
@@ -384,19 +341,8 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
         return 2
     print(matches_markdown(rr))
     pairs_path, ratings_path, games_path = paths
-    common = {"ruleset": rr.ruleset, "scoring": rr.scoring, "players": rr.players}
     try:
-        write_text_file(pairs_path, csv_text(
-            [{**common, "agent_a": p.a, "agent_b": p.b, "seeds": p.units, "games": p.games, "wins_a": p.wins_a, "wins_b": p.wins_b,
-              "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_ci95": p.win_ci95, "margin": p.margin, "margin_ci95": p.margin_ci95,
-              "mean_a": p.mean_a, "mean_b": p.mean_b} for p in rr.pairings],
-            list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_ci95",
-                            "margin", "margin_ci95", "mean_a", "mean_b"]))
-        write_text_file(ratings_path, csv_text(
-            [{**common, "rank": k, "agent": r.agent, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games,
-              "mean_score": r.mean_score} for k, r in enumerate(rr.ratings, 1)],
-            list(common) + ["rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"]))
-        write_text_file(games_path, csv_text(rr.games, list(rr.games[0])))
+        write_match_csvs(rr, pairs_path, ratings_path, games_path)
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
