@@ -381,6 +381,7 @@ def test_evaluate_out_folder_and_bad_outputs(capsys, tmp_path):
         (["--out", str(tmp_path / "pre"), "--agents", "random", "random"], "named twice"),
         (["--agents", str(tmp_path / "nothing*.zip")], "no checkpoint matches"),
         (["--agents", "nosuch"], "unknown agent 'nosuch'"),
+        (["--agents", "runs/model"], "unknown agent 'runs/model'"),  # a model is a .zip path here
         (["--ruleset", "nope"], "unknown ruleset 'nope'"),
         (["--games", "1"], "--games must be 2.."),
         (["--games", "100000000"], "--games must be 2.."),

@@ -158,6 +158,8 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
     for spec in args.agents:
         try:
             kind, path = parse_spec(spec)
+            if kind == "model" and not spec.endswith(".zip"):  # this tool takes MaskablePPO models as .zip paths only
+                raise ValueError(spec)
         except ValueError:
             if is_pattern(spec):  # a glob of checkpoints: expanded (and checked) below
                 continue
