@@ -143,7 +143,7 @@ def trials_csv(rows: list[dict]) -> str:
 
 
 def interrupted(out: Path, finished: int, save_best) -> int:
-    """Ctrl-C: keep the ``finished`` trials (already in ``trials.csv``) and the best of them
+    """After Ctrl-C: keep the ``finished`` trials (already in ``trials.csv``) and the best of them
     (``save_best()`` writes it and returns its path), say where on stderr; returns 130."""
     kept = f"; {finished} finished trials are in {out / 'trials.csv'}" if finished else "; no trial finished"
     if finished:
@@ -156,7 +156,13 @@ def interrupted(out: Path, finished: int, save_best) -> int:
 
 
 def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how: str = "Optuna") -> Path:
-    """best_config.yaml: the base config (the user's own eval.freq) with the best trial's settings."""
+    """Write ``out/best_config.yaml`` atomically: the base config (the user's own eval.freq)
+    with the settings ``params`` (a trial's Optuna params), headed by a comment naming the
+    search (``trials`` trials of ``how`` x ``steps`` steps). Returns its path.
+
+    Raises:
+        OSError: the file cannot be written (a previous one is left intact).
+    """
     best = sample(optuna_module().trial.FixedTrial(params), base)
     best.pop("config_name", None)
     best.pop("total_timesteps", None)
@@ -170,7 +176,11 @@ def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool 
     trial's row of trials.csv (``trial``, ``score``: the mean true score of its last
     evaluation, ``wall_s``, the settings). ``trial``: an Optuna trial, or
     ``FixedTrial(params)`` for settings chosen elsewhere. ``background``: training runs in a
-    thread other than the main one (a Ray trial), which leaves the signals alone."""
+    thread other than the main one (a Ray trial), which leaves the signals alone.
+
+    Raises:
+        ValueError: the trial made no evaluation; ConfigError, OSError, ValueError from training.
+    """
     cfg = sample(trial, trial_base)
     run_dir = out / f"trial_{number:03d}"
     if is_rllib_config(cfg):  # a thread other than the main one leaves the signals alone by itself
