@@ -13,15 +13,19 @@ of the mean paired difference (per pair of agents).
 from __future__ import annotations
 
 import contextlib
+import csv
 import glob
+import io
 import math
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from jamb_env import JambEnv, load_ruleset
+from jamb_env.files import atomic_path, write_text_file
 from jamb_env.rules import column_totals
 
 EVAL_SEED_BASE = 20_000_000
@@ -66,12 +70,21 @@ def _play_chunk(args) -> list[dict]:
     return [play_game(agent, env, s, record) for s in seeds]
 
 
+def is_pattern(spec: str) -> bool:
+    """Whether an agent spec is a glob pattern of checkpoints (holds ``*``, ``?`` or ``[``)."""
+    return any(ch in spec for ch in "*?[")
+
+
 def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     """Agent specs -> (label, spec, group). A glob pattern of checkpoints (``*``) becomes
-    one agent per file, all in one group (e.g. several training seeds)."""
+    one agent per file, all in one group (e.g. several training seeds).
+
+    Raises:
+        FileNotFoundError: a pattern matches no file.
+    """
     out = []
     for spec in specs:
-        if any(ch in spec for ch in "*?["):
+        if is_pattern(spec):
             prefix = next((p for p in PATH_PREFIXES if spec.startswith(p)), "")
             paths = sorted(glob.glob(spec.removeprefix(prefix)))
             if not paths:
@@ -184,3 +197,82 @@ def group_spread(results: dict[str, list[dict]], specs: Sequence[str]) -> list[t
         means = np.array([np.mean([g["score"] for g in results[lab]]) for lab in labels])
         out.append((group, len(labels), float(means.mean()), float(means.std(ddof=1)) if len(means) > 1 else math.nan))
     return out
+
+
+# ---------------------------------------------------------------------------- result files
+SUMMARY_KEYS = ["agent", "games", "mean", "std", "ci95", "min", "max", "bonus_rate", "exact"]
+
+
+def csv_text(rows: list[dict], keys: list[str]) -> str:
+    """``rows`` as CSV text with the columns ``keys`` (a header line first)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=keys)
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_summary_csv(path: Path, summaries: list[Summary], exact: dict[str, float]) -> None:
+    """The per-agent CSV: :data:`SUMMARY_KEYS` (``exact``: the solver's exact expected
+    score, else empty), then the mean of each score part and row. Written atomically.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    rows = [{"agent": s.label, "games": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95, "min": s.min, "max": s.max,
+             "bonus_rate": s.bonus_rate, "exact": exact.get(s.label, ""), **s.parts} for s in summaries]
+    write_text_file(path, csv_text(rows, SUMMARY_KEYS + list(summaries[0].parts)))
+
+
+def write_games_csv(path: Path, results: dict[str, list[dict]]) -> None:
+    """The per-game CSV: ``agent``, then the columns of :func:`play_game`'s result. Written atomically.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    first = next(iter(results.values()))[0]
+    write_text_file(path, csv_text([{"agent": label, **g} for label, games in results.items() for g in games], ["agent"] + list(first)))
+
+
+def record_file_name(label: str) -> str:
+    """The records file of an agent: its label with ``/`` as ``_``, ``.zip`` dropped, ``.jsonl`` added."""
+    return label.replace("/", "_").removesuffix(".zip") + ".jsonl"
+
+
+def short_label(label: str) -> str:
+    """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``, ``rllib:`` or ``search:``)."""
+    prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")
+    rest = label.removeprefix(prefix)
+    return prefix + (Path(rest).name if "/" in rest else rest)
+
+
+def plot_scores(results: dict[str, list[dict]], path: Path, ruleset: str) -> None:
+    """The score distributions of ``results`` (label -> games) as step histograms, one per
+    agent, written atomically to ``path`` (the format from its suffix; a failed write
+    leaves the previous file intact).
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    scores = {label: np.array([g["score"] for g in games]) for label, games in results.items()}
+    lo = min(s.min() for s in scores.values())
+    hi = max(s.max() for s in scores.values())
+    bins = np.linspace(lo, hi, 60)
+    for label, s in scores.items():
+        ax.hist(s, bins=bins, histtype="step", linewidth=1.5, label=f"{short_label(label)} (mean {s.mean():.0f})")
+    ax.set_xlabel("final score (points)")
+    ax.set_ylabel("games")
+    ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    try:
+        with atomic_path(path) as tmp:  # a failed write leaves the previous plot intact
+            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)

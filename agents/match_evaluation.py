@@ -47,9 +47,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jamb_env import Ruleset, load_ruleset
+from jamb_env.files import write_text_file
 from jamb_env.rules import match as M
 
-from .evaluation import EVAL_SEED_BASE, eval_seeds, t_interval
+from .evaluation import EVAL_SEED_BASE, csv_text, eval_seeds, t_interval
 
 
 def _env(ruleset, num_players: int, scoring: str):
@@ -319,3 +320,27 @@ def round_robin(ruleset: str, agent_names: Sequence[str], games: int, scoring: s
     rows.sort(key=lambda r: (r["seed"], r["table"], r["order"]))
     return RoundRobin(ruleset=rules.name, scoring=scoring, players=players, labels=labels, games=rows,
                       pairings=pairings(rows, labels, players), ratings=ratings(rows, labels, players))
+
+
+def write_match_csvs(rr: RoundRobin, pairs_path, ratings_path, games_path) -> None:
+    """The files of a round robin, each written atomically: per pair (``pairs_path``: A, B,
+    seeds, games, wins, ties, A's win rate and mean margin with their 95% half-widths, mean
+    scores), the ratings (``ratings_path``: rank, agent, mu, sigma, ordinal, games, mean
+    score) and per game (``games_path``: :attr:`RoundRobin.games`); every row of the first
+    two starts with the ruleset, scoring and players.
+
+    Raises:
+        OSError: a file cannot be written (the ones before it are written).
+    """
+    common = {"ruleset": rr.ruleset, "scoring": rr.scoring, "players": rr.players}
+    write_text_file(pairs_path, csv_text(
+        [{**common, "agent_a": p.a, "agent_b": p.b, "seeds": p.units, "games": p.games, "wins_a": p.wins_a, "wins_b": p.wins_b,
+          "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_ci95": p.win_ci95, "margin": p.margin, "margin_ci95": p.margin_ci95,
+          "mean_a": p.mean_a, "mean_b": p.mean_b} for p in rr.pairings],
+        list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_ci95",
+                        "margin", "margin_ci95", "mean_a", "mean_b"]))
+    write_text_file(ratings_path, csv_text(
+        [{**common, "rank": k, "agent": r.agent, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games,
+          "mean_score": r.mean_score} for k, r in enumerate(rr.ratings, 1)],
+        list(common) + ["rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"]))
+    write_text_file(games_path, csv_text(rr.games, list(rr.games[0])))

@@ -1,12 +1,48 @@
-"""``agents.load``: an agent by name or by checkpoint path."""
+"""``agents.load``: an agent by name or by checkpoint path; ``parse_spec``: what a name means."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search")
 #: Shipped MaskablePPO models, ``models/<ruleset>.zip`` (the ``ppo`` agent).
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+
+
+class AgentSpec(NamedTuple):
+    """An agent spec taken apart by :func:`parse_spec`.
+
+    ``kind``: one of :data:`AGENT_NAMES`, ``"rllib"`` (an RLlib checkpoint) or ``"model"``
+    (a MaskablePPO file). ``path``: the file or folder the spec names (the text after
+    ``search:``, ``hybrid:`` or ``rllib:``, possibly empty; a model's path), or None for a
+    name alone (``ppo``, ``hybrid`` and ``search`` then use the shipped file of the ruleset).
+    """
+
+    kind: str
+    path: str | None
+
+
+def parse_spec(spec: str) -> AgentSpec:
+    """What an agent spec names, without loading anything or looking at files.
+
+    ``random`` ... ``columnwise``, ``ppo``, ``hybrid``, ``search``: that agent;
+    ``search:<file>``, ``hybrid:<file>``, ``rllib:<path>``: that agent on the path given;
+    a spec ending in ``.zip`` or holding a ``/``: a MaskablePPO model file.
+
+    Raises:
+        ValueError: ``spec`` is not a non-empty string, or names no agent.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"an agent is a name ({', '.join(AGENT_NAMES)}) or a MaskablePPO .zip path, got {spec!r}")
+    if spec in AGENT_NAMES:
+        return AgentSpec(spec, None)
+    for kind in ("search", "rllib", "hybrid"):
+        if spec.startswith(kind + ":"):
+            return AgentSpec(kind, spec[len(kind) + 1 :])
+    if spec.endswith(".zip") or "/" in spec:
+        return AgentSpec("model", spec)
+    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz> or rllib:<RLlib checkpoint>")
 
 
 def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
@@ -28,34 +64,32 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             ``rllib:``, RLlib not installed (``agents.rllib_agent.RLlibUnavailable``, a
             RuntimeError) is raised as a ValueError saying how to install it.
     """
-    if not isinstance(spec, str) or not spec:
-        raise ValueError(f"an agent is a name ({', '.join(AGENT_NAMES)}) or a MaskablePPO .zip path, got {spec!r}")
-    if spec == "random":
+    kind, path = parse_spec(spec)
+    if kind == "random":
         from .random_agent import RandomAgent
 
         return RandomAgent(seed=seed)
-    if spec == "greedy":
+    if kind == "greedy":
         from .heuristic import GreedyAgent
 
         return GreedyAgent()
-    if spec == "expectimax":
+    if kind == "expectimax":
         from .heuristic import ExpectimaxAgent
 
         return ExpectimaxAgent()
-    if spec == "optimal":
+    if kind == "optimal":
         from .optimal import OptimalAgent
 
         return OptimalAgent(ruleset)
-    if spec == "columnwise":
+    if kind == "columnwise":
         from .columnwise import ColumnwiseAgent
 
         return ColumnwiseAgent(ruleset)
-    if spec == "search" or spec.startswith("search:"):
+    if kind == "search":
         from .search import load_search
 
         return load_search(spec, ruleset)
-    if spec.startswith("rllib:"):
-        path = spec[len("rllib:"):]
+    if kind == "rllib":
         if not path:
             raise ValueError("rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>")
         from .rllib_agent import RLlibAgent, RLlibUnavailable
@@ -64,8 +98,7 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             return RLlibAgent(path, ruleset=ruleset)
         except RLlibUnavailable as exc:
             raise ValueError(f"agent {spec}: {exc}") from exc
-    if spec in ("ppo", "hybrid") or spec.startswith("hybrid:"):
-        path = spec[len("hybrid:") :] if spec.startswith("hybrid:") else None
+    if kind in ("ppo", "hybrid"):
         if path is None:
             from jamb_env import load_ruleset
 
@@ -78,18 +111,15 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             raise ValueError("hybrid: needs a model path after the colon (hybrid:<MaskablePPO .zip>), or plain 'hybrid' for the shipped model")
         elif not Path(path).is_file():
             raise FileNotFoundError(f"no model file {path} (hybrid:<MaskablePPO .zip>)")
-        if spec == "ppo":
+        if kind == "ppo":
             from .ppo_agent import PPOAgent
 
             return PPOAgent(path, ruleset=ruleset)
         from .hybrid import HybridAgent
 
         return HybridAgent(path, ruleset=ruleset)
-    if spec.endswith(".zip") or "/" in spec:
-        path = Path(spec)
-        if not path.is_file():
-            raise FileNotFoundError(f"no model file {spec}")
-        from .ppo_agent import PPOAgent
+    if not Path(path).is_file():  # kind == "model"
+        raise FileNotFoundError(f"no model file {spec}")
+    from .ppo_agent import PPOAgent
 
-        return PPOAgent(path, ruleset=ruleset)
-    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz> or rllib:<RLlib checkpoint>")
+    return PPOAgent(Path(path), ruleset=ruleset)

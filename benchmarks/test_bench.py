@@ -1,4 +1,4 @@
-"""pytest-benchmark versions of scripts/bench.py's env loops (agents/cli/bench.py): ``pytest benchmarks/``.
+"""pytest-benchmark versions of scripts/bench.py's env loops (agents/benchmarking.py): ``pytest benchmarks/``.
 
 Not part of ``make test`` (timings are measurements, not tests).
 """
@@ -6,8 +6,8 @@ Not part of ``make test`` (timings are measurements, not tests).
 import numpy as np
 import pytest
 
-from agents.cli.bench import sample_actions
 from jamb_env import JambEnv, JambVecEnv
+from jamb_env.random_play import sample_actions
 
 
 @pytest.mark.parametrize("preset", ["classic", "six_dice"])

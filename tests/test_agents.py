@@ -187,6 +187,18 @@ def test_load_errors():
         agents.load("columnwise", ruleset="standard")
 
 
+def test_parse_spec_is_what_load_and_evaluate_read():
+    from agents.registry import AgentSpec, parse_spec
+
+    assert parse_spec("greedy") == AgentSpec("greedy", None) and parse_spec("ppo") == ("ppo", None)
+    assert parse_spec("search:net.npz") == ("search", "net.npz") and parse_spec("hybrid:") == ("hybrid", "")
+    assert parse_spec("rllib:runs/r") == ("rllib", "runs/r") and parse_spec("rllib:x.zip").kind == "rllib"
+    assert parse_spec("m.zip") == ("model", "m.zip") and parse_spec("runs/a/final_model") == ("model", "runs/a/final_model")
+    for bad in ("smart", "", None):
+        with pytest.raises(ValueError, match="unknown agent|an agent is a name"):
+            parse_spec(bad)
+
+
 def test_t_interval():
     x = np.array([1.0, 2.0, 3.0, 4.0])
     assert t_interval(x) == pytest.approx(3.182446 * np.std(x, ddof=1) / 2, rel=1e-5)

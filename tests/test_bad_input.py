@@ -269,7 +269,7 @@ def test_bench_bad_arguments(capsys, argv, message):
 
 def test_bench_rates_count_the_steps_taken():
     """A tiny --seconds still measures at least one step (no division by zero)."""
-    from agents.cli.bench import single_env_loop, vec_env_loop
+    from agents.benchmarking import single_env_loop, vec_env_loop
 
     steps, t_env, _ = single_env_loop("classic", 1e-9)
     assert steps >= 1 and t_env > 0
@@ -381,6 +381,7 @@ def test_evaluate_out_folder_and_bad_outputs(capsys, tmp_path):
         (["--out", str(tmp_path / "pre"), "--agents", "random", "random"], "named twice"),
         (["--agents", str(tmp_path / "nothing*.zip")], "no checkpoint matches"),
         (["--agents", "nosuch"], "unknown agent 'nosuch'"),
+        (["--agents", "runs/model"], "unknown agent 'runs/model'"),  # a model is a .zip path here
         (["--ruleset", "nope"], "unknown ruleset 'nope'"),
         (["--games", "1"], "--games must be 2.."),
         (["--games", "100000000"], "--games must be 2.."),

@@ -1,4 +1,4 @@
-"""scripts/play.py --video (GIF with Pillow, MP4 with moviepy) and --html, their argument
+"""scripts/play.py --video (jamb_env/video.py: GIF with Pillow, MP4 with moviepy) and --html, their argument
 checks and atomic writes; Gymnasium's own RecordVideo on the env."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import agents
 from agents.cli import play
-from jamb_env import JambEnv
+from jamb_env import JambEnv, video
 from jamb_env.files import is_temp_file
 from jamb_env.records import GameRecord, read_records
 from jamb_env.render import sheet_image
@@ -108,8 +108,8 @@ def test_mp4_without_moviepy_says_how_to_get_it(short_game, capsys, tmp_path, mo
     code, out, err = play_exit(["--replay", str(short_game[1]), "--delay", "0", "--video", str(tmp_path / "g.mp4")], capsys)
     assert code == 2 and "pip install -e '.[video]' or use a .gif" in err and "Traceback" not in err
     assert out == "" and list(tmp_path.iterdir()) == []  # refused before the replay
-    with pytest.raises(play.MissingDependency, match="use a .gif"):
-        play.write_video(tmp_path / "g.mp4", [start_picture(short_game[0])], 2)
+    with pytest.raises(video.MissingDependency, match="use a .gif"):
+        video.write_video(tmp_path / "g.mp4", [start_picture(short_game[0])], 2)
     code, out, err = play_exit(["--replay", str(short_game[1]), "--delay", "0", "--video", str(tmp_path / "g.gif")], capsys)
     assert code == 0 and (tmp_path / "g.gif").is_file()  # a GIF needs Pillow only
 

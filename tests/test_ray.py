@@ -1,4 +1,4 @@
-"""``jamb-evaluate --ray`` and ``jamb-tune --ray`` (agents/ray_backend.py).
+"""``jamb-evaluate --ray`` and ``jamb-tune --ray`` (agents/ray_backend.py, agents/training/tuning.py).
 
 Ray is an optional extra (``make install-ray``): without it these tests are skipped, all
 but the one checking that ``--ray`` then says how to install it. Each test that runs Ray
@@ -110,7 +110,7 @@ def test_trial_progress_is_read_from_the_evaluations(tmp_path):
     evaluation return over reward_scale) of each evaluation past the last one reported."""
     import numpy as np
 
-    from agents.ray_backend import new_evaluations
+    from agents.training.tuning import new_evaluations
     from agents.training.runs import save_evaluations
 
     assert new_evaluations(tmp_path, 0, 0.01) == []  # no evaluation yet

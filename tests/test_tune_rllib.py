@@ -24,7 +24,7 @@ def test_every_sampled_setting_is_a_valid_rllib_config(tmp_path):
     choice exceeds a trial's budget (the smallest one is always there)."""
     import optuna
 
-    from agents.cli.tune import NETS, RLLIB_BATCHES, sample
+    from agents.training.tuning import NETS, RLLIB_BATCHES, sample
     from agents.training.rllib_config import load_rllib_config, validate_rllib_config
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -64,7 +64,7 @@ def test_bad_rllib_tune_arguments(monkeypatch, capsys, tmp_path, argv, changes, 
 @needs_rllib
 @pytest.mark.slow
 def test_ray_tune_rllib_tiny_search(tmp_path):
-    from agents.cli.tune import NETS
+    from agents.training.tuning import NETS
     from agents.training.rllib_config import load_rllib_config
 
     out = tmp_path / "tune"

@@ -40,24 +40,26 @@ takes a prefix or a folder as above. ``--scoring`` (default ``separate``: a shee
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import os
 import sys
 from pathlib import Path
 
 from agents.evaluation import (
     EVAL_SEED_BASE,
-    PATH_PREFIXES,
     eval_seeds,
     expand_specs,
     group_spread,
+    is_pattern,
     paired_differences,
+    plot_scores,
+    record_file_name,
     run_games,
     summarise,
+    write_games_csv,
+    write_summary_csv,
 )
-from agents.registry import AGENT_NAMES
-from jamb_env.files import atomic_path, check_output_file, check_output_folder, write_text_file
+from agents.registry import AGENT_NAMES, parse_spec
+from jamb_env.files import check_output_file, check_output_folder
 from jamb_env.records import write_records
 
 
@@ -86,39 +88,6 @@ def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str
     return "\n".join(lines)
 
 
-def plot(results, path: Path, ruleset: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    scores = {label: np.array([g["score"] for g in games]) for label, games in results.items()}
-    lo = min(s.min() for s in scores.values())
-    hi = max(s.max() for s in scores.values())
-    bins = np.linspace(lo, hi, 60)
-    for label, s in scores.items():
-        ax.hist(s, bins=bins, histtype="step", linewidth=1.5, label=f"{short_label(label)} (mean {s.mean():.0f})")
-    ax.set_xlabel("final score (points)")
-    ax.set_ylabel("games")
-    ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    try:
-        with atomic_path(path) as tmp:  # a failed write leaves the previous plot intact
-            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
-    finally:
-        plt.close(fig)
-
-
-def short_label(label: str) -> str:
-    """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``, ``rllib:`` or ``search:``)."""
-    prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")
-    rest = label.removeprefix(prefix)
-    return prefix + (Path(rest).name if "/" in rest else rest)
-
-
 def _prefix(out_arg: str | None, stem: str, suffixes: tuple[str, ...]) -> Path:
     """The output prefix for ``--out``: ``results/<stem>`` by default, ``<folder>/<stem>``
     for a folder, else the prefix given (without one of ``suffixes``)."""
@@ -136,18 +105,11 @@ def output_paths(out_arg: str | None, ruleset: str) -> tuple[Path, Path, Path]:
     return prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + "_games.csv"), prefix.with_name(prefix.name + ".png")
 
 
-def csv_text(rows: list[dict], keys: list[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=keys)
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
-
-
 MAX_GAMES = 10_000_000
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``jamb-evaluate`` (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), search (the exact turn planner on the shipped models/value_<ruleset>.npz), search:<value network .npz>, MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)")
@@ -161,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray", action="store_true", help="play the games as Ray tasks, on a local Ray or the cluster at --address (needs make install-ray)")
     parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
     parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check_arguments(parser: argparse.ArgumentParser, args) -> None:
+    """Refuse bad values and options that do not go together (``parser.error``: exit 2);
+    fills in the default ``--jobs``."""
     if args.address is not None and not args.ray:
         parser.error("--address is for --ray: add --ray to play on that Ray cluster")
     if args.ray and args.players is not None:
@@ -175,28 +142,42 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--jobs must be 1..{max_jobs}, got {args.jobs}")
     if args.seed_base < 0 or args.seed_base + args.games > 2**32:
         parser.error("--seed-base must be >= 0 (seeds are seed_base .. seed_base + games - 1 < 2**32)")
+    check_agents(parser, args)
+    if args.players is None and args.scoring is not None:
+        parser.error(f"--scoring {args.scoring} is for multiplayer matches: add --players N (2..5)")
+
+
+def check_agents(parser: argparse.ArgumentParser, args) -> None:
+    """Every ``--agents`` spec names an agent (:func:`agents.registry.parse_spec`), once; a
+    glob matches files; an RLlib checkpoint folder and a search agent's network are read
+    now, so a wrong one fails before any game is played."""
     if len(set(args.agents)) != len(args.agents):
         parser.error("an agent is named twice: each agent plays the same games once")
     if any(not a.strip() for a in args.agents):
         parser.error("--agents: an empty agent name")
-    for spec in args.agents:  # names are checked before any game is played
-        if spec.startswith("rllib:"):  # an RLlib checkpoint (agents/rllib_agent.py): the folder is checked now
+    for spec in args.agents:
+        try:
+            kind, path = parse_spec(spec)
+            if kind == "model" and not spec.endswith(".zip"):  # this tool takes MaskablePPO models as .zip paths only
+                raise ValueError(spec)
+        except ValueError:
+            if is_pattern(spec):  # a glob of checkpoints: expanded (and checked) below
+                continue
+            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too), "
+                         "search:<value network .npz> or rllib:<RLlib run or checkpoint folder>")
+        if kind == "rllib":  # an RLlib checkpoint (agents/rllib_agent.py): the folder is checked now
             from agents.rllib_agent import find_module_dir
 
             try:
-                find_module_dir(spec.removeprefix("rllib:") or ".")
+                find_module_dir(path or ".")
             except FileNotFoundError as exc:
                 parser.error(f"--agents {spec}: {exc}")
-            continue
-        if not (spec in AGENT_NAMES or spec.startswith(("hybrid:", "search:")) or spec.endswith(".zip") or any(c in spec for c in "*?[")):
-            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too), "
-                         "search:<value network .npz> or rllib:<RLlib run or checkpoint folder>")
     try:
         labels = [label for label, _, _ in expand_specs(args.agents)]
     except FileNotFoundError as exc:
         parser.error(f"--agents: {exc}")
     for label in labels:  # a search agent's network is read now: a wrong file or ruleset fails before any game
-        if label == "search" or label.startswith("search:"):
+        if label == "search" or label.startswith("search:"):  # a glob's label may name no agent: run_games says so
             from agents import load
 
             try:
@@ -206,10 +187,19 @@ def main(argv: list[str] | None = None) -> int:
     if len(set(labels)) != len(labels):
         twice = sorted({x for x in labels if labels.count(x) > 1})
         parser.error(f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once")
-    if args.players is None and args.scoring is not None:
-        parser.error(f"--scoring {args.scoring} is for multiplayer matches: add --players N (2..5)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_arguments(parser, args)
     if args.players is not None:
         return main_matches(parser, args, [spec for _, spec, _ in expand_specs(args.agents)])
+    return main_solitaire(args)
+
+
+def main_solitaire(args) -> int:
+    """Solitaire games of every agent on the same seeds: the tables, then the files."""
     paths = output_paths(args.out, args.ruleset)
     try:  # fail before playing, not after
         for path in paths:
@@ -220,55 +210,74 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
     try:
-        if args.ray:
-            from agents.ray_backend import RayExecutor, RayUnavailable, ray_session
-
-            try:
-                with ray_session(args.address, args.jobs):
-                    results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), progress=not args.no_progress,
-                                        record=bool(args.records), executor=RayExecutor())
-            except RayUnavailable as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-        else:
-            results = run_games(args.agents, args.ruleset, eval_seeds(args.games, args.seed_base), jobs=args.jobs,
-                                progress=not args.no_progress, record=bool(args.records))
+        results = play_solitaire(args)
     except KeyboardInterrupt:
         print("\ninterrupted; nothing written", file=sys.stderr)
         return 130
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if results is None:
+        return 2
     records = {label: [g.pop("record") for g in games] for label, games in results.items()} if args.records else {}
     summaries = summarise(results)
-    exact = {}
-    for label in results:
-        if label in ("optimal", "columnwise"):
-            from agents import load
-
-            exact[label] = load(label, ruleset=args.ruleset).expected_score
-    text = markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact)
-    print(text)
-    csv_path, games_path, png_path = paths
+    exact = exact_expectations(results, args.ruleset)
+    print(markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact))
     try:
-        if args.records:
-            folder = Path(args.records)
-            for label, recs in records.items():
-                write_records(folder / (label.replace("/", "_").removesuffix(".zip") + ".jsonl"), recs)
-        keys = ["agent", "games", "mean", "std", "ci95", "min", "max", "bonus_rate", "exact"] + list(summaries[0].parts)
-        write_text_file(csv_path, csv_text([{"agent": s.label, "games": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95, "min": s.min, "max": s.max,
-                                             "bonus_rate": s.bonus_rate, "exact": exact.get(s.label, ""), **s.parts} for s in summaries], keys))
-        first = next(iter(results.values()))[0]
-        write_text_file(games_path, csv_text([{"agent": label, **g} for label, games in results.items() for g in games], ["agent"] + list(first)))
-        plot(results, png_path, args.ruleset)
+        write_solitaire_outputs(args, results, summaries, exact, records, paths)
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted while writing; each file is either complete or as it was", file=sys.stderr)
         return 130
+    csv_path, games_path, png_path = paths
     print(f"\nwrote {csv_path}, {games_path}, {png_path}" + (f" and records in {args.records}" if args.records else ""), file=sys.stderr)
     return 0
+
+
+def play_solitaire(args) -> dict[str, list[dict]] | None:
+    """:func:`agents.evaluation.run_games` in local processes, or as Ray tasks with
+    ``--ray``; None (the error printed) when Ray is unavailable."""
+    seeds = eval_seeds(args.games, args.seed_base)
+    if not args.ray:
+        return run_games(args.agents, args.ruleset, seeds, jobs=args.jobs, progress=not args.no_progress, record=bool(args.records))
+    from agents.ray_backend import RayExecutor, RayUnavailable, ray_session
+
+    try:
+        with ray_session(args.address, args.jobs):
+            return run_games(args.agents, args.ruleset, seeds, progress=not args.no_progress, record=bool(args.records),
+                             executor=RayExecutor())
+    except RayUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def exact_expectations(results: dict, ruleset: str) -> dict[str, float]:
+    """label -> the exact expected score, for the solvers (optimal, columnwise) among the agents."""
+    exact = {}
+    for label in results:
+        if label in ("optimal", "columnwise"):
+            from agents import load
+
+            exact[label] = load(label, ruleset=ruleset).expected_score
+    return exact
+
+
+def write_solitaire_outputs(args, results: dict, summaries, exact: dict, records: dict, paths: tuple[Path, Path, Path]) -> None:
+    """The records (``--records``), the per-agent and per-game CSVs and the plot, each atomically.
+
+    Raises:
+        OSError: a file that cannot be written (the ones before it are written).
+    """
+    csv_path, games_path, png_path = paths
+    if args.records:
+        folder = Path(args.records)
+        for label, recs in records.items():
+            write_records(folder / record_file_name(label), recs)
+    write_summary_csv(csv_path, summaries, exact)
+    write_games_csv(games_path, results)
+    plot_scores(results, png_path, args.ruleset)
 
 
 # ---------------------------------------------------------------------------- multiplayer
@@ -298,7 +307,7 @@ def matches_markdown(rr) -> str:
 
 def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int:
     """``--players N``: the multiplayer round robin (module docstring)."""
-    from agents.match_evaluation import round_robin
+    from agents.match_evaluation import round_robin, write_match_csvs
     from jamb_env import load_ruleset
     from jamb_env.errors import RulesetError
     from jamb_env.rules.match import MAX_PLAYERS, MIN_PLAYERS, check_match
@@ -334,19 +343,8 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
         return 2
     print(matches_markdown(rr))
     pairs_path, ratings_path, games_path = paths
-    common = {"ruleset": rr.ruleset, "scoring": rr.scoring, "players": rr.players}
     try:
-        write_text_file(pairs_path, csv_text(
-            [{**common, "agent_a": p.a, "agent_b": p.b, "seeds": p.units, "games": p.games, "wins_a": p.wins_a, "wins_b": p.wins_b,
-              "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_ci95": p.win_ci95, "margin": p.margin, "margin_ci95": p.margin_ci95,
-              "mean_a": p.mean_a, "mean_b": p.mean_b} for p in rr.pairings],
-            list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_ci95",
-                            "margin", "margin_ci95", "mean_a", "mean_b"]))
-        write_text_file(ratings_path, csv_text(
-            [{**common, "rank": k, "agent": r.agent, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games,
-              "mean_score": r.mean_score} for k, r in enumerate(rr.ratings, 1)],
-            list(common) + ["rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"]))
-        write_text_file(games_path, csv_text(rr.games, list(rr.games[0])))
+        write_match_csvs(rr, pairs_path, ratings_path, games_path)
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2

@@ -51,16 +51,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from jamb_env import RulesetError
-from jamb_env.files import atomic_path, check_output_file, write_text_file
+from jamb_env.files import check_output_file, write_text_file
 from jamb_env.play import (HUMAN, MatchSession, PlaySession, match_board, match_result, match_status, match_step_line,
                            sheet_table, status_line)
 from jamb_env.rules import is_over
 from jamb_env.rules import match as M
 from jamb_env.records import GameRecord, MatchRecord, RecordError, match_env, read_any, replay, replay_match
+from jamb_env.video import MOVIEPY_MISSING, VIDEO_SUFFIXES, MissingDependency, have_moviepy, video_frames, write_video
 
-#: --video suffixes and what writes them
-VIDEO_SUFFIXES = {".gif": "Pillow", ".mp4": "moviepy"}
-MOVIEPY_MISSING = "writing an .mp4 needs moviepy: pip install -e '.[video]' or use a .gif"
 
 
 def show_steps(console: Console, steps, delay: float):
@@ -239,72 +237,6 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
     if session.over and not people:
         write_outputs(args, session.record, console)
     return 0
-
-
-class MissingDependency(Exception):
-    """An optional package that an output needs is not installed (the message says how)."""
-
-
-def have_moviepy() -> bool:
-    try:
-        import moviepy  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def video_frames(record: GameRecord | MatchRecord) -> list:
-    """One picture per state of the replayed game, the start first (uint8 HxWx3 arrays,
-    all the size of the ruleset's sheet; a match: every sheet side by side, the env's
-    "rgb_array" picture)."""
-    if isinstance(record, MatchRecord):
-        env = match_env(record, render_mode="rgb_array")
-        env.reset(seed=record.seed)  # replay_match resets again with the same seed: the same game
-        return [env.render()] + [env.render() for env, _ in replay_match(record, env)]
-    from jamb_env.render import sheet_image
-    from jamb_env.replay_html import replay_states
-
-    return [sheet_image(env.ruleset, env.game, env.legal_mask()) for env, _ in replay_states(record)]
-
-
-def write_video(path: str | Path, frames: list, fps: float) -> Path:
-    """Write ``frames`` as a ``.gif`` (Pillow) or ``.mp4`` (moviepy, H.264) at ``fps``,
-    atomically: into a temporary file with the same suffix beside ``path``, then
-    ``os.replace``; a failed write leaves ``path`` as it was and no temporary file."""
-    path = check_output_file(path)
-    suffix = path.suffix.lower()
-    if suffix not in VIDEO_SUFFIXES:
-        raise ValueError(f"{path}: a video is .gif or .mp4, not {suffix or 'a name without a suffix'}")
-    if not frames:
-        raise ValueError("no frames to write")
-    if suffix == ".mp4" and not have_moviepy():
-        raise MissingDependency(MOVIEPY_MISSING)
-    with atomic_path(path, keep_suffix=True) as tmp:  # the writers choose the format by the suffix
-        if suffix == ".gif":
-            import numpy as np
-            from PIL import Image
-
-            # one palette for all frames, from a sample of them: faster than one per frame, and steady colours
-            sample = list(frames[:: max(1, len(frames) // 12)]) + [frames[-1]]
-            palette = Image.fromarray(np.concatenate(sample, axis=0)).quantize(256, method=Image.Quantize.FASTOCTREE)
-            images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
-            images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:],
-                           duration=max(20, round(1000 / fps)), loop=0)
-        else:
-            try:
-                from moviepy import ImageSequenceClip
-            except ImportError as exc:  # moviepy 1.x, or a broken install
-                raise MissingDependency(f"{MOVIEPY_MISSING} ({exc})") from exc
-
-            clip = ImageSequenceClip(list(frames), fps=fps)
-            try:
-                clip.write_videofile(str(tmp), fps=fps, codec="libx264", audio=False, logger=None,
-                                     ffmpeg_params=["-pix_fmt", "yuv420p"])
-            finally:
-                clip.close()
-            if not tmp.is_file():
-                raise OSError(f"the video writer made no file for {path}")
-    return path
 
 
 def write_outputs(args, record: GameRecord | MatchRecord, console: Console) -> None:

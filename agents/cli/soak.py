@@ -15,48 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
-import numpy as np
-
-from agents.cli.bench import sample_actions
-from jamb_env import JambVecEnv, list_rulesets, load_ruleset
-
-
-def soak(preset: str, games: int, num_envs: int, seed: int = 0) -> dict:
-    env = JambVecEnv(num_envs, preset, seed=seed)
-    obs = env.reset()
-    low, high = env.observation_space.low, env.observation_space.high
-    progress = env._encoder.segments["progress"].start
-    rng = np.random.default_rng(seed)
-    returns = np.zeros(num_envs)
-    done_games, steps, scores = 0, 0, []
-    start = time.perf_counter()
-    while done_games < games:
-        masks = env.action_masks()
-        if not masks.any(axis=1).all():
-            raise AssertionError(f"{preset}: a game without a legal action (dead end)")
-        if steps % 64 == 0 and ((obs < low) | (obs > high)).any():
-            raise AssertionError(f"{preset}: an observation outside the observation space")
-        obs, rewards, dones, infos = env.step(sample_actions(rng, masks))
-        returns += rewards
-        steps += num_envs
-        for i in np.flatnonzero(dones):
-            info = infos[i]
-            if info.get("illegal_action"):
-                raise AssertionError(f"{preset}: a sampled action was illegal (mask and step disagree)")
-            parts = info["score_parts"]
-            if not (returns[i] == info["score"] == sum(info["column_scores"].values())
-                    == parts["upper"] + parts["bonus"] + parts["difference"] + parts["lower"]):
-                raise AssertionError(f"{preset}: return {returns[i]} != score {info['score']} / parts {parts}")
-            if info["terminal_observation"][progress] != 1.0:
-                raise AssertionError(f"{preset}: a game ended before every cell was written")
-            scores.append(info["score"])
-            returns[i] = 0.0
-            done_games += 1
-    wall = time.perf_counter() - start
-    return {"preset": preset, "games": done_games, "steps": steps, "seconds": wall, "mean": float(np.mean(scores)),
-            "min": int(np.min(scores)), "max": int(np.max(scores))}
+from jamb_env import list_rulesets, load_ruleset
+from jamb_env.invariants import soak
 
 
 def main(argv: list[str] | None = None) -> int:

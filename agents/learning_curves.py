@@ -1,0 +1,130 @@
+"""Learning curves of training runs (``jamb-plot``): the TensorBoard scalars of run folders,
+how runs group (ruleset, config) and where a fine-tuned run starts, and the figure."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from jamb_env.files import atomic_path
+
+
+def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every scalar of a run folder's TensorBoard event files: tag -> (steps int64 (N,),
+    values float (N,)) in logged order. TensorBoard raises assorted errors on damaged files."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
+    acc.Reload()
+    out = {}
+    for tag in acc.Tags()["scalars"]:
+        events = acc.Scalars(tag)
+        out[tag] = (np.array([e.step for e in events]), np.array([e.value for e in events]))
+    return out
+
+
+def run_info(run: Path) -> tuple[str, str, int]:
+    """``(ruleset, group label, step offset)`` of a run, from its config.yaml (so runs of
+    one config with several seeds are one group whatever their folder names), else from
+    the folder name ``<ruleset>__<config>__<seed>__<time>``. A run started from a model
+    (``init_from``) is its own group, "<config> (from a model)", drawn after the env steps
+    behind that model (``init_from.json``, written by the run; for older runs, the model
+    file's own step count if it is still there)."""
+    saved = run / "config.yaml"
+    if saved.is_file():
+        import yaml
+
+        try:
+            cfg = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError):
+            cfg = None
+        if not isinstance(cfg, dict) or not cfg.get("config_name"):
+            print(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name", file=sys.stderr)
+        else:
+            ruleset, label = Path(str(cfg.get("ruleset", "?"))).stem, str(cfg["config_name"])
+            if not cfg.get("init_from"):
+                return ruleset, label, 0
+            return ruleset, f"{label} (from a model)", init_steps(run, cfg["init_from"])
+    parts = run.name.split("__")
+    return (parts[0], parts[1], 0) if len(parts) >= 4 else ("?", run.name, 0)
+
+
+def init_steps(run: Path, init_from: str) -> int:
+    """Env steps behind the model a run started from (0, with a warning, if unknown)."""
+    import json
+    import zipfile
+
+    from agents.training.runs import init_record
+
+    steps = init_record(run).get("steps_before")
+    if isinstance(steps, int):
+        return steps
+    try:  # a run from before init_from.json: the model file's own count, if it is still there
+        with zipfile.ZipFile(init_from) as zf:
+            return int(json.loads(zf.read("data")).get("num_timesteps", 0))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        print(f"warning: {run.name} started from {init_from}, whose step count is unknown here; drawing it from step 0", file=sys.stderr)
+        return 0
+
+
+def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray]], tag: str, offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """One run's curve of ``tag``: (steps + ``offset``, values), by step, each step once (a
+    resumed run logs its checkpoint step again: the later value is kept). Raises KeyError
+    for a tag the run does not have."""
+    steps, values = scalars[tag]
+    last = {int(x) + offset: v for x, v in zip(steps, values)}
+    return np.array(sorted(last)), np.array([last[x] for x in sorted(last)])
+
+
+def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]], baselines: dict[str, dict[str, float]],
+                  tag: str, title: str | None = None):
+    """The matplotlib figure of learning curves: a panel per ruleset; per group (``(ruleset,
+    label)`` -> one ``(steps, values)`` curve per run) the mean over its runs, interpolated
+    at every step any of them logged, with their range shaded; ``baselines`` (ruleset ->
+    agent -> points) as dashed horizontal lines. The caller saves and closes it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rulesets = list(dict.fromkeys(r for r, _ in groups))
+    fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
+    for ax, ruleset in zip(axes[0], rulesets):
+        for (rs, config), curves in groups.items():
+            if rs != ruleset:
+                continue
+            steps = np.unique(np.concatenate([s for s, _ in curves]))
+            ys = np.array([np.interp(steps, s, v) for s, v in curves])
+            line = ax.plot(steps, ys.mean(axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})")[0]
+            if len(curves) > 1:
+                ax.fill_between(steps, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
+        for k, (name, value) in enumerate(sorted(baselines.get(ruleset, {}).items(), key=lambda x: x[1])):
+            ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel(f"{tag} (points)")
+        ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not title else title)
+        ax.legend(fontsize=8, loc="lower right")
+    if title and len(rulesets) > 1:
+        fig.suptitle(title)
+    elif not title and len(rulesets) == 1:
+        axes[0][0].set_title(f"Jamb {rulesets[0]}: {tag}")
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, path: Path) -> None:
+    """Write ``fig`` to ``path`` atomically (a failed write leaves the previous file intact;
+    the format from the suffix: .png, .pdf, .svg), then close it.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120, format=path.suffix.lower().lstrip("."))
+    finally:
+        plt.close(fig)
