@@ -256,13 +256,24 @@ def action_to_string(rules: Ruleset, action: int) -> str:
 
 
 def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
-    """None if ``action`` is legal in ``st``, else the reason in words."""
-    lay = layout(rules)
+    """None if ``action`` is legal in ``st``, else the reason in words.
+
+    Legality is the kernels' legal mask (:func:`legal_mask`), never decided here; the
+    words only explain an action the mask refuses. ValueError outside the action space."""
     if is_over(rules, st):
         return "the game is over"
     if st.roll == 0:
         return "the turn has not started (no dice rolled yet)"
     act = decode(rules, action)
+    if legal_mask(rules, st)[int(action)]:
+        return None
+    return _reason(rules, st, act, int(action)) or "not in the legal mask"
+
+
+def _reason(rules: Ruleset, st: GameState, act: Action, action: int) -> str | None:
+    """The words for an action the legal mask refuses in a started turn (None: no
+    better words than the mask's)."""
+    lay = layout(rules)
     if act.kind == "basket":
         return None if st.jokers >> K.JOKER_BASKET_SHIFT & 3 else "no basket left (two per game)"
     if act.kind == "joker":
