@@ -31,7 +31,7 @@ from .baselines import baseline_scores
 from .callbacks import StopRequest, make_callbacks, run_logger
 from .config import ConfigError, algo_kwargs
 from .envs import make_envs, seed_train_env
-from .runs import BEST_MODEL, prepare_run_dir, resume_model, save_checkpoint, write_run_files
+from .runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_checkpoint, write_run_files
 from .weights import init_from
 
 
@@ -155,7 +155,7 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
             seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
             write_run_files(run_dir, cfg, started_from)
             # logs: a resumed run sets aside what was logged after its checkpoint
-            keep_before = None if not resume else model.num_timesteps + 1 if checkpoint is not None else 0
+            keep_before = logs_from(resume, model.num_timesteps if checkpoint is not None else None)
             model.set_logger(run_logger(run_dir, keep_before))
             try:
                 baselines = baseline_scores(cfg)
