@@ -56,6 +56,7 @@ INIT_RECORD = "init_from.json"
 #: ``{"step", "mean_reward", "mean_score"}`` of the evaluation that saved ``best_model.zip``.
 BEST_RECORD = "best.json"
 BEST_MODEL = "best_model.zip"
+FINAL_MODEL = "final_model.zip"
 EVALUATIONS = "evaluations.npz"
 PROGRESS = "progress.csv"
 #: The resolved config of a run, as YAML.
@@ -274,6 +275,13 @@ def save_checkpoint(model, run_dir: Path) -> Path:
     """Save ``model`` atomically as ``run_dir/checkpoints/model_<steps>_steps.zip``."""
     path = Path(run_dir) / CHECKPOINTS / f"model_{model.num_timesteps}_steps.zip"
     return atomic_save_model(model, path)
+
+
+def save_final(model, run_dir: Path) -> tuple[Path, Path]:
+    """``(checkpoint, final model)``: how every SB3 run ends, the model saved (atomically)
+    as a checkpoint of its step and as ``run_dir/final_model.zip``."""
+    checkpoint = save_checkpoint(model, run_dir)
+    return checkpoint, atomic_save_model(model, Path(run_dir) / FINAL_MODEL)
 
 
 def remove_folder(path: Path) -> None:

@@ -39,7 +39,7 @@ from jamb_env.rules import match as M
 
 from .config import ConfigError
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
-                   save_checkpoint, save_record)
+                   save_checkpoint, save_final, save_record)
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
@@ -311,7 +311,6 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     from stable_baselines3.common.callbacks import CallbackList
 
     from agents import load
-    from jamb_env.files import atomic_save_model
     from jamb_env.multiplayer_vector import SeatVecEnv
 
     from .callbacks import StopOnRequestCallback, StopRequest, run_logger
@@ -348,8 +347,7 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
             signals.graceful = True
             model.learn(left, callback=callback, reset_num_timesteps=False)
             # the model as it ends (a snapshot at this step held it before its last update)
-            checkpoint = save_checkpoint(model, run_dir)
-            final = atomic_save_model(model, run_dir / "final_model.zip")
+            checkpoint, final = save_final(model, run_dir)
         finally:
             model.logger.close()
     if stop.signum is not None:
