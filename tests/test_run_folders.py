@@ -231,3 +231,17 @@ def test_a_resumed_value_run_logs_no_iteration_twice(tmp_path):
     V.train_value(cfg, out, resume=True, log=lambda *_: None)
     tags = assert_no_step_twice(out)
     assert tags["value/mean_score"] == [0, 1]
+
+
+def test_the_train_cli_refuses_a_ruleset_name_with_a_path(tmp_path, monkeypatch, capsys):
+    from agents.cli.train import main
+    from jamb_env.rules import RULES_DIR
+
+    rules = yaml.safe_load((RULES_DIR / "classic.yaml").read_text())
+    rules["name"] = "../../../somewhere"
+    (tmp_path / "evil.yaml").write_text(yaml.safe_dump(rules))
+    monkeypatch.chdir(tmp_path)
+    assert main(["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--ruleset", "evil.yaml", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "error: the ruleset's name '../../../somewhere' cannot name a run folder under runs/" in err and "Traceback" not in err
+    assert os.listdir(tmp_path) == ["evil.yaml"] and not list(tmp_path.parent.parent.glob("somewhere__*"))

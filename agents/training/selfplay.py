@@ -14,7 +14,8 @@ steps. Every ``eval_freq`` steps the learner (deterministic, masked) plays
 TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (a tie counts 1/2) and
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
-pool.
+pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
+logged after it hidden (``purge_step``, :mod:`.runs`).
 
 A run's settings (:data:`SETTING_KEYS`) are saved (atomically) in ``selfplay.json``
 (:data:`SETTINGS_FILE`) when it starts; a resumed run must have the same ones (only
