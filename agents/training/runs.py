@@ -66,6 +66,8 @@ CHECKPOINTS = "checkpoints"
 RUNS_ROOT = Path("runs")
 #: What marks a folder as holding a run (a new run refuses it).
 RUN_MARKERS = (CONFIG, CHECKPOINTS)
+#: What no part of a default run-folder name may hold.
+SEPARATORS = frozenset({"/", "\\", "\0", os.sep, os.altsep or "/"})
 
 
 # ---------------------------------------------------------------- run folders
@@ -82,7 +84,7 @@ def run_folder_name(*parts: Any) -> str:
     what = ("the ruleset's name", "the config's name", "the seed")
     for i, part in enumerate(parts):
         text = str(part)
-        bad = sorted({c for c in text if c in "/\\\0" or c in (os.sep, os.altsep or "/")})
+        bad = sorted(SEPARATORS.intersection(text))
         if bad:
             label = what[i] if i < len(what) else f"part {i + 1} of the run-folder name"
             shown = ", ".join(repr(c) for c in bad)
@@ -103,7 +105,7 @@ def default_run_dir(cfg: Mapping[str, Any], root: Path = RUNS_ROOT) -> Path:
     ruleset_name = load_ruleset(cfg["ruleset"]).name  # RulesetError for an unknown ruleset
     name = run_folder_name(ruleset_name, cfg["config_name"], cfg["seed"], time.strftime("%Y%m%d-%H%M%S"))
     run_dir = Path(root) / name
-    if run_dir.is_absolute() != Path(root).is_absolute() or run_dir.parent != Path(root) or name in (".", ".."):
+    if run_dir.parent != Path(root):  # a last guard (a drive letter on Windows)
         raise ConfigError(f"the run-folder name {name!r} does not name a folder inside {root}/; choose the folder with --run-dir")
     return run_dir
 
@@ -167,11 +169,11 @@ def prepare_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None, resume: 
         RulesetError: an unknown ruleset.
         ConfigError: ``run_dir`` is a file, or (for a new run) already holds a run.
     """
-    if not resume:
-        return new_run_dir(cfg, run_dir), None
     from jamb_env import load_ruleset
 
-    load_ruleset(cfg["ruleset"])  # RulesetError for an unknown ruleset
+    load_ruleset(cfg["ruleset"])  # RulesetError for an unknown ruleset, before anything else
+    if not resume:
+        return new_run_dir(cfg, run_dir), None
     run_dir = Path(run_dir) if run_dir is not None else default_run_dir(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
