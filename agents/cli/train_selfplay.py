@@ -78,7 +78,9 @@ def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
         parser.error(f"--run-dir {run_dir} is a file, not a folder; --resume takes the run's folder")
     if not os.access(run_dir, os.W_OK | os.X_OK):
         parser.error(f"--run-dir {run_dir}: no permission to write in it")
-    if not any((run_dir / "checkpoints").glob("model_*_steps.zip")):
+    from agents.training.runs import checkpoints
+
+    if not checkpoints(run_dir):
         hint = "" if not any(run_dir.iterdir()) else " (the run stopped before its first checkpoint: remove the folder and start it again)"
         parser.error(f"--resume: no checkpoint in {run_dir} to resume{hint}")
 
@@ -86,11 +88,12 @@ def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
 def make_new_run_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
     """``run_dir`` can hold a new run: a new or empty folder where files can be written
     (created here)."""
-    if run_dir.exists():
-        if not run_dir.is_dir():
-            parser.error(f"--run-dir {run_dir} is a file, not a folder")
-        if any(run_dir.iterdir()):
-            parser.error(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
+    from agents.training.runs import check_new_run_dir
+
+    try:
+        check_new_run_dir(run_dir, empty=True)
+    except ConfigError as exc:
+        parser.error(str(exc))
     try:
         check_output_folder(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)

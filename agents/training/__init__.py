@@ -6,7 +6,9 @@
     callbacks  the SB3 callbacks (jamb/ scores, seeded masked evaluation, checkpoints)
     envs       the training and evaluation VecEnvs of a config
     baselines  baseline agents' scores on the evaluation games
-    runs       run folders: checks, resume, config.yaml, init_from.json
+    runs       run folders of every trainer (SB3, self-play, RLlib, value): checks, atomic
+               checkpoints, the newest valid one, TensorBoard resumed with purge_step,
+               evaluations.npz, baselines, config.yaml, init_from.json
     weights    init_from: another model's policy weights
 """
 

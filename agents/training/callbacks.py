@@ -31,7 +31,8 @@ from jamb_env.files import atomic_write_text
 
 from .config import config_text
 from .envs import eval_seeds, set_game_seeds
-from .runs import PROGRESS, best_so_far, free_name, load_evaluations, save_best, save_checkpoint, save_evaluations
+from .runs import (PROGRESS, append_evaluation, baseline_tags, best_so_far, config_markdown, free_name, load_evaluations, save_best,
+                   save_checkpoint, save_evaluations, tensorboard_writer)
 
 #: The step column of ``progress.csv`` (SB3's name; every row carries it).
 STEP_KEY = "time/total_timesteps"
@@ -56,9 +57,9 @@ class JambScoreCallback(BaseCallback):
     def _on_training_start(self) -> None:
         if not self.log_start:
             return
-        self.logger.record("config", "```\n" + self.config_text + "```", exclude=("stdout", "log", "json", "csv"))
-        for name, value in self.baselines.items():
-            self.logger.record(f"eval/baseline_{name}", value)
+        self.logger.record("config", config_markdown(self.config_text), exclude=("stdout", "log", "json", "csv"))
+        for tag, value in baseline_tags(self.baselines).items():
+            self.logger.record(tag, value)
         self.logger.dump(self.num_timesteps)
 
     def _on_step(self) -> bool:
@@ -120,19 +121,14 @@ class SeededEvalCallback(BaseCallback):
         """Evaluate the model now (at ``model.num_timesteps``); return the mean result."""
         step = int(self.model.num_timesteps)
         set_game_seeds(self.eval_env, self.eval_seeds)  # not env.seed(s): JambVecEnv derives per-game seeds from s
-        for name, value in self.baselines.items():  # flat lines to read the curve against
-            self.logger.record(f"eval/baseline_{name}", value)
+        for tag, value in baseline_tags(self.baselines).items():  # flat lines to read the curve against
+            self.logger.record(tag, value)
         self.last_scores = []
         rewards, lengths = evaluate_policy(
             self.model, self.eval_env, n_eval_episodes=self.n_eval_episodes, deterministic=self.deterministic,
             return_episode_rewards=True, warn=False, callback=self._log_score, use_masking=True,
         )  # warn=False: JambVecEnv reports true episode returns without a Monitor wrapper
-        if self.last_eval_step is not None and step <= self.last_eval_step:  # never two evaluations at one step
-            keep = [s < step for s in self.history["timesteps"]]
-            self.history = {key: [v for k, v in zip(keep, values) if k] for key, values in self.history.items()}
-        self.history["timesteps"].append(step)
-        self.history["results"].append([float(r) for r in rewards])
-        self.history["ep_lengths"].append([int(n) for n in lengths])
+        append_evaluation(self.history, step, rewards, lengths)  # never two evaluations at one step
         save_evaluations(self.run_dir, self.history)
         mean_reward = float(np.mean(rewards))
         self.logger.record("eval/mean_reward", mean_reward)
@@ -221,18 +217,19 @@ class TensorBoardFormat(TensorBoardOutputFormat):
     attempt of the run logged at that step or later."""
 
     def __init__(self, folder: str, purge_step: int | None = None):
-        from torch.utils.tensorboard import SummaryWriter
-
-        self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
+        self.writer = tensorboard_writer(folder, purge_step)
         self._is_closed = False
 
 
-def run_logger(run_dir: Path, keep_before: int | None) -> Logger:
-    """The SB3 logger of a run: TensorBoard events and :class:`ProgressCSV` in ``run_dir``.
-    ``keep_before``: None for a new run; else the step from which what an earlier (killed)
-    attempt logged is set aside (TensorBoard ``purge_step``, ``progress_abandoned_<i>.csv``):
-    the checkpoint's step + 1 when resuming, 0 when restarting a run from scratch."""
-    formats = [TensorBoardFormat(str(run_dir), keep_before), ProgressCSV(Path(run_dir) / PROGRESS, keep_before)]
+def run_logger(run_dir: Path, keep_before: int | None, progress: bool = True) -> Logger:
+    """The SB3 logger of a run: TensorBoard events and (with ``progress``)
+    :class:`ProgressCSV` in ``run_dir``. ``keep_before`` (:func:`.runs.logs_from`): None
+    for a new run; else the step from which what an earlier (killed) attempt logged is set
+    aside (TensorBoard ``purge_step``, ``progress_abandoned_<i>.csv``): the checkpoint's
+    step + 1 when resuming, 0 when restarting a run from scratch."""
+    formats = [TensorBoardFormat(str(run_dir), keep_before)]
+    if progress:
+        formats.append(ProgressCSV(Path(run_dir) / PROGRESS, keep_before))
     return Logger(folder=str(run_dir), output_formats=formats)
 
 

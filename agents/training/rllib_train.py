@@ -41,8 +41,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 import signal
 import threading
 import time
@@ -52,13 +50,16 @@ from typing import Any
 
 import numpy as np
 
-from jamb_env.files import _fsync_dir, atomic_write_text
+from jamb_env.files import atomic_write_text
 
 from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, SELFPLAY_MODULE_ID, RLlibAgent, checkpoint_problem,
                            checkpoint_step, checkpoints, import_rllib)
+from .baselines import baseline_scores
 from .config import ConfigError, config_text
+from .envs import eval_seeds
 from .rllib_config import ENGINE
-from .runs import load_evaluations, save_evaluations
+from .runs import (append_evaluation, baseline_tags, load_evaluations, log_start, logs_from, newest_valid, prepare_run_dir, read_record,
+                   save_checkpoint_folder, save_config, save_evaluations, save_record, tensorboard_writer)
 
 #: The name the env creator is registered under (``ray.tune.registry.register_env``).
 ENV_NAME = "jamb-rllib-v1"
@@ -66,8 +67,6 @@ ENV_NAME = "jamb-rllib-v1"
 RUN_RECORD = "rllib_run.json"
 #: Slots of one start of a run: starts are 2**32 game indices apart.
 START_STRIDE = 2**32
-#: Folder-name mark of checkpoint folders being written or deleted.
-TEMP_MARK = ".tmp-"
 TRAIN_STATS = ("policy_loss", "vf_loss", "entropy", "total_loss", "vf_explained_var")
 
 
@@ -274,57 +273,41 @@ def _register_env() -> None:
 
 
 # ---------------------------------------------------------------------------- checkpoints
-def _is_temp(path: Path) -> bool:
-    return path.name.startswith(".") and TEMP_MARK in path.name
-
-
-def _remove_folder(path: Path) -> None:
-    """Rename ``path`` to a hidden temporary name, then delete it: an interrupted delete
-    leaves a folder no reader takes for a checkpoint."""
-    trash = path.with_name(f".{path.name}{TEMP_MARK}del-{secrets.token_hex(4)}")
-    os.replace(path, trash)
-    shutil.rmtree(trash, ignore_errors=True)
-
-
-def remove_temp_checkpoints(run_dir: Path) -> list[Path]:
-    """Delete what killed checkpoint writes and deletes left in ``run_dir/checkpoints``."""
+def checkpoint_folders(run_dir: Path) -> list[Path]:
+    """Every ``checkpoints/checkpoint_<steps>`` folder of a run, complete or not, newest first
+    (:func:`.runs.newest_valid` skips the incomplete ones, naming them)."""
     folder = Path(run_dir) / CHECKPOINTS
-    removed = []
-    if folder.is_dir():
-        for p in folder.iterdir():
-            if _is_temp(p):
-                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-                removed.append(p)
-    return removed
+    found = [p for p in folder.iterdir() if checkpoint_step(p) is not None] if folder.is_dir() else []
+    return sorted(found, key=checkpoint_step, reverse=True)
 
 
-def save_checkpoint(algo, run_dir: Path, state: Mapping[str, Any], keep: int) -> Path:
-    """``algo.save_to_path`` into ``run_dir/checkpoints/checkpoint_<env_steps>`` atomically:
-    written into a hidden temporary folder, :data:`CHECKPOINT_STATE` (``state``) last, then
-    renamed into place; afterwards only the newest ``keep`` checkpoints are kept. Returns
-    the checkpoint folder."""
-    folder = Path(run_dir) / CHECKPOINTS
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / f"{CHECKPOINT_PREFIX}{int(state['env_steps']):012d}"
-    tmp = folder / f".{final.name}{TEMP_MARK}{secrets.token_hex(4)}"
-    try:
+def save_algo(algo, run_dir: Path, state: Mapping[str, Any], keep: int) -> Path:
+    """``algo.save_to_path`` into ``run_dir/checkpoints/checkpoint_<env_steps>`` atomically
+    (:func:`.runs.save_checkpoint_folder`, :data:`CHECKPOINT_STATE` (``state``) written last);
+    afterwards only the newest ``keep`` checkpoints are kept. Returns the checkpoint folder."""
+
+    def write(tmp: Path) -> None:
         algo.save_to_path(str(tmp.resolve()))
         atomic_write_text(tmp / CHECKPOINT_STATE, json.dumps(dict(state), indent=1))
-        if final.exists():
-            _remove_folder(final)
-        os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _fsync_dir(folder)
-    for old in checkpoints(run_dir)[keep:]:
-        _remove_folder(old)
-    return final
+
+    name = f"{CHECKPOINT_PREFIX}{int(state['env_steps']):012d}"
+    return save_checkpoint_folder(run_dir, name, write, keep=keep, listing=checkpoints)
 
 
 def read_state(checkpoint: Path) -> dict[str, Any]:
     """A checkpoint's :data:`CHECKPOINT_STATE` (``env_steps``, ``iteration``, ``start``, ...)."""
     return json.loads((Path(checkpoint) / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+
+
+def restore(algo, candidates: list[Path]) -> tuple[dict[str, Any] | None, Path | None]:
+    """``(state, checkpoint)`` of the newest of ``candidates`` that ``algo`` restores from
+    (:func:`.runs.newest_valid`); ``(None, None)`` when none does."""
+
+    def load(path: Path) -> dict[str, Any]:
+        algo.restore_from_path(str(path.resolve()))
+        return read_state(path)
+
+    return newest_valid(candidates, checkpoint_problem, load, lambda state: int(state["env_steps"]))
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -377,13 +360,12 @@ def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[in
     return {"win_rate": float(np.mean(wins)), "margin": float(np.mean(margins))}
 
 
-def baseline_scores(cfg: Mapping[str, Any]) -> dict[str, float]:
-    """The baselines' mean scores on the evaluation games (``eval/baseline_<agent>``): the
-    SB3 path's :func:`agents.training.baselines.baseline_scores` on the same seeds."""
-    from .baselines import baseline_scores as sb3_baselines
-
+def eval_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The RLlib config's evaluation games in the SB3 config's terms (``eval_games`` games,
+    seeds ``eval_seed + g``): :func:`.envs.eval_seeds` and
+    :func:`.baselines.baseline_scores` (``eval/baseline_<agent>``) play the same games."""
     games = cfg["eval_games"]
-    return sb3_baselines({"ruleset": cfg["ruleset"], "eval": {"seed": cfg["eval_seed"], "n_envs": games, "episodes": games}})
+    return {"ruleset": cfg["ruleset"], "eval": {"seed": cfg["eval_seed"], "n_envs": games, "episodes": games}}
 
 
 # ---------------------------------------------------------------------------- the run
@@ -413,23 +395,12 @@ class _Stop:
         raise KeyboardInterrupt
 
 
-def new_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None) -> Path:
-    """Where a new run goes (default ``runs/<ruleset>__<config>__<seed>__<time>``).
-
-    Raises:
-        RulesetError: an unknown ruleset. ConfigError: ``run_dir`` is a file or holds a run.
-    """
-    from jamb_env import load_ruleset
-
-    name = load_ruleset(cfg["ruleset"]).name
-    if run_dir is None:
-        run_dir = Path("runs") / f"{name}__{cfg['config_name']}__{cfg['seed']}__{time.strftime('%Y%m%d-%H%M%S')}"
-    run_dir = Path(run_dir)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
-    if (run_dir / "config.yaml").exists() or (run_dir / CHECKPOINTS).exists():
-        raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
-    return run_dir
+def _starts(run_dir: Path) -> int:
+    """How many times the run in ``run_dir`` was started (its :data:`RUN_RECORD`; 0 if unreadable)."""
+    try:
+        return int((read_record(run_dir / RUN_RECORD) or {}).get("starts", 0))
+    except (ConfigError, ValueError, TypeError, AttributeError):
+        return 0
 
 
 def _env_steps(result: Mapping[str, Any]) -> int:
@@ -465,20 +436,8 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
     for name in ("ray.rllib", "ray.tune", "ray._common.deprecation"):  # RLlib's deprecation notes about its own example module, its API-stack banner
         logging.getLogger(name).setLevel(logging.ERROR)
 
-    run_dir = Path(run_dir) if resume else new_run_dir(cfg, run_dir)
-    candidates: list[Path] = []
-    if resume:
-        for p in remove_temp_checkpoints(run_dir):
-            print(f"removed {p}: a checkpoint write or delete cut short when the run was killed")
-        folder = run_dir / CHECKPOINTS
-        for p in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if checkpoint_step(p) is not None and checkpoint_problem(p) is not None:
-                print(f"skipping checkpoint {p}: {checkpoint_problem(p)}")
-        candidates = checkpoints(run_dir)
-    try:
-        starts = int(json.loads((run_dir / RUN_RECORD).read_text(encoding="utf-8")).get("starts", 0)) if resume else 0
-    except (OSError, ValueError, AttributeError):
-        starts = 0
+    run_dir, candidates = prepare_run_dir(cfg, run_dir, resume, listing=checkpoint_folders)
+    starts = _starts(run_dir) if resume else 0
     torch.set_num_threads(cfg["torch_threads"])
     with ray_session(address, cfg["num_cpus"]):
         import ray
@@ -495,7 +454,7 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
             first = (str(exc).strip().splitlines() or [""])[0]  # RLlib's second line suggests switching its validation off
             raise ConfigError(f"RLlib does not accept these settings: {type(exc).__name__}: {first[:400]}") from exc
         try:
-            return _train_loop(cfg, algo, run_dir, candidates, starts, resume, progress)
+            return _train_loop(cfg, algo, run_dir, candidates or [], starts, resume, progress)
         finally:
             stop_algo(algo)
 
@@ -509,125 +468,146 @@ def stop_algo(algo) -> None:
         os.rmdir(logdir)
 
 
-def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, resume: bool, progress: bool) -> dict[str, Any]:
-    from torch.utils.tensorboard import SummaryWriter
-
-    env_steps, iteration, checkpoint = 0, 0, None
-    for path in candidates:
-        try:
-            algo.restore_from_path(str(path.resolve()))
-            state = read_state(path)
-        except Exception as exc:  # pickle, torch and RLlib raise assorted errors for damaged folders
-            print(f"skipping checkpoint {path}: cannot be loaded: {type(exc).__name__}: {str(exc)[:200]}")
-            continue
-        env_steps, iteration, checkpoint = int(state["env_steps"]), int(state.get("iteration", 0)), path
-        print(f"resuming from {path} (step {env_steps})")
-        break
-    else:
-        if resume:
-            print(f"{run_dir} has no usable checkpoint: starting it again from step 0 with its saved config")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "config.yaml", config_text(cfg))
-    atomic_write_text(run_dir / RUN_RECORD, json.dumps({"engine": ENGINE, "starts": starts + 1}, indent=1))
-    keep_before = None if not resume else env_steps + 1 if checkpoint is not None else 0
-    history, _ = load_evaluations(run_dir, keep_before)
-    selfplay = bool(cfg.get("players"))
-    baselines = {} if selfplay else baseline_scores(cfg)
-    writer = SummaryWriter(log_dir=str(run_dir), purge_step=keep_before)
-    eval_seeds = [cfg["eval_seed"] + g for g in range(cfg["eval_games"])]
-    trained = module_id(cfg)
+def eval_module(cfg: Mapping[str, Any]):
+    """A fresh RLModule of the config's spaces, to evaluate the learner's weights in the driver."""
     spaces_env = make_env({"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": 0, "torch_threads": cfg["torch_threads"],
                            "players": cfg.get("players"), "scoring": cfg["scoring"], "reward": cfg["reward"]})
-    if selfplay:
-        seat = spaces_env.possible_agents[0]
-        eval_module = module_spec(cfg, spaces_env.observation_spaces[seat], spaces_env.action_spaces[seat]).build()
-    else:
-        eval_module = module_spec(cfg, spaces_env.single_observation_space, spaces_env.single_action_space).build()
-    spaces_env.close()
-    agent = RLlibAgent.from_module(eval_module)
-    last_eval: dict[str, Any] = {"step": history["timesteps"][-1] if history["timesteps"] else None, "score": None}
+    try:
+        if cfg.get("players"):
+            seat = spaces_env.possible_agents[0]
+            return module_spec(cfg, spaces_env.observation_spaces[seat], spaces_env.action_spaces[seat]).build()
+        return module_spec(cfg, spaces_env.single_observation_space, spaces_env.single_action_space).build()
+    finally:
+        spaces_env.close()
 
-    def evaluate(step: int) -> float:
-        eval_module.set_state(algo.learner_group.get_weights([trained])[trained])  # the learner's newest weights
-        if selfplay:
-            return evaluate_selfplay(step)
-        games = play_games(agent, cfg["ruleset"], eval_seeds)
+
+class _Evaluator:
+    """The run's evaluations: the learner's newest weights greedily on the evaluation
+    games (solitaire: ``eval/`` rows beside the baselines, ``evaluations.npz``; self-play:
+    against greedy). ``last`` holds the step and score of the latest one."""
+
+    def __init__(self, cfg: Mapping[str, Any], algo, run_dir: Path, writer, history: dict[str, list], baselines: Mapping[str, float],
+                 progress: bool):
+        self.cfg, self.algo, self.run_dir, self.writer, self.history = cfg, algo, run_dir, writer, history
+        self.baselines, self.progress = dict(baselines), progress
+        self.seeds = eval_seeds(eval_config(cfg))
+        self.trained = module_id(cfg)
+        self.module = eval_module(cfg)
+        self.agent = RLlibAgent.from_module(self.module)
+        self.last: dict[str, Any] = {"step": history["timesteps"][-1] if history["timesteps"] else None, "score": None}
+
+    def __call__(self, step: int) -> float:
+        self.module.set_state(self.algo.learner_group.get_weights([self.trained])[self.trained])  # the learner's newest weights
+        return self._selfplay(step) if self.cfg.get("players") else self._solitaire(step)
+
+    def _solitaire(self, step: int) -> float:
+        cfg, writer = self.cfg, self.writer
+        games = play_games(self.agent, cfg["ruleset"], self.seeds)
         mean = float(games["score"].mean())
-        for name, value in baselines.items():
-            writer.add_scalar(f"eval/baseline_{name}", value, step)
+        for tag, value in baseline_tags(self.baselines).items():
+            writer.add_scalar(tag, value, step)
         writer.add_scalar("eval/score", mean, step)
         writer.add_scalar("eval/bonus_rate", float(games["bonus_rate"].mean()), step)
         writer.add_scalar("eval/mean_reward", mean * cfg["reward_scale"], step)
         writer.add_scalar("eval/mean_ep_length", float(games["length"].mean()), step)
         writer.flush()
-        if history["timesteps"] and step <= history["timesteps"][-1]:
-            keep = [s < step for s in history["timesteps"]]
-            for key in history:
-                history[key] = [v for k, v in zip(keep, history[key]) if k]
-        history["timesteps"].append(step)
-        history["results"].append([float(s) * cfg["reward_scale"] for s in games["score"]])
-        history["ep_lengths"].append([int(n) for n in games["length"]])
-        save_evaluations(run_dir, history)
-        last_eval.update(step=step, score=mean)
-        if progress:
-            print(f"step {step:>10,}: eval score {mean:7.1f} points ({len(eval_seeds)} games, seeds {eval_seeds[0]}..)", flush=True)
+        append_evaluation(self.history, step, [float(s) * cfg["reward_scale"] for s in games["score"]], games["length"])
+        save_evaluations(self.run_dir, self.history)
+        self.last.update(step=step, score=mean)
+        if self.progress:
+            print(f"step {step:>10,}: eval score {mean:7.1f} points ({len(self.seeds)} games, seeds {self.seeds[0]}..)", flush=True)
         return mean
 
-    def evaluate_selfplay(step: int) -> float:
-        result = selfplay_vs_greedy(agent, cfg, eval_seeds)
-        writer.add_scalar("selfplay/win_rate_vs_greedy", result["win_rate"], step)
-        writer.add_scalar("selfplay/margin_vs_greedy", result["margin"], step)
-        writer.flush()
-        last_eval.update(step=step, score=result["margin"], win_rate=result["win_rate"])
-        if progress:
+    def _selfplay(self, step: int) -> float:
+        result = selfplay_vs_greedy(self.agent, self.cfg, self.seeds)
+        self.writer.add_scalar("selfplay/win_rate_vs_greedy", result["win_rate"], step)
+        self.writer.add_scalar("selfplay/margin_vs_greedy", result["margin"], step)
+        self.writer.flush()
+        self.last.update(step=step, score=result["margin"], win_rate=result["win_rate"])
+        if self.progress:
             print(f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f}, margin {result['margin']:+.1f} points "
-                  f"({len(eval_seeds)} games x {cfg['players']} seats, seeds {eval_seeds[0]}..)", flush=True)
+                  f"({len(self.seeds)} games x {self.cfg['players']} seats, seeds {self.seeds[0]}..)", flush=True)
         return result["margin"]
 
-    def save(step: int) -> Path:
-        state = {"env_steps": step, "iteration": iteration, "start": starts, "engine": ENGINE, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
-        path = save_checkpoint(algo, run_dir, state, cfg["keep_checkpoints"])
-        writer.flush()
-        return path
 
-    if keep_before in (None, 0):
-        writer.add_text("config", "```\n" + config_text(cfg) + "```", 0)
-        for name, value in baselines.items():
-            writer.add_scalar(f"eval/baseline_{name}", value, 0)
-    total = cfg["total_timesteps"]
-    next_eval = (env_steps // cfg["eval_freq"] + 1) * cfg["eval_freq"]
-    next_ckpt = (env_steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
-    start_steps, start = env_steps, time.perf_counter()
+def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, resume: bool, progress: bool) -> dict[str, Any]:
+    """Restore, write the run's files, train to ``total_timesteps`` with evaluations and
+    checkpoints on their schedules, evaluate and save at the end; the summary."""
+    state, checkpoint = restore(algo, candidates)
+    if state is None and resume:
+        print(f"{run_dir} has no usable checkpoint: starting it again from step 0 with its saved config")
+    env_steps, iteration = (int(state["env_steps"]), int(state.get("iteration", 0))) if state else (0, 0)
+    save_config(run_dir, config_text(cfg))
+    save_record(run_dir / RUN_RECORD, {"engine": ENGINE, "starts": starts + 1})
+    keep_before = logs_from(resume, env_steps if checkpoint is not None else None)
+    history, _ = load_evaluations(run_dir, keep_before)
+    baselines = {} if cfg.get("players") else baseline_scores(eval_config(cfg))
+    writer = tensorboard_writer(run_dir, keep_before)
     try:
-        with _Stop() as stop:
-            while env_steps < total and stop.signum is None:
-                t0 = time.perf_counter()
-                result = algo.train()
-                wall = time.perf_counter() - t0
-                iteration += 1
-                done = _env_steps(result)
-                env_steps += done
-                _log_iteration(writer, result, env_steps, done / max(wall, 1e-9), trained)
-                if progress and stop.signum is None and iteration % 10 == 0:
-                    print(f"step {env_steps:>10,}: {done / max(wall, 1e-9):,.0f} steps/s", flush=True)
-                if env_steps >= next_eval and env_steps < total:
-                    evaluate(env_steps)
-                    next_eval = (env_steps // cfg["eval_freq"] + 1) * cfg["eval_freq"]
-                if env_steps >= next_ckpt and env_steps < total:
-                    checkpoint = save(env_steps)
-                    next_ckpt = (env_steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
-            if stop.signum is None and last_eval["step"] != env_steps:
-                evaluate(env_steps)
-            wall = time.perf_counter() - start
-            if checkpoint is None or checkpoint_step(checkpoint) != env_steps:
-                checkpoint = save(env_steps)
-            if stop.signum is not None:
-                raise TrainingStopped(stop.signum, run_dir, env_steps, checkpoint)
+        evaluate = _Evaluator(cfg, algo, run_dir, writer, history, baselines, progress)
+        log_start(writer, config_text(cfg), baselines, keep_before)
+        loop = _Loop(cfg, algo, run_dir, writer, evaluate, starts, env_steps, iteration, checkpoint, progress)
+        loop.run()
     finally:
         writer.close()
-    return {"run_dir": str(run_dir), "checkpoint": str(checkpoint), "timesteps": env_steps, "eval_score": last_eval["score"],
-            "win_rate": last_eval.get("win_rate"),
-            "baselines": baselines, "wall_time_s": wall, "steps_per_s": (env_steps - start_steps) / max(wall, 1e-9)}
+    return {"run_dir": str(run_dir), "checkpoint": str(loop.checkpoint), "timesteps": loop.env_steps, "eval_score": evaluate.last["score"],
+            "win_rate": evaluate.last.get("win_rate"), "baselines": baselines, "wall_time_s": loop.wall,
+            "steps_per_s": (loop.env_steps - env_steps) / max(loop.wall, 1e-9)}
+
+
+class _Loop:
+    """The training iterations of a run from ``env_steps``: evaluations every ``eval_freq``
+    and checkpoints every ``checkpoint_freq`` env steps (counted from step 0, so a resumed
+    run keeps the schedule), a last evaluation and checkpoint at the end; SIGINT/SIGTERM
+    stop it after the current iteration (:class:`TrainingStopped`, after the checkpoint)."""
+
+    def __init__(self, cfg, algo, run_dir: Path, writer, evaluate: _Evaluator, starts: int, env_steps: int, iteration: int,
+                 checkpoint: Path | None, progress: bool):
+        self.cfg, self.algo, self.run_dir, self.writer, self.evaluate = cfg, algo, run_dir, writer, evaluate
+        self.starts, self.env_steps, self.iteration, self.checkpoint, self.progress = starts, env_steps, iteration, checkpoint, progress
+        self.wall = 0.0
+
+    def save(self) -> Path:
+        state = {"env_steps": self.env_steps, "iteration": self.iteration, "start": self.starts, "engine": ENGINE,
+                 "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        path = save_algo(self.algo, self.run_dir, state, self.cfg["keep_checkpoints"])
+        self.writer.flush()
+        return path
+
+    def step(self) -> float:
+        """One training iteration and its TensorBoard rows; its env steps per second."""
+        t0 = time.perf_counter()
+        result = self.algo.train()
+        wall = time.perf_counter() - t0
+        self.iteration += 1
+        done = _env_steps(result)
+        self.env_steps += done
+        _log_iteration(self.writer, result, self.env_steps, done / max(wall, 1e-9), self.evaluate.trained)
+        return done / max(wall, 1e-9)
+
+    def run(self) -> None:
+        cfg, total = self.cfg, self.cfg["total_timesteps"]
+        next_eval = (self.env_steps // cfg["eval_freq"] + 1) * cfg["eval_freq"]
+        next_ckpt = (self.env_steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
+        start = time.perf_counter()
+        with _Stop() as stop:
+            while self.env_steps < total and stop.signum is None:
+                fps = self.step()
+                if self.progress and stop.signum is None and self.iteration % 10 == 0:
+                    print(f"step {self.env_steps:>10,}: {fps:,.0f} steps/s", flush=True)
+                if next_eval <= self.env_steps < total:
+                    self.evaluate(self.env_steps)
+                    next_eval = (self.env_steps // cfg["eval_freq"] + 1) * cfg["eval_freq"]
+                if next_ckpt <= self.env_steps < total:
+                    self.checkpoint = self.save()
+                    next_ckpt = (self.env_steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
+            if stop.signum is None and self.evaluate.last["step"] != self.env_steps:
+                self.evaluate(self.env_steps)
+            self.wall = time.perf_counter() - start
+            if self.checkpoint is None or checkpoint_step(self.checkpoint) != self.env_steps:
+                self.checkpoint = self.save()
+            if stop.signum is not None:
+                raise TrainingStopped(stop.signum, self.run_dir, self.env_steps, self.checkpoint)
 
 
 def _log_iteration(writer, result: Mapping[str, Any], step: int, fps: float, module: str = "default_policy") -> None:

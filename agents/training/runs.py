@@ -1,4 +1,16 @@
-"""Run folders: where a run writes, what it resumes from, the files written beside the logs.
+"""Run folders of every trainer (SB3, self-play, RLlib, the value learner): where a run
+writes, what it resumes from, the files written beside the logs.
+
+This module owns: the run-folder checks (:func:`new_run_dir`, :func:`check_new_run_dir`,
+:func:`prepare_run_dir`; a ruleset's or config's name never steers the default folder
+outside ``runs/``: :func:`default_run_dir`), the temporary files of killed writes
+(:func:`remove_killed_writes`), atomic checkpoints (:func:`save_checkpoint` for a model
+file, :func:`save_checkpoint_folder` for a checkpoint folder), the newest checkpoint that
+loads (:func:`newest_valid`), TensorBoard resumed at the checkpoint's step
+(:func:`logs_from`, :func:`tensorboard_writer`: ``purge_step``), the evaluation history
+(:func:`load_evaluations`, :func:`append_evaluation`, :func:`save_evaluations`), the
+baselines as flat lines (:func:`baseline_tags`, :func:`log_start`) and the saved
+resolved config (:func:`save_config`).
 
 A run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) holds ``config.yaml``
 (the resolved config), TensorBoard events, ``progress.csv``, ``checkpoints/``,
@@ -22,15 +34,19 @@ kept until an evaluation beats its recorded score.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import secrets
+import shutil
 import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import atomic_save_model, atomic_write, atomic_write_text, remove_temp_files
+from jamb_env.files import TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text, is_temp_file, remove_temp_files
 
 from .config import ConfigError, config_text
 
@@ -40,15 +56,114 @@ INIT_RECORD = "init_from.json"
 #: ``{"step", "mean_reward", "mean_score"}`` of the evaluation that saved ``best_model.zip``.
 BEST_RECORD = "best.json"
 BEST_MODEL = "best_model.zip"
+FINAL_MODEL = "final_model.zip"
 EVALUATIONS = "evaluations.npz"
 PROGRESS = "progress.csv"
+#: The resolved config of a run, as YAML.
+CONFIG = "config.yaml"
+CHECKPOINTS = "checkpoints"
+#: Where runs go without ``--run-dir``.
+RUNS_ROOT = Path("runs")
+#: What marks a folder as holding a run (a new run refuses it).
+RUN_MARKERS = (CONFIG, CHECKPOINTS)
+#: What no part of a default run-folder name may hold.
+SEPARATORS = frozenset({"/", "\\", "\0", os.sep, os.altsep or "/"})
 
 
-def prepare_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None, resume: bool) -> tuple[Path, list[Path] | None]:
+# ---------------------------------------------------------------- run folders
+
+
+def run_folder_name(*parts: Any) -> str:
+    """``<part>__<part>__...``, a single folder name: no part may hold a path separator
+    (``/``, ``\\``) or a NUL, so a ruleset named ``../../elsewhere`` or ``/tmp/x`` cannot
+    steer a run out of :data:`RUNS_ROOT`.
+
+    Raises:
+        ConfigError: a part that is not a plain name, saying which and what to do.
+    """
+    what = ("the ruleset's name", "the config's name", "the seed")
+    for i, part in enumerate(parts):
+        text = str(part)
+        bad = sorted(SEPARATORS.intersection(text))
+        if bad:
+            label = what[i] if i < len(what) else f"part {i + 1} of the run-folder name"
+            shown = ", ".join(repr(c) for c in bad)
+            raise ConfigError(f"{label} {text!r} cannot name a run folder under {RUNS_ROOT}/ (it holds {shown}, a path "
+                              "separator): rename it (letters, digits, '-', '_', '.') or choose the folder with --run-dir")
+    return "__".join(str(p) for p in parts)
+
+
+def default_run_dir(cfg: Mapping[str, Any], root: Path = RUNS_ROOT) -> Path:
+    """``runs/<ruleset name>__<config name>__<seed>__<time>`` (:func:`run_folder_name`),
+    always a folder directly inside ``root``.
+
+    Raises:
+        RulesetError: an unknown ruleset. ConfigError: a name that is not a plain name.
+    """
+    from jamb_env import load_ruleset
+
+    ruleset_name = load_ruleset(cfg["ruleset"]).name  # RulesetError for an unknown ruleset
+    name = run_folder_name(ruleset_name, cfg["config_name"], cfg["seed"], time.strftime("%Y%m%d-%H%M%S"))
+    run_dir = Path(root) / name
+    if run_dir.parent != Path(root):  # a last guard (a drive letter on Windows)
+        raise ConfigError(f"the run-folder name {name!r} does not name a folder inside {root}/; choose the folder with --run-dir")
+    return run_dir
+
+
+def check_new_run_dir(run_dir: str | Path, empty: bool = False) -> Path:
+    """``run_dir`` as a Path if a new run can start there: not a file, and holding no run
+    (neither :data:`RUN_MARKERS`; with ``empty``, nothing at all).
+
+    Raises:
+        ConfigError: it is a file, or holds a run (or anything, with ``empty``).
+    """
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
+    if empty and run_dir.is_dir() and any(run_dir.iterdir()):
+        raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
+    if any((run_dir / marker).exists() for marker in RUN_MARKERS):
+        raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
+    return run_dir
+
+
+def new_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None) -> Path:
+    """Where a new run goes: ``run_dir``, or :func:`default_run_dir`; checked by
+    :func:`check_new_run_dir`.
+
+    Raises:
+        RulesetError: an unknown ruleset. ConfigError: a bad folder or name.
+    """
+    if run_dir is None:
+        run_dir = default_run_dir(cfg)
+    return check_new_run_dir(run_dir)
+
+
+def remove_killed_writes(run_dir: str | Path) -> list[Path]:
+    """Remove what writes cut short by a kill left in ``run_dir`` and its checkpoints
+    folder (temporary files, and the hidden temporary folders of checkpoint folders),
+    saying so; return the paths removed. Only call it when nothing writes in the run."""
+    run_dir = Path(run_dir)
+    removed = []
+    for folder in (run_dir, run_dir / CHECKPOINTS):
+        for p in remove_temp_files(folder):
+            print(f"removed {p}: a write cut short when the run was killed")
+            removed.append(p)
+    folder = run_dir / CHECKPOINTS
+    for p in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if is_temp_file(p) and p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+            print(f"removed {p}: a checkpoint write or delete cut short when the run was killed")
+            removed.append(p)
+    return removed
+
+
+def prepare_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None, resume: bool,
+                    listing: Callable[[Path], list[Path]] | None = None) -> tuple[Path, list[Path] | None]:
     """Check where a run goes before anything is written; return ``(run_dir, checkpoints)``:
-    for ``resume``, the run's checkpoints newest first (maybe none: the run is restarted
-    from step 0), else None. Resuming first removes the temporary files of writes that a
-    kill cut short.
+    for ``resume``, the run's checkpoints newest first (``listing(run_dir)``, default
+    :func:`checkpoints`; maybe none: the run is restarted from step 0), else None.
+    Resuming first removes the temporary files of writes that a kill cut short.
 
     Raises:
         RulesetError: an unknown ruleset.
@@ -56,21 +171,14 @@ def prepare_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None, resume: 
     """
     from jamb_env import load_ruleset
 
-    ruleset_name = load_ruleset(cfg["ruleset"]).name  # RulesetError for an unknown ruleset
-    if run_dir is None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        run_dir = Path("runs") / f"{ruleset_name}__{cfg['config_name']}__{cfg['seed']}__{stamp}"
-    run_dir = Path(run_dir)
+    load_ruleset(cfg["ruleset"])  # RulesetError for an unknown ruleset, before anything else
+    if not resume:
+        return new_run_dir(cfg, run_dir), None
+    run_dir = Path(run_dir) if run_dir is not None else default_run_dir(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
-    if not resume:
-        if (run_dir / "config.yaml").exists() or (run_dir / "checkpoints").exists():
-            raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
-        return run_dir, None
-    for folder in (run_dir, run_dir / "checkpoints"):
-        for p in remove_temp_files(folder):
-            print(f"removed {p}: a write cut short when the run was killed")
-    return run_dir, checkpoints(run_dir)
+    remove_killed_writes(run_dir)
+    return run_dir, (listing or checkpoints)(run_dir)
 
 
 def checkpoint_steps(path: Path) -> int | None:
@@ -83,7 +191,7 @@ def checkpoint_steps(path: Path) -> int | None:
 
 def checkpoints(run_dir: Path) -> list[Path]:
     """The checkpoints in ``run_dir/checkpoints``, the most steps first."""
-    found = [p for p in (Path(run_dir) / "checkpoints").glob("model_*_steps.zip") if checkpoint_steps(p) is not None]
+    found = [p for p in (Path(run_dir) / CHECKPOINTS).glob("model_*_steps.zip") if checkpoint_steps(p) is not None]
     return sorted(found, key=checkpoint_steps, reverse=True)
 
 
@@ -121,38 +229,111 @@ def model_steps(path: Path) -> int | None:
     return steps if isinstance(steps, int) else None
 
 
+def newest_valid(candidates: Sequence[Path], problem: Callable[[Path], str | None], load: Callable[[Path], Any],
+                 step: Callable[[Any], int]) -> tuple[Any, Path | None]:
+    """``(loaded, checkpoint)``: ``load(path)`` of the first path of ``candidates`` (newest
+    first) that ``problem`` finds nothing wrong with and that loads; each one skipped is
+    named with why (``skipping checkpoint <path>: <why>``), the one resumed from with its
+    ``step``. ``(None, None)`` when none loads. A :class:`ConfigError` from ``load`` (the
+    checkpoint does not fit the run) propagates; any other exception skips the file."""
+    for path in candidates:
+        why = problem(path)
+        if why is None:
+            try:
+                loaded = load(path)
+            except ConfigError:
+                raise
+            except Exception as exc:  # torch, pickle, SB3 and RLlib raise assorted errors for damaged files
+                why = f"cannot be loaded: {type(exc).__name__}: {str(exc)[:200]}"
+            else:
+                print(f"resuming from {path} (step {step(loaded)})")
+                return loaded, path
+        print(f"skipping checkpoint {path}: {why}")
+    return None, None
+
+
 def resume_model(candidates: list[Path], env, cfg: Mapping[str, Any]):
     """``(model, checkpoint)``: the MaskablePPO model of the newest checkpoint in
-    ``candidates`` that loads on ``env``, skipping (with a printed message naming the file
-    and why) the ones that do not; ``(None, None)`` when none does.
+    ``candidates`` that loads on ``env`` (:func:`newest_valid`); ``(None, None)`` when
+    none does.
 
     Raises:
         ConfigError: a checkpoint does not fit ``env`` (another observation or action space).
     """
     from sb3_contrib import MaskablePPO
 
-    for path in candidates:
-        problem = checkpoint_problem(path)
-        if problem is None:
-            try:
-                model = MaskablePPO.load(path, env=env, device=cfg["device"])
-            except ValueError as exc:
-                if "spaces do not match" in str(exc):
-                    raise ConfigError(f"cannot resume {path} with this run's env: {str(exc)[:200]}") from exc
-                problem = f"cannot be loaded: {type(exc).__name__}: {str(exc)[:200]}"
-            except Exception as exc:  # torch and SB3 raise assorted errors for damaged files
-                problem = f"cannot be loaded: {type(exc).__name__}: {str(exc)[:200]}"
-            else:
-                print(f"resuming from {path} (step {model.num_timesteps})")
-                return model, path
-        print(f"skipping checkpoint {path}: {problem}")
-    return None, None
+    def load(path: Path):
+        try:
+            return MaskablePPO.load(path, env=env, device=cfg["device"])
+        except ValueError as exc:
+            if "spaces do not match" in str(exc):
+                raise ConfigError(f"cannot resume {path} with this run's env: {str(exc)[:200]}") from exc
+            raise
+
+    return newest_valid(candidates, checkpoint_problem, load, lambda model: model.num_timesteps)
 
 
 def save_checkpoint(model, run_dir: Path) -> Path:
     """Save ``model`` atomically as ``run_dir/checkpoints/model_<steps>_steps.zip``."""
-    path = Path(run_dir) / "checkpoints" / f"model_{model.num_timesteps}_steps.zip"
+    path = Path(run_dir) / CHECKPOINTS / f"model_{model.num_timesteps}_steps.zip"
     return atomic_save_model(model, path)
+
+
+def save_final(model, run_dir: Path) -> tuple[Path, Path]:
+    """``(checkpoint, final model)``: how every SB3 run ends, the model saved (atomically)
+    as a checkpoint of its step and as ``run_dir/final_model.zip``."""
+    checkpoint = save_checkpoint(model, run_dir)
+    return checkpoint, atomic_save_model(model, Path(run_dir) / FINAL_MODEL)
+
+
+def remove_folder(path: Path) -> None:
+    """Rename ``path`` to a hidden temporary name, then delete it: an interrupted delete
+    leaves a folder no reader takes for a checkpoint (:func:`remove_killed_writes` clears it)."""
+    trash = path.with_name(f".{path.name}{TEMP_MARK}del-{secrets.token_hex(4)}")
+    os.replace(path, trash)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(final: Path) -> Iterator[Path]:
+    """Yield a hidden temporary folder path beside ``final``; when the block succeeds, it
+    replaces ``final`` (an old one is removed first); when it raises, it is deleted and
+    ``final`` left as it was."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}{TEMP_MARK}{secrets.token_hex(4)}")
+    try:
+        yield tmp
+        if final.exists():
+            remove_folder(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(final.parent)
+
+
+def save_checkpoint_folder(run_dir: Path, name: str, write: Callable[[Path], Any], keep: int | None = None,
+                           listing: Callable[[Path], list[Path]] | None = None) -> Path:
+    """Write the checkpoint folder ``run_dir/checkpoints/<name>`` atomically: ``write(tmp)``
+    fills a hidden temporary folder (its last file marks it complete), which is then
+    renamed into place; afterwards only the newest ``keep`` of ``listing(run_dir)`` (newest
+    first) are kept. Returns the folder."""
+    final = Path(run_dir) / CHECKPOINTS / name
+    with atomic_folder(final) as tmp:
+        write(tmp)
+    if keep is not None and listing is not None:
+        for old in listing(run_dir)[keep:]:
+            remove_folder(old)
+    return final
+
+
+def save_config(run_dir: Path, text: str) -> Path:
+    """Write the run's resolved config ``run_dir/config.yaml`` (atomically; the folder is
+    created if missing)."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(run_dir / CONFIG, text)
 
 
 def write_run_files(run_dir: Path, cfg: Mapping[str, Any], started_from: dict | None) -> None:
@@ -161,7 +342,27 @@ def write_run_files(run_dir: Path, cfg: Mapping[str, Any], started_from: dict | 
     run_dir.mkdir(parents=True, exist_ok=True)
     if started_from is not None:
         atomic_write_text(run_dir / INIT_RECORD, json.dumps(started_from, indent=1))
-    atomic_write_text(run_dir / "config.yaml", config_text(cfg))
+    save_config(run_dir, config_text(cfg))
+
+
+def save_record(path: Path, record: Mapping[str, Any]) -> Path:
+    """Write the JSON record ``path`` of a run (its settings, its starts) atomically."""
+    return atomic_write_text(path, json.dumps(dict(record), indent=1) + "\n")
+
+
+def read_record(path: Path, what: str = "the run's record") -> Any:
+    """The JSON record at ``path``; None when there is no such file.
+
+    Raises:
+        ConfigError: the file is unreadable (``what`` names it in the message).
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc}") from exc
 
 
 def init_record(run_dir: Path) -> dict:
@@ -179,6 +380,47 @@ def free_name(run_dir: Path, stem: str, suffix: str) -> Path:
     while (run_dir / f"{stem}_{i}{suffix}").exists():
         i += 1
     return run_dir / f"{stem}_{i}{suffix}"
+
+
+# ---------------------------------------------------------------- logs
+
+
+def logs_from(resume: bool, checkpoint_step: int | None) -> int | None:
+    """The step from which what an earlier attempt of the run logged is set aside: None
+    for a new run, the checkpoint's step + 1 when resuming from one, 0 when a resumed run
+    restarts from step 0 (no checkpoint loaded). It is TensorBoard's ``purge_step``."""
+    if not resume:
+        return None
+    return 0 if checkpoint_step is None else int(checkpoint_step) + 1
+
+
+def tensorboard_writer(run_dir: str | Path, purge_step: int | None = None):
+    """A TensorBoard ``SummaryWriter`` on ``run_dir`` (a new events file) with ``purge_step``
+    (:func:`logs_from`): TensorBoard hides the events earlier attempts of the run logged at
+    that step or later, so a resumed run's curves never repeat a step."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
+
+
+def baseline_tags(baselines: Mapping[str, float]) -> dict[str, float]:
+    """``{"eval/baseline_<agent>": score}``: the baselines as flat lines beside the curve."""
+    return {f"eval/baseline_{name}": float(value) for name, value in baselines.items()}
+
+
+def config_markdown(text: str) -> str:
+    """The config as TensorBoard's ``config`` text (a code block)."""
+    return "```\n" + text + "```"
+
+
+def log_start(writer, cfg_text: str, baselines: Mapping[str, float], keep_before: int | None) -> None:
+    """At step 0 of a new (or restarted) run, the ``config`` text and the baselines on a
+    ``SummaryWriter``; nothing for a resumed one (step 0 is logged already)."""
+    if keep_before not in (None, 0):
+        return
+    writer.add_text("config", config_markdown(cfg_text), 0)
+    for tag, value in baseline_tags(baselines).items():
+        writer.add_scalar(tag, value, 0)
 
 
 # ---------------------------------------------------------------- evaluation history
@@ -217,6 +459,18 @@ def load_evaluations(run_dir: Path, keep_before: int | None) -> tuple[dict[str, 
             history["ep_lengths"].append(n)
             last = s
     return history, all_means
+
+
+def append_evaluation(history: dict[str, list], step: int, results: Sequence[float], lengths: Sequence[int]) -> None:
+    """Add the evaluation at ``step`` to ``history`` (in place), first dropping any at
+    ``step`` or later: never two evaluations at one step, the steps increasing."""
+    if history["timesteps"] and step <= history["timesteps"][-1]:
+        keep = [s < step for s in history["timesteps"]]
+        for key in history:
+            history[key] = [v for k, v in zip(keep, history[key]) if k]
+    history["timesteps"].append(int(step))
+    history["results"].append([float(r) for r in results])
+    history["ep_lengths"].append([int(n) for n in lengths])
 
 
 def save_evaluations(run_dir: Path, history: Mapping[str, list]) -> None:

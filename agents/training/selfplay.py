@@ -14,7 +14,8 @@ steps. Every ``eval_freq`` steps the learner (deterministic, masked) plays
 TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (a tie counts 1/2) and
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
-pool.
+pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
+logged after it hidden (``purge_step``, :mod:`.runs`).
 
 A run's settings (:data:`SETTING_KEYS`) are saved (atomically) in ``selfplay.json``
 (:data:`SETTINGS_FILE`) when it starts; a resumed run must have the same ones (only
@@ -26,7 +27,6 @@ continues from where it stopped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,8 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 from .config import ConfigError
-from .runs import checkpoint_problem, checkpoint_steps, checkpoints, resume_model, save_checkpoint
+from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
+                   save_checkpoint, save_final, save_record)
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
@@ -83,12 +84,9 @@ def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
         ConfigError: the file is unreadable or lacks a setting.
     """
     path = Path(run_dir) / SETTINGS_FILE
-    if not path.exists():
+    saved = read_record(path, what="the run's settings")
+    if saved is None:
         return None
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the run's settings {path}: {exc}") from exc
     missing = [key for key in SETTING_KEYS if not isinstance(saved, dict) or key not in saved]
     if missing:
         raise ConfigError(f"{path} lacks the setting(s) {', '.join(missing)} (keys: {', '.join(SETTING_KEYS)})")
@@ -227,6 +225,67 @@ class SelfPlayCallback(BaseCallback):
             self.logger.record("selfplay/pool_snapshots", len(self.pool.snapshots))
 
 
+def ppo_settings(n_envs: int, n_steps: int, ppo_kwargs: dict | None = None) -> dict[str, Any]:
+    """MaskablePPO's settings for rollouts of ``n_envs`` x ``n_steps``: the tuned solitaire
+    ones (configs/ppo_classic_tuned.yaml) with :func:`batch_size_for`, updated by ``ppo_kwargs``.
+
+    Raises:
+        ValueError: a rollout of fewer than 2 samples, or a bad minibatch size.
+    """
+    rollout = n_envs * n_steps
+    kwargs = {"n_steps": n_steps, "batch_size": batch_size_for(rollout), "n_epochs": 10, "learning_rate": 3e-4, "gamma": 1.0,
+              "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
+    kwargs.update(ppo_kwargs or {})
+    batch = kwargs["batch_size"]
+    if not isinstance(batch, int) or batch < 2 or rollout % batch == 1:
+        raise ValueError(f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}")
+    return kwargs
+
+
+def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Path]]:
+    """``(saved settings or None, checkpoints newest first)`` of the run to resume in
+    ``run_dir``, after removing what a kill cut short.
+
+    Raises:
+        ConfigError: the run has other settings, or no checkpoint.
+    """
+    saved = read_run_settings(run_dir)
+    if saved is not None:
+        different = setting_differences(saved, record)
+        if different:
+            raise ConfigError(f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them")
+    remove_killed_writes(run_dir)
+    candidates = checkpoints(run_dir)
+    if not candidates:
+        raise ConfigError(f"no checkpoint in {run_dir} to resume")
+    return saved, candidates
+
+
+def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPlaySettings, pool: OpponentPool):
+    """The model of the newest checkpoint that loads, with every checkpoint up to its step
+    (oldest first, as they were added) back in ``pool``.
+
+    Raises:
+        ConfigError: none loads, or they do not fit these settings' env.
+    """
+    try:
+        model, _ = resume_model(candidates, venv, {"device": "cpu"})
+    except ConfigError as exc:  # another observation or action space
+        raise ConfigError(f"the checkpoints in {run_dir} do not fit these settings (ruleset {settings.ruleset}, "
+                          f"{settings.num_players} players, scoring {settings.scoring}): resume with the settings "
+                          "the run was started with") from exc
+    if model is None:
+        raise ConfigError(f"no checkpoint in {run_dir} loads (see the messages above); remove the folder to start the run again")
+    for path in reversed(checkpoints(run_dir)):
+        if checkpoint_steps(path) <= model.num_timesteps:
+            problem = checkpoint_problem(path)
+            if problem is not None:
+                print(f"leaving snapshot {path} out of the pool: {problem}")
+                continue
+            pool.add_snapshot(path)
+    return model
+
+
 def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 64, n_steps: int = 64,
                    baselines: tuple[str, ...] = ("random", "greedy"), self_play: float = 0.8, snapshot_freq: int = 50_000,
                    eval_freq: int = 50_000, eval_games: int = 50, seed: int = 0, resume: bool = False,
@@ -234,11 +293,12 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     """Train (or resume) a self-play run in ``run_dir``; returns the model.
 
     A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
-    run from its newest checkpoint that loads, with the same settings. Training ends by
-    saving (atomically) a checkpoint of the model and ``run_dir/final_model.zip``. With
-    ``handle_signals`` (in the main thread), SIGINT or SIGTERM during training stops it
-    after the current step, saves both and raises
-    :class:`agents.training.train.TrainingInterrupted` naming them (a
+    run from its newest checkpoint that loads, with the same settings, and its TensorBoard
+    curves from that checkpoint's step (what a killed attempt logged after it is hidden:
+    ``purge_step``, :mod:`.runs`). Training ends by saving (atomically) a checkpoint of
+    the model and ``run_dir/final_model.zip``. With ``handle_signals`` (in the main
+    thread), SIGINT or SIGTERM during training stops it after the current step, saves both
+    and raises :class:`agents.training.train.TrainingInterrupted` naming them (a
     KeyboardInterrupt); before training starts, or a second time, they raise it at once.
 
     Raises:
@@ -250,72 +310,37 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
-    from stable_baselines3.common.logger import configure
 
     from agents import load
-    from jamb_env.files import atomic_save_model, atomic_write_text, remove_temp_files
     from jamb_env.multiplayer_vector import SeatVecEnv
 
-    from .callbacks import StopOnRequestCallback, StopRequest
+    from .callbacks import StopOnRequestCallback, StopRequest, run_logger
     from .train import TrainingInterrupted, _Signals
 
-    rollout = n_envs * n_steps
-    kwargs = {"n_steps": n_steps, "batch_size": batch_size_for(rollout), "n_epochs": 10, "learning_rate": 3e-4, "gamma": 1.0,
-              "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
-    kwargs.update(ppo_kwargs or {})
-    batch = kwargs["batch_size"]
-    if not isinstance(batch, int) or batch < 2 or rollout % batch == 1:
-        raise ValueError(f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}")
+    kwargs = ppo_settings(n_envs, n_steps, ppo_kwargs)
     M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
     run_dir = Path(run_dir)
     record = settings.saved(seed, baselines, self_play, n_envs, n_steps)
-    saved = candidates = None
-    if resume:
-        saved = read_run_settings(run_dir)
-        if saved is not None:
-            different = setting_differences(saved, record)
-            if different:
-                raise ConfigError(f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them")
-        for folder in (run_dir, run_dir / "checkpoints"):
-            for p in remove_temp_files(folder):
-                print(f"removed {p}: a write cut short when the run was killed")
-        candidates = checkpoints(run_dir)
-        if not candidates:
-            raise ConfigError(f"no checkpoint in {run_dir} to resume")
+    saved, candidates = _resumable(run_dir, record) if resume else (None, None)
 
     stop = StopRequest()
     with _Signals(stop, handle_signals) as signals:
         torch.set_num_threads(1)
         if not resume:
-            atomic_write_text(run_dir / SETTINGS_FILE, json.dumps(record, indent=1) + "\n")
+            save_record(run_dir / SETTINGS_FILE, record)
         agents = {name: load(name, ruleset=settings.ruleset) for name in baselines}
         pool = OpponentPool(list(agents.values()), self_play=self_play)
-
         venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
                           num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
                           reward_scale=settings.reward_scale, seed=seed)
         if resume:
-            try:
-                model, _ = resume_model(candidates, venv, {"device": "cpu"})
-            except ConfigError as exc:  # another observation or action space
-                raise ConfigError(f"the checkpoints in {run_dir} do not fit these settings (ruleset {settings.ruleset}, "
-                                  f"{settings.num_players} players, scoring {settings.scoring}): resume with the settings "
-                                  "the run was started with") from exc
-            if model is None:
-                raise ConfigError(f"no checkpoint in {run_dir} loads (see the messages above); remove the folder to start the run again")
-            for path in reversed(checkpoints(run_dir)):  # oldest first, as they were added
-                if checkpoint_steps(path) <= model.num_timesteps:
-                    problem = checkpoint_problem(path)
-                    if problem is not None:
-                        print(f"leaving snapshot {path} out of the pool: {problem}")
-                        continue
-                    pool.add_snapshot(path)
+            model = _resumed_model(candidates, venv, run_dir, settings, pool)
             if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
-                atomic_write_text(run_dir / SETTINGS_FILE, json.dumps(record, indent=1) + "\n")
+                save_record(run_dir / SETTINGS_FILE, record)
         else:
-            # the tuned solitaire settings (configs/ppo_classic_tuned.yaml); rollouts of n_envs x n_steps
             model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-        model.set_logger(configure(str(run_dir), ["tensorboard"]))  # a new events file per (re)start: history kept
+        # a new events file per (re)start: history kept, what came after the checkpoint hidden
+        model.set_logger(run_logger(run_dir, logs_from(resume, model.num_timesteps), progress=False))
         try:
             callback = CallbackList([SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
                                      StopOnRequestCallback(stop)])
@@ -323,8 +348,7 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
             signals.graceful = True
             model.learn(left, callback=callback, reset_num_timesteps=False)
             # the model as it ends (a snapshot at this step held it before its last update)
-            checkpoint = save_checkpoint(model, run_dir)
-            final = atomic_save_model(model, run_dir / "final_model.zip")
+            checkpoint, final = save_final(model, run_dir)
         finally:
             model.logger.close()
     if stop.signum is not None:

@@ -25,13 +25,11 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from jamb_env.files import atomic_save_model
-
 from .baselines import baseline_scores
 from .callbacks import StopRequest, make_callbacks, run_logger
 from .config import ConfigError, algo_kwargs
 from .envs import make_envs, seed_train_env
-from .runs import BEST_MODEL, prepare_run_dir, resume_model, save_checkpoint, write_run_files
+from .runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
 from .weights import init_from
 
 
@@ -110,6 +108,24 @@ def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
         raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
 
 
+def start_model(cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Path] | None) -> tuple[MaskablePPO, Path | None, dict | None]:
+    """``(model, checkpoint, started_from)``: for a resumed run (``candidates``: its
+    checkpoints, newest first) the newest checkpoint that loads; else (or with none) a new
+    model, from ``init_from``'s weights if given (``started_from``: its record, else None).
+
+    Raises:
+        ConfigError: a checkpoint that does not fit ``env``, or settings MaskablePPO rejects.
+    """
+    if candidates is not None:
+        model, checkpoint = resume_model(candidates, env, cfg)
+        if model is not None:
+            return model, checkpoint, None
+        why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
+        print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")
+    model = new_model(cfg, env)
+    return model, None, init_from(model, cfg["init_from"])
+
+
 def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True, resume: bool = False,
           handle_signals: bool = True) -> dict[str, Any]:
     """Train MaskablePPO as ``cfg`` says; return a summary dict.
@@ -142,20 +158,11 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         torch.set_num_threads(cfg["torch_threads"])
         env, eval_env = make_envs(cfg)
         try:
-            # model: a checkpoint to resume, or a new one (from init_from's weights if given)
-            model = checkpoint = started_from = None
-            if resume:
-                model, checkpoint = resume_model(candidates, env, cfg)
-                if model is None:
-                    why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
-                    print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")
-            if model is None:
-                model = new_model(cfg, env)
-                started_from = init_from(model, cfg["init_from"])
+            model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates if resume else None)
             seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
             write_run_files(run_dir, cfg, started_from)
             # logs: a resumed run sets aside what was logged after its checkpoint
-            keep_before = None if not resume else model.num_timesteps + 1 if checkpoint is not None else 0
+            keep_before = logs_from(resume, model.num_timesteps if checkpoint is not None else None)
             model.set_logger(run_logger(run_dir, keep_before))
             try:
                 baselines = baseline_scores(cfg)
@@ -172,8 +179,7 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
                 if stop.signum is None and eval_cb.last_eval_step != model.num_timesteps:
                     eval_cb.evaluate()
                 wall = time.perf_counter() - start
-                saved = save_checkpoint(model, run_dir)
-                final = atomic_save_model(model, run_dir / "final_model.zip")
+                saved, final = save_final(model, run_dir)
             finally:
                 model.logger.close()
         finally:

@@ -46,6 +46,7 @@ from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
 from ..search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
+from .runs import logs_from, save_config, tensorboard_writer
 
 #: Most processes a run may play its games on.
 MAX_WORKERS = 64
@@ -281,27 +282,12 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     out = Path(out)
     check_output_folder(out)  # OSError: a file in the way, no permission
     rows = _read_history(out)
-    net = None
     if rows and not resume:
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
-    if resume and not rows:
-        raise ValueError(f"--resume: {out} holds no value run to continue (no history.csv with a finished iteration)")
-    if resume:
-        try:
-            net = ValueNet.load(out / f"value_iter{len(rows) - 1}.npz")
-        except FileNotFoundError as exc:
-            raise ValueError(f"--resume: {out} is damaged: {exc}") from None
-        if net.ruleset != cfg.rules_name:
-            raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.rules_name!r}")
-        for key, now in (("seed", cfg.seed), ("hidden", list(cfg.hidden))):
-            if net.meta.get(key) != now:
-                raise ValueError(f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
-                                 "a resumed run keeps its ruleset, seed and network")
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "config.yaml", _yaml(cfg))
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(str(out))
+    net = _resumed_net(cfg, out, rows) if resume else None
+    save_config(out, _yaml(cfg))
+    # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished iteration
+    writer = tensorboard_writer(out, logs_from(resume, len(rows) - 1))
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, STAGE_VALUE, len(rows)]))
     started = time.time() - sum(float(r["wall_s"]) for r in rows)
     for it in range(len(rows), cfg.iterations):
@@ -330,6 +316,27 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
             f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s")
     writer.close()
     return out / "value.npz"
+
+
+def _resumed_net(cfg: ValueConfig, out: Path, rows: list[dict]) -> ValueNet:
+    """The network of the newest finished iteration of the run in ``out``, checked to fit ``cfg``.
+
+    Raises:
+        ValueError: no finished iteration, a missing network, or another ruleset, seed or network.
+    """
+    if not rows:
+        raise ValueError(f"--resume: {out} holds no value run to continue (no history.csv with a finished iteration)")
+    try:
+        net = ValueNet.load(out / f"value_iter{len(rows) - 1}.npz")
+    except FileNotFoundError as exc:
+        raise ValueError(f"--resume: {out} is damaged: {exc}") from None
+    if net.ruleset != cfg.rules_name:
+        raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.rules_name!r}")
+    for key, now in (("seed", cfg.seed), ("hidden", list(cfg.hidden))):
+        if net.meta.get(key) != now:
+            raise ValueError(f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
+                             "a resumed run keeps its ruleset, seed and network")
+    return net
 
 
 def _yaml(cfg: ValueConfig) -> str:
