@@ -25,6 +25,9 @@ from .rules._jit import kernel
 from .rules.transition import Slots, new_slots, read_state, start_turn, stream_length, transition, write_state
 
 
+#: Step the games on numba's threads from this many games on (both vector envs; no gain below).
+PARALLEL_FROM = 256
+
 #: The engine's record of N games: the state record's fields
 #: (:class:`~jamb_env.rules.transition.Slots`) and what the engine derives from them after
 #: every step: masks bool ``(N, A)``, sheet float32 ``(N, sheet size)`` (compact sheet

@@ -18,15 +18,13 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .engine import Engine
+from .engine import PARALLEL_FROM, Engine
 from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
 from .rules import Ruleset, layout, load_ruleset
 from .rules.game import SCORE_PARTS
 from .seeding import game_seeds
 
-#: step the games on numba's threads from this many games on (as JambVecEnv; no gain below)
-PARALLEL_FROM = 256
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
 

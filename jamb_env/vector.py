@@ -18,14 +18,12 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .engine import Engine
+from .engine import PARALLEL_FROM, Engine
 from .env import JambEnv, check_env_options
 from .errors import IllegalActionError
 from .rules import Ruleset, layout, load_ruleset
 from .seeding import game_seeds
 
-
-PARALLEL_FROM = 256
 
 
 class ArrayVecEnvMethods:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agents.evaluation import eval_seeds as canonical_seeds
+
 
 def make_env_fn(cfg: Mapping[str, Any]):
     """A no-argument factory of the config's ``JambEnv`` (for SB3's ``make_vec_env``)."""
@@ -33,7 +35,7 @@ def train_seeds(cfg: Mapping[str, Any]) -> list[int]:
 def eval_seeds(cfg: Mapping[str, Any]) -> list[int]:
     """The evaluation games' seeds: ``eval.seed + i`` for eval env ``i`` (with the default
     eval.seed 20,000,000 and one game per env: the canonical evaluation games)."""
-    return [cfg["eval"]["seed"] + i for i in range(cfg["eval"]["n_envs"])]
+    return canonical_seeds(cfg["eval"]["n_envs"], cfg["eval"]["seed"])
 
 
 def make_envs(cfg: Mapping[str, Any]):
