@@ -18,7 +18,7 @@ from numba.core import config
 
 _PKG = Path(__file__).resolve().parents[1]
 #: Every file (relative to the ``jamb_env`` package) that defines kernels.
-KERNEL_FILES = ("rules/_jit.py", "rules/kernels.py", "observation.py", "_batch.py", "multiplayer_vector.py")
+KERNEL_FILES = ("rules/_jit.py", "rules/kernels.py", "observation.py", "_batch.py", "rules/match.py", "multiplayer_vector.py")
 
 
 def _cache_dir() -> str:
