@@ -1,7 +1,11 @@
 """The multiplayer game (RULES.md §6): seating, turns passing between players, the
 answer column between players, and 003's shared sheet. Pure functions over the
 solitaire core (:mod:`jamb_env.rules.game`): a player's turn is exactly a solitaire
-turn on the sheet in play, and no rule of a turn is restated here.
+turn on the sheet in play, and no rule of a turn is restated here. What a write adds in
+the match (the turn passing to the next seat, the obligations passing to the next
+player, the shared cell's owner, the scores and awards) is one kernel,
+:func:`end_turn`, which :func:`apply_action` (the AEC env) and ``SeatVecEnv`` both call;
+who won by how much is :func:`result`.
 
 Two scoring modes:
 
@@ -201,17 +205,19 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
     if is_over(rules, ms):
         raise IllegalActionError("the game is over")
     st, points = core.apply_action(rules, sheet_in_play(ms), action, dice, check=check)
+    lay = core.layout(rules)
     a = int(action)
-    if not core.layout(rules).is_write(a):
-        return _with_sheet(ms, st), points
     ms = _with_sheet(ms, st)
-    a_ = _arrays(rules, ms)
-    owner = ms.owner.copy() if ms.owner is not None else a_.owner
-    to_move, _ = end_turn(ms.owner is not None, a - core.layout(rules).write_offset, ms.to_move, ms.num_players, a_.values,
-                          a_.filled, a_.turn, a_.answer_due, a_.copy_row, owner, rules.arrays, a_.scores, *a_.scratch)
+    if not lay.is_write(a):
+        return ms, points
+    arr = _arrays(rules, ms)
+    owner = None if ms.owner is None else ms.owner.copy()
+    to_move, _ = end_turn(owner is not None, a - lay.write_offset, ms.to_move, ms.num_players, arr.values, arr.filled, arr.turn,
+                          arr.answer_due, arr.copy_row, arr.owner if owner is None else owner, rules.arrays, arr.scores,
+                          *arr.scratch)
     sheets = tuple(s if (s.answer_due, s.copy_row) == (int(d), int(c)) else replace(s, answer_due=int(d), copy_row=int(c))
-                   for s, d, c in zip(ms.sheets, a_.answer_due, a_.copy_row))
-    return replace(ms, sheets=sheets, owner=owner if ms.owner is not None else None, to_move=int(to_move)), points
+                   for s, d, c in zip(ms.sheets, arr.answer_due, arr.copy_row))
+    return replace(ms, sheets=sheets, owner=owner, to_move=int(to_move)), points
 
 
 # ---------------------------------------------------------------------------- kernels
