@@ -118,7 +118,7 @@ def seat_observations(solo: np.ndarray, seats: np.ndarray, to_move: np.ndarray, 
     turn[rows, (np.asarray(to_move, np.int64) - seats) % P] = 1.0
     parts.append(turn)
     parts.append(np.asarray(scores)[rows[:, None], rel].astype(np.float32) / np.float32(bound))
-    return np.concatenate(parts, axis=1).astype(np.float32)
+    return np.concatenate(parts, axis=1, dtype=np.float32)
 
 
 def _score_bound(rules: Ruleset) -> float:
@@ -329,7 +329,8 @@ class raw_env(AECEnv):
         over = M.is_over(rules, ms)
         if self._layout.is_write(a) and not over:  # the next player's roll 1, from their stream
             ms = self._match = M.start_turn(rules, ms, self._roll(rules.dice), check=False)
-        before, after = self._scores, M.scores(rules, ms)
+        before = self._scores
+        after = M.scores(rules, ms) if self._layout.is_write(a) else before  # only a write changes a score
         self._scores = after
         self._clear_rewards()
         for agent, r in zip(self.agents, self._rewards(before, after, over)):
@@ -362,7 +363,10 @@ class raw_env(AECEnv):
         legal = core.legal_mask(rules, own)  # the sheet's own mask: the observation's turn features read it
         solo = self._enc.encode(own, mask=legal)[None]
         if ms.owner is None:
-            sheets = np.stack([self._enc.sheet_features(st) for st in ms.sheets])[None]
+            sheets = np.zeros((1, self.num_players, self._enc.sheet_size), np.float32)
+            for q, st in enumerate(ms.sheets):
+                if q != p:  # the observer's own sheet is in its solitaire observation
+                    sheets[0, q] = self._enc.sheet_features(st)
             obs = seat_observations(solo, [p], [ms.to_move], np.array([self._scores]), self._bound, sheets=sheets)[0]
         else:
             obs = seat_observations(solo, [p], [ms.to_move], np.array([self._scores]), self._bound, owner=ms.owner[None])[0]
