@@ -92,6 +92,35 @@ def observation_size(rules: Ruleset, num_players: int, scoring: str) -> int:
     return enc.size + others + 2 * num_players
 
 
+def seat_observations(solo: np.ndarray, seats: np.ndarray, to_move: np.ndarray, scores: np.ndarray, bound, *,
+                      sheets: np.ndarray | None = None, owner: np.ndarray | None = None) -> np.ndarray:
+    """float32 ``(k, D)``: the multiplayer ``"observation"`` (module docstring) of player
+    ``seats[k]`` in k games, the one assembly of the AEC env (:meth:`raw_env.observe`)
+    and ``SeatVecEnv``, from
+
+    * ``solo``: float32 ``(k, D_solo)``, the solitaire observation of the sheet the
+      observer plays on (theirs, or the shared one);
+    * ``sheets`` (separate sheets): float32 ``(k, P, F)``, every player's compact sheet
+      features by player index, or ``owner`` (shared): int8 ``(k, C, R)``, who wrote
+      each cell;
+    * ``to_move``: ``(k,)`` the player to move; ``scores``: ``(k, P)`` every player's
+      score (points), divided by ``bound`` (float32)."""
+    k, P = scores.shape
+    seats = np.asarray(seats, np.int64)
+    rel = (seats[:, None] + np.arange(P)[None, :]) % P  # players in seat order from the observer
+    rows = np.arange(k)
+    parts = [solo]
+    if owner is None:
+        parts.append(sheets[rows[:, None], rel[:, 1:]].reshape(k, -1))
+    else:
+        parts.append((owner.reshape(k, 1, -1) == rel[:, :, None]).astype(np.float32).reshape(k, -1))
+    turn = np.zeros((k, P), np.float32)
+    turn[rows, (np.asarray(to_move, np.int64) - seats) % P] = 1.0
+    parts.append(turn)
+    parts.append(np.asarray(scores)[rows[:, None], rel].astype(np.float32) / np.float32(bound))
+    return np.concatenate(parts, axis=1, dtype=np.float32)
+
+
 def _score_bound(rules: Ruleset) -> float:
     """A bound on the absolute value of a player's score (for scaling): every column at
     its row maxima, bonus and largest difference."""
@@ -300,11 +329,12 @@ class raw_env(AECEnv):
         over = M.is_over(rules, ms)
         if self._layout.is_write(a) and not over:  # the next player's roll 1, from their stream
             ms = self._match = M.start_turn(rules, ms, self._roll(rules.dice), check=False)
-        before, after = self._scores, M.scores(rules, ms)
+        before = self._scores
+        after = M.scores(rules, ms) if self._layout.is_write(a) else before  # only a write changes a score
         self._scores = after
         self._clear_rewards()
-        for p, agent in enumerate(self.agents):
-            self.rewards[agent] = self._reward(p, before, after, over) * self.reward_scale
+        for agent, r in zip(self.agents, self._rewards(before, after, over)):
+            self.rewards[agent] = r * self.reward_scale
         self._accumulate_rewards()
         if over:
             self.terminations = {agent: True for agent in self.agents}
@@ -313,32 +343,33 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _reward(self, p: int, before: list[int], after: list[int], over: bool) -> float:
+    def _rewards(self, before: list[int], after: list[int], over: bool) -> list[float]:
+        """Every player's reward for a step that took the scores from ``before`` to
+        ``after`` (:func:`jamb_env.rules.match.result` for ``win`` and ``margin``)."""
         if self.reward_mode == "score":
-            return float(after[p] - before[p])
+            return [float(a - b) for a, b in zip(after, before)]
         if self.reward_mode == "margin":
-            return float(M.margins([after], [p])[0] - M.margins([before], [p])[0])
-        return M.ranks_reward(after)[p] if over else 0.0
+            return (M.result(after).margin - M.result(before).margin).astype(np.float64).tolist()
+        return M.result(after).rank.tolist() if over else [0.0] * self.num_players
 
     def observe(self, agent):
         """The ``Dict`` observation of ``agent`` (a new array each call)."""
         if self._match is None:
             raise RuntimeError("call reset() first")
         rules, ms = self.ruleset, self._match
-        p, N = self._agent(agent), self.num_players
-        seats = [(p + k) % N for k in range(N)]
+        p = self._agent(agent)
         over = M.is_over(rules, ms)
-        if ms.owner is None:
-            own = ms.sheets[p]
-            others = [self._enc.sheet_features(ms.sheets[q]) for q in seats[1:]]
-        else:
-            own = ms.sheets[0]
-            others = [(ms.owner == q).reshape(-1).astype(np.float32) for q in seats]
+        own = ms.sheets[0] if ms.owner is not None else ms.sheets[p]
         legal = core.legal_mask(rules, own)  # the sheet's own mask: the observation's turn features read it
-        to_move = np.zeros(N, np.float32)
-        to_move[(ms.to_move - p) % N] = 1.0
-        scores = np.array([self._scores[q] for q in seats], np.float32) / np.float32(self._bound)
-        obs = np.concatenate([self._enc.encode(own, mask=legal), *others, to_move, scores]).astype(np.float32)
+        solo = self._enc.encode(own, mask=legal)[None]
+        if ms.owner is None:
+            sheets = np.zeros((1, self.num_players, self._enc.sheet_size), np.float32)
+            for q, st in enumerate(ms.sheets):
+                if q != p:  # the observer's own sheet is in its solitaire observation
+                    sheets[0, q] = self._enc.sheet_features(st)
+            obs = seat_observations(solo, [p], [ms.to_move], np.array([self._scores]), self._bound, sheets=sheets)[0]
+        else:
+            obs = seat_observations(solo, [p], [ms.to_move], np.array([self._scores]), self._bound, owner=ms.owner[None])[0]
         if over:
             action_mask = np.ones(self._layout.num_actions, np.int8)
         else:  # only the player to move has actions

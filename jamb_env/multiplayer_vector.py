@@ -3,16 +3,17 @@ game, as an SB3 ``VecEnv`` (fast self-play).
 
 The engine is the solitaire :class:`~jamb_env.engine.Engine`: every sheet of every game is
 one of its slots (``num_players`` slots per game with separate sheets, one with a shared
-sheet), stepped by the same kernels as ``JambEnv``; what the multiplayer game adds (whose
-turn, the answer obligation passing to the next player, who wrote each shared cell, the
-column awards) is the match rules of :mod:`jamb_env.rules.match` and its kernels
-(``kernels.answer_obligation``, ``kernels.column_award``). Each step applies the learner's
+sheet), stepped by the same kernels as ``JambEnv``; what the multiplayer game adds to a
+write (the turn passing, the obligations passing to the next player, who wrote each
+shared cell, the scores and column awards) is the one match step of the AEC env,
+:func:`jamb_env.rules.match.end_turn`, and a seat's observation is assembled by the
+AEC env's :func:`jamb_env.multiplayer.seat_observations`. Each step applies the learner's
 action in every game, then lets the opponents move (one batched policy call per round
 over all the games where an opponent is to move) until it is the learner's turn again or
 the game is over. Game ``g`` with seed ``s`` is the game of
 ``jamb_env.multiplayer.raw_env().reset(seed=game_seed(s, g))``: the same seating, the same
 dice for every seat, the same observations and rewards for the learner's seat
-(tests/test_multiplayer_vector.py plays them in lockstep).
+(tests/test_match_step.py plays them in lockstep).
 
 A seat's sheet is rolled for its next turn as soon as it writes (its own dice stream
 decides those dice either way, so the game is the same); the opponents never see dice
@@ -30,11 +31,10 @@ from gymnasium.utils import seeding
 from numba import prange
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .engine import Engine as Batch, step_state as play_game, refresh_game, observe_game
+from .engine import Engine, observe_game, refresh_game, step_state
 from .env import JambEnv
-from .multiplayer import REWARDS, _score_bound, observation_size, raw_env
+from .multiplayer import REWARDS, _score_bound, observation_size, raw_env, seat_observations
 from .rules import Ruleset, layout, load_ruleset, roll_dice
-from .rules import kernels as rk
 from .rules import match as M
 from .rules._jit import kernel
 from .seeding import game_seeds
@@ -48,7 +48,7 @@ def _make_step_slots(parallel: bool):
     def step_slots(slots, actions, g, ra, oa, res, s):
         for k in loop(slots.shape[0]):
             i = slots[k]
-            play_game(i, actions[k], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+            step_state(i, actions[k], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
         for k in loop(slots.shape[0]):
             observe_game(slots[k], g, ra, oa)
 
@@ -61,36 +61,28 @@ step_slots_parallel = _make_step_slots(True)
 
 
 @kernel
-def pass_obligations(writers, nexts, cells, g, ra, oa, s):
-    """Separate sheets: after slot ``writers[k]`` wrote ``cells[k]``, the writer owes
-    nothing and slot ``nexts[k]`` (-1: none) owes the answer the write obliges on its own
-    sheet and gets the row the copy column offers (``kernels.obligations``); both slots' features, masks and observations are
-    recomputed."""
-    for k in range(writers.shape[0]):
-        w = writers[k]
-        g.answer_due[w] = -1
-        g.copy_row[w] = -1
-        refresh_game(w, g, ra, oa, s.bits[w], s.faces[w], s.parts[w], s.tmp[w])
-        nx = nexts[k]
-        if nx >= 0:
-            g.answer_due[nx], g.copy_row[nx] = rk.obligations(g.filled[nx], cells[k], ra)
-            refresh_game(nx, g, ra, oa, s.bits[nx], s.faces[nx], s.parts[nx], s.tmp[nx])
-
-
-@kernel
-def shared_scores(games, g, owner, num_players, ra, out, parts_out, cols, parts, tmp, counts):
-    """Shared sheets: every player's awarded total (``kernels.column_award`` per column of
-    the column's credited points) of the games ``games`` (slot = game) into ``out``."""
-    C = ra.P[rk.P_C]
+def end_turns(games, writers, cells, S, num_players, g, owner, ra, oa, s, scores, to_move, over, counts, parts_out, cols,
+              parts, tmp):
+    """After the player ``writers[k]`` of game ``games[k]`` wrote ``cells[k]`` (its slots
+    ``games[k] * S ..``): the match's step, :func:`jamb_env.rules.match.end_turn` (turn,
+    obligations, owners, ``scores[game]``), into ``to_move`` / ``over``; with separate
+    sheets the writer's and the next player's features, masks and observations are
+    recomputed (their obligations changed)."""
     for k in range(games.shape[0]):
         i = games[k]
-        rk.sheet_parts(g.values[i], g.filled[i], ra, parts_out, cols, parts, tmp)
-        for q in range(num_players):
-            out[i, q] = 0
-        for c in range(C):
-            winner = rk.column_award(g.values[i, c], g.filled[i, c], owner[i, c], num_players, counts)
-            if winner >= 0:
-                out[i, winner] += cols[c]
+        i0 = i * S
+        w = writers[k]
+        nxt, done = M.end_turn(S == 1, cells[k], w, num_players, g.values[i0:i0 + S], g.filled[i0:i0 + S], g.turn[i0:i0 + S],
+                               g.answer_due[i0:i0 + S], g.copy_row[i0:i0 + S], owner[i], ra, scores[i], counts, parts_out,
+                               cols, parts, tmp)
+        to_move[i] = nxt
+        over[i] = done
+        if S > 1:
+            j = i0 + w
+            refresh_game(j, g, ra, oa, s.bits[j], s.faces[j], s.parts[j], s.tmp[j])
+            if not done:
+                j = i0 + nxt
+                refresh_game(j, g, ra, oa, s.bits[j], s.faces[j], s.parts[j], s.tmp[j])
 
 
 # ---------------------------------------------------------------------------- policies
@@ -121,14 +113,14 @@ class _Views:
     """Lazy :class:`SeatView` s of the games an opponent acts in (for agents that read the sheet)."""
 
     def __init__(self, env: SeatVecEnv, games: np.ndarray, seats: np.ndarray):
-        self.env, self.games, self.seats, self.solo = env, games, seats, env._batch.encoder.size
+        self.env, self.games, self.seats, self.solo = env, games, seats, env._engine.encoder.size
 
     def __call__(self, k: int):
         from .multiplayer import SeatView
 
         env, g, p = self.env, int(self.games[k]), int(self.seats[k])
         slot = env._slot(g, p)
-        return SeatView(env.ruleset, env._batch.game_state(slot), int(env._scores[g, p]), env._batch.games.masks[slot].copy(),
+        return SeatView(env.ruleset, env._engine.game_state(slot), int(env._scores[g, p]), env._engine.games.masks[slot].copy(),
                         player=p, num_players=env.num_players, scoring=env.scoring,
                         owner=env._owner[g] if env.scoring == "shared" else None)
 
@@ -175,7 +167,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         self.reward_scale, self.fixed_seat, self.illegal_action = float(reward_scale), seat, illegal_action
         N, P = int(num_envs), self.num_players
         self._S = P if scoring == "separate" else 1
-        self._batch = Batch(rules, N * self._S)
+        self._engine = Engine(rules, N * self._S)
         self._lay = layout(rules)
         self._bound = np.float32(_score_bound(rules))
         aec = raw_env(rules, num_players, scoring, reward)
@@ -193,8 +185,8 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         self._ep_return = np.zeros(N, np.float64)
         self._ep_len = np.zeros(N, np.int64)
         self._ep_start = np.zeros(N, np.float64)
-        self._scratch = (np.zeros(5, np.int64), np.zeros(C + 1, np.int64), np.zeros(4, np.int64), np.zeros(R, np.int64),
-                         np.zeros(P, np.int64))
+        self._scratch = (np.zeros(P, np.int64), np.zeros(5, np.int64), np.zeros(C + 1, np.int64), np.zeros(4, np.int64),
+                         np.zeros(R, np.int64))  # end_turn's
         self._rngs: list = [None] * N
         self._seeds = game_seeds(int(seed), N) if seed is not None else [None] * N
         self._actions = np.zeros(N, np.int64)
@@ -211,7 +203,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
 
     # ------------------------------------------------------------------ the game
     def _new_games(self, games: np.ndarray) -> None:
-        b, P, S = self._batch, self.num_players, self._S
+        b, P, S = self._engine, self.num_players, self._S
         stream = b.games.stream
         for g in games.tolist():
             rng = self._rngs[g]
@@ -229,13 +221,10 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         self._ep_len[games] = 0
         self._ep_start[games] = time.perf_counter()
 
-    def _sheets_over(self, games: np.ndarray) -> np.ndarray:
-        turns = self._batch.games.turn.reshape(self.num_envs, self._S)[games]
-        return (turns >= self.ruleset.num_cells).all(axis=1)
-
     def _apply(self, games: np.ndarray, actions: np.ndarray) -> None:
-        """The players to move in ``games`` play ``actions`` (legal); turns pass on writes."""
-        b = self._batch
+        """The players to move in ``games`` play ``actions`` (legal); on writes, the
+        match's step (:func:`end_turns`)."""
+        b = self._engine
         seats = self._to_move[games]
         slots = (games * self._S + (seats if self._S > 1 else 0)).astype(np.int64)
         fn = step_slots_parallel if len(slots) >= 256 else step_slots
@@ -243,39 +232,23 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         wrote = (actions >= self._lay.write_offset) & (actions < self._lay.joker_offset)
         if not wrote.any():
             return
-        wg, ws, wslots = games[wrote], seats[wrote], slots[wrote]
-        cells = actions[wrote] - self._lay.write_offset
-        over = self._sheets_over(wg)
-        self._over[wg[over]] = True
-        nxt = (ws + 1) % self.num_players
-        if self._S > 1:  # separate sheets: the obligation moves to the next player
-            nslots = np.where(over, -1, wg * self._S + nxt).astype(np.int64)
-            pass_obligations(wslots, nslots, cells.astype(np.int64), b.games, self.ruleset.arrays, b.encoder.arrays, b.scratch)
-        else:
-            R = self.ruleset.num_rows
-            self._owner[wg, cells // R, cells % R] = ws
-        self._to_move[wg[~over]] = nxt[~over]
-
-    def _update_scores(self, games: np.ndarray) -> None:
-        if self._S > 1:
-            self._scores[games] = self._batch.games.score.reshape(self.num_envs, self._S)[games]
-        else:
-            shared_scores(games.astype(np.int64), self._batch.games, self._owner, self.num_players, self.ruleset.arrays,
-                          self._scores, *self._scratch)
+        cells = (actions[wrote] - self._lay.write_offset).astype(np.int64)
+        end_turns(games[wrote].astype(np.int64), seats[wrote].astype(np.int64), cells, self._S, self.num_players, b.games,
+                  self._owner, self.ruleset.arrays, b.encoder.arrays, b.scratch, self._scores, self._to_move, self._over,
+                  *self._scratch)
 
     def _learner_values(self, games: np.ndarray, over: np.ndarray) -> np.ndarray:
         """The learner's reward function's current value (score, margin, or the win
         reward once over; 0 before)."""
         s = self._scores[games]
         p = self._learner[games]
+        rows = np.arange(len(games))
         if self.reward_mode == "score":
-            return s[np.arange(len(games)), p].astype(np.float64)
+            return s[rows, p].astype(np.float64)
+        res = M.result(s)
         if self.reward_mode == "margin":
-            return M.margins(s, p).astype(np.float64)
-        out = np.zeros(len(games))
-        for k in np.flatnonzero(over).tolist():
-            out[k] = M.ranks_reward(s[k].tolist())[p[k]]
-        return out
+            return res.margin[rows, p].astype(np.float64)
+        return np.where(over, res.rank[rows, p], 0.0)
 
     def _play_opponents(self, games: np.ndarray) -> None:
         while True:
@@ -285,7 +258,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
             seats = self._to_move[idx]
             obs = self._observe(idx, seats)
             slots = idx * self._S + (seats if self._S > 1 else 0)
-            masks = self._batch.games.masks[slots]
+            masks = self._engine.games.masks[slots]
             out = self._opponent(obs, masks, _Views(self, idx, seats))
             actions = np.asarray(out[0] if isinstance(out, tuple) else out)
             if not np.issubdtype(actions.dtype, np.integer) or actions.shape not in ((len(idx),), (len(idx), 1)):
@@ -296,25 +269,16 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
                 raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given); "
                                  "call reset() for new games")
             self._apply(idx, actions)
-            self._update_scores(idx)
 
     def _observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """float32 (k, D): the multiplayer observation of player ``seats[k]`` in game
         ``games[k]`` (as ``raw_env.observe``)."""
-        b, P, S = self._batch, self.num_players, self._S
-        k = len(games)
-        rel = (seats[:, None] + np.arange(P)[None, :]) % P  # players in seat order from the observer
-        parts = [b.games.obs[games * S + (seats if S > 1 else 0)]]
+        b, S = self._engine, self._S
+        solo = b.games.obs[games * S + (seats if S > 1 else 0)]
         if S > 1:
-            parts.append(b.games.sheet[games[:, None] * S + rel[:, 1:]].reshape(k, -1))
-        else:
-            own = self._owner[games].reshape(k, 1, -1)
-            parts.append((own == rel[:, :, None]).astype(np.float32).reshape(k, -1))
-        to_move = np.zeros((k, P), np.float32)
-        to_move[np.arange(k), (self._to_move[games] - seats) % P] = 1.0
-        parts.append(to_move)
-        parts.append(self._scores[games[:, None], rel].astype(np.float32) / self._bound)
-        return np.concatenate(parts, axis=1).astype(np.float32)
+            return seat_observations(solo, seats, self._to_move[games], self._scores[games], self._bound,
+                                     sheets=b.games.sheet.reshape(self.num_envs, S, -1)[games])
+        return seat_observations(solo, seats, self._to_move[games], self._scores[games], self._bound, owner=self._owner[games])
 
     # ------------------------------------------------------------------ VecEnv API
     def seed(self, seed: int | None = None):
@@ -367,7 +331,6 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         ok = games[legal]
         before = self._learner_values(games, self._over)
         self._apply(ok, a[ok])
-        self._update_scores(ok)
         self._play_opponents(ok)
         rewards = self._learner_values(games, self._over) - before + self._pending
         self._pending[:] = 0.0
@@ -408,7 +371,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
 
     def _learner_masks(self) -> np.ndarray:
         games = np.arange(self.num_envs)
-        return self._batch.games.masks[games * self._S + (self._learner if self._S > 1 else 0)].copy()
+        return self._engine.games.masks[games * self._S + (self._learner if self._S > 1 else 0)].copy()
 
     def get_images(self):
         raise NotImplementedError("SeatVecEnv does not render; use jamb_env.multiplayer.env(render_mode=...)")

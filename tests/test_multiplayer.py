@@ -218,6 +218,19 @@ def test_win_reward_is_rank_based_and_sums_to_zero():
     assert r == [1.0, -2 / 3, 1 / 3, -2 / 3] and abs(sum(r)) < 1e-12
 
 
+def test_the_match_result_shares_a_tied_win_for_any_number_of_players():
+    res = M.result([30, 10, 30, 20])
+    assert res.win.tolist() == [0.5, 0.0, 0.5, 0.0]  # tied on top: the win is shared
+    assert res.margin.tolist() == [0, -20, 0, -10]
+    assert res.rank.tolist() == M.ranks_reward([30, 10, 30, 20]) == [2 / 3, -1.0, 2 / 3, -1 / 3]
+    assert M.result([5, 5, 5]).win.tolist() == [1 / 3] * 3 and M.result([9, 2]).win.tolist() == [1.0, 0.0]
+    batch = M.result([[1, 2], [3, 3], [4, 0]])  # k games at once
+    assert batch.win.tolist() == [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]] and batch.margin.tolist() == [[-1, 1], [0, 0], [4, -4]]
+    assert M.margins([[1, 2], [4, 0]], [0, 0]).tolist() == [-1, 4]
+    with pytest.raises(ValueError, match="2 or more players"):
+        M.result([5])
+
+
 # ------------------------------------------------------------------ the AEC env
 @pytest.mark.parametrize("scoring", M.SCORING_MODES)
 @pytest.mark.parametrize("players", [2, 5])

@@ -1,14 +1,13 @@
-"""The batched multiplayer env (jamb_env.multiplayer_vector.SeatVecEnv) plays the games of
-the AEC env (jamb_env.multiplayer.raw_env) in lockstep."""
+"""The batched multiplayer env (jamb_env.multiplayer_vector.SeatVecEnv): training on it,
+its opponents and bad input. That it plays the AEC env's games step by step is
+tests/test_match_step.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from jamb_env.multiplayer import raw_env
 from jamb_env.multiplayer_vector import SeatVecEnv
-from jamb_env.seeding import game_seed
 
 
 def first_legal(obs, masks, views):
@@ -16,74 +15,6 @@ def first_legal(obs, masks, views):
 
 
 first_legal.batched = True
-
-
-def lowest_write(obs, masks, views):
-    """A deterministic policy that writes as soon as it can (the highest-id legal action)."""
-    return masks.shape[1] - 1 - masks[:, ::-1].argmax(axis=1)
-
-
-lowest_write.batched = True
-
-
-@pytest.mark.parametrize("preset,players,scoring,reward,opponent", [
-    ("classic", 2, "separate", "score", first_legal),
-    ("standard", 3, "separate", "margin", lowest_write),
-    ("classic", 2, "shared", "score", lowest_write),
-    ("standard", 3, "shared", "win", first_legal),
-    ("six_dice_copy", 2, "separate", "score", lowest_write),  # lowest_write takes the copy column whenever offered
-    ("six_dice_copy", 3, "shared", "margin", lowest_write),
-    ("joly", 2, "separate", "win", lowest_write),  # the highest ids: baskets and jokers first, while they last
-])
-def test_lockstep_with_the_aec_env(preset, players, scoring, reward, opponent):
-    N, seed = 3, 5
-    venv = SeatVecEnv(N, opponent, ruleset=preset, num_players=players, scoring=scoring, reward=reward, seed=seed)
-    obs = venv.reset()
-    rng = np.random.default_rng(0)
-    aecs = []
-    for g in range(N):
-        e = raw_env(preset, players, scoring, reward)
-        e.reset(seed=game_seed(seed, g))
-        aecs.append(e)
-    learner = [f"player_{g % players}" for g in range(N)]  # the rotating seat of each slot's first game
-    returns = [0.0] * N
-
-    def advance(g):
-        """Opponents move in the AEC env until the learner's turn (or the end)."""
-        e = aecs[g]
-        gained = 0.0
-        while e.agent_selection != learner[g] and not e.terminations[learner[g]]:
-            o = e.observe(e.agent_selection)
-            e.step(int(opponent(o["observation"][None], o["action_mask"].astype(bool)[None], None)[0]))
-            gained += e.rewards[learner[g]]
-        return gained
-
-    pending = [advance(g) for g in range(N)]
-    finished = [False] * N
-    for _ in range(3000):
-        for g in range(N):
-            if not finished[g]:
-                np.testing.assert_array_equal(obs[g], aecs[g].observe(learner[g])["observation"])
-                np.testing.assert_array_equal(venv.action_masks()[g], aecs[g].observe(learner[g])["action_mask"].astype(bool))
-        masks = venv.action_masks()
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-        obs, rewards, dones, infos = venv.step(actions)
-        for g in range(N):
-            if finished[g]:
-                continue
-            e = aecs[g]
-            e.step(int(actions[g]))
-            r = pending[g] + e.rewards[learner[g]] + advance(g)
-            pending[g] = 0.0
-            assert rewards[g] == pytest.approx(r), (g, rewards[g], r)
-            returns[g] += r
-            assert dones[g] == e.terminations[learner[g]]
-            if dones[g]:
-                assert infos[g]["scores"] == e.infos[learner[g]]["scores"]
-                finished[g] = True
-        if all(finished):
-            break
-    assert all(finished)
 
 
 def test_maskable_ppo_trains_on_it_and_bad_input_is_refused():

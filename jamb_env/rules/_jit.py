@@ -18,7 +18,8 @@ from numba.core import config
 
 _PKG = Path(__file__).resolve().parents[1]
 #: Every file (relative to the ``jamb_env`` package) that defines kernels.
-KERNEL_FILES = ("rules/_jit.py", "rules/kernels.py", "observation.py", "rules/transition.py", "engine.py", "multiplayer_vector.py")
+KERNEL_FILES = ("rules/_jit.py", "rules/kernels.py", "rules/transition.py", "rules/match.py", "observation.py", "engine.py",
+                "multiplayer_vector.py")
 
 
 def _cache_dir() -> str:

@@ -1,7 +1,11 @@
 """The multiplayer game (RULES.md §6): seating, turns passing between players, the
 answer column between players, and 003's shared sheet. Pure functions over the
 solitaire core (:mod:`jamb_env.rules.game`): a player's turn is exactly a solitaire
-turn on the sheet in play, and no rule of a turn is restated here.
+turn on the sheet in play, and no rule of a turn is restated here. What a write adds in
+the match (the turn passing to the next seat, the obligations passing to the next
+player, the shared cell's owner, the scores and awards) is one kernel,
+:func:`end_turn`, which :func:`apply_action` (the AEC env) and ``SeatVecEnv`` both call;
+who won by how much is :func:`result`.
 
 Two scoring modes:
 
@@ -41,12 +45,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import IllegalActionError, RulesetError
 from . import game as core
 from . import kernels as K
+from ._jit import kernel
 from .ruleset import Ruleset
 
 SCORING_MODES = ("separate", "shared")
@@ -187,10 +193,11 @@ def legal_mask(rules: Ruleset, ms: MatchState) -> np.ndarray:
 
 def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, check: bool = True) -> tuple[MatchState, int]:
     """The player to move plays ``action`` (:func:`jamb_env.rules.apply_action` on the
-    sheet in play). After a write the turn passes to the next player (who must then
-    :func:`start_turn`, unless the game is over) and, with separate sheets, the answer
-    obligation moves to them. Returns the new state and the points credited to the sheet
-    in play (the writer's sheet score change; shared scores: :func:`scores`).
+    sheet in play). After a write, :func:`end_turn` passes the turn to the next player
+    (who must then :func:`start_turn`, unless the game is over), with separate sheets the
+    obligations to them, and on a shared sheet marks the cell's owner. Returns the new
+    state and the points credited to the sheet in play (the writer's sheet score change;
+    shared scores: :func:`scores`).
 
     Raises IllegalActionError / ValueError as :func:`jamb_env.rules.apply_action`, and
     IllegalActionError once the game is over."""
@@ -200,23 +207,103 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
     st, points = core.apply_action(rules, sheet_in_play(ms), action, dice, check=check)
     lay = core.layout(rules)
     a = int(action)
+    ms = _with_sheet(ms, st)
     if not lay.is_write(a):
-        return _with_sheet(ms, st), points
-    cell = a - lay.write_offset
-    P = ms.num_players
-    nxt = (ms.to_move + 1) % P
-    if ms.owner is not None:
-        owner = ms.owner.copy()
-        owner[cell // rules.num_rows, cell % rules.num_rows] = ms.to_move
-        return replace(ms, sheets=(st,), owner=owner, to_move=nxt if not core.is_over(rules, st) else ms.to_move), points
-    sheets = list(ms.sheets)
-    sheets[ms.to_move] = replace(st, answer_due=-1, copy_row=-1)
-    following = sheets[nxt]
-    if not core.is_over(rules, following):
-        due, copy_row = K.obligations(following.filled, cell, rules.arrays)
-        sheets[nxt] = replace(following, answer_due=int(due), copy_row=int(copy_row))
-        return replace(ms, sheets=tuple(sheets), to_move=nxt), points
-    return replace(ms, sheets=tuple(sheets)), points  # the last write of the game
+        return ms, points
+    arr = _arrays(rules, ms)
+    owner = None if ms.owner is None else ms.owner.copy()
+    to_move, _ = end_turn(owner is not None, a - lay.write_offset, ms.to_move, ms.num_players, arr.values, arr.filled, arr.turn,
+                          arr.answer_due, arr.copy_row, arr.owner if owner is None else owner, rules.arrays, arr.scores,
+                          *arr.scratch)
+    sheets = tuple(s if (s.answer_due, s.copy_row) == (int(d), int(c)) else replace(s, answer_due=int(d), copy_row=int(c))
+                   for s, d, c in zip(ms.sheets, arr.answer_due, arr.copy_row))
+    return replace(ms, sheets=sheets, owner=owner, to_move=int(to_move)), points
+
+
+# ---------------------------------------------------------------------------- kernels
+@kernel
+def match_scores(shared, values, filled, owner, num_players, ra, scores, counts, parts_out, cols, parts, tmp):
+    """Every player's score into ``scores`` ``(num_players,)``: with separate sheets
+    (``values``/``filled``: ``(P, C, R)``/``(P, C)``, player ``p``'s sheet at ``p``) each
+    sheet's total (``kernels.sheet_parts``); on the shared sheet (``(1, C, R)``, ``owner``
+    ``(C, R)``) each column's credited total to the player ``kernels.column_award`` gives
+    it. Scratch: ``counts`` ``(P,)``, ``parts_out`` ``(5,)``, ``cols`` ``(C + 1,)``,
+    ``parts`` ``(4,)``, ``tmp`` ``(R,)``."""
+    if shared:
+        K.sheet_parts(values[0], filled[0], ra, parts_out, cols, parts, tmp)
+        for q in range(num_players):
+            scores[q] = 0
+        for c in range(ra.P[K.P_C]):
+            winner = K.column_award(values[0, c], filled[0, c], owner[c], num_players, counts)
+            if winner >= 0:
+                scores[winner] += cols[c]
+    else:
+        for p in range(num_players):
+            scores[p] = K.sheet_parts(values[p], filled[p], ra, parts_out, cols, parts, tmp)
+
+
+@kernel
+def end_turn(shared, cell, writer, num_players, values, filled, turn, answer_due, copy_row, owner, ra, scores, counts,
+             parts_out, cols, parts, tmp):
+    """The match's part of a write (RULES.md §6), after the solitaire write of ``cell`` by
+    player ``writer`` on the sheet in play: the one step both the AEC env
+    (:func:`apply_action`) and ``SeatVecEnv`` take.
+
+    * shared sheet (``shared``; one sheet, index 0): ``owner[cell] = writer``; the
+      obligations stay as the solitaire write set them (the next turn is the next
+      player's, on the same sheet);
+    * separate sheets (player ``p``'s at index ``p``): the writer owes nothing; the next
+      player, unless the game is over, gets ``kernels.obligations`` of the write on
+      their own sheet (the answer row, the copy row);
+    * ``scores`` ``(num_players,)``: brought up to date (:func:`match_scores`; with
+      separate sheets only the writer's changes);
+    * the turn passes to the next seat unless every sheet is full.
+
+    Returns (the player to move, whether the game is over); the player to move stays
+    the writer once it is over."""
+    R = ra.P[K.P_R]
+    NC = ra.P[K.P_NUM_CELLS]
+    nxt = (writer + 1) % num_players
+    over = True
+    for s in range(turn.shape[0]):
+        if turn[s] < NC:
+            over = False
+    if shared:
+        owner[cell // R, cell % R] = writer
+        match_scores(True, values, filled, owner, num_players, ra, scores, counts, parts_out, cols, parts, tmp)
+    else:
+        answer_due[writer] = -1
+        copy_row[writer] = -1
+        if not over:
+            answer_due[nxt], copy_row[nxt] = K.obligations(filled[nxt], cell, ra)
+        scores[writer] = K.sheet_parts(values[writer], filled[writer], ra, parts_out, cols, parts, tmp)
+    if over:
+        return writer, True
+    return nxt, False
+
+
+class _MatchArrays(NamedTuple):
+    values: np.ndarray
+    filled: np.ndarray
+    turn: np.ndarray
+    answer_due: np.ndarray
+    copy_row: np.ndarray
+    owner: np.ndarray
+    scores: np.ndarray
+    scratch: tuple
+
+
+def _arrays(rules: Ruleset, ms: MatchState) -> _MatchArrays:
+    """The match's sheets as the arrays of :func:`end_turn` / :func:`match_scores` (new
+    arrays; ``owner``: the match's own, or a -1 array with separate sheets)."""
+    C, R, P = len(rules.columns), rules.num_rows, ms.num_players
+    sh = ms.sheets
+    owner = ms.owner if ms.owner is not None else np.full((C, R), -1, np.int8)
+    scratch = (np.zeros(P, np.int64), np.zeros(5, np.int64), np.zeros(C + 1, np.int64), np.zeros(4, np.int64),
+               np.zeros(R, np.int64))
+    return _MatchArrays(np.stack([s.values for s in sh]), np.stack([s.filled for s in sh]), np.array([s.turn for s in sh], np.int64),
+                        np.array([s.answer_due for s in sh], np.int64), np.array([s.copy_row for s in sh], np.int64), owner,
+                        np.zeros(P, np.int64), scratch)
 
 
 def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
@@ -233,33 +320,58 @@ def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
 
 
 def scores(rules: Ruleset, ms: MatchState) -> list[int]:
-    """Each player's score (points): their sheet's, or the shared columns awarded to them."""
+    """Each player's score (points): their sheet's, or the shared columns awarded to them
+    (:func:`match_scores`)."""
     _check_state(rules, ms)
-    if ms.owner is None:
-        return [core.score(rules, st) for st in ms.sheets]
-    out = [0] * ms.num_players
-    for player, total in column_awards(rules, ms):
-        if player >= 0:
-            out[player] += total
-    return out
+    a = _arrays(rules, ms)
+    match_scores(ms.owner is not None, a.values, a.filled, a.owner, ms.num_players, rules.arrays, a.scores, *a.scratch)
+    return [int(x) for x in a.scores]
+
+
+class MatchResult(NamedTuple):
+    """A multiplayer result, for each player (last axis), from the final scores:
+
+    * ``win``: float64, 1 / k for each of the k players tied on top (a sole winner: 1),
+      0 for the others; sums to 1 over the players;
+    * ``rank``: float64, (players beaten - players beating them) / (N - 1): +1 / 0 / -1
+      for two players, sums to 0, ties share (the ``win`` reward);
+    * ``margin``: int64, own score - the best score of the others (the ``margin``
+      reward; > 0 only for a sole winner)."""
+
+    win: np.ndarray
+    rank: np.ndarray
+    margin: np.ndarray
+
+
+def result(scores) -> MatchResult:
+    """The :class:`MatchResult` of ``scores`` (points): ``(N,)`` for one game or ``(k, N)``
+    for k games (then every field is ``(k, N)``). The one definition of who won by how
+    much: the env's ``win`` and ``margin`` rewards read it, and so should evaluations.
+
+    Raises ValueError for fewer than 2 players."""
+    s = np.asarray(scores, dtype=np.int64)
+    n = s.shape[-1] if s.ndim else 0
+    if s.ndim not in (1, 2) or n < 2:
+        raise ValueError(f"a match result needs the scores of 2 or more players, got {np.asarray(scores).tolist()!r}")
+    gt = (s[..., :, None] > s[..., None, :]).sum(axis=-1)
+    lt = (s[..., :, None] < s[..., None, :]).sum(axis=-1)
+    top = s == s.max(axis=-1, keepdims=True)
+    others = np.where(np.eye(n, dtype=bool), np.iinfo(np.int64).min, s[..., None, :]).max(axis=-1)
+    return MatchResult(win=top / top.sum(axis=-1, keepdims=True), rank=(gt - lt) / (n - 1), margin=s - others)
 
 
 def margins(scores, players) -> np.ndarray:
     """int64 ``(k,)``: for each row of ``scores`` (``(k, N)`` points) the score of player
-    ``players[i]`` minus the best score of the others (the ``margin`` reward's value)."""
+    ``players[i]`` minus the best score of the others (:func:`result`'s ``margin``)."""
     s = np.asarray(scores, dtype=np.int64)
-    p = np.asarray(players, dtype=np.int64)
-    rows = np.arange(len(s))
-    others = s.copy()
-    others[rows, p] = np.iinfo(np.int64).min
-    return s[rows, p] - others.max(axis=1)
+    return result(s).margin[np.arange(len(s)), np.asarray(players, dtype=np.int64)]
 
 
 def ranks_reward(final_scores) -> list[float]:
-    """The ``win`` reward at the end: for each player, (players they beat - players who
-    beat them) / (N - 1). +1 / 0 / -1 for two players; sums to zero; ties share."""
+    """The ``win`` reward at the end (:func:`result`'s ``rank``): for each player,
+    (players they beat - players who beat them) / (N - 1). +1 / 0 / -1 for two players;
+    sums to zero; ties share."""
     s = list(final_scores)
-    n = len(s)
-    if n < 2:
+    if len(s) < 2:
         raise ValueError(f"ranks_reward needs the scores of 2 or more players, got {s!r}")
-    return [(sum(x > y for y in s) - sum(y > x for y in s)) / (n - 1) for x in s]
+    return [float(x) for x in result(s).rank]
