@@ -223,9 +223,7 @@ class RoundRobin:
         K = self.players
         vals = []
         for g in self.games:
-            scores = [g[f"score_{s}"] for s in range(K)]
-            top = max(scores)
-            vals.append((scores[g["first_seat"]] == top) / scores.count(top))
+            vals.append(float(M.result([g[f"score_{s}"] for s in range(K)]).win[g["first_seat"]]))
         return float(np.mean(vals)) if vals else math.nan
 
 
@@ -242,7 +240,7 @@ def pairings(rows: Sequence[dict], labels: Sequence[str], players: int) -> list[
         for r in rows:
             sc = _scores_by_agent(r, players)
             if a in sc and b in sc:
-                win = 1.0 if sc[a] > sc[b] else 0.0 if sc[a] < sc[b] else 0.5
+                win = float(M.result([sc[a], sc[b]]).win[0])  # a beside b: a tie shares
                 units.setdefault((r["table"], r["seed"]), []).append((win, float(sc[a] - sc[b]), sc[a], sc[b]))
         if not units:
             continue

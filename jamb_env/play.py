@@ -463,14 +463,13 @@ def match_step_line(step: dict, players: Sequence[str]) -> str:
 
 def match_result(scores: Sequence[int], players: Sequence[str]) -> str:
     """The final scores and the winner(s) (markup)."""
-    top = max(scores)
-    winners = [p for p, s in enumerate(scores) if s == top]
+    outcome = M.result(scores)  # the one definition of who won by how much
+    winners = [int(p) for p in np.flatnonzero(outcome.win > 0)]
     final = "   ".join(f"{_seat(p, players)} {s}" for p, s in enumerate(scores))
     if len(winners) == 1:
-        rest = sorted(scores, reverse=True)[1]
-        who = f"Winner: {_seat(winners[0], players)} (by {top - rest} points)"
+        who = f"Winner: {_seat(winners[0], players)} (by {int(outcome.margin[winners[0]])} points)"
     else:
-        who = f"Winners (tied at {top}): " + ", ".join(_seat(p, players) for p in winners)
+        who = f"Winners (tied at {max(scores)}): " + ", ".join(_seat(p, players) for p in winners)
     return f"[bold]Final scores:[/] {final}\n[bold]{who}[/]"
 
 

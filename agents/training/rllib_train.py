@@ -339,9 +339,11 @@ def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[in
     """The self-play learner against the ``greedy`` baseline at a ``players`` table (every
     other seat greedy): each seed once with the learner in each seat
     (:func:`agents.match_evaluation.play_match`, the same dice). Returns ``win_rate``
-    (1 when the learner's score beats every other seat's, 0.5 on a tie for the best, else
-    0) and ``margin`` (the learner's score minus the best other), means over all games."""
+    (:func:`jamb_env.rules.match.result`'s ``win``: 1 when the learner's score beats every
+    other seat's, 1/k when k seats tie on top, else 0) and ``margin`` (the learner's score minus the best other), means over all games."""
     from agents import load
+
+    from jamb_env.rules.match import result as match_result
 
     from ..match_evaluation import _env, play_match
 
@@ -353,9 +355,9 @@ def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[in
         for seat in range(n):
             policies = [agent if p == seat else greedy for p in range(n)]
             scores = play_match(cfg["ruleset"], policies, seed, scoring=cfg["scoring"], num_players=n, env=env)["scores"]
-            best = max(s for p, s in enumerate(scores) if p != seat)
-            wins.append(1.0 if scores[seat] > best else 0.5 if scores[seat] == best else 0.0)
-            margins.append(float(scores[seat] - best))
+            outcome = match_result(scores)  # the one definition: a tie on top shares the win
+            wins.append(float(outcome.win[seat]))
+            margins.append(float(outcome.margin[seat]))
     env.close()
     return {"win_rate": float(np.mean(wins)), "margin": float(np.mean(margins))}
 

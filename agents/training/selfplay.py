@@ -180,10 +180,9 @@ def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) ->
         while not done:
             action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
             obs, _, done, _, info = env.step(int(action))
-        s, p = info["scores"], info["seat"]
-        margin = int(M.margins([s], [p])[0])
-        wins.append((1.0 + M.ranks_reward(s)[p]) / 2.0 if settings.num_players == 2 else float(margin > 0))
-        margins.append(margin)
+        outcome = M.result(info["scores"])  # the one definition: a tie on top shares the win
+        wins.append(float(outcome.win[info["seat"]]))
+        margins.append(int(outcome.margin[info["seat"]]))
     return float(np.mean(wins)), float(np.mean(margins))
 
 

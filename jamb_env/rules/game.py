@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import IllegalActionError
 from . import kernels as K
 from .ruleset import Ruleset
-from .transition import GameState, apply, roll_first
+from .transition import GameState, apply, roll_first, rolled_count
 
 
 
@@ -417,12 +417,9 @@ def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> Ga
 
 def reroll_count(rules: Ruleset, action: int) -> int:
     """How many dice action ``action`` rolls: a re-roll ``n`` minus the kept ones, a
-    basket all ``n``, any other action (announce, write, joker) none."""
-    if is_basket(rules, action):
-        return rules.dice
-    if int(action) >= layout(rules).num_holds:
-        return 0
-    return rules.dice - int(action).bit_count()
+    basket all ``n``, any other action (announce, write, joker) none
+    (:func:`jamb_env.rules.transition.rolled_count`)."""
+    return rolled_count(rules, action)
 
 
 def is_basket(rules: Ruleset, action: int) -> bool:

@@ -214,13 +214,30 @@ def _start_one(g, ra, faces):
 
 
 # ---------------------------------------------------------------------------- one game
-def _one_slot(rules, st: GameState, dice) -> Slots:
-    """``st`` as a one-slot record whose stream holds ``dice`` (the faces to be rolled)."""
-    new = np.zeros(rules.dice, dtype=np.int8) if dice is None else np.asarray(dice, dtype=np.int8).reshape(-1)
+def _one_slot(rules, st: GameState, dice, count: int) -> Slots:
+    """``st`` as a one-slot record whose stream holds ``dice``: the ``count`` faces to be
+    rolled. Checked even for trusting callers: the kernels read the stream unchecked."""
+    new = np.zeros(rules.dice, dtype=np.int8)
+    if count:
+        arr = np.asarray(dice).reshape(-1)
+        if len(arr) != count or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > 6:
+            raise ValueError(f"expected {count} integer die faces 1..6, got {np.asarray(dice).tolist()!r}")
+        new[:count] = arr
     return Slots(
         np.array(st.values, dtype=np.int16)[None], np.array(st.filled, dtype=np.int64)[None],
         np.array(st.dice, dtype=np.int8)[None], *(np.array([getattr(st, k)], dtype=np.int64) for k in SCALARS),
         np.zeros(1, dtype=np.int64), new[None], np.zeros(1, dtype=np.int64))
+
+
+def rolled_count(rules, action: int) -> int:
+    """How many dice action ``action`` rolls from the stream: a re-roll ``n`` minus the
+    kept ones, a basket all ``n``, any other action (announce, write, joker) none."""
+    P, a = rules.arrays.P, int(action)
+    if a < P[rk.P_NUM_HOLDS]:
+        return rules.dice - a.bit_count()
+    if rules.jokers and a >= P[rk.P_JOKER_OFFSET] and rk.is_basket(a - P[rk.P_JOKER_OFFSET], P):
+        return rules.dice
+    return 0
 
 
 def _scratch(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -229,10 +246,12 @@ def _scratch(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def apply(rules, st: GameState, action: int, dice=None) -> tuple[GameState, int]:
     """:func:`transition` on one game: ``st`` in one slot whose stream holds ``dice`` (the
-    re-rolled faces, in the order they are rolled), the new state and the points out.
-    Legality and the dice count are the caller's (:func:`jamb_env.rules.apply_action`
-    checks both); a write leaves the next turn unrolled (``roll`` 0)."""
-    g = _one_slot(rules, st, dice)
+    re-rolled faces, in the order they are rolled: :func:`rolled_count` of them), the new
+    state and the points out. Legality is the caller's (:func:`jamb_env.rules.apply_action`
+    checks it); a write leaves the next turn unrolled (``roll`` 0).
+
+    Raises ValueError unless ``dice`` are :func:`rolled_count` integer faces 1..6."""
+    g = _one_slot(rules, st, dice, rolled_count(rules, action))
     faces, parts, tmp = _scratch(rules)
     points = _apply_one(int(action), g, rules.arrays, faces, parts, tmp)
     return read_state(g, 0), int(points)
@@ -240,6 +259,6 @@ def apply(rules, st: GameState, action: int, dice=None) -> tuple[GameState, int]
 
 def roll_first(rules, st: GameState, dice) -> GameState:
     """:func:`start_turn` on one game: roll 1 of ``st``'s turn comes out as ``dice``."""
-    g = _one_slot(rules, st, dice)
+    g = _one_slot(rules, st, dice, rules.dice)
     _start_one(g, rules.arrays, _scratch(rules)[0])
     return read_state(g, 0)
