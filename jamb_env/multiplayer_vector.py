@@ -133,7 +133,8 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
     Args:
         num_envs: games (N).
         opponent: the other players' policy (see :func:`batched_policy`): an SB3 model, an
-            agent of ``agents.load`` or a batched function; ``set_opponent`` changes it.
+            agent of ``agents.load`` or a batched function; ``set_opponent`` changes it for
+            each slot's next game (a game keeps the opponent it started with).
         ruleset, num_players, scoring, reward, reward_scale: as
             :class:`jamb_env.multiplayer.raw_env`.
         seed: game ``g`` is seeded ``game_seed(seed, g)`` at the first reset (None:
@@ -190,13 +191,34 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         self._rngs: list = [None] * N
         self._seeds = game_seeds(int(seed), N) if seed is not None else [None] * N
         self._actions = np.zeros(N, np.int64)
+        # the opponents of the games being played, by id; each game keeps the one it started with
+        self._opponents: dict[int, tuple] = {}
+        self._opponent_of = np.zeros(N, np.int64)
+        self._next_id = 0
         self.set_opponent(opponent)
         self._started = False
 
     def set_opponent(self, opponent) -> None:
-        """Use ``opponent`` for every other seat from the next move on."""
-        self._opponent = batched_policy(opponent)
-        self._opponent_object = opponent
+        """Use ``opponent`` for every other seat of each slot's next game on; the games
+        being played keep theirs (an opponent never changes inside a game)."""
+        fn = batched_policy(opponent)  # ValueError before anything changes
+        self._next_id += 1
+        self._opponents[self._next_id] = (fn, opponent)
+        self._forget_opponents()
+
+    @property
+    def _opponent_object(self):
+        """The opponent the next games get."""
+        return self._opponents[self._next_id][1]
+
+    def game_opponents(self) -> list:
+        """The opponent of each slot's current game (what ``set_opponent`` was given)."""
+        return [self._opponents[int(i)][1] for i in self._opponent_of]
+
+    def _forget_opponents(self) -> None:
+        used = set(self._opponent_of.tolist()) | {self._next_id}
+        for k in [k for k in self._opponents if k not in used]:
+            del self._opponents[k]
 
     def _slot(self, g, p):
         return g * self._S + (p if self._S > 1 else 0)
@@ -214,6 +236,8 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
             self._learner[g] = self.fixed_seat if self.fixed_seat is not None else (g + self._episodes[g]) % P
             self._episodes[g] += 1
         b.reset(np.array([g * S + s for g in games.tolist() for s in range(S)], dtype=np.int64))
+        self._opponent_of[games] = self._next_id
+        self._forget_opponents()
         self._over[games] = False
         self._owner[games] = -1
         self._scores[games] = 0
@@ -255,20 +279,26 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
             idx = games[(~self._over[games]) & (self._to_move[games] != self._learner[games])]
             if not len(idx):
                 return
-            seats = self._to_move[idx]
-            obs = self._observe(idx, seats)
-            slots = idx * self._S + (seats if self._S > 1 else 0)
-            masks = self._engine.games.masks[slots]
-            out = self._opponent(obs, masks, _Views(self, idx, seats))
-            actions = np.asarray(out[0] if isinstance(out, tuple) else out)
-            if not np.issubdtype(actions.dtype, np.integer) or actions.shape not in ((len(idx),), (len(idx), 1)):
-                raise ValueError(f"the opponent policy must return {len(idx)} integer actions, got {type(out).__name__} "
-                                 f"of shape {actions.shape} and dtype {actions.dtype}; call reset() for new games")
-            actions = actions.reshape(-1).astype(np.int64)
-            if actions.min() < 0 or actions.max() >= masks.shape[1] or not masks[np.arange(len(idx)), actions].all():
-                raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given); "
-                                 "call reset() for new games")
-            self._apply(idx, actions)
+            for opp in np.unique(self._opponent_of[idx]).tolist():  # each game's own opponent
+                group = idx[self._opponent_of[idx] == opp]
+                self._apply(group, self._opponent_actions(self._opponents[opp][0], group))
+
+    def _opponent_actions(self, policy, idx: np.ndarray) -> np.ndarray:
+        """The legal actions ``policy`` plays for the players to move in ``idx``."""
+        seats = self._to_move[idx]
+        obs = self._observe(idx, seats)
+        slots = idx * self._S + (seats if self._S > 1 else 0)
+        masks = self._engine.games.masks[slots]
+        out = policy(obs, masks, _Views(self, idx, seats))
+        actions = np.asarray(out[0] if isinstance(out, tuple) else out)
+        if not np.issubdtype(actions.dtype, np.integer) or actions.shape not in ((len(idx),), (len(idx), 1)):
+            raise ValueError(f"the opponent policy must return {len(idx)} integer actions, got {type(out).__name__} "
+                             f"of shape {actions.shape} and dtype {actions.dtype}; call reset() for new games")
+        actions = actions.reshape(-1).astype(np.int64)
+        if actions.min() < 0 or actions.max() >= masks.shape[1] or not masks[np.arange(len(idx)), actions].all():
+            raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given); "
+                             "call reset() for new games")
+        return actions
 
     def _observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """float32 (k, D): the multiplayer observation of player ``seats[k]`` in game

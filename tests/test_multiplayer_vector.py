@@ -92,3 +92,41 @@ def test_a_broken_opponent_needs_a_reset_and_its_junk_is_refused():
         calls["junk"] = None
         with pytest.raises(RuntimeError, match="reset"):
             venv.step(np.zeros(2, np.int64))
+
+
+def test_an_opponent_never_changes_inside_a_game():
+    """``set_opponent`` every few steps (as self-play's callback does on every rollout):
+    every move of a game is made by the opponent that game started with, and the new
+    opponent takes over at each slot's next game."""
+    N, moves = 4, []
+
+    def make(label):
+        def policy(obs, masks, views):
+            moves.extend((int(g), label) for g in views.games)
+            return np.array([np.flatnonzero(m)[0] for m in masks])
+
+        policy.batched, policy.label = True, label
+        return policy
+
+    venv = SeatVecEnv(N, make(0), ruleset="classic_down", num_players=2, seed=0)
+    venv.reset()
+    current = [o.label for o in venv.game_opponents()]
+    assert current == [0] * N
+    label, games_ended, changed_at_ends = 0, 0, 0
+    for step in range(300):
+        if step % 5 == 0:
+            label += 1
+            venv.set_opponent(make(label))
+        start = len(moves)
+        _, _, dones, _ = venv.step(np.array([np.flatnonzero(m)[0] for m in venv.action_masks()]))
+        after = [o.label for o in venv.game_opponents()]
+        for g in range(N):
+            made = {lab for slot, lab in moves[start:] if slot == g}
+            if dones[g]:  # the game that ended and the slot's next one
+                assert made <= {current[g], after[g]} and after[g] == label
+                games_ended += 1
+                changed_at_ends += after[g] != current[g]
+            else:
+                assert made <= {current[g]} and after[g] == current[g]
+        current = after
+    assert games_ended >= 4 and changed_at_ends >= 4
