@@ -95,7 +95,21 @@ def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping
     Raises:
         ConfigError: unknown keys or values of the wrong type.
     """
+    # The checks run in this order, so a config with several errors reports the same first one.
     path = Path(path)
+    cfg = _fill_config(raw, path, overrides)
+    _check_timesteps_and_seed(cfg, path)
+    _check_algo(cfg["algo"], path)
+    _check_eval_seed(cfg["eval"], path)
+    _check_device_init_and_ruleset(cfg, path)
+    _check_counts(cfg, path)
+    _check_env(cfg["env"], path)
+    cfg["config_name"] = path.stem
+    return cfg
+
+
+def _fill_config(raw: Mapping[str, Any], path: Path, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The defaults updated with ``raw``'s keys (each known) and the non-None ``overrides``."""
     cfg = copy.deepcopy(DEFAULTS)
     for key, value in raw.items():
         if key not in DEFAULTS:
@@ -113,22 +127,31 @@ def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping
     for key, value in (overrides or {}).items():
         if value is not None:
             cfg[key] = value
+    return cfg
 
-    def positive_int(key: str, value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{path}: key '{key}': expected a positive integer, got {value!r}")
 
-    positive_int("total_timesteps", cfg["total_timesteps"])
+def _positive_int(path: Path, key: str, value: Any) -> None:
+    """ConfigError unless ``value`` is an integer above 0 (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{path}: key '{key}': expected a positive integer, got {value!r}")
+
+
+def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
+    """total_timesteps (positive) and seed (0..2**32-1)."""
+    _positive_int(path, "total_timesteps", cfg["total_timesteps"])
     for key in ("seed",):
         v = cfg[key]
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
             raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
-    algo = cfg["algo"]
+
+
+def _check_algo(algo: dict[str, Any], path: Path) -> None:
+    """The algo counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
     for key in ("n_steps", "n_epochs"):
         if key in algo:
-            positive_int(f"algo.{key}", algo[key])
+            _positive_int(path, f"algo.{key}", algo[key])
     if "batch_size" in algo:
-        positive_int("algo.batch_size", algo["batch_size"])
+        _positive_int(path, "algo.batch_size", algo["batch_size"])
         if algo["batch_size"] < 2:
             raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
     for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
@@ -145,32 +168,46 @@ def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping
                 raise ConfigError(f"{path}: key 'algo.{key}': {algo[key]!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
-    ev_seed = cfg["eval"]["seed"]
-    ev_envs = cfg["eval"]["n_envs"]
+
+
+def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:
+    """eval.seed: every eval env's seed (seed + i, i < eval.n_envs) below 2**32."""
+    ev_seed = ev["seed"]
+    ev_envs = ev["n_envs"]
     top = 2**32 - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
     if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed <= top:
         raise ConfigError(f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), got {ev_seed!r}")
+
+
+def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
+    """device (cpu, cuda, cuda:N, auto), init_from (a path or null) and ruleset (a name or a path)."""
     if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
         raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
     if cfg["init_from"] is not None and (not isinstance(cfg["init_from"], str) or not cfg["init_from"]):
         raise ConfigError(f"{path}: key 'init_from': expected the path of a MaskablePPO .zip or null, got {cfg['init_from']!r}")
     if not isinstance(cfg["ruleset"], str):
         raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
-    positive_int("torch_threads", cfg["torch_threads"])
-    positive_int("env.n_envs", cfg["env"]["n_envs"])
-    positive_int("eval.freq", cfg["eval"]["freq"])
-    positive_int("eval.episodes", cfg["eval"]["episodes"])
-    positive_int("eval.n_envs", cfg["eval"]["n_envs"])
-    positive_int("checkpoint.freq", cfg["checkpoint"]["freq"])
-    if cfg["env"]["vec_env"] not in VEC_ENVS:
-        raise ConfigError(f"{path}: key 'env.vec_env': {cfg['env']['vec_env']!r}; allowed: {', '.join(VEC_ENVS)}")
-    if not isinstance(cfg["env"]["turn_features"], bool):
-        raise ConfigError(f"{path}: key 'env.turn_features': expected true or false, got {cfg['env']['turn_features']!r}")
-    scale = cfg["env"]["reward_scale"]
+
+
+def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:
+    """The positive counts: torch threads, envs, evaluation and checkpoint frequencies, episodes."""
+    _positive_int(path, "torch_threads", cfg["torch_threads"])
+    _positive_int(path, "env.n_envs", cfg["env"]["n_envs"])
+    _positive_int(path, "eval.freq", cfg["eval"]["freq"])
+    _positive_int(path, "eval.episodes", cfg["eval"]["episodes"])
+    _positive_int(path, "eval.n_envs", cfg["eval"]["n_envs"])
+    _positive_int(path, "checkpoint.freq", cfg["checkpoint"]["freq"])
+
+
+def _check_env(env: Mapping[str, Any], path: Path) -> None:
+    """env.vec_env (one of VEC_ENVS), env.turn_features (true/false) and env.reward_scale (positive)."""
+    if env["vec_env"] not in VEC_ENVS:
+        raise ConfigError(f"{path}: key 'env.vec_env': {env['vec_env']!r}; allowed: {', '.join(VEC_ENVS)}")
+    if not isinstance(env["turn_features"], bool):
+        raise ConfigError(f"{path}: key 'env.turn_features': expected true or false, got {env['turn_features']!r}")
+    scale = env["reward_scale"]
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
         raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
-    cfg["config_name"] = path.stem
-    return cfg
 
 
 def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> dict[str, Any]:

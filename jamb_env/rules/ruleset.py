@@ -251,6 +251,193 @@ def _read_merged(path: Path, chain: tuple[Path, ...]) -> dict:
     return merged
 
 
+# ---------------------------------------------------------------------- reading a file
+class _Check:
+    """Typed readers of one ruleset file's values; each error names the file and the key."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, msg: str) -> RulesetError:
+        """The error for ``key`` of this file (to raise)."""
+        return RulesetError(f"{self.path}: key '{key}': {msg}")
+
+    def integer(self, key: str, value: Any, lo: int, hi: int) -> int:
+        """``value`` as an integer in ``lo..hi`` (a bool is not one)."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected an integer, got {value!r}")
+        if not lo <= value <= hi:
+            raise self.fail(key, f"{value} is out of range; allowed {lo}..{hi}")
+        return value
+
+    def boolean(self, key: str, value: Any) -> bool:
+        """``value`` as true or false."""
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {value!r}")
+        return value
+
+    def mapping(self, key: str, value: Any, allowed: Sequence[str]) -> Mapping:
+        """``value`` as a mapping whose keys are all in ``allowed``."""
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected a mapping with keys {', '.join(allowed)}, got {value!r}")
+        for sub in value:
+            if sub not in allowed:
+                raise self.fail(f"{key}.{sub}", f"unknown key; allowed: {', '.join(allowed)}")
+        return value
+
+    def id_list(self, data: Mapping[str, Any], key: str, what: str, allowed: Sequence[str]) -> list:
+        """``data[key]`` as a non-empty list of distinct ids from ``allowed``."""
+        value = data[key]
+        if not isinstance(value, list) or not value:
+            raise self.fail(key, f"expected a non-empty list of {what}s ({', '.join(allowed)}), got {value!r}")
+        for item in value:
+            if item not in allowed:
+                raise self.fail(key, f"unknown {what} {item!r}; allowed: {', '.join(allowed)}")
+        if len(set(value)) != len(value):
+            raise self.fail(key, f"a {what} appears twice in {value} (at most one of each)")
+        return value
+
+    def straight_values(self, key: str, value: Any) -> tuple[int, int, int]:
+        """A straight's value after roll 1, 2, 3 from an integer or a list of 1 to 3."""
+        vals = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(vals, list) or not 1 <= len(vals) <= 3:
+            raise self.fail(key, f"expected an integer or a list of 1 to 3 integers (after roll 1, 2, 3), got {value!r}")
+        vals = [self.integer(key, v, 0, 1000) for v in vals]
+        vals = vals + [vals[-1]] * (3 - len(vals))
+        return (vals[0], vals[1], vals[2])
+
+
+def _read_header(data: Mapping[str, Any], check: _Check) -> str:
+    """The top-level keys (none unknown, none required missing), schema_version and the name."""
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise check.fail(key, f"unknown key; allowed: {', '.join(_TOP_KEYS)}")
+    for key, required in _TOP_KEYS.items():
+        if required and key not in data:
+            raise check.fail(key, "missing (required)")
+    if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
+        raise check.fail("schema_version", f"expected {SCHEMA_VERSION}, got {data['schema_version']!r}")
+    name = data["name"]
+    if not isinstance(name, str) or not name:
+        raise check.fail("name", f"expected a non-empty string, got {name!r}")
+    return name
+
+
+def _read_dice_and_rolls(data: Mapping[str, Any], check: _Check) -> tuple[int, int]:
+    """The number of dice (5 or 6; 2-4 for toy sheets) and of rolls per turn (1..5)."""
+    if not isinstance(data["dice"], int) or isinstance(data["dice"], bool) or data["dice"] not in (2, 3, 4, 5, 6):
+        raise check.fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)")
+    return data["dice"], check.integer("rolls", data["rolls"], 1, 5)
+
+
+def _read_rows(data: Mapping[str, Any], dice: int, check: _Check) -> list:
+    """The row ids in sheet order: at most 30, each one playable with ``dice`` dice."""
+    rows = check.id_list(data, "rows", "row", ROW_IDS)
+    if len(rows) > 30:
+        raise check.fail("rows", "at most 30 rows")
+    if dice < 5:
+        for row in rows:
+            if row not in UPPER_ROWS:
+                raise check.fail("rows", f"row {row!r} needs 5 dice; with {dice} dice (a toy sheet) only ones..sixes are allowed")
+    for row in SIX_DICE_ROWS:
+        if row in rows and dice != 6:
+            raise check.fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
+    return rows
+
+
+def _read_columns(data: Mapping[str, Any], rows: list, rolls: int, check: _Check) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The played and the derived column kinds in sheet order, each one's needs met."""
+    columns = check.id_list(data, "columns", "column kind", tuple(COLUMN_KINDS))
+    played = tuple(c for c in columns if not COLUMN_KINDS[c].derived)
+    derived = tuple(c for c in columns if COLUMN_KINDS[c].derived)
+    if not played:
+        raise check.fail("columns", "no playable column (maximal is derived from the played ones)")
+    for kind in columns:
+        need = COLUMN_KINDS[kind].requires
+        problem = need(rows, columns) if need is not None else None
+        if problem:
+            raise check.fail("columns", problem)
+        if COLUMN_KINDS[kind].first_write_roll > rolls:
+            raise check.fail("columns", f"{kind!r} is written only after roll {COLUMN_KINDS[kind].first_write_roll}, "
+                                        f"but the preset has {rolls} roll(s) per turn")
+    return played, derived
+
+
+def _read_sections(data: Mapping[str, Any], rolls: int, check: _Check) -> tuple[Mapping, Mapping, int]:
+    """The scoring and options mappings (their keys) and options.last_turn_rolls."""
+    scoring = check.mapping("scoring", data["scoring"], _SCORING_KEYS)
+    options = check.mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)
+    last_turn_rolls = check.integer("options.last_turn_rolls", options.get("last_turn_rolls", rolls), rolls, 5)
+    return scoring, options, last_turn_rolls
+
+
+def _read_straight(scoring: Mapping, check: _Check) -> tuple[Mapping, int | None]:
+    """scoring.straight (small and large required) and its fixed ``hand`` value, if any."""
+    straight = check.mapping("scoring.straight", scoring.get("straight", {"small": 0, "large": 0}), _STRAIGHT_KEYS)
+    for key in ("small", "large"):
+        if key not in straight:
+            raise check.fail(f"scoring.straight.{key}", "missing (required)")
+    hand = straight.get("hand")
+    if hand is not None:
+        hand = check.integer("scoring.straight.hand", hand, 0, 1000)
+    return straight, hand
+
+
+def _read_scoring(
+    scoring: Mapping, options: Mapping, rows: list, dice: int, check: _Check
+) -> tuple[RowScoring, int | None, Mapping]:
+    """The row values (with the options they read), the straight's hand value and scoring.bonus."""
+    bonus = check.mapping("scoring.bonus", scoring.get("bonus", {}), _BONUS_KEYS)
+    for row, key in (("trilling", "trilling_bonus"), ("three_by_two", "three_by_two_bonus"), ("straight", "straight")):
+        if row in rows and key not in scoring:
+            raise check.fail(f"scoring.{key}", f"missing (required when {row!r} is a row)")
+    straight, hand = _read_straight(scoring, check)
+    row_scoring = RowScoring(
+        upper_dice=check.integer("scoring.upper_dice", scoring.get("upper_dice", min(5, dice)), 1, dice),
+        trilling_bonus=check.integer("scoring.trilling_bonus", scoring.get("trilling_bonus", 0), 0, 1000),
+        full_bonus=check.integer("scoring.full_bonus", scoring.get("full_bonus", 30), 0, 1000),
+        poker_bonus=check.integer("scoring.poker_bonus", scoring.get("poker_bonus", 40), 0, 1000),
+        jamb_bonus=check.integer("scoring.jamb_bonus", scoring.get("jamb_bonus", 50), 0, 1000),
+        three_by_two_bonus=check.integer("scoring.three_by_two_bonus", scoring.get("three_by_two_bonus", 0), 0, 1000),
+        jamb6_bonus=check.integer("options.jamb6_bonus", options.get("jamb6_bonus", 60), 0, 1000),
+        full_allows_five_of_a_kind=check.boolean(
+            "options.full_allows_five_of_a_kind", options.get("full_allows_five_of_a_kind", False)
+        ),
+        straight_small=check.straight_values("scoring.straight.small", straight["small"]),
+        straight_large=check.straight_values("scoring.straight.large", straight["large"]),
+    )
+    return row_scoring, hand, bonus
+
+
+def _read_title_and_source(data: Mapping[str, Any], name: str, check: _Check) -> tuple[str, str]:
+    """The optional title (default: the name) and source texts."""
+    title = data.get("title", name)
+    source = data.get("source", "")
+    if not isinstance(title, str) or not isinstance(source, str):
+        raise check.fail("title" if not isinstance(title, str) else "source", "expected a string")
+    return title, source
+
+
+def _read_bonus(bonus: Mapping, check: _Check) -> dict[str, int]:
+    """The upper-section bonus: threshold, points and per_point (Ruleset's bonus_* fields)."""
+    return {
+        "bonus_threshold": check.integer("scoring.bonus.threshold", bonus.get("threshold", 60), 0, 1000),
+        "bonus_points": check.integer("scoring.bonus.points", bonus.get("points", 30), 0, 1000),
+        "bonus_per_point": check.integer("scoring.bonus.per_point", bonus.get("per_point", 0), 0, 100),
+    }
+
+
+def _read_option_flags(options: Mapping, check: _Check) -> dict[str, bool]:
+    """The true/false options the Ruleset keeps as fields (the row scoring reads the others)."""
+    return {
+        "bonus_strict": check.boolean("options.bonus_strict", options.get("bonus_strict", False)),
+        "answer_forced": check.boolean("options.answer_forced", options.get("answer_forced", True)),
+        "jokers": check.boolean("options.jokers", options.get("jokers", False)),
+        "announce_pure": check.boolean("options.announce_pure", options.get("announce_pure", False)),
+        "difference_clamp": check.boolean("options.difference_clamp", options.get("difference_clamp", False)),
+    }
+
+
 @dataclass(frozen=True, eq=False)
 class Ruleset:
     """A validated ruleset with its precomputed tables (RULES.md §1-5).
@@ -302,126 +489,17 @@ class Ruleset:
     # ------------------------------------------------------------------ construction
     @classmethod
     def _from_mapping(cls, data: Mapping[str, Any], path: Path) -> Ruleset:
-        def fail(key: str, msg: str) -> RulesetError:
-            return RulesetError(f"{path}: key '{key}': {msg}")
-
-        for key in data:
-            if key not in _TOP_KEYS:
-                raise fail(key, f"unknown key; allowed: {', '.join(_TOP_KEYS)}")
-        for key, required in _TOP_KEYS.items():
-            if required and key not in data:
-                raise fail(key, "missing (required)")
-        if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
-            raise fail("schema_version", f"expected {SCHEMA_VERSION}, got {data['schema_version']!r}")
-
-        def integer(key: str, value: Any, lo: int, hi: int) -> int:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise fail(key, f"expected an integer, got {value!r}")
-            if not lo <= value <= hi:
-                raise fail(key, f"{value} is out of range; allowed {lo}..{hi}")
-            return value
-
-        def boolean(key: str, value: Any) -> bool:
-            if not isinstance(value, bool):
-                raise fail(key, f"expected true or false, got {value!r}")
-            return value
-
-        def mapping(key: str, value: Any, allowed: Sequence[str]) -> Mapping:
-            if not isinstance(value, Mapping):
-                raise fail(key, f"expected a mapping with keys {', '.join(allowed)}, got {value!r}")
-            for sub in value:
-                if sub not in allowed:
-                    raise fail(f"{key}.{sub}", f"unknown key; allowed: {', '.join(allowed)}")
-            return value
-
-        name = data["name"]
-        if not isinstance(name, str) or not name:
-            raise fail("name", f"expected a non-empty string, got {name!r}")
-        if not isinstance(data["dice"], int) or isinstance(data["dice"], bool) or data["dice"] not in (2, 3, 4, 5, 6):
-            raise fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)")
-        dice = data["dice"]
-        rolls = integer("rolls", data["rolls"], 1, 5)
-
-        def id_list(key: str, what: str, allowed: Sequence[str]) -> list:
-            value = data[key]
-            if not isinstance(value, list) or not value:
-                raise fail(key, f"expected a non-empty list of {what}s ({', '.join(allowed)}), got {value!r}")
-            for item in value:
-                if item not in allowed:
-                    raise fail(key, f"unknown {what} {item!r}; allowed: {', '.join(allowed)}")
-            if len(set(value)) != len(value):
-                raise fail(key, f"a {what} appears twice in {value} (at most one of each)")
-            return value
-
-        rows = id_list("rows", "row", ROW_IDS)
-        if len(rows) > 30:
-            raise fail("rows", "at most 30 rows")
-        if dice < 5:
-            for row in rows:
-                if row not in UPPER_ROWS:
-                    raise fail("rows", f"row {row!r} needs 5 dice; with {dice} dice (a toy sheet) only ones..sixes are allowed")
-        for row in SIX_DICE_ROWS:
-            if row in rows and dice != 6:
-                raise fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
-
-        columns = id_list("columns", "column kind", tuple(COLUMN_KINDS))
-        played = tuple(c for c in columns if not COLUMN_KINDS[c].derived)
-        derived = tuple(c for c in columns if COLUMN_KINDS[c].derived)
-        if not played:
-            raise fail("columns", "no playable column (maximal is derived from the played ones)")
-        for kind in columns:
-            need = COLUMN_KINDS[kind].requires
-            problem = need(rows, columns) if need is not None else None
-            if problem:
-                raise fail("columns", problem)
-            if COLUMN_KINDS[kind].first_write_roll > rolls:
-                raise fail("columns", f"{kind!r} is written only after roll {COLUMN_KINDS[kind].first_write_roll}, "
-                                      f"but the preset has {rolls} roll(s) per turn")
-
-        scoring = mapping("scoring", data["scoring"], _SCORING_KEYS)
-        options = mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)
-        last_turn_rolls = integer("options.last_turn_rolls", options.get("last_turn_rolls", rolls), rolls, 5)
-
-        bonus = mapping("scoring.bonus", scoring.get("bonus", {}), _BONUS_KEYS)
-        for row, key in (("trilling", "trilling_bonus"), ("three_by_two", "three_by_two_bonus"), ("straight", "straight")):
-            if row in rows and key not in scoring:
-                raise fail(f"scoring.{key}", f"missing (required when {row!r} is a row)")
-
-        def straight_values(key: str, value: Any) -> tuple[int, int, int]:
-            vals = [value] if isinstance(value, int) and not isinstance(value, bool) else value
-            if not isinstance(vals, list) or not 1 <= len(vals) <= 3:
-                raise fail(key, f"expected an integer or a list of 1 to 3 integers (after roll 1, 2, 3), got {value!r}")
-            vals = [integer(key, v, 0, 1000) for v in vals]
-            vals = vals + [vals[-1]] * (3 - len(vals))
-            return (vals[0], vals[1], vals[2])
-
-        straight = mapping("scoring.straight", scoring.get("straight", {"small": 0, "large": 0}), _STRAIGHT_KEYS)
-        for key in ("small", "large"):
-            if key not in straight:
-                raise fail(f"scoring.straight.{key}", "missing (required)")
-        hand = straight.get("hand")
-        if hand is not None:
-            hand = integer("scoring.straight.hand", hand, 0, 1000)
-
-        row_scoring = RowScoring(
-            upper_dice=integer("scoring.upper_dice", scoring.get("upper_dice", min(5, dice)), 1, dice),
-            trilling_bonus=integer("scoring.trilling_bonus", scoring.get("trilling_bonus", 0), 0, 1000),
-            full_bonus=integer("scoring.full_bonus", scoring.get("full_bonus", 30), 0, 1000),
-            poker_bonus=integer("scoring.poker_bonus", scoring.get("poker_bonus", 40), 0, 1000),
-            jamb_bonus=integer("scoring.jamb_bonus", scoring.get("jamb_bonus", 50), 0, 1000),
-            three_by_two_bonus=integer("scoring.three_by_two_bonus", scoring.get("three_by_two_bonus", 0), 0, 1000),
-            jamb6_bonus=integer("options.jamb6_bonus", options.get("jamb6_bonus", 60), 0, 1000),
-            full_allows_five_of_a_kind=boolean(
-                "options.full_allows_five_of_a_kind", options.get("full_allows_five_of_a_kind", False)
-            ),
-            straight_small=straight_values("scoring.straight.small", straight["small"]),
-            straight_large=straight_values("scoring.straight.large", straight["large"]),
-        )
-        title = data.get("title", name)
-        source = data.get("source", "")
-        if not isinstance(title, str) or not isinstance(source, str):
-            raise fail("title" if not isinstance(title, str) else "source", "expected a string")
-        rows_t = tuple(rows)
+        # The readers run in this order, so a file with several errors reports the same first one.
+        check = _Check(path)
+        name = _read_header(data, check)
+        dice, rolls = _read_dice_and_rolls(data, check)
+        rows = _read_rows(data, dice, check)
+        played, derived = _read_columns(data, rows, rolls, check)
+        scoring, options, last_turn_rolls = _read_sections(data, rolls, check)
+        row_scoring, hand, bonus = _read_scoring(scoring, options, rows, dice, check)
+        title, source = _read_title_and_source(data, name, check)
+        bonus_values = _read_bonus(bonus, check)
+        flags = _read_option_flags(options, check)
         return cls._build(
             name=name,
             path=path,
@@ -430,19 +508,13 @@ class Ruleset:
             dice=dice,
             rolls=rolls,
             last_turn_rolls=last_turn_rolls,
-            rows=rows_t,
+            rows=tuple(rows),
             columns=played,
             derived_columns=derived,
             row_scoring=row_scoring,
             straight_hand=hand,
-            bonus_threshold=integer("scoring.bonus.threshold", bonus.get("threshold", 60), 0, 1000),
-            bonus_points=integer("scoring.bonus.points", bonus.get("points", 30), 0, 1000),
-            bonus_per_point=integer("scoring.bonus.per_point", bonus.get("per_point", 0), 0, 100),
-            bonus_strict=boolean("options.bonus_strict", options.get("bonus_strict", False)),
-            answer_forced=boolean("options.answer_forced", options.get("answer_forced", True)),
-            jokers=boolean("options.jokers", options.get("jokers", False)),
-            announce_pure=boolean("options.announce_pure", options.get("announce_pure", False)),
-            difference_clamp=boolean("options.difference_clamp", options.get("difference_clamp", False)),
+            **bonus_values,
+            **flags,
         )
 
     @classmethod
