@@ -167,8 +167,8 @@ def _play_chunk(task) -> list[dict]:
             for i in seated:
                 _reseed(policies[i], seed, i)
             res = play_match(env.ruleset, [policies[i] for i in seated], seed, scoring, K, env=env)
-            top = max(res["scores"])
-            leaders = [labels[i] for i, s in zip(seated, res["scores"]) if s == top]
+            won = M.result(res["scores"]).win  # the one definition: every seat tied on top
+            leaders = [labels[i] for i, w in zip(seated, won) if w > 0]
             row = {"table": table_index, "seed": res["seed"], "order": order}
             row.update({f"seat_{s}": labels[i] for s, i in enumerate(seated)})
             row.update({"first_seat": res["first"], "first_agent": labels[seated[res["first"]]]})

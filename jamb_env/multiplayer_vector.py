@@ -31,7 +31,7 @@ from gymnasium.utils import seeding
 from numba import prange
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .engine import Engine, observe_game, refresh_game, step_state
+from .engine import PARALLEL_FROM, Engine, observe_game, refresh_game, step_state
 from .env import JambEnv
 from .multiplayer import REWARDS, _score_bound, observation_size, raw_env, seat_observations
 from .rules import Ruleset, layout, load_ruleset, roll_dice
@@ -251,9 +251,9 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         b = self._engine
         seats = self._to_move[games]
         slots = (games * self._S + (seats if self._S > 1 else 0)).astype(np.int64)
-        fn = step_slots_parallel if len(slots) >= 256 else step_slots
+        fn = step_slots_parallel if len(slots) >= PARALLEL_FROM else step_slots
         fn(slots, actions.astype(np.int64), b.games, self.ruleset.arrays, b.encoder.arrays, b.results, b.scratch)
-        wrote = (actions >= self._lay.write_offset) & (actions < self._lay.joker_offset)
+        wrote = (actions >= self._lay.writes.start) & (actions < self._lay.writes.stop)  # Layout's write actions
         if not wrote.any():
             return
         cells = (actions[wrote] - self._lay.write_offset).astype(np.int64)

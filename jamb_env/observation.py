@@ -65,6 +65,7 @@ from .rules import GameState, Ruleset, layout, legal_mask
 from .rules import kernels as rk
 from .rules._jit import kernel
 from .rules.planner import cell_plans
+from .rules.transition import Slots, new_slots, transition, write_state
 
 
 @dataclass(frozen=True)
@@ -335,14 +336,14 @@ class ObservationEncoder:
             sheet before its first roll).
         """
         cells, rolls, dice_index = (np.ascontiguousarray(a, dtype=np.int64) for a in (cells, rolls, dice_index))
-        N = len(cells)
-        values = np.repeat(st.values[None].astype(np.int16), N, axis=0)
-        filled = np.repeat(st.filled[None].astype(np.int64), N, axis=0)
+        N, rules = len(cells), self.rules
+        g = Slots(**new_slots(rules, N, stream_len=0))  # a write rolls nothing: no stream
+        write_state(g, slice(None), st)  # every slot: the state the writes start from
+        g.roll[:], g.dice_index[:] = rolls, dice_index
         points = np.zeros(N, dtype=np.int64)
         out = np.zeros((N, self.sheet_size), dtype=np.float32)
-        afterstate_kernel(values, filled, cells, rolls, dice_index, self.rules.arrays, self.arrays,
-                          points, np.zeros(N, np.int64), np.zeros(N, np.int64), np.full(N, int(st.turn) + 1, np.int64),
-                          np.zeros(4, np.int64), np.zeros(self.rules.num_rows, np.int64), out)
+        afterstate_kernel(g, cells + layout(rules).write_offset, rules.arrays, self.arrays, points,
+                          np.zeros(rules.dice, np.int64), np.zeros(4, np.int64), np.zeros(rules.num_rows, np.int64), out)
         return points, out
 
 
@@ -489,13 +490,10 @@ def observe(i, dice_index, roll, announced, turn, jokers, pure, sheet, masks, ra
 
 
 @kernel
-def afterstate_kernel(values, filled, cells, rolls, dice_index, ra, oa, points, due, copy, turns, parts, tmp, out):
-    """Candidate write ``i``: ``cells[i]`` with ``dice_index[i]`` after ``rolls[i]`` on
-    ``values[i]``/``filled[i]`` (the engine's :func:`~jamb_env.rules.kernels.write`), its
-    points into ``points[i]`` and the sheet features after it into ``out[i]``."""
-    for i in range(len(cells)):
-        p, d, cr = rk.write(values[i], filled[i], rolls[i], dice_index[i], cells[i], ra, parts, tmp)
-        points[i] = p
-        due[i] = d
-        copy[i] = cr
-        sheet_features(i, values, filled, due, copy, turns, ra, oa, out)
+def afterstate_kernel(g, actions, ra, oa, points, faces, parts, tmp, out):
+    """Candidate ``i``: the write ``actions[i]`` in slot ``i`` of ``g`` through the one
+    :func:`~jamb_env.rules.transition.transition` (the next turn not rolled), its points
+    into ``points[i]`` and the sheet features after it into ``out[i]``."""
+    for i in range(len(actions)):
+        points[i] = transition(i, actions[i], g, ra, faces, parts, tmp, False)[0]
+        sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, out)

@@ -11,7 +11,7 @@ batched forward pass). A snapshot is saved (atomically, as a checkpoint
 :data:`MAX_SNAPSHOTS`, 50) every ``snapshot_freq``
 steps. Every ``eval_freq`` steps the learner (deterministic, masked) plays
 ``eval_games`` games against each baseline on the validation seeds, seats rotated;
-TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (a tie counts 1/2) and
+TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (:func:`jamb_env.rules.match.result`: k players tied on top get 1/k each) and
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
 pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
@@ -38,6 +38,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
+from ..evaluation import eval_seeds
 from .config import ConfigError
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
                    save_checkpoint, save_final, save_record)
@@ -172,10 +173,10 @@ def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) ->
     from jamb_env.multiplayer import SeatEnv
 
     wins, margins = [], []
-    for g in range(games):
+    for g, seed in enumerate(eval_seeds(games, EVAL_SEED_BASE)):
         env = SeatEnv(baseline, ruleset=settings.ruleset, num_players=settings.num_players, scoring=settings.scoring,
                       reward=settings.reward, seat=g % settings.num_players)
-        obs, info = env.reset(seed=EVAL_SEED_BASE + g)
+        obs, info = env.reset(seed=seed)
         done = False
         while not done:
             action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)

@@ -124,9 +124,9 @@ def read_state(g, i: int) -> GameState:
                      *(int(getattr(g, k)[i]) for k in SCALARS))
 
 
-def write_state(g, i: int, st: GameState) -> None:
-    """Put ``st`` into slot ``i`` of the record ``g`` (the stream, position and score
-    are the caller's)."""
+def write_state(g, i, st: GameState) -> None:
+    """Put ``st`` into slot ``i`` of the record ``g`` (an index, or a slice or index array
+    for several slots; the stream, position and score are the caller's)."""
     g.values[i], g.filled[i], g.dice[i] = st.values, st.filled, st.dice
     for k in SCALARS:
         getattr(g, k)[i] = getattr(st, k)
