@@ -154,7 +154,7 @@ class Engine:
 # ---------------------------------------------------------------------------- kernels
 @kernel(inline=True)
 def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
-    sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
+    sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet, parts)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
                   g.turn[i], g.jokers[i], ra, bits, g.masks[i])
     observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.pure, g.sheet, g.masks, ra, oa, g.obs)
@@ -170,7 +170,7 @@ def step_state(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     res.points[i] = pts
     res.dones[i] = done
     if cell >= 0:  # only the written column's features and the turn's change
-        sheet_column(i, cell // ra.P[rk.P_R], g.values, g.filled, ra, oa, g.sheet)
+        sheet_column(i, cell // ra.P[rk.P_R], g.values, g.filled, ra, oa, g.sheet, parts)
         sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
     rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
                   g.turn[i], g.jokers[i], ra, bits, g.masks[i])

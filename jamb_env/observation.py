@@ -301,7 +301,7 @@ class ObservationEncoder:
         copy_row, filled, written, then upper_sum .. progress), compact (``arrays.SS``)."""
         out = np.zeros((1, self.sheet_size), dtype=np.float32)
         sheet_features(0, st.values[None], st.filled[None], np.array([st.answer_due]), np.array([st.copy_row]),
-                       np.array([st.turn]), self.rules.arrays, self.arrays, out)
+                       np.array([st.turn]), self.rules.arrays, self.arrays, out, np.zeros(4, np.int64))
         return out[0]
 
     def encode(self, st: GameState, sheet: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
@@ -356,9 +356,11 @@ def encoder(rules: Ruleset, turn_features: bool = True) -> ObservationEncoder:
 
 # ---------------------------------------------------------------------------- kernels
 @kernel(inline=True)
-def sheet_column(i, c, values, filled, ra, oa, sheet):
+def sheet_column(i, c, values, filled, ra, oa, sheet, parts):
     """Column ``c``'s entries of game ``i``'s compact sheet features (``oa.SS``): filled,
-    written, upper_sum, upper_to_bonus, upper_left, difference."""
+    written, upper_sum, upper_to_bonus, upper_left, difference. The scores are the
+    column's credited parts (:func:`~jamb_env.rules.kernels.column_parts`: upper sum and
+    the credited difference) and the bonus's own floor; ``parts`` int64 ``(4,)``: scratch."""
     P = ra.P
     S = oa.SS
     R = P[rk.P_R]
@@ -367,18 +369,17 @@ def sheet_column(i, c, values, filled, ra, oa, sheet):
         cell = c * R + r
         sheet[i, S[S_FILLED] + cell] = 1.0 if (f >> r) & 1 else 0.0
         sheet[i, S[S_WRITTEN] + cell] = np.float32(values[i, c, r]) / oa.row_max_cells[cell]
+    rk.column_parts(values[i, c], f, ra, parts)
     n_upper = len(oa.upper_rows)
     if n_upper > 0:
         upper_max = np.float32(oa.fconst[0])
         threshold = np.float32(oa.fconst[1])
-        up = 0
+        up = parts[0]
         nfilled = 0
         for q in oa.upper_rows:
-            up += values[i, c, q]
             if (f >> q) & 1:
                 nfilled += 1
-        upf = np.float32(up)
-        sheet[i, S[S_UPPER_SUM] + c] = upf / upper_max
+        sheet[i, S[S_UPPER_SUM] + c] = np.float32(up) / upper_max
         togo = np.float32(rk.bonus_floor(P) - up)  # the bonus's own threshold (bonus_strict: one more)
         if togo < 0:
             togo = np.float32(0.0)
@@ -386,13 +387,8 @@ def sheet_column(i, c, values, filled, ra, oa, sheet):
             togo = threshold
         sheet[i, S[S_UPPER_TO_BONUS] + c] = togo / threshold
         sheet[i, S[S_UPPER_LEFT] + c] = np.float32(1.0 - nfilled / n_upper)
-    if P[rk.P_ONES] >= 0:
-        o, mx, mn = P[rk.P_ONES], P[rk.P_MAX], P[rk.P_MIN]
-        d = np.float32(0.0)
-        if (f >> o) & 1 and (f >> mx) & 1 and (f >> mn) & 1:
-            v = rk.credited_difference(np.int64(values[i, c, o]), np.int64(values[i, c, mx]), np.int64(values[i, c, mn]), P)
-            d = np.float32(v) / np.float32(oa.fconst[2])
-        sheet[i, S[S_DIFFERENCE] + c] = d
+    if P[rk.P_ONES] >= 0:  # credited once ones, max and min are written (column_parts)
+        sheet[i, S[S_DIFFERENCE] + c] = np.float32(parts[2]) / np.float32(oa.fconst[2])
 
 
 @kernel(inline=True)
@@ -412,13 +408,13 @@ def sheet_turn(i, answer_due, copy_row, turn, ra, oa, sheet):
 
 
 @kernel(inline=True)
-def sheet_features(i, values, filled, answer_due, copy_row, turn, ra, oa, sheet):
+def sheet_features(i, values, filled, answer_due, copy_row, turn, ra, oa, sheet, parts):
     """The compact sheet features of game ``i`` into ``sheet[i]`` (``oa.SS``): answer_due,
     copy_row, filled, written, upper_sum, upper_to_bonus, upper_left, difference, progress."""
     for d in range(sheet.shape[1]):
         sheet[i, d] = 0.0
     for c in range(ra.P[rk.P_C]):
-        sheet_column(i, c, values, filled, ra, oa, sheet)
+        sheet_column(i, c, values, filled, ra, oa, sheet, parts)
     sheet_turn(i, answer_due, copy_row, turn, ra, oa, sheet)
 
 
@@ -496,4 +492,4 @@ def afterstate_kernel(g, actions, ra, oa, points, faces, parts, tmp, out):
     into ``points[i]`` and the sheet features after it into ``out[i]``."""
     for i in range(len(actions)):
         points[i] = transition(i, actions[i], g, ra, faces, parts, tmp, False)[0]
-        sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, out)
+        sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, out, parts)

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import kernels as rk
 from .ruleset import Ruleset
 from .tables import DiceTables
 
@@ -161,6 +162,7 @@ def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     first = np.repeat(rules.arrays.first_roll, R)  # a cell not writable yet (``second``: before roll 2) must re-roll
     for k in range(K):
         values[k][:, first > k + 1] = NEG
-    reach, hold = zip(*(row_targets(rules.tables, values, np.minimum(limit, rolls))
-                        for rolls in (rules.rolls, rules.last_turn_rolls)))
+    turns = (0, rules.num_cells - 1)  # a normal turn, the last turn: their rolls are the rules' (max_rolls)
+    reach, hold = zip(*(row_targets(rules.tables, values, np.minimum(limit, int(rk.max_rolls(t, rules.arrays.P))))
+                        for t in turns))
     return np.stack(reach) * sign, np.stack(hold)
