@@ -20,6 +20,7 @@ The formulas (what is legal, what a write credits) are the kernels of
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -203,30 +204,57 @@ def transition(i, a, g, ra, faces, parts, tmp, roll_next):
     return pts, cell, g.turn[i] >= P[rk.P_NUM_CELLS]
 
 
-@kernel
-def _apply_one(a, g, ra, faces, parts, tmp):
-    return transition(0, a, g, ra, faces, parts, tmp, False)[0]
+@kernel(inline=True)
+def _slot_of(values, filled, dice, scal, stream):
+    """One game as a :class:`Slots` record built in compiled code (cheap to call from
+    Python: flat arrays, no record to type-check): ``scal`` int64 ``(10,)`` holds the
+    scalars of :data:`SCALARS`, then score and pos, as length-1 views."""
+    return Slots(values, filled, dice, scal[0:1], scal[1:2], scal[2:3], scal[3:4], scal[4:5], scal[5:6], scal[6:7],
+                 scal[7:8], scal[8:9], stream, scal[9:10])
 
 
 @kernel
-def _start_one(g, ra, faces):
-    start_turn(0, g, ra, faces)
+def _apply_one(a, values, filled, dice, scal, stream, ra, faces, parts, tmp):
+    return transition(0, a, _slot_of(values, filled, dice, scal, stream), ra, faces, parts, tmp, False)[0]
+
+
+@kernel
+def _start_one(values, filled, dice, scal, stream, ra, faces):
+    start_turn(0, _slot_of(values, filled, dice, scal, stream), ra, faces)
 
 
 # ---------------------------------------------------------------------------- one game
-def _one_slot(rules, st: GameState, dice, count: int) -> Slots:
-    """``st`` as a one-slot record whose stream holds ``dice``: the ``count`` faces to be
-    rolled. Checked even for trusting callers: the kernels read the stream unchecked."""
-    new = np.zeros(rules.dice, dtype=np.int8)
+def _one_slot(rules, st: GameState, dice, count: int) -> tuple[np.ndarray, ...]:
+    """``st`` as the flat arrays of a one-slot record (:func:`_slot_of`) whose stream holds
+    ``dice``: the ``count`` faces to be rolled. Checked even for trusting callers: the
+    kernels read the stream unchecked."""
+    stream = np.zeros((1, rules.dice), dtype=np.int8)
     if count:
-        arr = np.asarray(dice).reshape(-1)
-        if len(arr) != count or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > 6:
+        faces = _faces(dice)
+        if faces is None or len(faces) != count or min(faces) < 1 or max(faces) > 6:
             raise ValueError(f"expected {count} integer die faces 1..6, got {np.asarray(dice).tolist()!r}")
-        new[:count] = arr
-    return Slots(
-        np.array(st.values, dtype=np.int16)[None], np.array(st.filled, dtype=np.int64)[None],
-        np.array(st.dice, dtype=np.int8)[None], *(np.array([getattr(st, k)], dtype=np.int64) for k in SCALARS),
-        np.zeros(1, dtype=np.int64), new[None], np.zeros(1, dtype=np.int64))
+        stream[0, :count] = faces
+    scal = np.array([st.dice_index, st.roll, st.announced, st.answer_due, st.turn, st.copy_row, st.jokers, st.pure, 0, 0],
+                    dtype=np.int64)
+    return (np.asarray(st.values).astype(np.int16)[None], np.asarray(st.filled).astype(np.int64)[None],
+            np.asarray(st.dice).astype(np.int8)[None], scal, stream)
+
+
+def _faces(dice) -> list[int] | None:
+    """``dice`` as a list of Python ints, or None if they are not integers (cheap for the
+    few dice of a roll: no NumPy reductions)."""
+    if isinstance(dice, np.ndarray):
+        return dice.reshape(-1).tolist() if dice.dtype.kind in "iu" else None
+    try:
+        faces = list(dice)
+    except TypeError:
+        return None
+    ok = all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in faces)
+    return [int(x) for x in faces] if ok else None
+
+
+def _state_of(values, filled, dice, scal) -> GameState:
+    return GameState(values[0], filled[0], dice[0], *scal[:8].tolist())
 
 
 def rolled_count(rules, action: int) -> int:
@@ -240,7 +268,9 @@ def rolled_count(rules, action: int) -> int:
     return 0
 
 
+@lru_cache(maxsize=None)
 def _scratch(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # one set per ruleset: the kernels hold the GIL, so no two calls use it at once
     return np.zeros(rules.dice, np.int64), np.zeros(4, np.int64), np.zeros(rules.num_rows, np.int64)
 
 
@@ -251,14 +281,14 @@ def apply(rules, st: GameState, action: int, dice=None) -> tuple[GameState, int]
     checks it); a write leaves the next turn unrolled (``roll`` 0).
 
     Raises ValueError unless ``dice`` are :func:`rolled_count` integer faces 1..6."""
-    g = _one_slot(rules, st, dice, rolled_count(rules, action))
+    values, filled, dice_, scal, stream = _one_slot(rules, st, dice, rolled_count(rules, action))
     faces, parts, tmp = _scratch(rules)
-    points = _apply_one(int(action), g, rules.arrays, faces, parts, tmp)
-    return read_state(g, 0), int(points)
+    points = _apply_one(int(action), values, filled, dice_, scal, stream, rules.arrays, faces, parts, tmp)
+    return _state_of(values, filled, dice_, scal), int(points)
 
 
 def roll_first(rules, st: GameState, dice) -> GameState:
     """:func:`start_turn` on one game: roll 1 of ``st``'s turn comes out as ``dice``."""
-    g = _one_slot(rules, st, dice, rules.dice)
-    _start_one(g, rules.arrays, _scratch(rules)[0])
-    return read_state(g, 0)
+    values, filled, dice_, scal, stream = _one_slot(rules, st, dice, rules.dice)
+    _start_one(values, filled, dice_, scal, stream, rules.arrays, _scratch(rules)[0])
+    return _state_of(values, filled, dice_, scal)
