@@ -71,6 +71,7 @@ class Layout:
     announce_columns: tuple[int, ...]
     answer_column: int
     has_maximal: bool
+    basket: int  # the basket action (Joly, RULES.md §6; kernels.joker_index), -1 without jokers
 
     @property
     def writes(self) -> slice:
@@ -97,6 +98,7 @@ def layout(rules: Ruleset) -> Layout:
         announce_columns=tuple(ra.ann_cols.tolist()),
         answer_column=int(P[K.P_ANSWER_COL]),
         has_maximal=bool(P[K.P_HAS_MAXIMAL]),
+        basket=int(P[K.P_JOKER_OFFSET]) + int(K.joker_index(K.JOKER_BASKET, 0, 0, rules.dice)) if rules.jokers else -1,
     )
 
 
@@ -217,7 +219,7 @@ def encode(rules: Ruleset, action: Action) -> int:
         if not rules.jokers:
             raise ValueError(f"{rules.name} has no jokers (RULES.md §6)")
         if action.kind == "basket":
-            return lay.joker_offset + int(K.joker_index(K.JOKER_BASKET, 0, 0, rules.dice))
+            return lay.basket
         die, value = action.die, action.value
         if action.joker not in ("1", "2", "3", "4", "5", "6", "J"):
             raise ValueError(f"joker must be '1'..'6' (fixed) or 'J' (free), got {action.joker!r}")
@@ -424,8 +426,7 @@ def reroll_count(rules: Ruleset, action: int) -> int:
 
 def is_basket(rules: Ruleset, action: int) -> bool:
     """``action`` is a basket (Joly, RULES.md §6): a chance action that rolls all dice."""
-    k = int(action) - layout(rules).joker_offset
-    return bool(rules.jokers) and k >= 0 and bool(K.is_basket(k, rules.arrays.P))
+    return int(action) == layout(rules).basket >= 0
 
 
 def apply_action(
@@ -449,9 +450,9 @@ def apply_action(
     a = int(action)
     rolled = reroll_count(rules, a)
     if rolled:
-        what = "a re-roll needs the re-rolled dice" if a < layout(rules).num_holds else "a basket needs the n dice of the turn's new first roll"
         if dice is None:
-            raise ValueError(what)
+            raise ValueError("a re-roll needs the re-rolled dice" if a < layout(rules).num_holds
+                             else "a basket needs the n dice of the turn's new first roll")
         dice = _check_dice(rules, dice, rolled) if check else dice
     return apply(rules, st, a, dice if rolled else None)
 

@@ -234,8 +234,7 @@ def _one_slot(rules, st: GameState, dice, count: int) -> tuple[np.ndarray, ...]:
         if faces is None or len(faces) != count or min(faces) < 1 or max(faces) > 6:
             raise ValueError(f"expected {count} integer die faces 1..6, got {np.asarray(dice).tolist()!r}")
         stream[0, :count] = faces
-    scal = np.array([st.dice_index, st.roll, st.announced, st.answer_due, st.turn, st.copy_row, st.jokers, st.pure, 0, 0],
-                    dtype=np.int64)
+    scal = np.array([getattr(st, k) for k in SCALARS] + [0, 0], dtype=np.int64)  # then score, pos
     return (np.asarray(st.values).astype(np.int16)[None], np.asarray(st.filled).astype(np.int64)[None],
             np.asarray(st.dice).astype(np.int8)[None], scal, stream)
 
