@@ -7,7 +7,8 @@ number of the stream), so two agents see the same dice as long as they re-roll t
 number of dice, and their score differences are paired.
 
 Confidence intervals are two-sided 95% Student-t intervals of the mean (per agent) and
-of the mean paired difference (per pair of agents).
+of the mean paired difference (per pair of agents); a proportion (a win rate) gets the
+95% Wilson score interval (:func:`wilson_interval`), which keeps its width at 0 and 1.
 """
 
 from __future__ import annotations
@@ -136,6 +137,31 @@ def t_interval(x: np.ndarray) -> float:
     if n < 2:
         return math.nan
     return float(stats.t.ppf(0.975, n - 1) * np.std(x, ddof=1) / math.sqrt(n))
+
+
+def wilson_interval(p: float, n: int) -> tuple[float, float]:
+    """``(low, high)``: the two-sided 95% Wilson score interval of a proportion ``p``
+    measured on ``n`` independent units (Wilson 1927; Brown, Cai & DasGupta 2001).
+
+    Unlike a t or normal interval it never collapses to width 0 at ``p`` = 0 or 1 (0 wins
+    of 10: 0 to 0.278). A unit may be a share in [0, 1] rather than 0/1 (a tie counted
+    1/2, the mean over a seed's seat orders): its variance is then at most p (1 - p), so
+    the interval stays valid, if anything wide. NaN, NaN for ``n < 1``.
+
+    Raises:
+        ValueError: ``p`` outside [0, 1].
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a proportion is in [0, 1], got {p!r}")
+    if n < 1:
+        return math.nan, math.nan
+    from scipy import stats
+
+    z = float(stats.norm.ppf(0.975))
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))  # it holds p (rounding aside)
 
 
 @dataclass

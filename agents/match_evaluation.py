@@ -19,8 +19,11 @@ Statistics (per pair of agents A, B at a table):
   on a tie (with more players, only A's and B's scores are compared);
 * mean score margin A − B.
 
-The paired unit is one seed: its value is the mean over its rotations; the 95% intervals
-are two-sided Student-t intervals over the units (:func:`agents.evaluation.t_interval`).
+The paired unit is one seed: its value is the mean over its rotations. The 95% interval
+of the margin is the two-sided Student-t interval over the units
+(:func:`agents.evaluation.t_interval`); the win rate, a proportion, gets the Wilson score
+interval over the units (:func:`agents.evaluation.wilson_interval`: never of width 0, also
+at 0 or n wins of n).
 Ratings: an openskill Plackett–Luce model (default parameters), one update per game, the
 players ranked by final score (ties share a rank), in a fixed order (seed, then table,
 then order), so the ratings do not depend on ``jobs``; sorted by ordinal
@@ -50,7 +53,7 @@ from jamb_env import Ruleset, load_ruleset
 from jamb_env.files import write_text_file
 from jamb_env.rules import match as M
 
-from .evaluation import EVAL_SEED_BASE, csv_text, eval_seeds, t_interval
+from .evaluation import EVAL_SEED_BASE, csv_text, eval_seeds, t_interval, wilson_interval
 
 
 def _env(ruleset, num_players: int, scoring: str):
@@ -190,7 +193,8 @@ class Pairing:
     wins_b: int
     ties: int
     win_rate: float  # of A: win 1, tie 0.5
-    win_ci95: float  # half-width
+    win_low: float  # the 95% Wilson interval of the win rate over the units
+    win_high: float
     margin: float  # mean score A - B
     margin_ci95: float
     mean_a: float
@@ -247,10 +251,11 @@ def pairings(rows: Sequence[dict], labels: Sequence[str], players: int) -> list[
         flat = [x for u in units.values() for x in u]
         w = np.array([np.mean([x[0] for x in u]) for u in units.values()])
         m = np.array([np.mean([x[1] for x in u]) for u in units.values()])
+        low, high = wilson_interval(float(w.mean()), len(w))
         out.append(Pairing(
             a=a, b=b, units=len(units), games=len(flat),
             wins_a=sum(x[0] == 1.0 for x in flat), wins_b=sum(x[0] == 0.0 for x in flat), ties=sum(x[0] == 0.5 for x in flat),
-            win_rate=float(w.mean()), win_ci95=t_interval(w), margin=float(m.mean()), margin_ci95=t_interval(m),
+            win_rate=float(w.mean()), win_low=low, win_high=high, margin=float(m.mean()), margin_ci95=t_interval(m),
             mean_a=float(np.mean([x[2] for x in flat])), mean_b=float(np.mean([x[3] for x in flat])),
         ))
     return out
@@ -322,8 +327,8 @@ def round_robin(ruleset: str, agent_names: Sequence[str], games: int, scoring: s
 
 def write_match_csvs(rr: RoundRobin, pairs_path, ratings_path, games_path) -> None:
     """The files of a round robin, each written atomically: per pair (``pairs_path``: A, B,
-    seeds, games, wins, ties, A's win rate and mean margin with their 95% half-widths, mean
-    scores), the ratings (``ratings_path``: rank, agent, mu, sigma, ordinal, games, mean
+    seeds, games, wins, ties, A's win rate with its 95% Wilson interval (low, high), the mean
+    margin with its 95% half-width, mean scores), the ratings (``ratings_path``: rank, agent, mu, sigma, ordinal, games, mean
     score) and per game (``games_path``: :attr:`RoundRobin.games`); every row of the first
     two starts with the ruleset, scoring and players.
 
@@ -333,9 +338,9 @@ def write_match_csvs(rr: RoundRobin, pairs_path, ratings_path, games_path) -> No
     common = {"ruleset": rr.ruleset, "scoring": rr.scoring, "players": rr.players}
     write_text_file(pairs_path, csv_text(
         [{**common, "agent_a": p.a, "agent_b": p.b, "seeds": p.units, "games": p.games, "wins_a": p.wins_a, "wins_b": p.wins_b,
-          "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_ci95": p.win_ci95, "margin": p.margin, "margin_ci95": p.margin_ci95,
+          "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_low": p.win_low, "win_rate_high": p.win_high, "margin": p.margin, "margin_ci95": p.margin_ci95,
           "mean_a": p.mean_a, "mean_b": p.mean_b} for p in rr.pairings],
-        list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_ci95",
+        list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_low", "win_rate_high",
                         "margin", "margin_ci95", "mean_a", "mean_b"]))
     write_text_file(ratings_path, csv_text(
         [{**common, "rank": k, "agent": r.agent, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games,

@@ -85,3 +85,32 @@ def can_reroll(rules: Ruleset, st: GameState) -> bool:
     from jamb_env.rules import legal_mask
 
     return bool(legal_mask(rules, st)[: layout(rules).num_holds].any())
+
+
+def logged_steps(run_dir) -> dict[str, list[int]]:
+    """``{tag: [step, ...]}`` of every TensorBoard summary in the events files of
+    ``run_dir``, read raw in file order (as a TFRecord reader or a plain export sees them:
+    no ``purge_step`` applied)."""
+    from pathlib import Path
+
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    steps: dict[str, list[int]] = {}
+    for path in sorted(Path(run_dir).glob("*tfevents*")):
+        for event in EventFileLoader(str(path)).Load():
+            for value in event.summary.value:
+                steps.setdefault(value.tag, []).append(int(event.step))
+    return steps
+
+
+def repeated_steps(run_dir) -> dict[str, list[int]]:
+    """``{tag: [step logged more than once, ...]}`` over :func:`logged_steps` (empty: no
+    tag has a step twice)."""
+    from collections import Counter
+
+    out = {}
+    for tag, steps in logged_steps(run_dir).items():
+        twice = sorted(s for s, n in Counter(steps).items() if n > 1)
+        if twice:
+            out[tag] = twice
+    return out

@@ -1,11 +1,12 @@
 """Multiplayer evaluation (agents/match_evaluation.py) and ``jamb-evaluate --players``."""
 
 import csv
+import math
 
 import pytest
 
 from agents import load
-from agents.match_evaluation import play_match, round_robin
+from agents.match_evaluation import play_match, round_robin, write_match_csvs
 
 
 class Recorder:
@@ -79,14 +80,15 @@ def test_greedy_against_itself_is_exactly_even():
     rr = round_robin("classic", ["greedy", "greedy"], games=5)
     p = rr.pairings[0]
     assert (p.a, p.b) == ("greedy#1", "greedy#2")
-    assert p.win_rate == 0.5 and p.win_ci95 == 0.0 and p.margin == 0.0 and p.margin_ci95 == 0.0
+    assert p.win_rate == 0.5 and p.margin == 0.0 and p.margin_ci95 == 0.0
+    assert (p.win_low, p.win_high) == pytest.approx(wilson_by_search(0.5, 5))  # a proportion's interval keeps its width
     for o0, o1 in zip(rr.games[::2], rr.games[1::2]):
         assert (o0["score_0"], o0["score_1"], o0["steps"]) == (o1["score_0"], o1["score_1"], o1["steps"])
 
 
 def test_random_against_itself_is_even_within_the_interval():
     p = round_robin("classic", ["random", "random"], games=20).pairings[0]
-    assert 0 < p.win_ci95 and abs(p.win_rate - 0.5) <= p.win_ci95
+    assert p.win_low < 0.5 < p.win_high
     assert abs(p.margin) <= p.margin_ci95
 
 
@@ -94,7 +96,7 @@ def test_greedy_beats_random_with_an_interval_above_one_half():
     rr = round_robin("classic", ["random", "greedy"], games=20)
     p = rr.pairings[0]
     assert (p.a, p.b, p.units, p.games) == ("random", "greedy", 20, 40)
-    assert p.win_rate + p.win_ci95 < 0.5 and p.margin + p.margin_ci95 < 0  # random's view: greedy wins
+    assert p.win_high < 0.5 and p.margin + p.margin_ci95 < 0  # random's view: greedy wins
     assert [r.agent for r in rr.ratings] == ["greedy", "random"]
     assert rr.ratings[0].ordinal > rr.ratings[1].ordinal and all(r.games == 40 for r in rr.ratings)
 
@@ -171,3 +173,55 @@ def test_cli_refuses_bad_match_arguments(argv, message, capsys, tmp_path):
     code, out, err = run_cli(argv + ["--games", "2", "--no-progress", "--out", str(tmp_path / "x")], capsys)
     assert code == 2 and message in err
     assert not list(tmp_path.iterdir())  # nothing played, nothing written
+
+
+def wilson_by_search(p: float, n: int) -> tuple[float, float]:
+    """The Wilson score interval found the long way: the proportions q whose score test
+    |p - q| <= z sqrt(q (1 - q) / n) accepts p, by bisection on each side of p."""
+    z = 1.959963984540054
+
+    def accepts(q):
+        return abs(p - q) <= z * math.sqrt(q * (1 - q) / n)
+
+    def edge(inside, outside):
+        for _ in range(200):
+            mid = (inside + outside) / 2
+            inside, outside = (mid, outside) if accepts(mid) else (inside, mid)
+        return inside
+
+    low = 0.0 if accepts(0.0) or p == 0.0 else edge(p, 0.0)
+    high = 1.0 if accepts(1.0) or p == 1.0 else edge(p, 1.0)
+    return low, high
+
+
+@pytest.mark.parametrize("p,n", [(0.0, 10), (1.0, 10), (0.5, 10), (0.3, 50), (0.0, 1), (0.98, 200), (0.425, 200)])
+def test_the_win_rate_interval_is_wilsons_and_never_of_width_zero(p, n):
+    from agents.evaluation import wilson_interval
+
+    low, high = wilson_interval(p, n)
+    assert (low, high) == pytest.approx(wilson_by_search(p, n), abs=1e-9)
+    assert low <= p <= high and high - low > 0
+
+
+def test_wilson_interval_refuses_a_number_that_is_not_a_proportion():
+    from agents.evaluation import wilson_interval
+
+    with pytest.raises(ValueError, match="proportion"):
+        wilson_interval(1.5, 10)
+    assert all(math.isnan(x) for x in wilson_interval(0.5, 0))
+
+
+def test_a_sweep_prints_and_writes_an_interval_of_positive_width(tmp_path):
+    """The report's case: greedy beats random in all 10 seeds of standard; the win rate
+    0.000 still gets an interval (0 to about 0.28), in the Markdown and in the CSV."""
+    from agents.cli.evaluate import matches_markdown
+
+    rr = round_robin("standard", ["random", "greedy"], games=10)
+    p = rr.pairings[0]
+    assert p.win_rate == 0.0 and p.win_low == 0.0 and p.win_high == pytest.approx(wilson_by_search(0.0, 10)[1]) and p.win_high > 0.27
+    text = matches_markdown(rr)
+    assert "± 0.000 " not in text and f"| 0.000 | 0.000–{p.win_high:.3f} |" in text
+    write_match_csvs(rr, tmp_path / "m.csv", tmp_path / "r.csv", tmp_path / "g.csv")
+    with open(tmp_path / "m.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    assert float(row["win_rate_low"]) == 0.0 and float(row["win_rate_high"]) == pytest.approx(p.win_high)

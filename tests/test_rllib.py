@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import repeated_steps
 import yaml
 
 from tests.helpers import needs_module
@@ -204,6 +205,7 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
     assert tags["eval/score"] == [512, 1024, 1536]  # one curve, no step twice
     assert tags["time/fps"] == [256, 512, 768, 1024, 1280, 1536]  # every iteration once: the count went on from 1024
     assert tags["jamb/score"] == sorted(set(tags["jamb/score"]))
+    assert repeated_steps(resumed) == {}
     proc = tool("evaluate", "--agents", f"rllib:{resumed}", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "ev"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"| rllib:{resumed} | 2 |" in proc.stdout and "paired difference" in proc.stdout

@@ -12,6 +12,7 @@ import json
 import shutil
 
 import pytest
+from helpers import repeated_steps
 
 from tests.test_rllib import ROOT, assert_refused, needs_rllib, scalars, tool, train_tiny
 from tests.test_rllib import write_config as write_rllib_config
@@ -85,9 +86,12 @@ def test_selfplay_resume_continues_the_step_count(selfplay_run, tmp_path):
     run, _ = selfplay_run
     resumed = tmp_path / "run"
     shutil.copytree(run, resumed)
+    shutil.rmtree(resumed / "checkpoints" / "checkpoint_000000001024")  # as if killed before that checkpoint: 1024 is logged already
     proc = tool("train", "--resume", str(resumed), "--total-timesteps", "1536", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert f"resuming from {resumed / 'checkpoints' / 'checkpoint_000000001024'} (step 1024)" in proc.stdout
+    assert f"resuming from {resumed / 'checkpoints' / 'checkpoint_000000000512'} (step 512)" in proc.stdout
+    assert "moved to events_abandoned_1.tfrecord" in proc.stdout
     state = json.loads((resumed / "checkpoints" / "checkpoint_000000001536" / "jamb_state.json").read_text())
     assert state["env_steps"] == 1536 and state["start"] == 1
     assert scalars(resumed)["selfplay/win_rate_vs_greedy"] == [512, 1024, 1536]
+    assert repeated_steps(resumed) == {}  # read raw: the killed attempt's 1024 is out of the events files

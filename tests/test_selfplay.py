@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from agents.cli.train_selfplay import main
+from helpers import logged_steps, repeated_steps
 from agents.training.selfplay import OpponentPool, batch_size_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +48,19 @@ def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
                        (["--seed", "1"], "--seed: saved 0, given 1"), (["--n-steps", "64"], "--n-steps: saved 128, given 64"),
                        (["--baselines", "random"], "--baselines: saved ['random', 'greedy'], given ['random']")):
         assert named in refused(args + bad + ["--resume"], capsys)
+    assert repeated_steps(run) == {}
+    first = logged_steps(run)
+    # as if killed before the checkpoint at 1024: what was logged at 1024 goes aside, then is logged again
+    (run / "checkpoints" / "model_1024_steps.zip").unlink()
+    (run / "final_model.zip").unlink()
     assert main(args + ["--total-timesteps", "1536", "--resume"]) == 0
-    assert "resuming from" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "resuming from" in out and "model_512_steps.zip" in out and "moved to events_abandoned_1.tfrecord" in out
     assert (run / "checkpoints" / "model_1536_steps.zip").exists()
     assert len(list(run.glob("events.out.tfevents.*"))) == 2  # the first part's curves are kept
+    assert repeated_steps(run) == {}  # read raw, with no purge applied
+    steps = logged_steps(run)
+    assert steps["selfplay/win_rate_vs_greedy"] == [512, 1024, 1536] == first["selfplay/win_rate_vs_greedy"] + [1536]
 
 
 @pytest.mark.parametrize("bad,message", [
@@ -188,3 +198,40 @@ def test_a_self_play_model_plays_in_the_multiplayer_evaluation(tmp_path):
     model = load(str(run / "final_model.zip"), ruleset="classic_down")
     result = play_match("classic_down", [model, load("greedy", ruleset="classic_down")], seed=3, scoring="separate", num_players=2)
     assert len(result["scores"]) == 2
+
+
+
+@pytest.mark.parametrize("scores,share", [([100, 100], 0.5), ([100, 100, 90], 0.5), ([100, 100, 100], 1 / 3),
+                                          ([120, 100, 120, 120], None), ([90, 100, 100, 80], None)])
+def test_self_play_evaluation_shares_a_tie_on_top_for_any_number_of_players(scores, share, monkeypatch):
+    """Every seat in turn gets ``scores`` rotated so that the learner holds ``scores[0]``:
+    its win counts 1/(players tied on top) when it is on top, 0 otherwise, for 2..4 players."""
+    import jamb_env.multiplayer as MP
+    from agents.training.selfplay import SelfPlaySettings, evaluate_against
+
+    class Seat:  # SeatEnv's interface: a one-move game that ends with the scores
+        def __init__(self, baseline, seat, **_):
+            self.seat = seat
+
+        def reset(self, seed=None):
+            return np.zeros(1, dtype=np.float32), {}
+
+        def action_masks(self):
+            return np.ones(1, dtype=bool)
+
+        def step(self, action):
+            n = len(scores)
+            rotated = [scores[(p - self.seat) % n] for p in range(n)]  # the learner's seat holds scores[0]
+            return np.zeros(1, dtype=np.float32), 0.0, True, False, {"scores": rotated, "seat": self.seat}
+
+    class Model:
+        def predict(self, obs, action_masks=None, deterministic=True):
+            return 0, None
+
+    monkeypatch.setattr(MP, "SeatEnv", Seat)
+    settings = SelfPlaySettings(ruleset="classic_down", num_players=len(scores), scoring="separate", reward="win", reward_scale=1.0)
+    rate, margin = evaluate_against(Model(), object(), settings, games=2 * len(scores))
+    top = max(scores)
+    expected = (1 / scores.count(top) if scores[0] == top else 0.0) if share is None else share
+    assert rate == pytest.approx(expected)
+    assert margin == scores[0] - max(scores[1:])

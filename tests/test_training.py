@@ -205,6 +205,58 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     assert clash.returncode == 2 and "--seed cannot change it" in clash.stderr
 
 
+def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
+    """The final evaluation falls at a step SB3 has dumped (total 512, eval.freq 1000): it
+    logs eval/* there and nothing else; a resumed run moves what the killed attempt logged
+    after its checkpoint out of the events files; progress.csv keeps one row per step."""
+    from helpers import logged_steps, repeated_steps
+
+    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg.update(total_timesteps=512, ruleset="classic_down")
+    cfg["env"]["n_envs"] = 4
+    cfg["algo"].update(n_steps=16, batch_size=64, n_epochs=1, policy_kwargs={"net_arch": [16]})
+    cfg["eval"].update(freq=1000, episodes=2, n_envs=2)
+    cfg["checkpoint"]["freq"] = 128
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    run_dir = tmp_path / "run"
+    train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
+
+    def progress_steps():
+        with open(run_dir / "progress.csv", newline="") as f:
+            return [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
+
+    first = subprocess.run(train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert repeated_steps(run_dir) == {}
+    steps = logged_steps(run_dir)
+    assert steps["train/loss"][-1] == 512 and steps["eval/score"] == [512] and steps["rollout/ep_rew_mean"][-1] == 512
+    rows = progress_steps()
+    assert rows == sorted(set(rows)) and rows[-1] == 512
+    whole = {tag: sorted(s) for tag, s in steps.items()}
+
+    # as if killed after the checkpoint at step 256: the later checkpoints and the final model gone
+    for path in (run_dir / "checkpoints").glob("model_*_steps.zip"):
+        if int(path.stem.split("_")[1]) > 256:
+            path.unlink()
+    (run_dir / "final_model.zip").unlink()
+    second = subprocess.run(train + ["--resume", str(run_dir)], capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "moved to events_abandoned_1.tfrecord" in second.stdout
+    assert repeated_steps(run_dir) == {}
+    again = {tag: sorted(s) for tag, s in logged_steps(run_dir).items()}
+    for tag in ("eval/score", "rollout/ep_rew_mean", "time/fps"):  # one dump per rollout, as in the uninterrupted run
+        assert again[tag] == whole[tag], tag
+    # the update before the checkpoint ran in the killed attempt: its train/* values (due at 320) went aside with it
+    assert set(again["train/loss"]) == set(whole["train/loss"]) - {320}
+    rows = progress_steps()
+    assert rows == sorted(set(rows)) and rows[-1] == 512
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    aside = [e.step for e in EventFileLoader(str(run_dir / "events_abandoned_1.tfrecord")).Load() for _ in e.summary.value]
+    assert aside and min(aside) > 256
+
+
 @pytest.mark.slow
 def test_tune_script_tiny_budget(tmp_path):
     out = tmp_path / "tune"

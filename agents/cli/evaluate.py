@@ -28,8 +28,8 @@ each other instead of solitaire games.
 With 2 players every pair of agents plays; with 3..5 all the agents (exactly N) sit at one
 table. Each table plays every seed (20,000,000 + g) in each cyclic seat order (for two: A B
 and B A) on the same dice, so results are paired per seed. Prints Markdown tables (per
-pair: A's win rate against B, a tie counting one half, and the mean score margin A − B,
-with 95% Student-t intervals over the seeds; openskill Plackett–Luce ratings, sorted by
+pair: A's win rate against B, a tie counting one half, with its 95% Wilson score interval,
+and the mean score margin A − B with its 95% Student-t interval, both over the seeds; openskill Plackett–Luce ratings, sorted by
 ordinal) and writes ``PREFIX_matches.csv`` (per pair), ``PREFIX_match_ratings.csv`` and
 ``PREFIX_match_games.csv`` (per game: seed, seat order, agent per seat, starting seat,
 scores, winner). The default prefix is ``results/<ruleset>_<N>p_<scoring>``; ``--out``
@@ -294,10 +294,10 @@ def matches_markdown(rr) -> str:
     head = (f"{rr.players}-player {rr.ruleset}, {rr.scoring} {'sheets' if rr.scoring == 'separate' else 'sheet'}: "
             f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]}) x {rr.players} seat orders, {len(rr.games)} games; "
             f"the starting seat won {rr.first_player_win_rate:.3f} of them")
-    lines = [head, "", "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI | margin A − B | 95% CI | mean A | mean B |",
+    lines = [head, "", "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI (Wilson) | margin A − B | 95% CI | mean A | mean B |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in rr.pairings:
-        lines.append(f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | ± {p.win_ci95:.3f} "
+        lines.append(f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | {p.win_low:.3f}–{p.win_high:.3f} "
                      f"| {p.margin:+.1f} | ± {p.margin_ci95:.1f} | {p.mean_a:.1f} | {p.mean_b:.1f} |")
     lines += ["", "| rank | agent | mu | sigma | ordinal | games | mean score |", "|---|---|---|---|---|---|---|"]
     for k, r in enumerate(rr.ratings, 1):

@@ -134,7 +134,7 @@ class SeededEvalCallback(BaseCallback):
         self.logger.record("eval/mean_reward", mean_reward)
         self.logger.record("eval/mean_ep_length", float(np.mean(lengths)))
         self.logger.record(STEP_KEY, step, exclude="tensorboard")
-        self.logger.dump(step)
+        dump_only(self.logger, ("eval/", STEP_KEY), step)
         if mean_reward > self.best_mean_reward:
             mean_score = float(np.mean(self.last_scores)) if self.last_scores else None
             save_best(self.model, self.run_dir, mean_reward, mean_score)
@@ -233,6 +233,25 @@ def run_logger(run_dir: Path, keep_before: int | None, progress: bool = True) ->
     return Logger(folder=str(run_dir), output_formats=formats)
 
 
+def dump_only(logger: Logger, prefixes: tuple[str, ...], step: int) -> None:
+    """Write the logger's pending values whose key starts with one of ``prefixes`` at
+    ``step`` and leave the others pending for SB3's own dump.
+
+    The evaluation logs this way: SB3 logs the ``train/*`` values of each update at the
+    next rollout's dump, so a full dump at an evaluation would put the values of the last
+    update at a step SB3 has already dumped them at (the final evaluation), or split a
+    rollout's ``jamb/*`` means in two."""
+    keys = [k for k in logger.name_to_value if k.startswith(prefixes)]
+    if not keys:
+        return
+    values = {k: logger.name_to_value.pop(k) for k in keys}
+    excluded = {k: logger.name_to_excluded.pop(k, ()) for k in keys}
+    for k in keys:
+        logger.name_to_count.pop(k, None)
+    for fmt in logger.output_formats:
+        fmt.write(values, excluded, step)
+
+
 def flush_progress(logger) -> None:
     """Write the logger's pending :class:`ProgressCSV` rows now."""
     for fmt in getattr(logger, "output_formats", ()):
@@ -249,7 +268,8 @@ def _row_step(row: Mapping[str, str | None]) -> int:
 
 class ProgressCSV(KVWriter):
     """``progress.csv``: SB3's CSV log, rewritten atomically (never cut off), every row
-    with its step in :data:`STEP_KEY`. A resumed run keeps the rows before ``keep_before``
+    with its step in :data:`STEP_KEY`, one row per step (values dumped at the step of the
+    last row join it). A resumed run keeps the rows before ``keep_before``
     and appends its own; the rows from ``keep_before`` on (logged by a killed attempt after
     the checkpoint resumed from) and any malformed ones go to a new
     ``progress_abandoned_<i>.csv``, so no row is lost and no file overwritten with less.
@@ -302,7 +322,11 @@ class ProgressCSV(KVWriter):
         for k in row:
             if k not in self.keys:
                 self.keys.append(k)
-        self.rows.append(row)
+        last = self.rows[-1] if self.rows else None
+        if last is not None and last.get(STEP_KEY) == row[STEP_KEY] and not (last.keys() & row.keys()) - {STEP_KEY}:
+            last.update(row)  # one row per step: an evaluation and SB3's dump at the same step
+        else:
+            self.rows.append(row)
         self._dirty = True
         if len(self.rows) <= self.small_rows or time.monotonic() - self._last_flush >= self.min_interval_s:
             self.flush()

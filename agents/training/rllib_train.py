@@ -52,6 +52,7 @@ import numpy as np
 
 from jamb_env.files import atomic_write_text
 
+from ..evaluation import wilson_interval
 from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, SELFPLAY_MODULE_ID, RLlibAgent, checkpoint_problem,
                            checkpoint_step, checkpoints, import_rllib)
 from .baselines import baseline_scores
@@ -527,7 +528,8 @@ class _Evaluator:
         self.writer.flush()
         self.last.update(step=step, score=result["margin"], win_rate=result["win_rate"])
         if self.progress:
-            print(f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f}, margin {result['margin']:+.1f} points "
+            low, high = wilson_interval(result["win_rate"], len(self.seeds))  # a seed in every seat: one unit
+            print(f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f} (95% CI {low:.3f}–{high:.3f}), margin {result['margin']:+.1f} points "
                   f"({len(self.seeds)} games x {self.cfg['players']} seats, seeds {self.seeds[0]}..)", flush=True)
         return result["margin"]
 

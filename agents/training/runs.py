@@ -26,7 +26,8 @@ Resuming (``train(..., resume=True)``) is lossless: it starts from the newest ch
 that loads (a damaged one is skipped with a message; no usable checkpoint restarts the run
 from step 0 in its folder). Whatever the killed run logged after that checkpoint's step S
 is set aside so that every log is one curve without repeated steps: TensorBoard hides
-those events (``purge_step`` S + 1), ``evaluations.npz`` keeps the evaluations up to S,
+those events (``purge_step`` S + 1) and they are moved out of the events files into
+``events_abandoned_<i>.tfrecord`` (:func:`set_aside_events`), ``evaluations.npz`` keeps the evaluations up to S,
 ``progress.csv`` keeps its rows up to S and moves the later ones to
 ``progress_abandoned_<i>.csv``; new rows and evaluations are appended. The best model is
 kept until an evaluation beats its recorded score.
@@ -394,12 +395,65 @@ def logs_from(resume: bool, checkpoint_step: int | None) -> int | None:
     return 0 if checkpoint_step is None else int(checkpoint_step) + 1
 
 
+#: Stem of the files holding the TensorBoard events a killed attempt logged after the
+#: step its run resumed from: ``events_abandoned_<i>.tfrecord`` (TFRecords of ``Event``
+#: protos, as in an events file; TensorBoard does not read them as a run).
+EVENTS_ABANDONED = "events_abandoned"
+
+
+def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
+    """Move every TensorBoard summary at step ``keep_before`` or later out of the events
+    files of ``run_dir`` into a new ``events_abandoned_<i>.tfrecord``, so that any reader,
+    not only TensorBoard's (which honours ``purge_step``), sees each tag at most once per
+    step. Each file is rewritten atomically, the set-aside file first (a kill in between
+    leaves a record in both places, never in neither). Events without a summary (file
+    version, session start) stay. A cut-off last record (a killed write) is dropped.
+    Returns the number of summaries moved."""
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    run_dir = Path(run_dir)
+    moved: list[bytes] = []
+    rewrites: list[tuple[Path, list[bytes]]] = []
+    for path in sorted(run_dir.glob("*tfevents*")):
+        if not path.is_file() or is_temp_file(path):
+            continue
+        kept, late = [], []
+        for raw in RawEventFileLoader(str(path)).Load():
+            event = Event.FromString(raw)
+            (late if event.HasField("summary") and event.step >= keep_before else kept).append(raw)
+        if late:
+            moved += late
+            rewrites.append((path, kept))
+    if not moved:
+        return 0
+
+    def records(items: list[bytes]):
+        def write(f) -> None:
+            writer = RecordWriter(f)
+            for raw in items:
+                writer.write(raw)
+        return write
+
+    aside = free_name(run_dir, EVENTS_ABANDONED, ".tfrecord")
+    atomic_write(aside, records(moved))
+    for path, kept in rewrites:
+        atomic_write(path, records(kept))
+    print(f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed from) "
+          f"moved to {aside.name}")
+    return len(moved)
+
+
 def tensorboard_writer(run_dir: str | Path, purge_step: int | None = None):
-    """A TensorBoard ``SummaryWriter`` on ``run_dir`` (a new events file) with ``purge_step``
-    (:func:`logs_from`): TensorBoard hides the events earlier attempts of the run logged at
-    that step or later, so a resumed run's curves never repeat a step."""
+    """A TensorBoard ``SummaryWriter`` on ``run_dir`` (a new events file) continuing the
+    run's history from ``purge_step`` (:func:`logs_from`; None: a new run): what earlier
+    attempts logged at that step or later is first moved aside (:func:`set_aside_events`)
+    and the writer gets ``purge_step``, so a resumed run's curves never repeat a step."""
     from torch.utils.tensorboard import SummaryWriter
 
+    if purge_step is not None:
+        set_aside_events(run_dir, purge_step)
     return SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
 
 

@@ -38,7 +38,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
-from ..evaluation import eval_seeds
+from ..evaluation import eval_seeds, wilson_interval
 from .config import ConfigError
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
                    save_checkpoint, save_final, save_record)
@@ -217,7 +217,8 @@ class SelfPlayCallback(BaseCallback):
                 rate, margin = evaluate_against(self.model, agent, self.settings, self.eval_games)
                 self.logger.record(f"selfplay/win_rate_vs_{name}", rate)
                 self.logger.record(f"selfplay/margin_vs_{name}", margin)
-                print(f"step {n}: win rate {rate:.3f}, margin {margin:+.1f} against {name}")
+                low, high = wilson_interval(rate, self.eval_games)
+                print(f"step {n}: win rate {rate:.3f} (95% CI {low:.3f}–{high:.3f}), margin {margin:+.1f} against {name}")
         if n >= self.next_snapshot:
             self.next_snapshot = (n // self.snapshot_freq + 1) * self.snapshot_freq
             path = save_checkpoint(self.model, self.run_dir)
