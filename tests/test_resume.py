@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from helpers import repeated_steps
 
 from jamb_env.files import atomic_path, atomic_save_model, atomic_write, atomic_write_bytes, atomic_write_text, is_temp_file, remove_temp_files
 
@@ -244,6 +245,7 @@ def test_sigint_and_sigterm_save_a_checkpoint_and_the_final_model(tmp_path):
     assert "resuming from" in (tmp_path / "SIGTERM.log").read_text()
     steps, _ = eval_steps(run_dir)
     assert steps == sorted(set(steps)) and tb_steps(run_dir) == steps and not temp_files(run_dir)
+    assert repeated_steps(run_dir) == {}  # every tag, read raw
 
 
 # ---------------------------------------------------------------- (a) the hard way: SIGKILL at random moments
@@ -315,9 +317,10 @@ def test_sigkill_at_random_moments_then_resume_loses_nothing(tmp_path):
     assert steps == list(range(eval_freq, total + 1, eval_freq))
     assert tb_steps(run_dir) == steps  # TensorBoard: no evaluation step twice (purged on resume)
     assert len(set(tb_steps(run_dir, "rollout/ep_rew_mean"))) == len(tb_steps(run_dir, "rollout/ep_rew_mean"))
+    assert repeated_steps(run_dir) == {}  # every tag, read raw (no purge applied): the killed attempts' late values are aside
     # progress: one continuous log, and no abandoned rows lost
     rows = progress_steps(run_dir)
-    assert rows[0] == 0 and rows == sorted(rows) and rows[-1] == total
+    assert rows[0] == 0 and rows == sorted(set(rows)) and rows[-1] == total
     assert all(file_digests(run_dir).get(name) == d for name, d in kept.items())
     # the best model is the best evaluation's (or a better one of a killed attempt)
     best = yaml.safe_load((run_dir / "best.json").read_text())

@@ -7,7 +7,7 @@
     envs       the training and evaluation VecEnvs of a config
     baselines  baseline agents' scores on the evaluation games
     runs       run folders of every trainer (SB3, self-play, RLlib, value): checks, atomic
-               checkpoints, the newest valid one, TensorBoard resumed with purge_step,
+               checkpoints, the newest valid one, TensorBoard resumed at its step (no step twice),
                evaluations.npz, baselines, config.yaml, init_from.json
     weights    init_from: another model's policy weights
 """

@@ -34,7 +34,7 @@ the baselines ``eval/baseline_<agent>`` as flat lines; ``train/`` PPO statistics
 renamed into place when complete (its ``jamb_state.json`` last), so a kill at any moment
 leaves the newest complete checkpoint usable; ``--resume`` continues from it (the step
 count and TensorBoard curves continue: what a killed attempt logged after that step is
-hidden with ``purge_step``, the evaluation history is cut there).
+moved aside: :func:`.runs.set_aside_events`; the evaluation history is cut there).
 """
 
 from __future__ import annotations

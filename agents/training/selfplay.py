@@ -15,7 +15,7 @@ TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (:func:`jamb_env.rules.matc
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
 pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
-logged after it hidden (``purge_step``, :mod:`.runs`).
+logged after it moved aside (:func:`.runs.set_aside_events`).
 
 A run's settings (:data:`SETTING_KEYS`) are saved (atomically) in ``selfplay.json``
 (:data:`SETTINGS_FILE`) when it starts; a resumed run must have the same ones (only
@@ -295,8 +295,8 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
 
     A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
     run from its newest checkpoint that loads, with the same settings, and its TensorBoard
-    curves from that checkpoint's step (what a killed attempt logged after it is hidden:
-    ``purge_step``, :mod:`.runs`). Training ends by saving (atomically) a checkpoint of
+    curves from that checkpoint's step (what a killed attempt logged after it is moved aside:
+    :func:`.runs.set_aside_events`). Training ends by saving (atomically) a checkpoint of
     the model and ``run_dir/final_model.zip``. With ``handle_signals`` (in the main
     thread), SIGINT or SIGTERM during training stops it after the current step, saves both
     and raises :class:`agents.training.train.TrainingInterrupted` naming them (a
