@@ -81,8 +81,9 @@ def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray]], tag: str, offse
 def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]], baselines: dict[str, dict[str, float]],
                   tag: str, title: str | None = None):
     """The matplotlib figure of learning curves: a panel per ruleset; per group (``(ruleset,
-    label)`` -> one ``(steps, values)`` curve per run) the mean over its runs, interpolated
-    at every step any of them logged, with their range shaded; ``baselines`` (ruleset ->
+    label)`` -> one ``(steps, values)`` curve per run) the mean over its runs at every step
+    any of them logged, with their range shaded; a run counts only from its first to its
+    last logged step (linear between them), never with values held past its ends; ``baselines`` (ruleset ->
     agent -> points) as dashed horizontal lines. The caller saves and closes it."""
     import matplotlib
 
@@ -96,10 +97,10 @@ def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarra
             if rs != ruleset:
                 continue
             steps = np.unique(np.concatenate([s for s, _ in curves]))
-            ys = np.array([np.interp(steps, s, v) for s, v in curves])
-            line = ax.plot(steps, ys.mean(axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})")[0]
+            ys = np.array([np.where((steps >= s[0]) & (steps <= s[-1]), np.interp(steps, s, v), np.nan) for s, v in curves])
+            line = ax.plot(steps, np.nanmean(ys, axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})")[0]
             if len(curves) > 1:
-                ax.fill_between(steps, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
+                ax.fill_between(steps, np.nanmin(ys, axis=0), np.nanmax(ys, axis=0), color=line.get_color(), alpha=0.2)
         for k, (name, value) in enumerate(sorted(baselines.get(ruleset, {}).items(), key=lambda x: x[1])):
             ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
         ax.set_xlabel("environment steps")

@@ -12,6 +12,7 @@ from gymnasium import spaces
 
 from . import rules as core
 from .engine import Engine, stream_length
+from .rules.transition import stream_bounds
 from .errors import IllegalActionError
 from .render import render_sheet, sheet_image
 from .rules import Action, GameState, Ruleset, load_ruleset
@@ -343,25 +344,40 @@ class JambEnv(gym.Env):
     def set_state(self, state: EnvState) -> None:
         """Restore a state from :meth:`get_state` (of an env with the same ruleset).
 
+        The state must be one this env can reach (:func:`jamb_env.rules.validate_state`
+        with ``solitaire=True``; the stream position within
+        :func:`jamb_env.rules.transition.stream_bounds`; the score the sheet's; ``done``
+        True once the sheet is full, and mid-game only for a game an illegal action ended,
+        with ``illegal_action="terminate"``).
+
         Raises:
-            TypeError: not an EnvState. ValueError: another ruleset's state, or an
-                inconsistent one (the message names the field)."""
+            TypeError: not an EnvState. ValueError: another ruleset's state, or one no game
+                reaches (the message names the field)."""
         if not isinstance(state, EnvState):
             raise TypeError(f"set_state expects an EnvState from get_state(), got {type(state).__name__}")
         rules = self.ruleset
         if state.ruleset != rules.name:
             raise ValueError(f"this state belongs to ruleset {state.ruleset!r}, the env plays {rules.name!r}")
-        core.validate_state(rules, state.game)  # ValueError naming the inconsistency
+        core.validate_state(rules, state.game, solitaire=True)  # ValueError naming the inconsistency
         stream = state.stream
-        if not isinstance(stream, np.ndarray) or stream.shape != (self._stream_len,) or stream.min() < 1 or stream.max() > 6:
-            raise ValueError(f"state.stream must be {self._stream_len} faces 1..6")
-        if isinstance(state.position, bool) or not isinstance(state.position, (int, np.integer)) or not rules.dice <= state.position <= self._stream_len:
-            raise ValueError(f"state.position must be an integer in {rules.dice}..{self._stream_len}, got {state.position!r}")
+        if (not isinstance(stream, np.ndarray) or stream.shape != (self._stream_len,) or stream.dtype.kind not in "iu"
+                or stream.min() < 1 or stream.max() > 6):
+            raise ValueError(f"state.stream must be an integer array of {self._stream_len} faces 1..6")
+        if isinstance(state.position, bool) or not isinstance(state.position, (int, np.integer)):
+            raise ValueError(f"state.position must be an integer, got {state.position!r}")
+        low, high = stream_bounds(rules, state.game)
+        if not low <= state.position <= high:
+            raise ValueError(f"state.position = {state.position} cannot be reached: a game at turn {state.game.turn}, roll "
+                             f"{state.game.roll} has drawn {low}..{high} dice from its stream")
         sheet_score = core.score(rules, state.game)
         if state.score != sheet_score:
             raise ValueError(f"state.score = {state.score!r} but the sheet scores {sheet_score}")
-        if not isinstance(state.done, (bool, np.bool_)) or (state.game.roll == 0 and not state.done):
-            raise ValueError("state.done must be a bool, and True once the game is over")
+        over = core.is_over(rules, state.game)
+        if not isinstance(state.done, (bool, np.bool_)) or (over and not state.done):
+            raise ValueError("state.done must be a bool, and True once the sheet is full")
+        if state.done and not over and self.illegal_action != "terminate":
+            raise ValueError("state.done = True mid-game: only an illegal action ends a game early, and this env raises "
+                             "on one (illegal_action='raise')")
         self._engine.load_state(0, state.game, stream, int(state.position), int(state.score))
         self._started, self._done = True, bool(state.done)
 

@@ -80,7 +80,16 @@ def env(**kwargs):
     ``OrderEnforcing``); same arguments."""
     e = raw_env(**kwargs)
     e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    return _OrderEnforcing(e)
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` whose ``last()`` gives :class:`raw_env`'s
+    clear errors (before reset; once every agent has left) instead of a KeyError."""
+
+    def last(self, observe: bool = True):
+        self.unwrapped._check_last()
+        return super().last(observe)
 
 
 def observation_size(rules: Ruleset, num_players: int, scoring: str) -> int:
@@ -305,6 +314,19 @@ class raw_env(AECEnv):
     def _info(self, agent) -> dict:
         return {"scores": list(self._scores), "score": self._scores[self._index[agent]]}
 
+    def _check_last(self) -> None:
+        if self._match is None:
+            raise RuntimeError("call reset() first")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has left; call reset() for a new game")
+
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()`` (the agent in turn's observation, cumulative reward,
+        termination, truncation, info). Raises RuntimeError before reset and once every
+        agent has left the finished game."""
+        self._check_last()
+        return super().last(observe)
+
     def step(self, action) -> None:
         if self._match is None:
             raise RuntimeError("call reset() before step()")
@@ -360,7 +382,7 @@ class raw_env(AECEnv):
         p = self._agent(agent)
         over = M.is_over(rules, ms)
         own = ms.sheets[0] if ms.owner is not None else ms.sheets[p]
-        legal = core.legal_mask(rules, own)  # the sheet's own mask: the observation's turn features read it
+        legal = core.legal_mask(rules, own, check=False)  # the sheet's own mask: the observation's turn features read it
         solo = self._enc.encode(own, mask=legal)[None]
         if ms.owner is None:
             sheets = np.zeros((1, self.num_players, self._enc.sheet_size), np.float32)

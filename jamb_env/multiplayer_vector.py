@@ -95,18 +95,33 @@ def batched_policy(opponent):
     if getattr(opponent, "batched", False):
         return opponent
     if callable(getattr(opponent, "predict", None)):
-        def f(obs, masks, views):
-            out = opponent.predict(obs, action_masks=masks, deterministic=True)
-            return out[0] if isinstance(out, tuple) else out  # SB3 returns (actions, states)
-        return f
+        return _ModelPolicy(opponent)
     if callable(getattr(opponent, "act", None)):
-        solo = getattr(opponent, "observation_size", None)
-
-        def f(obs, masks, views):
-            return np.array([opponent.act(views(k), obs[k] if solo == obs.shape[1] else obs[k, :views.solo], masks[k])
-                             for k in range(len(masks))])  # not cast: a float or None is refused, not truncated
-        return f
+        return _AgentPolicy(opponent)
     raise ValueError(f"an opponent is an SB3 model (predict), an agent (act) or a batched function, got {type(opponent).__name__}")
+
+
+class _ModelPolicy:
+    """An SB3 model as a batched opponent (deterministic, masked); picklable with it."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, obs, masks, views):
+        out = self.model.predict(obs, action_masks=masks, deterministic=True)
+        return out[0] if isinstance(out, tuple) else out  # SB3 returns (actions, states)
+
+
+class _AgentPolicy:
+    """An agent (``act(view, observation, mask)``) as a batched opponent, one call per
+    game; a solitaire agent gets the solitaire part of the observation."""
+
+    def __init__(self, agent):
+        self.agent, self.solo = agent, getattr(agent, "observation_size", None)
+
+    def __call__(self, obs, masks, views):
+        return np.array([self.agent.act(views(k), obs[k] if self.solo == obs.shape[1] else obs[k, :views.solo], masks[k])
+                         for k in range(len(masks))])  # not cast: a float or None is refused, not truncated
 
 
 class _Views:
@@ -346,7 +361,6 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
     def step_wait(self):
         if not self._started:
             raise RuntimeError("call reset() before step() (after an opponent's error too: the games were left mid-turn)")
-        self._started = False  # until this step is through: an error on the way leaves games mid-turn
         N = self.num_envs
         games = np.arange(N)
         a = self._actions
@@ -357,7 +371,9 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
             from .errors import IllegalActionError
 
             i = int(np.flatnonzero(~legal)[0])
-            raise IllegalActionError(f"game {i}: illegal action {int(a[i])} for the learner; the games are unchanged")
+            raise IllegalActionError(f"game {i}: illegal action {int(a[i])} for the learner; the games are unchanged "
+                                     "(step again with legal actions)")
+        self._started = False  # until this step is through: an error on the way leaves games mid-turn
         ok = games[legal]
         before = self._learner_values(games, self._over)
         self._apply(ok, a[ok])

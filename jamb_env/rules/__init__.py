@@ -29,11 +29,13 @@ from .game import (
     start_turn,
     target_cells,
     validate_state,
+    check_indices,
     why_illegal,
     writable_bits,
 )
 from .ruleset import COLUMN_KINDS, RULES_DIR, Ruleset, list_rulesets, load_ruleset
 from .tables import ROW_IDS, DiceTables, dice_tables
+from .transition import stream_bounds
 
 __all__ = [
     "Action",
@@ -74,6 +76,8 @@ __all__ = [
     "start_turn",
     "target_cells",
     "validate_state",
+    "check_indices",
+    "stream_bounds",
     "why_illegal",
     "writable_bits",
 ]

@@ -103,6 +103,35 @@ def layout(rules: Ruleset) -> Layout:
 
 
 # ---------------------------------------------------------------------- queries
+def check_indices(rules: Ruleset, st) -> None:
+    """Raise ValueError unless every field of ``st`` that the compiled kernels index with
+    is in range for ``rules`` (array shapes, filled bits, dice faces, dice_index, roll,
+    announced, answer_due, copy_row, turn): the cheap guard of every core function that
+    hands a state to a kernel, so that a hand-built state gets an error, never a read out
+    of bounds. Whether the state can be reached is :func:`validate_state`'s question."""
+    if not isinstance(st, GameState):
+        raise ValueError(f"expected a GameState, got {type(st).__name__}")
+    vshape, fshape, dshape, cells, rows, multisets, rolls, turns = _index_bounds(rules)
+    v, f, d = st.values, st.filled, st.dice
+    if (getattr(v, "shape", None) != vshape or getattr(f, "shape", None) != fshape or getattr(d, "shape", None) != dshape
+            or v.dtype.kind not in "iu" or f.dtype.kind not in "iu" or d.dtype.kind not in "iu"):
+        raise ValueError(f"not a state of {rules.name!r}: values, filled and dice must be integer arrays of shapes "
+                         f"{vshape}, {fshape}, {dshape} (validate_state names the field)")
+    idx, roll, ann, due, copy, turn = st.dice_index, st.roll, st.announced, st.answer_due, st.copy_row, st.turn
+    if not all(type(x) is int or isinstance(x, np.integer) for x in (idx, roll, ann, due, copy, turn, st.jokers, st.pure)):
+        raise ValueError(f"not a state of {rules.name!r}: its scalar fields must be integers (validate_state names the field)")
+    if not (-1 <= idx < multisets and 0 <= roll <= rolls and (roll == 0) == (idx == -1) and -1 <= ann < cells
+            and -1 <= due < rows and -1 <= copy < rows and 0 <= turn <= turns
+            and min(fl := f.tolist()) >= 0 and max(fl) >> rows == 0 and min(dl := d.tolist()) >= 0 and max(dl) <= 6):
+        raise ValueError(f"not a state of {rules.name!r}: a field is out of range (validate_state names it)")
+
+
+@lru_cache(maxsize=None)
+def _index_bounds(rules: Ruleset) -> tuple:
+    C, R = len(rules.columns), rules.num_rows
+    return (C, R), (C,), (rules.dice,), C * R, R, rules.tables.num_multisets, rules.max_rolls, rules.num_cells
+
+
 def new_game(rules: Ruleset) -> GameState:
     """An empty sheet before the first roll."""
     C, R = len(rules.columns), rules.num_rows
@@ -146,6 +175,7 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
     """Per played column, the bitmask of rows that may be written after roll ``roll``
     with the current sheet, announcement and answer obligation (RULES.md §1, §4;
     :func:`jamb_env.rules.kernels.writable`)."""
+    check_indices(rules, st)
     out = np.zeros(len(rules.columns), dtype=np.int64)
     K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), int(st.copy_row), int(st.pure), rules.arrays, out)
     return out.tolist()
@@ -159,13 +189,19 @@ def can_announce(rules: Ruleset, st: GameState) -> bool:
 def can_reroll(rules: Ruleset, st: GameState) -> bool:
     """A re-roll is legal while rolls remain and some cell is still writable after it
     (the no-dead-end rule, RULES.md §4)."""
+    check_indices(rules, st)
     bits = np.zeros(len(rules.columns), dtype=np.int64)
     return bool(K.can_reroll(st.filled, st.roll, st.announced, st.answer_due, st.copy_row, st.turn, rules.arrays, bits))
 
 
-def legal_mask(rules: Ruleset, st: GameState) -> np.ndarray:
+def legal_mask(rules: Ruleset, st: GameState, *, check: bool = True) -> np.ndarray:
     """bool ``(num_actions,)``: the legal actions; all False before roll 1 or at the end
-    (:func:`jamb_env.rules.kernels.legal_mask`)."""
+    (:func:`jamb_env.rules.kernels.legal_mask`). ``check=False`` skips
+    :func:`check_indices`, for callers whose state came from the engine.
+
+    Raises ValueError: a field of ``st`` out of range (:func:`check_indices`)."""
+    if check:
+        check_indices(rules, st)
     ra = rules.arrays
     mask = np.empty(int(ra.P[K.P_NUM_ACTIONS]), dtype=bool)
     bits = np.zeros(len(rules.columns), dtype=np.int64)
@@ -261,13 +297,15 @@ def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
     """None if ``action`` is legal in ``st``, else the reason in words.
 
     Legality is the kernels' legal mask (:func:`legal_mask`), never decided here; the
-    words only explain an action the mask refuses. ValueError outside the action space."""
+    words only explain an action the mask refuses. ValueError outside the action space,
+    or for a state out of range (:func:`check_indices`)."""
+    check_indices(rules, st)
     if is_over(rules, st):
         return "the game is over"
     if st.roll == 0:
         return "the turn has not started (no dice rolled yet)"
     act = decode(rules, action)
-    if legal_mask(rules, st)[int(action)]:
+    if legal_mask(rules, st, check=False)[int(action)]:
         return None
     return _reason(rules, st, act, int(action)) or "not in the legal mask"
 
@@ -324,9 +362,19 @@ def _reason(rules: Ruleset, st: GameState, act: Action, action: int) -> str | No
     return None
 
 
-def validate_state(rules: Ruleset, st) -> None:
-    """Raise ValueError naming the first inconsistency if ``st`` is not a state a game of
-    ``rules`` can reach (shapes, dtypes, value ranges, dice and index, roll, turn)."""
+def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
+    """Raise ValueError naming the first inconsistency if ``st`` is not a state a sheet of
+    ``rules`` can reach: shapes, dtypes, value ranges, dice and index, roll, turn, the
+    announcement, the obligations (an answer is due only in an empty answer cell), the
+    pure-roll flag and the jokers.
+
+    ``solitaire``: also what only a one-player game rules out (a sheet of a multiplayer
+    game waits at roll 0 and receives obligations from the other players' writes): the
+    first roll is rolled unless the game is over, no obligation before the first write,
+    an answer due only in a row some announce column has written, the copy column's row
+    one that has been written (the last write's). As far as the record shows, the states
+    left are reachable: a roll flagged pure after roll 1 is the same state as after a
+    re-roll of every die, whatever was held before."""
     if not isinstance(st, GameState):
         raise ValueError(f"expected a GameState, got {type(st).__name__}")
     C, R, n = len(rules.columns), rules.num_rows, rules.dice
@@ -375,8 +423,26 @@ def validate_state(rules: Ruleset, st) -> None:
         raise ValueError(f"state.answer_due = {st.answer_due} is not a row of an answer column")
     if st.copy_row != -1 and (int(rules.arrays.P[K.P_COPY_COL]) < 0 or not 0 <= st.copy_row < R):
         raise ValueError(f"state.copy_row = {st.copy_row} is not a row of a copy column (-1: none)")
+    if st.answer_due != -1 and bits[lay.answer_column, st.answer_due]:
+        raise ValueError(f"state.answer_due = {st.answer_due} names the written cell answer/{rules.rows[st.answer_due]} "
+                         "(an answer is due only in an empty cell)")
     if st.pure not in (0, 1) or (st.roll == 0 and st.pure):
         raise ValueError(f"state.pure = {st.pure} must be 0 or 1 (0 before the turn's first roll)")
+    if st.roll == 1 and not st.pure and not rules.jokers:
+        raise ValueError("state.pure = 0 at roll 1: the first roll rolls every die (only a joker makes it impure)")
+    if solitaire:
+        if st.roll == 0 and not is_over(rules, st):
+            raise ValueError("state.roll = 0 mid-game: a one-player game rolls each turn's first roll as the turn starts")
+        if st.turn == 0 and (st.answer_due != -1 or st.copy_row != -1):
+            raise ValueError("state.answer_due / copy_row set before any cell is written (they come from the last write)")
+        if st.answer_due != -1 and not any(bits[c, st.answer_due] for c in lay.announce_columns):
+            raise ValueError(f"state.answer_due = {st.answer_due}: no announce column has written {rules.rows[st.answer_due]!r}, "
+                             "so no write can have obliged that answer")
+        if st.copy_row != -1 and not bits[:, st.copy_row].any():
+            raise ValueError(f"state.copy_row = {st.copy_row}: no column has written {rules.rows[st.copy_row]!r} "
+                             "(the copy column offers the row of the last write)")
+        if st.copy_row == -1 and st.turn > 0 and int(rules.arrays.P[K.P_COPY_COL]) >= 0:
+            raise ValueError("state.copy_row = -1 after a write: the copy column offers the row of the last write")
     j = int(st.jokers)
     if not rules.jokers and j != 0:
         raise ValueError(f"state.jokers = {j} but {rules.name} has no jokers (0)")
@@ -461,12 +527,14 @@ def apply_action(
 def maximal_column(rules: Ruleset, st: GameState) -> tuple[np.ndarray, int]:
     """The derived ``maximal`` column (RULES.md §5): (values (R,), filled bitmask)
     (:func:`jamb_env.rules.kernels.maximal`)."""
+    check_indices(rules, st)
     values = np.zeros(rules.num_rows, dtype=np.int64)
     filled = K.maximal(st.values, st.filled, rules.arrays, values)
     return values, int(filled)
 
 
 def _sheet(rules: Ruleset, st: GameState) -> tuple[np.ndarray, np.ndarray, int]:
+    check_indices(rules, st)
     C, R = len(rules.columns), rules.num_rows
     parts, cols = np.zeros(5, dtype=np.int64), np.zeros(C + 1, dtype=np.int64)
     total = K.sheet_parts(st.values, st.filled, rules.arrays, parts, cols, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))

@@ -103,6 +103,24 @@ def stream_length(rules) -> int:
     return rules.dice * (rules.num_cells * rules.rolls + rules.last_turn_rolls - rules.rolls + baskets)
 
 
+def stream_bounds(rules, st: GameState) -> tuple[int, int]:
+    """``(low, high)``: the fewest and the most dice a game can have drawn from its stream
+    to reach ``st`` (its stream position). Each turn started rolls ``n`` dice at roll 1,
+    each later roll up to ``n``; a turn's rolls are ``rolls`` before the last turn; each
+    basket used (jokers) rolled a new roll 1 after up to ``max_rolls`` rolls. A position
+    outside the bounds is unreachable; at ``high`` or below, the rest of a
+    :func:`stream_length` stream holds every die the game can still roll."""
+    n = rules.dice
+    used = 2 - (int(st.jokers) >> rk.JOKER_BASKET_SHIFT & 3) if rules.jokers else 0
+    turn, roll = int(st.turn), int(st.roll)
+    low = n * (turn + used + (1 if roll else 0))
+    if turn >= rules.num_cells:  # over: the last turn had its own rolls
+        high = n * (rules.rolls * (turn - 1) + rules.last_turn_rolls + used * rules.max_rolls)
+    else:
+        high = n * (rules.rolls * turn + roll + used * rules.max_rolls)
+    return low, high
+
+
 def new_slots(rules, num_games: int, stream_len: int | None = None) -> dict[str, np.ndarray]:
     """The arrays of :class:`Slots` for ``num_games`` empty games (a dict, so a record
     with more fields, such as the engine's, can be built from it)."""
