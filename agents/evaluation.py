@@ -18,7 +18,8 @@ import csv
 import glob
 import io
 import math
-from collections.abc import Sequence
+import signal
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,58 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     return out
 
 
+def _worker_signals() -> None:
+    """A pool worker leaves Ctrl-C and SIGTERM (sent to the whole process group by a
+    terminal or a service manager) to the main process, which stops the pool: so the
+    main process sees the signal, not a pool broken by its workers' deaths."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel ``pool``'s queued tasks and kill its workers now (SIGKILL: they ignore SIGINT
+    and SIGTERM, :func:`process_pool`), without waiting for the tasks that are running
+    (``shutdown(wait=True)`` would play every queued game)."""
+    kill = getattr(pool, "kill_workers", None)  # Python 3.14+
+    if kill is not None:
+        kill()
+        return
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # before 3.14: no public way to reach them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError):
+            worker.kill()
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            worker.join(timeout=2)
+
+
+@contextlib.contextmanager
+def process_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """A :class:`~concurrent.futures.ProcessPoolExecutor` of ``jobs`` workers for the block.
+    The workers ignore SIGINT and SIGTERM (they are the main process's to handle); when
+    the block raises (KeyboardInterrupt, the SIGTERM of ``jamb-evaluate``, an error) the
+    queued tasks are cancelled and the workers killed at once (:func:`stop_pool`), so an
+    interrupted evaluation ends within a second instead of after every queued game; when
+    it succeeds the pool shuts down normally."""
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_signals)
+    try:
+        yield pool
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _cancel(futures) -> None:
+    """Cancel the futures of another executor (:class:`agents.ray_backend.RayExecutor`) where they can be."""
+    for fut in futures:
+        cancel = getattr(fut, "cancel", None)
+        if cancel is not None:
+            with contextlib.suppress(Exception):
+                cancel()
+
+
 def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: int = 1, chunk: int = 25,
               progress: bool = True, record: bool = False, executor=None) -> dict[str, list[dict]]:
     """Play ``seeds`` with each agent spec; return label -> game results in seed order
@@ -105,7 +158,9 @@ def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: in
     The chunks of ``chunk`` seeds run in this process (``jobs`` 1), in a pool of ``jobs``
     processes, or on ``executor`` when given: anything with ``submit(fn, arg)`` returning
     a future with ``result()`` (:class:`agents.ray_backend.RayExecutor`: Ray tasks). The
-    results are the same whichever runs them."""
+    results are the same whichever runs them. An exception while they run (KeyboardInterrupt
+    included) stops the rest at once: the pool's workers are killed
+    (:func:`process_pool`), an executor's futures cancelled where they can be."""
     from tqdm.auto import tqdm
 
     load_ruleset(ruleset)  # fail early on an unknown ruleset
@@ -113,17 +168,24 @@ def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: in
     tasks = [(label, (spec, ruleset, list(seeds[i : i + chunk]), record)) for label, spec, _ in entries for i in range(0, len(seeds), chunk)]
     results: dict[str, list[dict]] = {label: [] for label, _, _ in entries}
     bar = tqdm(total=len(tasks) * chunk if tasks else 0, disable=not progress, unit="game", desc="evaluating")
-    if executor is None and jobs <= 1:
-        for label, task in tasks:
-            results[label].extend(_play_chunk(task))
-            bar.update(len(task[2]))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) if executor is None else contextlib.nullcontext(executor) as pool:
-            futures = [(label, task, pool.submit(_play_chunk, task)) for label, task in tasks]
-            for label, task, fut in futures:
-                results[label].extend(fut.result())
+    with bar:
+        if executor is None and jobs <= 1:
+            for label, task in tasks:
+                results[label].extend(_play_chunk(task))
                 bar.update(len(task[2]))
-    bar.close()
+        else:
+            with process_pool(jobs) if executor is None else contextlib.nullcontext(executor) as pool:
+                futures = []
+                try:
+                    for label, task in tasks:
+                        futures.append((label, task, pool.submit(_play_chunk, task)))
+                    for label, task, fut in futures:
+                        results[label].extend(fut.result())
+                        bar.update(len(task[2]))
+                except BaseException:
+                    if executor is not None:
+                        _cancel(fut for _, _, fut in futures)
+                    raise
     for label in results:
         results[label].sort(key=lambda g: g["seed"])
     return results

@@ -44,7 +44,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,7 +52,7 @@ from jamb_env import Ruleset, load_ruleset
 from jamb_env.files import write_text_file
 from jamb_env.rules import match as M
 
-from .evaluation import EVAL_SEED_BASE, csv_text, eval_seeds, t_interval, wilson_interval
+from .evaluation import EVAL_SEED_BASE, csv_text, eval_seeds, process_pool, t_interval, wilson_interval
 
 
 def _env(ruleset, num_players: int, scoring: str):
@@ -308,18 +307,17 @@ def round_robin(ruleset: str, agent_names: Sequence[str], games: int, scoring: s
     tasks = [(ruleset, scoring, names, labels, t, tab, seeds[k:k + chunk]) for t, tab in enumerate(tabs) for k in range(0, len(seeds), chunk)]
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(seeds) * len(tabs) * players, disable=not progress, unit="game", desc="matches")
     rows: list[dict] = []
-    if jobs == 1:
-        for task in tasks:
-            rows.extend(_play_chunk(task))
-            bar.update(len(task[-1]) * players)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for task, fut in [(task, pool.submit(_play_chunk, task)) for task in tasks]:
-                rows.extend(fut.result())
+    with tqdm(total=len(seeds) * len(tabs) * players, disable=not progress, unit="game", desc="matches") as bar:
+        if jobs == 1:
+            for task in tasks:
+                rows.extend(_play_chunk(task))
                 bar.update(len(task[-1]) * players)
-    bar.close()
+        else:
+            with process_pool(jobs) as pool:  # an exception or Ctrl-C terminates the workers instead of playing the queue
+                for task, fut in [(task, pool.submit(_play_chunk, task)) for task in tasks]:
+                    rows.extend(fut.result())
+                    bar.update(len(task[-1]) * players)
     rows.sort(key=lambda r: (r["seed"], r["table"], r["order"]))
     return RoundRobin(ruleset=rules.name, scoring=scoring, players=players, labels=labels, games=rows,
                       pairings=pairings(rows, labels, players), ratings=ratings(rows, labels, players))

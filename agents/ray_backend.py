@@ -114,6 +114,12 @@ class _RayFuture:
 
         return ray.get(self.ref)  # a task's exception is raised here, as an instance of its own type too
 
+    def cancel(self) -> None:
+        """Stop the task (queued or running: its worker is killed), as on Ctrl-C."""
+        import ray
+
+        ray.cancel(self.ref, force=True)
+
 
 class RayExecutor:
     """``submit(fn, *args)`` runs ``fn(*args)`` as a Ray task (one CPU) and returns a future

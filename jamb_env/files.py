@@ -15,6 +15,16 @@ file is removed and the destination is left as it was.
     write_text_file(path, text)           # check the path, create its folders, write atomically
     check_output_file(path), check_output_folder(folder)   # clear errors for bad output paths
 
+Output paths: a file is only ever written as a regular file. A path that is a device, a
+FIFO or a socket, or that lies inside ``/dev``, ``/proc`` or ``/sys`` (as given, or once its
+links are followed; ``/dev/shm``, a RAM file system for ordinary files, excepted) is
+refused with :class:`OutputPathError` before anything is written: the temporary file and
+``os.replace`` would otherwise put a regular file in place of ``/dev/null`` (as root) or
+fill ``/dev`` with files. A symbolic link is written through: its final target (every link
+on the way followed, :func:`output_target`) is replaced atomically, the temporary file
+beside it, so the link stays a link and its target gets the new content; the target must
+itself be a regular file or not exist yet.
+
 Temporary files are named ``.<name>.tmp-<random>`` (hidden, never matching the
 destination's glob such as ``model_*_steps.zip``); a writer killed by SIGKILL leaves one
 behind, which :func:`remove_temp_files` clears. Pure Python: no Gymnasium, numpy or torch.
@@ -23,19 +33,92 @@ behind, which :func:`remove_temp_files` clears. Pure Python: no Gymnasium, numpy
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
-    "TEMP_MARK", "atomic_path", "atomic_save_model", "atomic_write", "atomic_write_bytes", "atomic_write_text",
-    "check_output_file", "check_output_folder", "is_temp_file", "remove_temp_files", "write_text_file",
+    "SYSTEM_FOLDERS", "TEMP_MARK", "OutputPathError", "atomic_path", "atomic_save_model", "atomic_write", "atomic_write_bytes",
+    "atomic_write_text", "check_output_file", "check_output_folder", "is_temp_file", "output_target", "remove_temp_files",
+    "write_text_file",
 ]
 
 #: The part of a temporary file's name between the destination's name and the random tail.
 TEMP_MARK = ".tmp-"
+
+
+#: Folders of the operating system's devices and kernel views, never written into (POSIX).
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")
+#: Folders inside :data:`SYSTEM_FOLDERS` that hold ordinary files.
+_FILE_FOLDERS = ("/dev/shm",)
+
+
+class OutputPathError(OSError):
+    """An output path that must not be written: a device, FIFO or socket (not a regular
+    file), a path inside ``/dev``, ``/proc`` or ``/sys``, or a loop of symbolic links. The
+    message names the path and why."""
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def _inside(path: Path, folder: str) -> bool:
+    return path == Path(folder) or Path(folder) in path.parents
+
+
+def _system_folder(path: Path) -> str | None:
+    """The system folder (:data:`SYSTEM_FOLDERS`) that the absolute ``path`` lies in, else None."""
+    if os.name != "posix" or any(_inside(path, top) for top in _FILE_FOLDERS):
+        return None
+    return next((top for top in SYSTEM_FOLDERS if _inside(path, top)), None)
+
+
+def _refuse_system_path(given: Path, resolved: Path, what: str, instead: str) -> None:
+    """OutputPathError when ``given`` (as written, or ``resolved``: its links followed) lies in a system folder."""
+    for candidate in (Path(os.path.abspath(given)), resolved):
+        top = _system_folder(candidate)
+        if top is not None:
+            via = "" if candidate == Path(os.path.abspath(given)) else f" (where its links lead: {resolved})"
+            raise OutputPathError(f"{what} {given}: it is inside {top}{via}, which holds the system's "
+                                  f"{'devices' if top == '/dev' else 'kernel interfaces'}, not output files; give {instead} elsewhere")
+
+
+def output_target(path: str | Path) -> Path:
+    """The file that writing ``path`` replaces: ``path`` itself, or, for a symbolic link, its
+    final target (every link on the way followed); an absolute path.
+
+    Raises:
+        OutputPathError: the path or the target lies inside ``/dev``, ``/proc`` or ``/sys``
+            (``/dev/shm`` excepted), the target is a device, FIFO or socket, or the links loop.
+        IsADirectoryError: the target is a folder.
+    """
+    given = Path(path)
+    target = Path(os.path.realpath(given))
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None  # a new file (a folder in the way is check_output_folder's to name)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputPathError(f"cannot write {given}: its symbolic links loop") from exc
+        raise
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        where = "" if target == Path(os.path.abspath(given)) else f" (the target of its link, {target})"
+        raise OutputPathError(f"cannot write {given}: it is a {_file_kind(mode)}{where}, not a regular file; "
+                              "output goes to regular files only (writing would replace it by one)")
+    _refuse_system_path(given, target, "cannot write", "a regular file")
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{given} is a folder; give a file name")
+    return target
 
 
 def _temp_name(path: Path) -> Path:
@@ -73,16 +156,21 @@ def atomic_path(path: str | Path, fsync: bool = True, keep_suffix: bool = False)
     ``.npz``, SB3's ``model.save`` adds ``.zip``) must be given a file object opened on it
     instead, as :func:`atomic_write` does; ``keep_suffix=True`` ends it in the suffix, for
     writers that choose the format by it (video writers). The folder of ``path`` is
-    created if missing.
+    created if missing. A symbolic link is written through: the temporary file goes beside
+    its target, which it replaces (:func:`output_target`).
 
     Raises:
+        OutputPathError: ``path`` is a device, FIFO or socket, or lies inside ``/dev``,
+            ``/proc`` or ``/sys`` (checked before the block runs; module docstring).
+        IsADirectoryError: ``path`` is a folder.
         FileNotFoundError: the block succeeded without creating the temporary file.
     """
-    path = Path(path)
+    given = Path(path)
+    path = output_target(given)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
     if keep_suffix:
-        tmp = tmp.with_name(tmp.name + path.suffix)
+        tmp = tmp.with_name(tmp.name + given.suffix)
     try:
         yield tmp
         if not tmp.exists():
@@ -102,7 +190,12 @@ def atomic_path(path: str | Path, fsync: bool = True, keep_suffix: bool = False)
 def atomic_write(path: str | Path, write_fn: Callable[[IO[bytes]], Any], fsync: bool = True) -> Path:
     """Call ``write_fn(f)`` with a binary file opened for writing, then put what it wrote
     at ``path`` atomically; if ``write_fn`` raises, ``path`` keeps its old content (or stays
-    absent) and the exception propagates. Returns ``path``."""
+    absent) and the exception propagates. Returns ``path``.
+
+    Raises:
+        OutputPathError, IsADirectoryError: ``path`` is not a regular file or a new one
+            (:func:`atomic_path`), before ``write_fn`` is called.
+    """
     path = Path(path)
     with atomic_path(path, fsync=fsync) as tmp:
         with open(tmp, "wb") as f:
@@ -112,19 +205,20 @@ def atomic_write(path: str | Path, write_fn: Callable[[IO[bytes]], Any], fsync: 
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, fsync: bool = True) -> Path:
-    """Write ``data`` to ``path`` atomically; returns ``path``."""
+    """Write ``data`` to ``path`` atomically; returns ``path``. Raises as :func:`atomic_write`."""
     return atomic_write(path, lambda f: f.write(data), fsync=fsync)
 
 
 def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8", fsync: bool = True) -> Path:
-    """Write ``text`` to ``path`` atomically (``encoding``, newlines as given); returns ``path``."""
+    """Write ``text`` to ``path`` atomically (``encoding``, newlines as given); returns ``path``.
+    Raises as :func:`atomic_write`."""
     return atomic_write_bytes(path, text.encode(encoding), fsync=fsync)
 
 
 def atomic_save_model(model: Any, path: str | Path, fsync: bool = True) -> Path:
     """``model.save`` (a Stable-Baselines3 model, or anything whose ``save`` takes a binary
     file object) to ``path`` atomically. The name is used as given: unlike ``model.save(path)``
-    no ``.zip`` is appended. Returns ``path``."""
+    no ``.zip`` is appended. Returns ``path``. Raises as :func:`atomic_write`."""
     return atomic_write(path, model.save, fsync=fsync)
 
 
@@ -148,19 +242,34 @@ def remove_temp_files(folder: str | Path) -> list[Path]:
 def check_output_file(path: str | Path) -> Path:
     """``path`` as a Path if a file can be written there (its missing folders created on
     writing); else an OSError whose message names the real obstacle: ``path`` is a
-    folder, or a folder on the way is a file (not "[Errno 17] File exists")."""
+    folder, or a folder on the way is a file (not "[Errno 17] File exists"), or the
+    writers would refuse it (:func:`output_target`: a device, FIFO or socket, a path
+    inside ``/dev``, ``/proc`` or ``/sys``). A symbolic link is checked where it leads.
+
+    Raises:
+        OutputPathError, IsADirectoryError, NotADirectoryError, PermissionError: as above.
+    """
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder; give a file name")
+    target = output_target(path)
     check_output_folder(path.parent, for_file=path)
+    if target.parent != Path(os.path.abspath(path.parent)):  # a link: the temporary file goes beside its target
+        check_output_folder(target.parent, for_file=path)
     return path
 
 
 def check_output_folder(folder: str | Path, for_file: str | Path | None = None) -> Path:
     """``folder`` as a Path if it is a folder or can be created; else an OSError that
-    names the file in the way or the folder without write permission."""
+    names the file in the way or the folder without write permission.
+
+    Raises:
+        OutputPathError: ``folder`` lies inside ``/dev``, ``/proc`` or ``/sys`` (as given or
+            where its links lead; ``/dev/shm`` excepted).
+        NotADirectoryError, PermissionError: a file or a broken link in the way, no write permission.
+    """
     folder = Path(folder)
     what = f"cannot write {for_file}" if for_file is not None else f"cannot create the folder {folder}"
+    if for_file is None:
+        _refuse_system_path(folder, Path(os.path.realpath(folder)), "cannot write into the folder", "a folder")
     probe = folder
     while not probe.exists():
         if probe.is_symlink():
@@ -177,7 +286,12 @@ def check_output_folder(folder: str | Path, for_file: str | Path | None = None) 
 
 def write_text_file(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (jamb_env.files: a failed write leaves the
-    previous file as it was), creating missing folders; clear OSErrors on bad paths."""
+    previous file as it was), creating missing folders; clear OSErrors on bad paths.
+
+    Raises:
+        OSError: as :func:`check_output_file` (OutputPathError for a device, FIFO, socket or
+            system folder), or the write failed.
+    """
     path = check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)

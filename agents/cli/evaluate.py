@@ -12,8 +12,11 @@ differences, spread across checkpoints of a glob) and writes ``<out>.csv`` (per 
 ``.png`` ending is dropped), or a folder (an existing one, or a path ending in ``/``): then
 the files go inside it, named after the ruleset (``results/ -> results/classic.csv``, ...).
 Every file is written atomically (a failed write leaves the previous file intact); the
-output paths are checked before any game is played. Exit status 2 on bad arguments or
-paths, 130 on Ctrl-C (nothing written).
+output paths are checked before any game is played: each must be a regular file or a new
+one (jamb_env/files.py: no device, FIFO or socket, nothing inside /dev, /proc or /sys; a
+symbolic link is written through to its target). Exit status 2 on bad arguments or
+paths; Ctrl-C stops the games at once (``--jobs`` workers included), writes nothing and
+exits with 130, SIGTERM the same with 143.
 
 ``--ray`` (the ``ray`` extra: ``make install-ray``) plays the same chunks of seeds as Ray
 tasks, on a local Ray with ``--jobs`` CPUs (default 2) or on the cluster at ``--address
@@ -40,8 +43,13 @@ takes a prefix or a folder as above. ``--scoring`` (default ``separate``: a shee
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from agents.evaluation import (
@@ -189,13 +197,47 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while ``jamb-evaluate`` runs: it stops the evaluation as Ctrl-C does (exit status 143)."""
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """While the block runs (in the main thread), SIGTERM raises :class:`Terminated`
+    there, so it unwinds like Ctrl-C: the pool's workers are killed and nothing is written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum, frame):
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def interrupted(exc: KeyboardInterrupt, detail: str) -> int:
+    """Print "interrupted" (Ctrl-C) or "terminated (SIGTERM)", then ``detail``; return the
+    exit status: 130 for Ctrl-C, 143 for SIGTERM."""
+    terminated = isinstance(exc, Terminated)
+    print(f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}{detail}", file=sys.stderr)
+    return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    check_arguments(parser, args)
-    if args.players is not None:
-        return main_matches(parser, args, [spec for _, spec, _ in expand_specs(args.agents)])
-    return main_solitaire(args)
+    with sigterm_interrupts():
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            check_arguments(parser, args)
+            if args.players is not None:
+                return main_matches(parser, args, [spec for _, spec, _ in expand_specs(args.agents)])
+            return main_solitaire(args)
+        except KeyboardInterrupt as exc:  # while the arguments and agents are checked
+            return interrupted(exc, "; nothing written")
 
 
 def main_solitaire(args) -> int:
@@ -206,14 +248,18 @@ def main_solitaire(args) -> int:
             check_output_file(path)
         if args.records:
             check_output_folder(args.records)
+            for label, _, _ in expand_specs(args.agents):  # a FIFO or device named like a records file
+                check_output_file(Path(args.records) / record_file_name(label))
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
     try:
         results = play_solitaire(args)
-    except KeyboardInterrupt:
-        print("\ninterrupted; nothing written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are stopped (agents.evaluation.process_pool)
+        return interrupted(exc, "; nothing written")
+    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
+        print(f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr)
+        return 2
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -228,9 +274,8 @@ def main_solitaire(args) -> int:
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted while writing; each file is either complete or as it was", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return interrupted(exc, " while writing; each file is either complete or as it was")
     csv_path, games_path, png_path = paths
     print(f"\nwrote {csv_path}, {games_path}, {png_path}" + (f" and records in {args.records}" if args.records else ""), file=sys.stderr)
     return 0
@@ -335,9 +380,11 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
     try:
         rr = round_robin(args.ruleset, specs, args.games, scoring=scoring, seed_base=args.seed_base, jobs=args.jobs,
                          players=args.players, progress=not args.no_progress)
-    except KeyboardInterrupt:
-        print("\ninterrupted; nothing written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are stopped (agents.evaluation.process_pool)
+        return interrupted(exc, "; nothing written")
+    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
+        print(f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr)
+        return 2
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -348,9 +395,8 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted while writing; each file is either complete or as it was", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return interrupted(exc, " while writing; each file is either complete or as it was")
     print(f"\nwrote {pairs_path}, {ratings_path}, {games_path}", file=sys.stderr)
     return 0
 
