@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import NamedTuple
 
 AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search")
 #: Shipped MaskablePPO models, ``models/<ruleset>.zip`` (the ``ppo`` agent).
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+
+
+#: what a ruleset's name must look like to name a shipped file (``models/<name>.zip``): the
+#: name comes from the ruleset's YAML file, so it must not reach outside ``models/``
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def shipped_name(name: str) -> bool:
+    """Whether the ruleset name ``name`` can name a shipped file under ``models/``: letters,
+    digits, ``_``, ``.``, ``-``, not starting with a dot (no ``/``, ``..`` or control
+    characters, so the file stays inside the folder)."""
+    return isinstance(name, str) and _FILE_NAME.fullmatch(name) is not None
 
 
 class AgentSpec(NamedTuple):
@@ -103,6 +116,9 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             from jamb_env import load_ruleset
 
             name = load_ruleset(ruleset).name  # RulesetError for an unknown ruleset or a missing YAML file
+            if not shipped_name(name):
+                raise ValueError(f"no shipped PPO model for ruleset {name!r}: shipped models are models/<name>.zip, and "
+                                 "this name is not a plain file name (give a model path instead)")
             path = MODELS_DIR / f"{name}.zip"
             if not path.is_file():
                 have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"

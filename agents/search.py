@@ -302,7 +302,12 @@ def load_search(spec: str, ruleset: str) -> SearchAgent:
             empty path, or a network of another ruleset; FileNotFoundError: no such file.
     """
     if spec == "search":
+        from .registry import shipped_name
+
         name = load_ruleset(ruleset).name
+        if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside models/
+            raise ValueError(f"no shipped value network for ruleset {name!r}: shipped ones are models/value_<name>.npz, "
+                             "and this name is not a plain file name (give search:<file.npz> instead)")
         path = value_path(name)
         if not path.is_file():
             have = ", ".join(sorted(p.stem[len("value_"):] for p in VALUE_DIR.glob("value_*.npz"))) or "none"

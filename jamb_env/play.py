@@ -41,11 +41,19 @@ from . import rules as core
 from .env import JambEnv
 from .errors import IllegalActionError
 from .records import GameRecord, MatchRecord
-from .render import jokers_text, sheet_view
+from .render import jokers_text, printable, sheet_view
 from .rules import match as M
 from .rules.tables import UPPER_ROWS
 
 ROW_ALIASES = {str(i + 1): row for i, row in enumerate(UPPER_ROWS)}
+
+
+def shown(text: object) -> str:
+    """``text`` for rich markup, safe on a terminal: control characters and the like as
+    visible escapes (:func:`jamb_env.render.printable`), markup brackets escaped. Every
+    string from a file (a ruleset's names, a record's players and step texts, a path, an
+    error message) goes through this before rich prints it."""
+    return escape(printable(text))
 
 
 class CommandError(ValueError):
@@ -70,28 +78,28 @@ def sheet_table(env: JambEnv, *, title: str | None = None, caption: str | None =
     its widest entry, measured once here (drawing several tables is much faster)."""
     rules = env.ruleset
     view = sheet_view(rules, env.game, env.legal_mask())
-    table = Table(caption=caption if caption is not None else f"{escape(rules.title)}: {env.score} points", caption_justify="left")
+    table = Table(caption=caption if caption is not None else f"{shown(rules.title)}: {env.score} points", caption_justify="left")
     if title is not None:
         table.title, table.title_justify = title, "left"
     if highlight:
         table.border_style = "bold"
     table.add_column("row")
     for col in rules.columns:
-        table.add_column(escape(col), justify="right")
+        table.add_column(shown(col), justify="right")
     style = {"open": "[bold green]○ {}[/]", "announce": "[yellow]a[/]", "closed": "[dim]·[/]", "written": "{}"}
     for r, (row, line) in enumerate(zip(rules.rows, view["cells"])):
         cells = [style[state].format(v) for state, v in line]
         if owner is not None:
             cells = [f"{text} {player_mark(int(owner[c, r]))}" if state == "written" and owner[c, r] >= 0 else text
                      for c, (text, (state, _)) in enumerate(zip(cells, line))]
-        table.add_row(escape(row), *cells, end_section=row in ("sixes", "min"))
+        table.add_row(shown(row), *cells, end_section=row in ("sixes", "min"))
     for i, name in enumerate(("upper", "bonus", "difference", "lower")):
         table.add_row(f"[italic]{name}[/]", *(str(p[i]) for p in view["parts"]))
     table.add_row("[bold]total[/]", *(f"[bold]{view['totals'][c]}[/]" for c in rules.columns))
     if awards is not None:
         table.add_row("[italic]goes to[/]", *(player_mark(p) if p >= 0 else "-" for p, _ in awards))
     if fixed_width:
-        for column, cells in zip(table.columns, [[table.columns[0].header]] + [[c] for c in rules.columns]):
+        for column, cells in zip(table.columns, [[table.columns[0].header]] + [[shown(c)] for c in rules.columns]):
             column.width = max(Text.from_markup(str(c)).cell_len for c in [*cells, *column.cells])
     return table
 
@@ -108,11 +116,11 @@ def status_line(env: JambEnv) -> str:
     dice = "  ".join(f"{i + 1}:[bold]\\[{d}][/]" for i, d in enumerate(game.dice.tolist()))
     text = f"turn {game.turn + 1}/{env.ruleset.num_cells}   roll {game.roll}/{core.max_rolls(env.ruleset, game)}   dice {dice}"
     if game.announced >= 0:
-        text += f"   announced [yellow]{escape('/'.join(env.ruleset.cell_name(game.announced)))}[/]"
+        text += f"   announced [yellow]{shown('/'.join(env.ruleset.cell_name(game.announced)))}[/]"
     if game.answer_due >= 0:
-        text += f"   answer due: [yellow]{escape(env.ruleset.rows[game.answer_due])}[/]"
+        text += f"   answer due: [yellow]{shown(env.ruleset.rows[game.answer_due])}[/]"
     if game.copy_row >= 0:
-        text += f"   copy offers: [yellow]{escape(env.ruleset.rows[game.copy_row])}[/]"
+        text += f"   copy offers: [yellow]{shown(env.ruleset.rows[game.copy_row])}[/]"
     jokers = jokers_text(env.ruleset, game)
     if jokers is not None:
         text += f"   jokers left: {jokers}"
@@ -276,11 +284,11 @@ class CommandSession:
             action = self.coach.act(env, env.observe(), env.action_masks())
             options = getattr(self.coach, "explain", lambda e: [])(env)[:4]
         except ValueError as exc:
-            self.console.print(f"[red]the coach cannot advise here: {escape(str(exc))}[/]")
+            self.console.print(f"[red]the coach cannot advise here: {shown(str(exc))}[/]")
             return
-        self.console.print(f"coach ({escape(str(self.coach.name))}): [bold]{escape(self.command_for(action))}[/]")
+        self.console.print(f"coach ({shown(str(self.coach.name))}): [bold]{shown(self.command_for(action))}[/]")
         for a, value in options:
-            self.console.print(f"   {self.command_for(a):32s} {value:9.2f}", markup=False)
+            self.console.print(f"   {printable(self.command_for(a)):32s} {value:9.2f}", markup=False)
         if options:
             self.console.print(f"   ({self.coach.explain_unit})", markup=False)
 
@@ -304,10 +312,10 @@ class CommandSession:
             self.record.write(path)  # atomic: a failed save leaves the previous one intact
         except OSError as exc:
             why = str(exc) if exc.errno is None else f"{exc.strerror or exc} ({exc.filename or path})"
-            self.console.print(f"[red]could not save to {escape(str(path))}: {escape(why)}[/] (save FILE to try another)")
+            self.console.print(f"[red]could not save to {shown(str(path))}: {shown(why)}[/] (save FILE to try another)")
             return False
         if not quiet:
-            self.console.print(f"saved to {escape(str(path))} (resume with --load {escape(str(path))})")
+            self.console.print(f"saved to {shown(str(path))} (resume with --load {shown(str(path))})")
         return True
 
     def handle(self, line: str, save_path: str | Path | None = None) -> str | None:
@@ -316,7 +324,7 @@ class CommandSession:
         try:
             cmd = self.parse(line)
         except CommandError as exc:
-            self.console.print(f"[red]{escape(str(exc))}[/]")
+            self.console.print(f"[red]{shown(str(exc))}[/]")
             return None
         if cmd is None:
             return None
@@ -339,9 +347,9 @@ class CommandSession:
             try:
                 self.apply(cmd)
             except IllegalActionError as exc:  # defensive: parse already checked
-                self.console.print(f"[red]{escape(str(exc))}[/]")
+                self.console.print(f"[red]{shown(str(exc))}[/]")
                 return None
-            self.console.print(f"> {escape(self.record.steps[-1]['text'])}  (+{self.record.steps[-1]['reward']:g})")
+            self.console.print(f"> {shown(self.record.steps[-1]['text'])}  (+{self.record.steps[-1]['reward']:g})")
             if save_path:
                 self.save(save_path, quiet=True)
             self.draw()
@@ -361,7 +369,7 @@ class PlaySession(CommandSession):
         self.env = JambEnv(ruleset, illegal_action="raise")
         self.env.reset(seed=seed)
         self.record = GameRecord(ruleset=self.env.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset), seed=seed, player=player)
-        self.console = console or Console()
+        self.console = console or Console(emoji=False)
         self.coach = coach
 
     def apply(self, action: int) -> None:
@@ -378,11 +386,12 @@ class PlaySession(CommandSession):
         self.draw()
         try:
             self._loop(read, save_path)
-        finally:  # game over, quit, end of input or an interrupt: one save path
+        finally:  # game over, quit, end of input or an interrupt (a signal too): one save path, saved first
+            saved = self.save(save_path, quiet=True) if save_path else False
             if self.over:
                 self.console.print(f"[bold]Game over: {self.env.score} points.[/]")
-            if save_path:
-                self.save(save_path)
+            if saved:
+                self.console.print(f"saved to {shown(str(save_path))} (resume with --load {shown(str(save_path))})")
         return self.env.score
 
     def _loop(self, read: Callable[[], str], save_path: str | Path | None) -> None:
@@ -403,7 +412,7 @@ HUMAN = "human"
 
 def _seat(p: int, players: Sequence[str]) -> str:
     """``P1 name`` (markup, the name escaped)."""
-    return f"{player_mark(p)} {escape(players[p])}"
+    return f"{player_mark(p)} {shown(players[p])}"
 
 
 def match_board(env, players: Sequence[str]) -> Columns | Table:
@@ -458,7 +467,7 @@ def match_step_line(step: dict, players: Sequence[str]) -> str:
     dice = f": dice {' '.join(str(d) for d in step['dice'])}" if step.get("dice") else ""
     text = str(step.get("text", step["action"]))
     points = f"  ({step['reward']:+g})" if text.startswith("write") and isinstance(step.get("reward"), (int, float)) else ""
-    return f"{_seat(p, players)}{where}{dice} → [bold]{escape(text)}[/]{points}"
+    return f"{_seat(p, players)}{where}{dice} → [bold]{shown(text)}[/]{points}"
 
 
 def match_result(scores: Sequence[int], players: Sequence[str]) -> str:
@@ -505,7 +514,7 @@ class MatchSession(CommandSession):
             raise ValueError(f"no agent for seat(s) {missing}")
         name = self.aec.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset)
         self.record = MatchRecord(ruleset=name, seed=seed, players=list(self.players), scoring=scoring)
-        self.console = console or Console()
+        self.console = console or Console(emoji=False)
         self.coach, self.delay, self.sleep = coach, float(delay), sleep
         self._solo = encoder(self.aec.ruleset).size
         self._view, self._view_of = None, None
@@ -597,13 +606,14 @@ class MatchSession(CommandSession):
         self.draw()
         try:
             self._loop(read, save_path)
-        finally:
+        finally:  # saved first: an interrupt (a signal too) or a terminal that is gone cannot lose it
+            saved = self.save(save_path, quiet=True) if save_path else False
             if self.over:
                 self.console.print(match_result(self.scores, self.players))
             else:
                 self.console.print(f"the match stops after {len(self.record.steps)} moves; {match_scores(self.aec, self.players)}")
-            if save_path:
-                self.save(save_path)
+            if saved:
+                self.console.print(f"saved to {shown(str(save_path))} (resume with --load {shown(str(save_path))})")
         return self.scores
 
     def _loop(self, read, save_path) -> None:

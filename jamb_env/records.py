@@ -33,7 +33,9 @@ games only (the format above, unchanged), :func:`read_matches` matches only, and
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,76 +175,204 @@ class RecordError(ValueError):
     """A game record that cannot be read or does not replay (names the file and line)."""
 
 
-def read_records(path: str | Path) -> list[GameRecord]:
+@dataclass(frozen=True)
+class RecordLimits:
+    """What a record reader accepts; beyond it, :class:`RecordError`. The defaults
+    (:data:`LIMITS`) hold every record the tools write with room to spare (a step line is
+    about 200 bytes, a game a few hundred steps, evaluation files thousands of games)."""
+
+    #: bytes in the whole file
+    max_file_bytes: int = 256 * 2**20
+    #: bytes in one line (a header naming 5 players, or one step)
+    max_line_bytes: int = 64 * 2**10
+    #: arrays and objects nested in one line (records nest 2 deep)
+    max_depth: int = 16
+    #: games and matches in one file
+    max_games: int = 1_000_000
+    #: steps in one game (the longest game of any ruleset has well under 1,000)
+    max_steps: int = 10_000
+
+
+LIMITS = RecordLimits()
+#: a JSON string (for the depth test: brackets inside strings do not nest)
+_STRINGS = re.compile(r'"(?:[^"\\]++|\\.)*+"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def read_records(path: str | Path, limits: RecordLimits | None = None) -> list[GameRecord]:
     """All games in a JSON-lines record file (solitaire games; a match in it is refused:
-    :func:`read_any` reads both)."""
-    return _read(path, ("game",))
+    :func:`read_any` reads both).
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        RecordError: anything else: a folder, an unreadable file, a file or line beyond
+            ``limits`` (:data:`LIMITS`: size, line length, nesting, games, steps), a line
+            that is not strict JSON or not valid UTF-8, or a line that is not what a
+            record holds there (the message names the file and line).
+    """
+    return _read(path, ("game",), limits)
 
 
-def read_matches(path: str | Path) -> list[MatchRecord]:
-    """All multiplayer matches in a JSON-lines record file (a solitaire game is refused)."""
-    return _read(path, ("match",))
+def read_matches(path: str | Path, limits: RecordLimits | None = None) -> list[MatchRecord]:
+    """All multiplayer matches in a JSON-lines record file (a solitaire game is refused).
+    Raises as :func:`read_records`."""
+    return _read(path, ("match",), limits)
 
 
-def read_any(path: str | Path) -> list[GameRecord | MatchRecord]:
+def read_any(path: str | Path, limits: RecordLimits | None = None) -> list[GameRecord | MatchRecord]:
     """Every game and match in a JSON-lines record file, in file order (tell them apart
-    with ``isinstance``)."""
-    return _read(path, ("game", "match"))
+    with ``isinstance``). Raises as :func:`read_records`."""
+    return _read(path, ("game", "match"), limits)
 
 
 def _match_header(path, n: int, item: dict) -> MatchRecord:
     from .rules.match import MAX_PLAYERS, MIN_PLAYERS, SCORING_MODES
 
     if item.get("format") != MATCH_FORMAT:
-        raise RecordError(f"{path}:{n}: match record format {item.get('format')!r}; this version reads {MATCH_FORMAT}")
+        raise RecordError(f"{path}:{n}: match record format {_short(item.get('format'))}; this version reads {MATCH_FORMAT}")
     seed, ruleset, players = item.get("seed"), item.get("ruleset"), item.get("players")
     if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
         raise RecordError(f"{path}:{n}: a match header needs a ruleset name and a non-negative integer seed")
     if not isinstance(players, list) or not all(isinstance(x, str) and x for x in players) \
             or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
         raise RecordError(f"{path}:{n}: a match header needs \"players\": a list of {MIN_PLAYERS}..{MAX_PLAYERS} "
-                          f"seat names, got {players!r}")
+                          f"seat names, got {_short(players)}")
     count = item.get("num_players", len(players))
     if type(count) is not int or count != len(players):
-        raise RecordError(f"{path}:{n}: num_players is {count!r} but {len(players)} players are named")
+        raise RecordError(f"{path}:{n}: num_players is {_short(count)} but {len(players)} players are named")
     scoring = item.get("scoring", "separate")
     if scoring not in SCORING_MODES:
-        raise RecordError(f"{path}:{n}: scoring must be one of {', '.join(SCORING_MODES)}, got {scoring!r}")
+        raise RecordError(f"{path}:{n}: scoring must be one of {', '.join(SCORING_MODES)}, got {_short(scoring)}")
     return MatchRecord(ruleset=ruleset, seed=seed, players=list(players), scoring=scoring, source=str(path))
 
 
-def _read(path: str | Path, kinds: tuple[str, ...]) -> list:
+def _read(path: str | Path, kinds: tuple[str, ...], limits: RecordLimits | None) -> list:
     path = Path(path)
     if path.is_dir():
         raise RecordError(f"{path} is a folder, not a game record file")
     if not path.is_file():
         raise FileNotFoundError(f"no game record {path}")
+    limits = limits or LIMITS
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{path}: not UTF-8 text") from exc
+        with open(path, "rb") as f:
+            return _parse(path, _lines(path, f, limits), kinds, limits)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise RecordError(f"{path}: cannot read the record: {exc.strerror or exc}") from exc
+
+
+def _lines(path: Path, f, limits: RecordLimits) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each line of ``f``, checked against ``limits`` (bytes
+    read, line length, UTF-8) before any of it is parsed."""
+    total = 0
+    for n in itertools.count(1):
+        raw = f.readline(limits.max_line_bytes + 1)
+        if not raw:
+            return
+        total += len(raw)
+        if total > limits.max_file_bytes:
+            raise RecordError(f"{path}: more than {limits.max_file_bytes:,} bytes; a record file is at most that big "
+                              "(split it, or read it with a larger RecordLimits.max_file_bytes)")
+        if len(raw.rstrip(b"\r\n")) > limits.max_line_bytes:
+            raise RecordError(f"{path}:{n}: a line longer than {limits.max_line_bytes:,} bytes; record lines are short "
+                              "(a header or one step)")
+        try:
+            yield n, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordError(f"{path}:{n}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is beyond a float's range")
+    return value
+
+
+def _json_line(path: Path, n: int, line: str, limits: RecordLimits):
+    """One line as JSON: strict JSON (no NaN, Infinity or a float beyond range), at most ``limits.max_depth``
+    arrays/objects deep (checked before parsing, so a deep line cannot exhaust the stack),
+    strings that are valid Unicode (no lone surrogates from ``\\ud800`` escapes)."""
+    if line.count("[") + line.count("{") > limits.max_depth:  # cheap test first: most lines have a few
+        depth = 0
+        for ch in _BRACKETS.findall(_STRINGS.sub("", line)):
+            depth += 1 if ch in "[{" else -1
+            if depth > limits.max_depth:
+                raise RecordError(f"{path}:{n}: JSON nested more than {limits.max_depth} levels deep; "
+                                  "record lines are flat objects")
+    try:
+        item = json.loads(line, parse_constant=_reject_constant, parse_float=_finite)
+    except RecursionError as exc:  # defensive: the depth test above comes first
+        raise RecordError(f"{path}:{n}: JSON nested too deep") from exc
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer of too many digits
+        raise RecordError(f"{path}:{n}: not JSON: {exc}") from exc
+    if "\\u" in line:
+        try:
+            json.dumps(item, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RecordError(f"{path}:{n}: a string with an invalid \\u escape (a lone surrogate)") from exc
+    return item
+
+
+def _is_int(x) -> bool:
+    return type(x) is int
+
+
+def _is_ints(x) -> bool:
+    return isinstance(x, list) and all(type(v) is int for v in x)
+
+
+#: the fields a step may hold, with the test a value passes and what it must be (a field
+#: not named here is kept as it is, for tools that add their own)
+_STEP_FIELDS = {
+    "turn": (_is_int, "an integer"), "roll": (_is_int, "an integer"), "score": (_is_int, "an integer"),
+    "dice": (_is_ints, "a list of integers"), "dice_after": (_is_ints, "a list of integers"),
+    "scores": (_is_ints, "a list of integers"), "text": (lambda x: isinstance(x, str), "a string"),
+    "reward": (lambda x: type(x) in (int, float) and abs(x) <= 1e12, "a number (|x| <= 1e12)"),
+}
+
+
+def _check_step(path: Path, n: int, item: dict) -> None:
+    for key, (ok, what) in _STEP_FIELDS.items():
+        if key in item and not ok(item[key]):
+            raise RecordError(f"{path}:{n}: a step's {key} must be {what}, got {_short(item[key])}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...], limits: RecordLimits) -> list:
     games: list = []
     header_line, end_line = 0, None
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in lines:
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{path}:{n}: not JSON: {exc}") from exc
+        item = _json_line(path, n, line, limits)
         kind = item.get("type") if isinstance(item, dict) else None
         if kind in ("game", "match") and kind not in kinds:
             if kind == "match":
                 raise RecordError(f"{path}:{n}: a multiplayer match record (type \"match\"), not a solitaire game; "
                                   "read it with read_matches or read_any, replay it with jamb-play --replay")
             raise RecordError(f"{path}:{n}: a solitaire game record (type \"game\"), not a multiplayer match")
+        if kind in ("game", "match") and len(games) >= limits.max_games:
+            raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
         if kind == "game":
             if item.get("format") != FORMAT:
-                raise RecordError(f"{path}:{n}: record format {item.get('format')!r}; this version reads {FORMAT}")
+                raise RecordError(f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}")
             seed, ruleset = item.get("seed"), item.get("ruleset")
             if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
                 raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
-            games.append(GameRecord(ruleset=ruleset, seed=seed, player=str(item.get("player", "?")), source=str(path)))
+            player = item.get("player", "?")
+            if not isinstance(player, str):
+                raise RecordError(f"{path}:{n}: a game header's player is a name (a string), got {player!r}")
+            games.append(GameRecord(ruleset=ruleset, seed=seed, player=player, source=str(path)))
             header_line, end_line = n, None
         elif kind == "match":
             games.append(_match_header(path, n, item))
@@ -257,9 +387,12 @@ def _read(path: str | Path, kinds: tuple[str, ...]) -> list:
             if kind == "step":
                 if type(item.get("action")) is not int:
                     raise RecordError(f"{path}:{n}: a step needs an integer action")
+                if len(game.steps) >= limits.max_steps:
+                    raise RecordError(f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}")
+                _check_step(path, n, item)
                 if isinstance(game, MatchRecord) and not (type(item.get("player")) is int and 0 <= item["player"] < game.num_players):
                     raise RecordError(f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, "
-                                      f"got {item.get('player')!r}")
+                                      f"got {_short(item.get('player'))}")
                 game.steps.append({k: v for k, v in item.items() if k != "type"})
                 game.step_lines.append(n)
             else:
@@ -267,13 +400,13 @@ def _read(path: str | Path, kinds: tuple[str, ...]) -> list:
                 if isinstance(game, MatchRecord):
                     scores = item.get("scores")
                     if not isinstance(scores, list) or len(scores) != game.num_players or not all(type(x) is int for x in scores):
-                        raise RecordError(f"{path}:{n}: a match's end line needs \"scores\": {game.num_players} integers, got {scores!r}")
+                        raise RecordError(f"{path}:{n}: a match's end line needs \"scores\": {game.num_players} integers, got {_short(scores)}")
                 else:
                     score = item.get("score")
                     if type(score) is not int:
-                        raise RecordError(f"{path}:{n}: an end line needs an integer score, got {score!r}")
+                        raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
                 if count != len(game.steps):
-                    raise RecordError(f"{path}:{n}: the end line says {count!r} steps, the game of line {header_line} has {len(game.steps)}")
+                    raise RecordError(f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}")
                 if isinstance(game, MatchRecord):
                     game.final_scores, game.end_line = list(scores), n
                 else:
@@ -281,7 +414,7 @@ def _read(path: str | Path, kinds: tuple[str, ...]) -> list:
                 end_line = n
         else:
             expected = f"{kinds[0]}, step or end" if len(kinds) == 1 else "game, match, step or end"
-            raise RecordError(f"{path}:{n}: unknown line type {kind!r}; expected {expected}")
+            raise RecordError(f"{path}:{n}: unknown line type {_short(kind)}; expected {expected}")
     if not games:
         raise RecordError(f"{path}: no {'game' if kinds == ('game',) else 'match' if kinds == ('match',) else 'game or match'} in the file")
     return games
@@ -292,8 +425,9 @@ def replay(record: GameRecord | MatchRecord, env=None):
     :func:`replay_match`).
 
     Raises:
-        RecordError: a step after the game's end, an illegal action, or dice that differ
-            from the record (the message names the file and line when read from a file).
+        RecordError: the record's ruleset cannot be loaded, a step after the game's end,
+            an illegal action, or dice that differ from the record (the message names the
+            file and line when read from a file).
     """
     if isinstance(record, MatchRecord):
         yield from replay_match(record, env)
@@ -302,7 +436,11 @@ def replay(record: GameRecord | MatchRecord, env=None):
     from .errors import IllegalActionError
     from .rules import is_over
 
-    env = env or JambEnv(record.ruleset, illegal_action="raise")
+    if env is None:
+        try:
+            env = JambEnv(record.ruleset, illegal_action="raise")
+        except (ValueError, OSError) as exc:  # RulesetError, a missing ruleset file
+            raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
     env.reset(seed=record.seed)
     for k, step in enumerate(record.steps):
         if is_over(env.ruleset, env.game):
@@ -326,7 +464,7 @@ def match_env(record: MatchRecord, render_mode: str | None = None):
     try:
         return raw_env(ruleset=record.ruleset, num_players=record.num_players, scoring=record.scoring, reward="score",
                        render_mode=render_mode)
-    except ValueError as exc:  # RulesetError included
+    except (ValueError, OSError) as exc:  # RulesetError included, and a missing ruleset file
         raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
 
 

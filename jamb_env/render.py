@@ -3,12 +3,46 @@ pictures ("rgb_array", drawn with Pillow)."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from functools import lru_cache
 
 import numpy as np
 
 from . import rules as core
 from .rules import GameState, Ruleset
+
+
+#: Characters that are not plain printable ASCII (the candidates :func:`printable` looks at).
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]")
+#: Unicode categories :func:`printable` escapes: controls (C0, DEL, C1: ESC, CSI, OSC ...),
+#: format characters (bidirectional overrides, zero-width ones), lone surrogates, line and
+#: paragraph separators.
+_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+
+
+def _escape_char(match: re.Match, keep: str) -> str:
+    ch = match.group()
+    if ch in keep or unicodedata.category(ch) not in _UNSAFE:
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: object, newlines: bool = False) -> str:
+    """``str(text)`` safe to show on a terminal: every control character (ESC and so the
+    start of any CSI/OSC sequence, BEL, CR, backspace, the C1 controls), format character
+    (bidirectional overrides, zero-width marks), lone surrogate and line separator is
+    written as a visible escape such as ``\\x1b`` or ``\\u202e``; the rest is kept as
+    it is. ``newlines``: keep ``\\n`` (multi-line messages); else it is escaped too.
+
+    Every string that comes from a file (a record's player or step text, a ruleset's
+    name, columns and rows, a path, an error message quoting them) goes through this
+    before it is printed; for rich markup, escape the result too
+    (:func:`jamb_env.play.shown`)."""
+    text = str(text)
+    keep = "\n" if newlines else ""
+    return _NOT_ASCII.sub(lambda m: _escape_char(m, keep), text) if _NOT_ASCII.search(text) else text
 
 
 #: What an empty cell shows: ``open`` (writable now), ``announce`` (announceable now), ``closed``.
@@ -79,29 +113,29 @@ def render_sheet(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) 
     (from ``mask``) and ``.`` elsewhere. Totals follow RULES.md §2 crediting.
     """
     view = sheet_view(rules, st, mask)
-    cols = list(rules.columns)
+    cols = [printable(c) for c in rules.columns]  # names from the ruleset's file: shown safely
     width = max(8, *(len(c) + 1 for c in cols))
     head = f"{'':<12}" + "".join(f"{c:>{width}}" for c in cols)
     lines = []
     dice = " ".join(map(str, view["dice"])) or "-"
-    lines.append(f"{rules.name}  turn {view['turn']}/{rules.num_cells}  {view['roll']}  dice [{dice}]  "
-                 f"announced {view['announced']}")
+    lines.append(f"{printable(rules.name)}  turn {view['turn']}/{rules.num_cells}  {view['roll']}  dice [{dice}]  "
+                 f"announced {printable(view['announced'])}")
     if view["answer_due"] is not None:
-        lines.append(f"answer due: {view['answer_due']}")
+        lines.append(f"answer due: {printable(view['answer_due'])}")
     if view["copy_row"] is not None:
-        lines.append(f"copy offers: {view['copy_row']}")
+        lines.append(f"copy offers: {printable(view['copy_row'])}")
     if view["jokers"] is not None:
         lines.append(f"jokers left: {view['jokers']}")
     lines.append(head)
     shown = {"open": "*", "announce": ".", "closed": "."}
     for row, line in zip(rules.rows, view["cells"]):
         cells = [str(v) if state == "written" else shown[state] for state, v in line]
-        lines.append(f"{row:<12}" + "".join(f"{x:>{width}}" for x in cells))
+        lines.append(f"{printable(row):<12}" + "".join(f"{x:>{width}}" for x in cells))
     for i, name in enumerate(("upper", "bonus", "difference", "lower")):
         lines.append(f"{name:<12}" + "".join(f"{p[i]:>{width}}" for p in view["parts"]))
     totals = view["totals"]
-    lines.append(f"{'total':<12}" + "".join(f"{totals[c]:>{width}}" for c in cols))
-    extra = "".join(f"  {k} {v}" for k, v in totals.items() if k not in cols)
+    lines.append(f"{'total':<12}" + "".join(f"{totals[c]:>{width}}" for c in rules.columns))
+    extra = "".join(f"  {printable(k)} {v}" for k, v in totals.items() if k not in rules.columns)
     lines.append(f"score {view['score']}{extra}")
     return "\n".join(lines)
 

@@ -40,13 +40,12 @@ def replay_states(record: GameRecord) -> Iterator[tuple[object, dict | None]]:
             record's end line disagrees with the replay (score, or the game not over).
     """
     from .env import JambEnv
-    from .errors import RulesetError
     from .rules import is_over
 
     where = record.source or "the record"
     try:
         env = JambEnv(record.ruleset, illegal_action="raise")
-    except RulesetError as exc:
+    except (ValueError, OSError) as exc:  # RulesetError, a missing ruleset file
         raise RecordError(f"{where}: {exc}") from exc
     env.reset(seed=record.seed)  # replay() resets again with the same seed: the same game
     yield env, None

@@ -322,7 +322,7 @@ def test_html_of_a_match_is_refused_clearly(match_file, monkeypatch, capsys, tmp
 @pytest.mark.parametrize("argv, message", [
     (["--players", "human"], "--players: a match needs 2..5 seats (each human or an agent), got 1"),
     (["--players"] + ["greedy"] * 6, "a match needs 2..5 seats"),
-    (["--players", "human", "greedy", "--load", "x.jsonl"], "--players cannot be used with a resumed game"),
+    (["--watch-players", "greedy", "random", "--load", "x.jsonl"], "--watch-players cannot be used with a resumed game"),
     (["--watch-players", "human", "greedy"], "--watch-players: agents only"),
     (["--players", "human", "greedy", "--watch-players", "greedy", "random"], "--players and --watch-players: give one"),
     (["--scoring", "shared"], "--scoring cannot be used with an interactive game"),

@@ -19,7 +19,12 @@ which moves by itself ``--delay`` seconds apart; with no ``human`` seat (or
 ``shared``: one sheet, each column going to who wrote most of it. Every sheet and score is
 shown, the player to move marked; at the end the final scores and the winner(s). Match
 records (``--save``, ``--record``) replay with ``--replay`` (``--video`` and ``--log``
-too; ``--html`` is for solitaire games) and resume with ``--load``.
+too; ``--html`` is for solitaire games) and resume with ``--load``. A record is data: a
+resumed match re-creates its ``human`` seats and built-in agents (``greedy``, ``ppo``, ...)
+by name, but loads a seat that names a file (a model .zip, ``hybrid:``/``search:``/
+``rllib:`` with a path) only when you name the seats again, ``--load match.jsonl
+--players human runs/x/final_model.zip`` (the record's seats, in order): loading a model
+runs the code pickled in it.
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
 sheet / save / quit). ``--save FILE`` saves the game after every move and on quit;
@@ -28,7 +33,10 @@ sheet / save / quit). ``--save FILE`` saves the game after every move and on qui
 plays back; scripts/evaluate.py writes them too (``--records DIR``). Every file is written
 atomically (a failed save leaves the previous one intact). Ctrl-C ends any mode: the game
 so far is saved (``--save``/``--load``; ``--record`` when watching) and the tool exits
-with status 130. Bad arguments and unreadable records exit with status 2 and a message.
+with status 130; SIGTERM and SIGHUP (a closed terminal) save the same and exit with 143
+and 129. Bad arguments and unreadable records exit with status 2 and a message. Text from
+files (players, ruleset names, step texts) is shown with control characters escaped
+(``\\x1b``), so a record cannot drive the terminal.
 
 When watching or replaying, ``--html FILE`` writes the game as one self-contained web page
 (jamb_env/replay_html.py: step through it with buttons or the arrow keys, no server or
@@ -41,19 +49,22 @@ the game is over (not on Ctrl-C: replay the ``--record`` file to make them).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from jamb_env import RulesetError
 from jamb_env.files import check_output_file, write_text_file
 from jamb_env.play import (HUMAN, MatchSession, PlaySession, match_board, match_result, match_status, match_step_line,
-                           sheet_table, status_line)
+                           sheet_table, shown, status_line)
+from jamb_env.render import printable
 from jamb_env.rules import is_over
 from jamb_env.rules import match as M
 from jamb_env.records import GameRecord, MatchRecord, RecordError, match_env, read_any, replay, replay_match
@@ -67,7 +78,7 @@ def show_steps(console: Console, steps, delay: float):
     for k, (env, step) in enumerate(steps):
         text = env.action_to_string(step["action"])
         where = f"turn {step['turn'] + 1}, roll {step['roll']}" if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int) else f"step {k + 1}"
-        console.print(f"[bold]{where}: {escape(text)}[/] (score {env.score})")
+        console.print(f"[bold]{where}: {shown(text)}[/] (score {env.score})")
         console.print(sheet_table(env))
         console.print(status_line(env))
         if delay > 0:
@@ -76,7 +87,62 @@ def show_steps(console: Console, steps, delay: float):
 
 
 class Interrupted(Exception):
-    """Ctrl-C, with what was saved (a message for the user)."""
+    """Ctrl-C or another signal that ends the session, with what was saved (a message for
+    the user) and the exit status (130 for Ctrl-C, 128 + the signal's number)."""
+
+    def __init__(self, message: str, code: int = 130):
+        super().__init__(message)
+        self.code = code
+
+
+class Stopped(KeyboardInterrupt):
+    """A signal that ends the session (SIGINT, SIGTERM, SIGHUP): raised in the main
+    thread by :func:`stop_signals`' handler, and handled everywhere as Ctrl-C is (the
+    game so far saved, the tool exits with 128 + the signal's number)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = int(signum)
+
+
+#: the signals that end a session and save what Ctrl-C saves (SIGHUP where it exists)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def stopped(exc: BaseException) -> tuple[str, int]:
+    """``("interrupted" or "stopped by SIGTERM", exit status)`` for a KeyboardInterrupt."""
+    signum = getattr(exc, "signum", signal.SIGINT)
+    if signum == signal.SIGINT:
+        return "interrupted", 130
+    return f"stopped by {signal.Signals(signum).name}", 128 + signum
+
+
+@contextlib.contextmanager
+def stop_signals():
+    """While the block runs, each of :data:`STOP_SIGNALS` raises :class:`Stopped` (a
+    KeyboardInterrupt, so every mode saves as on Ctrl-C); once one has arrived, further
+    ones are ignored, so a second signal cannot cut the save short. The previous handlers
+    come back afterwards. Outside the main thread (where Python cannot set handlers),
+    nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived = []
+
+    def handler(signum, frame):
+        if arrived:
+            return
+        arrived.append(signum)
+        raise Stopped(signum)
+
+    old = {}
+    try:
+        for sig in STOP_SIGNALS:
+            old[sig] = signal.signal(sig, handler)
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
 
 
 def watch(args, console: Console) -> int:
@@ -93,13 +159,14 @@ def watch(args, console: Console) -> int:
 
     try:
         show_steps(console, steps(), args.delay)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         saved = ""
         if args.record:
             session.record.write(args.record)
             saved = f"; the game so far ({len(session.record.steps)} moves) is in {args.record}"
-        raise Interrupted(f"interrupted after {len(session.record.steps)} moves{saved}") from None
-    console.print(f"[bold]{escape(args.watch)} scored {env.score} points[/] ({escape(args.ruleset)}, seed {args.seed})")
+        what, code = stopped(exc)
+        raise Interrupted(f"{what} after {len(session.record.steps)} moves{saved}", code) from None
+    console.print(f"[bold]{shown(args.watch)} scored {env.score} points[/] ({shown(args.ruleset)}, seed {args.seed})")
     if args.record:
         session.record.write(args.record)
     write_outputs(args, session.record, console)
@@ -113,11 +180,11 @@ def replay_file(args, console: Console) -> int:
     record: GameRecord = games[args.game]
     if isinstance(record, MatchRecord):
         return replay_match_file(args, record, console)
-    console.print(f"replaying {escape(record.player)} on {escape(record.ruleset)}, seed {record.seed} ({len(record.steps)} steps)")
+    console.print(f"replaying {shown(record.player)} on {shown(record.ruleset)}, seed {record.seed} ({len(record.steps)} steps)")
     try:
         env = show_steps(console, replay(record), args.delay)
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted") from None
+    except KeyboardInterrupt as exc:
+        raise Interrupted(*stopped(exc)) from None
     if record.final_score is not None:
         if env is None or not is_over(env.ruleset, env.game):
             raise RecordError(f"{args.replay}: the record has an end line but its steps stop before the game's end")
@@ -141,7 +208,7 @@ def replay_match_file(args, record: MatchRecord, console: Console) -> int:
     """--replay of a match record: every step, the board after each turn, the result."""
     if args.html:
         raise ValueError(MATCH_HTML)  # before anything is shown
-    console.print(f"replaying the match {escape(match_title(record))} ({len(record.steps)} steps)")
+    console.print(f"replaying the match {shown(match_title(record))} ({len(record.steps)} steps)")
     env, key = None, None
     try:
         for env, step in replay_match(record):
@@ -154,8 +221,8 @@ def replay_match_file(args, record: MatchRecord, console: Console) -> int:
                 key = now
             if args.delay > 0:
                 time.sleep(args.delay)
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted") from None
+    except KeyboardInterrupt as exc:
+        raise Interrupted(*stopped(exc)) from None
     if env is None:
         env = match_env(record)
         env.reset(seed=record.seed)
@@ -170,7 +237,7 @@ def replay_match_file(args, record: MatchRecord, console: Console) -> int:
 
 
 def match_scores_text(env, record: MatchRecord) -> str:
-    return ", ".join(f"P{p + 1} {escape(n)} {s}" for p, (n, s) in enumerate(zip(record.players, M.scores(env.ruleset, env.match))))
+    return ", ".join(f"P{p + 1} {shown(n)} {s}" for p, (n, s) in enumerate(zip(record.players, M.scores(env.ruleset, env.match))))
 
 
 def load_seats(players, ruleset: str, seed: int) -> dict:
@@ -190,11 +257,61 @@ def load_seats(players, ruleset: str, seed: int) -> dict:
     return policies
 
 
+def record_seat_loads_file(name: str) -> bool:
+    """Whether a seat name read from a match record would make ``agents.load`` open a
+    file that the record chose: a model path, ``hybrid:<zip>``, ``search:<npz>`` or
+    ``rllib:<path>`` (:func:`agents.registry.parse_spec`, which looks at no file). Not
+    ``human``, a built-in agent (``greedy``, ``ppo``, ...: those open only the shipped
+    files under ``models/``) or a name of no agent (``agents.load`` refuses it)."""
+    from agents.registry import parse_spec
+
+    if name == HUMAN:
+        return False
+    try:
+        return parse_spec(name).path is not None
+    except ValueError:
+        return False
+
+
+def check_record_seats(args, record: MatchRecord) -> None:
+    """A resumed match re-creates only what the command line allows: a record is data.
+
+    Its seats named ``human`` or a built-in agent are re-created by name. A seat that
+    names a file (a model path, ``hybrid:``/``search:``/``rllib:`` with a path) is loaded
+    only when the user names the match's seats again with ``--players``, the same names
+    in the same order: loading a model file runs the code pickled in it, so it is the
+    user's choice, never the record's.
+
+    Raises:
+        RecordError: ``--players`` that differ from the record's seats, or a seat that
+            names a file without ``--players`` (the message says how to resume).
+    """
+    seats = " ".join(_quoted(name) for name in record.players)
+    if args.players is not None:
+        if list(args.players) != list(record.players):
+            raise RecordError(f"{args.load}: --players {' '.join(_quoted(n) for n in args.players)} are not the record's seats "
+                              f"{seats}; give exactly those, in that order, or leave --players out")
+        return  # the user named every seat: load them
+    files = [f"P{p + 1} {_quoted(name)}" for p, name in enumerate(record.players) if record_seat_loads_file(name)]
+    if files:
+        raise RecordError(f"{args.load}: the record's seat(s) {', '.join(files)} name a file, which a record cannot load by "
+                          "itself (a model file runs the code pickled in it); if you trust that file, resume with "
+                          f"--load {_quoted(str(args.load))} --players {seats}")
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a shell word (for messages that say what to type)."""
+    import shlex
+
+    return shlex.quote(text)
+
+
 def play_match(args, console: Console, record: MatchRecord | None = None) -> int:
     """A match from --players / --watch-players, or resumed from a --load record."""
     from jamb_env import load_ruleset
 
     if record is not None:
+        check_record_seats(args, record)  # before anything is loaded
         players, ruleset, seed, scoring = record.players, record.ruleset, record.seed, record.scoring
     else:
         players, ruleset, seed, scoring = args.players, args.ruleset, args.seed, args.scoring or "separate"
@@ -214,16 +331,16 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
     people = players.count(HUMAN)
     if record is not None:
         session.load(record)
-        console.print(f"resumed {escape(args.load)}: {len(record.steps)} moves, {match_scores_text(session.aec, record)}")
+        console.print(f"resumed {shown(args.load)}: {len(record.steps)} moves, {match_scores_text(session.aec, record)}")
     else:
         rec = session.record
-        console.print(f"Jamb match {escape(match_title(rec))}."
+        console.print(f"Jamb match {shown(match_title(rec))}."
                       + (" Type help for the commands." if people else ""))
     save_path = args.save or args.load
     record_path = getattr(args, "record", None)
     try:
         session.run(lambda prompt: console.input(prompt), save_path=save_path)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         saved = []
         if save_path:
             saved.append(f"the match is saved in {save_path} (resume with --load {save_path})")
@@ -231,7 +348,8 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
             session.record.write(record_path)
             saved.append(f"the match so far is in {record_path}")
         where = "; " + "; ".join(saved) if saved else " (not saved: start with --save or --record FILE to keep a match)"
-        raise Interrupted(f"interrupted after {len(session.record.steps)} moves{where}") from None
+        what, code = stopped(exc)
+        raise Interrupted(f"{what} after {len(session.record.steps)} moves{where}", code) from None
     if record_path:
         session.record.write(record_path)
     if session.over and not people:
@@ -247,10 +365,10 @@ def write_outputs(args, record: GameRecord | MatchRecord, console: Console) -> N
         from jamb_env.replay_html import replay_html
 
         write_text_file(args.html, replay_html(record))
-        console.print(f"wrote the page {escape(str(args.html))}")
+        console.print(f"wrote the page {shown(str(args.html))}")
     if args.video:
         write_video(args.video, video_frames(record), args.fps)
-        console.print(f"wrote the video {escape(str(args.video))} ({len(record.steps) + 1} frames, {args.fps:g} a second)")
+        console.print(f"wrote the video {shown(str(args.video))} ({len(record.steps) + 1} frames, {args.fps:g} a second)")
 
 
 def interactive(args, console: Console) -> int:
@@ -265,6 +383,8 @@ def interactive(args, console: Console) -> int:
         record = games[args.game]
         if isinstance(record, MatchRecord):
             return play_match(args, console, record)
+        if args.players is not None:
+            raise ValueError(f"--players goes with a match record; {args.load} game {args.game} is a solitaire game")
         if args.delay_given:
             raise ValueError("--delay cannot be used with a resumed solitaire game (it paces the agents of a match)")
         args.ruleset = record.ruleset
@@ -278,16 +398,17 @@ def interactive(args, console: Console) -> int:
             session.record.steps.append({k: v for k, v in step.items()})
         if session.over:
             session.record.final_score = session.env.score
-        console.print(f"resumed {escape(args.load)}: {len(record.steps)} moves, score {session.env.score}")
+        console.print(f"resumed {shown(args.load)}: {len(record.steps)} moves, score {session.env.score}")
     else:
         session = PlaySession(args.ruleset, args.seed, console=console, coach=coach)
-        console.print(f"Jamb {escape(session.env.ruleset.name)}, seed {args.seed}. Type help for the commands.")
+        console.print(f"Jamb {shown(session.env.ruleset.name)}, seed {args.seed}. Type help for the commands.")
     save_path = args.save or args.load
     try:
         session.run(lambda: console.input("[bold]> [/]"), save_path=save_path)  # saves on the way out, Ctrl-C included
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         where = f"; the game is saved in {save_path} (resume with --load {save_path})" if save_path else " (not saved: start with --save FILE to keep a game)"
-        raise Interrupted(f"interrupted after {len(session.record.steps)} moves{where}") from None
+        what, code = stopped(exc)
+        raise Interrupted(f"{what} after {len(session.record.steps)} moves{where}", code) from None
     return 0
 
 
@@ -302,6 +423,9 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
         if not all(name.strip() for name in match_seats):
             parser.error(f"{option}: an empty seat name")
         seats = [HUMAN if name.strip().lower() == HUMAN else name.strip() for name in match_seats]
+        if args.watch_players is not None and args.load:
+            parser.error("--watch-players cannot be used with a resumed game (the match record names its seats; "
+                         "--players repeats them to let a seat load a model file)")
         if args.watch_players is not None and HUMAN in seats:
             parser.error("--watch-players: agents only (seat a person with --players human ...)")
         if not 2 <= len(seats) <= 5:
@@ -313,7 +437,7 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     not_with = {
         "--replay": ("players", "watch_players", "watch", "load", "save", "coach", "record", "seed", "ruleset", "scoring"),
         "--watch": ("players", "watch_players", "load", "save", "coach", "scoring"),
-        "--load": ("players", "watch_players", "seed", "ruleset", "scoring", "log", "record", "html", "video"),
+        "--load": ("watch_players", "seed", "ruleset", "scoring", "log", "record", "html", "video"),
         "--players": ("game", "html") + (("log", "video") if people else ("save", "coach")),
         None: ("scoring", "log", "record", "delay", "game", "html", "video"),
     }[mode]
@@ -326,7 +450,7 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
                 "--log": " (--log is for --watch and --replay)", "--game": " (--game picks a game of a --load or --replay file)",
                 "--html": " (--html is for --watch and --replay)", "--video": " (--video is for --watch and --replay)",
                 "--seed": " (the record has its seed)", "--ruleset": " (the record has its ruleset)",
-                "--players": " (a match record names its players)" if mode == "--load" else " (--players starts a match)",
+                "--players": " (--players starts a match)",
                 "--watch-players": " (--watch-players starts a match)", "--scoring": " (--scoring goes with --players)",
                 "--coach": " (hints are for a person's seat)"}.get(given[0], "")
         if mode == "--players" and given[0] in ("--log", "--video"):
@@ -411,8 +535,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is None:
         args.seed = int(time.time_ns() % 2**31)
     log = io.StringIO() if args.log else None
+    with stop_signals():  # SIGTERM and SIGHUP end a session as Ctrl-C does: saved, then exit 128 + the signal
+        try:
+            return run(args, log)
+        except KeyboardInterrupt as exc:  # a signal while run was handling another error
+            return stopped(exc)[1]
+
+
+def _say(text: str) -> None:
+    """A last message on stderr (file contents in it made safe for the terminal); a
+    terminal that is gone (SIGHUP) does not turn it into a traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        print(printable(text, newlines=True), file=sys.stderr)
+
+
+def run(args, log: io.StringIO | None) -> int:
+    """The chosen mode, with the errors and interrupts turned into a message and an exit status."""
     try:
-        console = Console(file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False)
+        console = Console(file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False,
+                          emoji=False)
         if log:
             args.delay = 0.0
         if args.replay:
@@ -428,16 +569,19 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except Interrupted as exc:
         if log:
-            write_text_file(args.log, log.getvalue())
-        print(f"\n{exc}", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+            try:
+                write_text_file(args.log, log.getvalue())
+            except OSError as err:
+                _say(f"error: --log {args.log}: {err}")
+        _say(f"\n{exc}")
+        return exc.code
+    except KeyboardInterrupt as exc:
+        what, code = stopped(exc)
+        _say(f"\n{what}")
+        return code
     except (RulesetError, RecordError, MissingDependency, OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return 2
-
 
 if __name__ == "__main__":
     sys.exit(main())
