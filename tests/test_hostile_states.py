@@ -79,7 +79,9 @@ def test_a_stream_position_no_game_reaches_is_refused(position):
 def test_a_stream_that_is_not_integer_faces_is_refused():
     env = played("classic", 3)
     s = env.get_state()
-    for stream in (s.stream.astype(np.float64) + 0.5, s.stream.astype(bool), s.stream[:-1], np.where(s.stream == 6, 7, s.stream)):
+    half = s.stream.astype(np.float64)
+    half[-1] = 1.5  # read as die 1 before
+    for stream in (s.stream.astype(np.float64), half, s.stream.astype(bool), s.stream[:-1], np.where(s.stream == 6, 7, s.stream)):
         with pytest.raises(ValueError, match="state.stream"):
             env.set_state(replace(s, stream=stream))
 
