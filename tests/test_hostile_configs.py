@@ -20,13 +20,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.training.config import DEFAULT_CONFIG, ConfigError, load_config, resume_config
-from agents.training.rllib_config import DEFAULT_RLLIB_CONFIG, load_rllib_config, resume_rllib_config
+from agents.training.config import ConfigError, load_config, resume_config
+from agents.training.rllib_config import load_rllib_config, resume_rllib_config
 from jamb_env import RulesetError, load_ruleset
 from jamb_env.rules import RULES_DIR
 from tests.helpers import needs_module
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = ROOT / "configs" / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
+DEFAULT_RLLIB_CONFIG = ROOT / "configs" / "rllib_classic.yaml"  # jamb-train --engine rllib's
 MAX_DEPTH, MAX_BYTES, MAX_EXTENDS = 64, 1 << 20, 32  # jamb_env/rules/ruleset.py's limits, as documented
 CLASSIC = yaml.safe_load((RULES_DIR / "classic.yaml").read_text())
 needs_rllib = needs_module("ray.rllib", "RLlib")
@@ -340,6 +342,7 @@ def test_an_rllib_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_pa
 # ---------------------------------------------------------------- 6: the default configs from any folder
 def test_the_default_configs_are_found_from_any_folder(tmp_path, monkeypatch, capsys):
     from agents.cli import train, tune
+    from agents.training import config, rllib_config
 
     monkeypatch.chdir(tmp_path)
     # the config loads (and is then refused for the bad override): it was found from this folder
@@ -351,6 +354,7 @@ def test_the_default_configs_are_found_from_any_folder(tmp_path, monkeypatch, ca
         tune.main(["--ruleset", "nope", "--trials", "1", "--steps", "64"])  # the base config loads; the override is refused
     assert exc.value.code == 2 and "--ruleset nope: unknown ruleset 'nope'" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
+    assert (config.DEFAULT_CONFIG, rllib_config.DEFAULT_RLLIB_CONFIG) == (DEFAULT_CONFIG, DEFAULT_RLLIB_CONFIG)
 
 
 # ---------------------------------------------------------------- 7: a ruleset's name and the run folder
