@@ -163,7 +163,7 @@ def test_jamb_train_value_reports_a_bad_config_in_one_line(content, message, tmp
     path = tmp_path / "value.yaml"
     path.write_bytes(content)
     with pytest.raises(SystemExit) as exc:
-        main(["--config", str(path), "--out", str(tmp_path / "out")])
+        main(["--config", str(path), "--out", str(tmp_path / "out"), "--iterations", "0"])  # the file is refused before the option
     err = capsys.readouterr().err
     assert exc.value.code == 2 and f"error: --config: {path}: {message}" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
@@ -249,8 +249,8 @@ def test_value_resource_settings_have_upper_bounds(changes, message):
 def test_selfplay_rollout_sizes_have_upper_bounds(args, message, tmp_path, capsys):
     from agents.cli.train_selfplay import main
 
-    with pytest.raises(SystemExit) as exc:
-        main(args + ["--run-dir", str(tmp_path / "run")])
+    with pytest.raises(SystemExit) as exc:  # the sizes are refused before the bad seed (a version without the bounds stops there)
+        main(args + ["--run-dir", str(tmp_path / "run"), "--seed", "-1"])
     assert exc.value.code == 2 and message in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
