@@ -12,7 +12,10 @@ finds the engine of the run folder by itself.
 The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
 events, progress.csv, checkpoints, evaluations.npz, best_model.zip, final_model.zip and
 config.yaml. Ctrl-C (or SIGTERM) saves a checkpoint and the final model and exits with
-130 (143); --resume continues any run, killed or finished, in its folder.
+130 (143); --resume continues any run, killed or finished (with a larger --total-timesteps), in
+its folder; a resume with nothing left to train (its checkpoint has --total-timesteps steps
+or more) is an error that writes nothing. Without --config the repository's
+configs/ppo_classic.yaml (configs/rllib_classic.yaml for --engine rllib) is used, from any folder.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.training.config import ConfigError, load_config, resume_config
+from agents.training.config import DEFAULT_CONFIG, ConfigError, load_config, resume_config
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", help="training config YAML (default: configs/ppo_classic.yaml)")
+    parser.add_argument("--config", help="training config YAML (default: the repository's configs/ppo_classic.yaml, from any folder)")
     parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
@@ -63,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
         else:
             cfg = load_config(
-                args.config or "configs/ppo_classic.yaml", {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
+                args.config or DEFAULT_CONFIG, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
             )
             summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
     except (ConfigError, OSError, ValueError) as exc:

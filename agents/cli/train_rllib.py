@@ -49,7 +49,7 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.address is not None and not args.address:
         parser.error("--address: give HEAD:PORT of a running Ray cluster (ray start --head), or leave it out for a local Ray")
     from agents.training.config import ConfigError
-    from agents.training.rllib_config import load_rllib_config, resume_rllib_config
+    from agents.training.rllib_config import DEFAULT_RLLIB_CONFIG, load_rllib_config, resume_rllib_config
 
     try:
         if args.resume:
@@ -59,7 +59,7 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             cfg = resume_rllib_config(saved, args.total_timesteps)
         else:
             overrides = {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset}
-            cfg = load_rllib_config(args.config or "configs/rllib_classic.yaml", overrides)
+            cfg = load_rllib_config(args.config or DEFAULT_RLLIB_CONFIG, overrides)
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

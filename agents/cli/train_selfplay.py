@@ -13,7 +13,10 @@ TensorBoard (``tensorboard --logdir runs``): ``selfplay/win_rate_vs_<baseline>``
 The run's settings are saved in ``<run-dir>/selfplay.json``. ``--resume --run-dir DIR``
 continues a run from its newest valid checkpoint with those settings: a different
 --ruleset, --players, --scoring, --reward, --seed, --baselines, --self-play, --n-envs or
---n-steps is refused; --total-timesteps, --snapshot-freq and --eval-* may change.
+--n-steps is refused; --total-timesteps, --snapshot-freq and --eval-* may change, and a
+--total-timesteps at or below the checkpoint's steps (nothing to train) is an error that
+writes nothing. The baselines are loaded before the run folder is made: one that cannot
+play the ruleset leaves nothing behind.
 Ctrl-C (or SIGTERM) saves a checkpoint and the final model, then exits with 130 (143).
 Bad arguments exit with status 2 and a message.
 """
@@ -27,6 +30,7 @@ import time
 from pathlib import Path
 
 from agents.cli import interruptible
+from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
 from jamb_env.files import check_output_folder
@@ -36,9 +40,10 @@ from jamb_env.rules import match as M
 #: The run's settings (saved in selfplay.json; a resumed run keeps them) and their defaults.
 SETTING_DEFAULTS = {"ruleset": "standard", "players": 2, "scoring": "separate", "reward": "win", "seed": 0,
                     "baselines": ["random", "greedy"], "self_play": 0.8, "n_envs": 64, "n_steps": 64}
-#: Upper bounds of the sizes: more would exhaust the memory long before training.
-MAX_N_ENVS = 65_536
-MAX_EVAL_GAMES = 100_000
+#: Upper bounds of the sizes (agents/training/config.py): more would exhaust the memory long before training.
+MAX_N_ENVS = config.MAX_N_ENVS
+MAX_EVAL_GAMES = config.MAX_EVAL_GAMES
+MAX_ROLLOUT = config.MAX_ROLLOUT  # steps per rollout, n-envs x n-steps (so --n-steps too)
 
 
 def option(key: str) -> str:
@@ -51,13 +56,16 @@ def check_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"{option(name)} must be at least 1, got {value}")
-    for name, most in (("n_envs", MAX_N_ENVS), ("eval_games", MAX_EVAL_GAMES)):
+    for name, most in (("n_envs", MAX_N_ENVS), ("n_steps", MAX_ROLLOUT), ("eval_games", MAX_EVAL_GAMES)):
         value = getattr(args, name)
         if value is not None and value > most:
             parser.error(f"{option(name)} must be in 1..{most:,}, got {value:,}")
     if args.n_envs is not None and args.n_steps is not None and args.n_envs * args.n_steps < 2:
         parser.error(f"--n-envs x --n-steps must be at least 2 (PPO normalises the advantages over a rollout), "
                      f"got {args.n_envs} x {args.n_steps}")
+    if args.n_envs is not None and args.n_steps is not None and args.n_envs * args.n_steps > MAX_ROLLOUT:
+        parser.error(f"--n-envs x --n-steps must be at most {MAX_ROLLOUT:,} steps per rollout (the rollout buffer holds "
+                     f"every step), got {args.n_envs:,} x {args.n_steps:,} = {args.n_envs * args.n_steps:,}")
     if args.self_play is not None and not 0.0 <= args.self_play <= 1.0:
         parser.error(f"--self-play must be a probability in 0..1, got {args.self_play}")
     if args.seed is not None and not 0 <= args.seed < 2**31:
@@ -111,7 +119,7 @@ def run(argv: list[str] | None) -> int:
     parser.add_argument("--reward", choices=("score", "win", "margin"), help="default win")
     parser.add_argument("--total-timesteps", type=int, default=1_000_000)
     parser.add_argument("--n-envs", type=int, help=f"games stepped together, 1..{MAX_N_ENVS} (default 64)")
-    parser.add_argument("--n-steps", type=int, help="steps per game per rollout (rollout: n-envs x n-steps, at least 2; default 64)")
+    parser.add_argument("--n-steps", type=int, help=f"steps per game per rollout (rollout: n-envs x n-steps, 2..{MAX_ROLLOUT:,}; default 64)")
     parser.add_argument("--snapshot-freq", type=int, default=50_000, help="steps between snapshots joining the pool")
     parser.add_argument("--eval-freq", type=int, default=50_000, help="steps between win-rate evaluations")
     parser.add_argument("--eval-games", type=int, default=50, help=f"games per baseline per evaluation, 1..{MAX_EVAL_GAMES} (default 50)")
@@ -158,6 +166,12 @@ def run(argv: list[str] | None) -> int:
             what = "is a folder" if Path(args.ruleset).is_dir() else str(exc)
             parser.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
         parser.error(str(exc))
+    from agents.training.selfplay import load_baselines
+
+    try:  # before the run folder is made: a refused start leaves nothing behind
+        baseline_agents = load_baselines(args.baselines, args.ruleset)
+    except ConfigError as exc:
+        parser.error(f"--baselines: {exc}")
     if not args.resume:
         run_dir = Path(args.run_dir or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}")
         make_new_run_dir(parser, run_dir)
@@ -172,7 +186,7 @@ def run(argv: list[str] | None) -> int:
     try:
         model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, n_steps=args.n_steps, baselines=tuple(args.baselines),
                                self_play=args.self_play, snapshot_freq=args.snapshot_freq, eval_freq=args.eval_freq,
-                               eval_games=args.eval_games, seed=args.seed, resume=args.resume)
+                               eval_games=args.eval_games, seed=args.seed, resume=args.resume, baseline_agents=baseline_agents)
     except (ConfigError, OSError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line (a space's repr spans several)
         return 2

@@ -25,8 +25,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
 from agents.cli import interruptible
 
 OVERRIDES = ("ruleset", "seed", "iterations", "games", "first_games", "lam", "epochs", "workers")
@@ -59,12 +57,15 @@ def _main(argv: list[str] | None = None) -> int:
 
     raw: dict = {}
     if args.config:
+        from agents.training.config import ConfigError
+        from jamb_env.rules.ruleset import read_yaml_mapping
+
         try:
-            raw = yaml.safe_load(Path(args.config).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            parser.error(f"--config {args.config}: {exc}")
-        if not isinstance(raw, dict):
-            parser.error(f"--config {args.config}: expected a mapping of ValueConfig keys")
+            raw = read_yaml_mapping(Path(args.config), ConfigError, empty_ok=True)
+        except ConfigError as exc:  # names the file: too large, not UTF-8, not YAML, not a mapping
+            parser.error(f"--config: {exc}")
+        except OSError as exc:
+            parser.error(f"--config {args.config}: {exc.strerror or exc}")
     for key in OVERRIDES:
         if getattr(args, key) is not None:
             raw[key] = getattr(args, key)

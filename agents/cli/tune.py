@@ -45,7 +45,7 @@ import sys
 from pathlib import Path
 
 from agents.cli import interruptible
-from agents.training.config import ConfigError
+from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
 from agents.training.tuning import (load_base, optuna_module, search_local, search_with_ray, trial_config, trial_cpus,
                                     used_trial_runs)
@@ -54,7 +54,7 @@ from jamb_env.files import check_output_folder
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default="configs/ppo_classic.yaml", help="base training config")
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="base training config (default: the repository's configs/ppo_classic.yaml, from any folder)")
     parser.add_argument("--ruleset", help="override the config's ruleset (preset name or rules YAML path)")
     parser.add_argument("--trials", type=int, default=8, help="Optuna trials (at least 1)")
     parser.add_argument("--steps", type=int, default=200_000, help="env steps per trial (at least 1)")
@@ -69,8 +69,8 @@ def _main(argv: list[str] | None = None) -> int:
         for flag in ("address", "jobs", "scheduler"):
             if getattr(args, flag) is not None:
                 parser.error(f"--{flag} is for --ray (the local search runs one trial at a time)")
-    if args.jobs is not None and not 1 <= args.jobs <= 1024:
-        parser.error(f"--jobs must be 1..1024, got {args.jobs}")
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_PROCESSES:
+        parser.error(f"--jobs must be 1..{MAX_PROCESSES}, got {args.jobs}")
     if args.trials < 1:
         parser.error(f"--trials must be at least 1, got {args.trials}")
     if args.steps < 1:

@@ -27,7 +27,12 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
                                 # weights, with this config's settings and a fresh optimizer
 
 ``load_config(path)`` is ``validate_config(read_config(path), path)``. A resolved config is
-a plain dict with these keys plus ``config_name`` (the file's stem).
+a plain dict with these keys plus ``config_name`` (the file's stem). The resource settings
+have upper bounds (:data:`MAX_TORCH_THREADS`, :data:`MAX_N_ENVS`, :data:`MAX_EVAL_GAMES`,
+:data:`MAX_ROLLOUT`, :data:`MAX_SUBPROC_ENVS`; the RLlib, self-play and value configs use
+the same), and a file is read by :func:`jamb_env.rules.ruleset.read_yaml_mapping` (at most
+1 MiB, UTF-8, at most 64 levels deep). :data:`DEFAULT_CONFIG` is the repository's
+``configs/ppo_classic.yaml``, found from the package (any working folder).
 """
 
 from __future__ import annotations
@@ -40,7 +45,13 @@ from typing import Any
 
 import yaml
 
-from jamb_env.rules.ruleset import read_yaml_mapping
+from jamb_env.rules.ruleset import RULES_DIR, read_yaml_mapping
+
+#: The shipped configs (``configs/`` of the repository, beside ``configs/rules/``).
+CONFIGS_DIR = RULES_DIR.parent
+#: ``jamb-train``'s and ``jamb-tune``'s config without ``--config``: found from the package,
+#: so the commands work from any folder.
+DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"
 
 DEFAULTS: dict[str, Any] = {
     "ruleset": "classic",
@@ -60,6 +71,29 @@ VEC_ENVS = ("batched", "dummy", "subproc")
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
 
 
+#: Upper bounds of the resource settings of every trainer (the SB3 and RLlib configs, the
+#: self-play and value commands): past them a run would exhaust the memory, the processes
+#: or the thread limits long before it trained (numpy's memory error, libgomp's abort),
+#: so the config is refused with its key named instead.
+MAX_TORCH_THREADS = 256
+#: Games stepped together (``env.n_envs``, ``eval.n_envs``, RLlib's ``num_envs_per_env_runner``,
+#: self-play's ``--n-envs``).
+MAX_N_ENVS = 65_536
+#: Games of one evaluation (``eval.episodes``, RLlib's ``eval_games``, self-play's ``--eval-games``).
+MAX_EVAL_GAMES = 100_000
+#: Env steps of one rollout or train batch (``env.n_envs`` x ``algo.n_steps``, ``algo.batch_size``,
+#: RLlib's ``train_batch_size``, ``rollout_fragment_length``): 1,048,576, 64 times the largest
+#: shipped rollout; the rollout buffer holds a few kilobytes per step.
+MAX_ROLLOUT = 1 << 20
+#: Processes or Ray CPUs of one run (``env.n_envs`` with ``vec_env: subproc``, RLlib's
+#: ``num_cpus`` and ``num_env_runners``, ``jamb-tune --jobs``).
+MAX_PROCESSES = 1024
+#: ``env.n_envs`` with ``vec_env: subproc``: one Python process per game.
+MAX_SUBPROC_ENVS = 64
+#: SB3's ``n_steps`` when ``algo`` leaves it out.
+SB3_DEFAULT_N_STEPS = 2048
+
+
 class ConfigError(ValueError):
     """A malformed training config; the message names the file and the key."""
 
@@ -68,8 +102,9 @@ def read_config(path: str | Path) -> dict[str, Any]:
     """The raw mapping of a training config file (an empty file is ``{}``).
 
     Raises:
-        FileNotFoundError: no such file.
-        ConfigError: invalid YAML (duplicate keys included), not UTF-8, not a mapping.
+        FileNotFoundError: no such file. OSError: it cannot be read.
+        ConfigError: invalid YAML (duplicate keys included), not UTF-8, not a mapping, over
+            1 MiB or nested more than 64 levels deep (:func:`jamb_env.rules.ruleset.read_yaml_mapping`).
     """
     path = Path(path)
     if not path.is_file():
@@ -130,10 +165,13 @@ def _fill_config(raw: Mapping[str, Any], path: Path, overrides: Mapping[str, Any
     return cfg
 
 
-def _positive_int(path: Path, key: str, value: Any) -> None:
-    """ConfigError unless ``value`` is an integer above 0 (a bool is not one)."""
+def _positive_int(path: Path, key: str, value: Any, most: int | None = None, why: str = "") -> None:
+    """ConfigError unless ``value`` is an integer above 0 (a bool is not one) and at most
+    ``most`` (None: no bound; ``why`` says what the bound protects)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{path}: key '{key}': expected a positive integer, got {value!r}")
+        raise ConfigError(f"{path}: key '{key}': expected a positive integer{f' (1..{most:,})' if most else ''}, got {value!r}")
+    if most is not None and value > most:
+        raise ConfigError(f"{path}: key '{key}': {value:,} is too large; allowed: 1..{most:,}{f' ({why})' if why else ''}")
 
 
 def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
@@ -147,11 +185,12 @@ def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
 
 def _check_algo(algo: dict[str, Any], path: Path) -> None:
     """The algo counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
-    for key in ("n_steps", "n_epochs"):
-        if key in algo:
-            _positive_int(path, f"algo.{key}", algo[key])
+    if "n_steps" in algo:
+        _positive_int(path, "algo.n_steps", algo["n_steps"], MAX_ROLLOUT, "steps per env per rollout")
+    if "n_epochs" in algo:
+        _positive_int(path, "algo.n_epochs", algo["n_epochs"])
     if "batch_size" in algo:
-        _positive_int(path, "algo.batch_size", algo["batch_size"])
+        _positive_int(path, "algo.batch_size", algo["batch_size"], MAX_ROLLOUT, "samples per minibatch")
         if algo["batch_size"] < 2:
             raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
     for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
@@ -190,13 +229,22 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
 
 
 def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:
-    """The positive counts: torch threads, envs, evaluation and checkpoint frequencies, episodes."""
-    _positive_int(path, "torch_threads", cfg["torch_threads"])
-    _positive_int(path, "env.n_envs", cfg["env"]["n_envs"])
+    """The positive counts: torch threads, envs, evaluation and checkpoint frequencies,
+    episodes; the resource ones within their bounds (:data:`MAX_TORCH_THREADS`, ...), the
+    rollout (``env.n_envs`` x ``algo.n_steps``) within :data:`MAX_ROLLOUT`."""
+    _positive_int(path, "torch_threads", cfg["torch_threads"], MAX_TORCH_THREADS, "torch CPU threads")
+    _positive_int(path, "env.n_envs", cfg["env"]["n_envs"], MAX_N_ENVS, "games stepped together")
     _positive_int(path, "eval.freq", cfg["eval"]["freq"])
-    _positive_int(path, "eval.episodes", cfg["eval"]["episodes"])
-    _positive_int(path, "eval.n_envs", cfg["eval"]["n_envs"])
+    _positive_int(path, "eval.episodes", cfg["eval"]["episodes"], MAX_EVAL_GAMES, "games per evaluation")
+    _positive_int(path, "eval.n_envs", cfg["eval"]["n_envs"], MAX_N_ENVS, "evaluation games stepped together")
     _positive_int(path, "checkpoint.freq", cfg["checkpoint"]["freq"])
+    n_envs, n_steps = cfg["env"]["n_envs"], cfg["algo"].get("n_steps", SB3_DEFAULT_N_STEPS)
+    if n_envs * n_steps > MAX_ROLLOUT:
+        raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} envs x algo.n_steps {n_steps:,} = {n_envs * n_steps:,} steps per "
+                          f"rollout is too large; allowed: at most {MAX_ROLLOUT:,} (the rollout buffer holds every step)")
+    if cfg["env"]["vec_env"] == "subproc" and n_envs > MAX_SUBPROC_ENVS:
+        raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} is too many for vec_env subproc (one process per env); "
+                          f"allowed: 1..{MAX_SUBPROC_ENVS}, or vec_env batched for more")
 
 
 def _check_env(env: Mapping[str, Any], path: Path) -> None:
@@ -211,23 +259,38 @@ def _check_env(env: Mapping[str, Any], path: Path) -> None:
 
 
 def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> dict[str, Any]:
-    """The resolved config saved in a run folder (to resume it), checked like a new one."""
+    """The resolved config saved in a run folder (to resume it), checked like a new one;
+    ``total_timesteps`` (if not None) replaces the saved one.
+
+    Raises:
+        FileNotFoundError: ``run_dir`` holds no ``config.yaml``. OSError: it cannot be read.
+        ConfigError: it is not a valid config (too large, not UTF-8, not YAML, ...).
+    """
     run_dir = Path(run_dir)
     saved = run_dir / "config.yaml"
     if not saved.is_file():
         raise FileNotFoundError(f"{run_dir} is not a run folder (no config.yaml)")
-    try:
-        cfg = yaml.safe_load(saved.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{saved}: not a readable config: {exc}") from exc
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"{saved}: expected the run's resolved config (a mapping), got {type(cfg).__name__}")
+    cfg = read_yaml_mapping(saved, ConfigError)
     name = cfg.pop("config_name", "resumed")
     if isinstance(cfg.get("env"), dict) and "turn_features" not in cfg["env"]:
         cfg["env"]["turn_features"] = False  # saved before Jamb-v1: the run observed the v0 layout
     cfg = validate_config(cfg, saved, {"total_timesteps": total_timesteps})
     cfg["config_name"] = name
     return cfg
+
+
+def check_steps_left(run_dir: str | Path, done: int, total: int) -> None:
+    """A resumed run has something to train: the checkpoint it resumes from has ``done``
+    env steps, fewer than ``total`` (its ``total_timesteps``). Every engine (SB3, RLlib,
+    self-play) calls it once the checkpoint is loaded and before anything is written, so a
+    refused resume leaves the run folder (``final_model.zip`` included) as it was.
+
+    Raises:
+        ConfigError: ``done >= total``: nothing to train.
+    """
+    if done >= total:
+        raise ConfigError(f"{run_dir} has trained {done:,} steps already (the checkpoint it resumes from) and total_timesteps is "
+                          f"{total:,}: nothing to train, nothing written; pass --total-timesteps above {done:,} to train it further")
 
 
 def parse_schedule(value: str) -> float | None:

@@ -34,7 +34,10 @@ An RLlib training config is a flat YAML file (``configs/rllib_*.yaml``)::
 
 ``load_rllib_config(path)`` validates a file; a resolved config is a plain dict with these
 keys plus ``config_name`` (the file's stem). Errors are :class:`~agents.training.config.ConfigError`
-naming the file, the key, what was given and what is allowed.
+naming the file, the key, what was given and what is allowed. The resource settings are
+bounded (``_BOUNDS``: ``num_cpus`` and ``num_env_runners`` up to 1,024, ``torch_threads``
+256, ``num_envs_per_env_runner`` 65,536, ``train_batch_size`` and ``rollout_fragment_length``
+1,048,576, ``eval_games`` 100,000).
 """
 
 from __future__ import annotations
@@ -45,11 +48,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
+from jamb_env.rules.ruleset import read_yaml_mapping
 
-from .config import ConfigError, read_config
+from .config import CONFIGS_DIR, MAX_EVAL_GAMES, MAX_N_ENVS, MAX_PROCESSES, MAX_ROLLOUT, MAX_TORCH_THREADS, ConfigError, read_config
 
 ENGINE = "rllib"
+#: ``jamb-train --engine rllib``'s config without ``--config`` (found from the package: any folder works).
+DEFAULT_RLLIB_CONFIG = CONFIGS_DIR / "rllib_classic.yaml"
 
 DEFAULTS: dict[str, Any] = {
     "engine": ENGINE,
@@ -95,6 +100,18 @@ _RANGES = {
 }
 _POSITIVE = ("total_timesteps", "num_cpus", "torch_threads", "num_envs_per_env_runner", "train_batch_size", "minibatch_size",
              "num_epochs", "eval_freq", "eval_games", "checkpoint_freq", "keep_checkpoints")
+
+#: key -> (lowest, highest, what it sizes): the resource settings' bounds
+#: (:mod:`agents.training.config`'s ``MAX_*``).
+_BOUNDS = {
+    "num_cpus": (1, MAX_PROCESSES, "CPUs of the local Ray"),
+    "torch_threads": (1, MAX_TORCH_THREADS, "torch CPU threads"),
+    "num_env_runners": (0, MAX_PROCESSES, "Ray actors sampling, one CPU each"),
+    "num_envs_per_env_runner": (1, MAX_N_ENVS, "games stepped together per env runner"),
+    "rollout_fragment_length": (1, MAX_ROLLOUT, "env steps per game per sample call"),
+    "train_batch_size": (1, MAX_ROLLOUT, "env steps per PPO update"),
+    "eval_games": (1, MAX_EVAL_GAMES, "games per evaluation"),
+}
 
 
 def is_rllib_config(raw: Mapping[str, Any]) -> bool:
@@ -155,6 +172,9 @@ def validate_rllib_config(raw: Mapping[str, Any], path: str | Path, overrides: M
     rfl = cfg["rollout_fragment_length"]
     if rfl != "auto" and (not _is_int(rfl) or rfl <= 0):
         fail("rollout_fragment_length", "a positive integer or 'auto'")
+    for key, (low, most, what) in _BOUNDS.items():
+        if _is_int(cfg[key]) and cfg[key] > most:
+            raise ConfigError(f"{path}: key '{key}': {cfg[key]:,} is too large; allowed: {low}..{most:,} ({what})")
     if cfg["minibatch_size"] < 2:
         fail("minibatch_size", "at least 2 (advantage normalisation needs 2 samples)")
     if cfg["minibatch_size"] > cfg["train_batch_size"]:
@@ -198,11 +218,9 @@ def resume_rllib_config(saved: Path, total_timesteps: int | None = None) -> dict
         ConfigError: the file is unreadable or not a valid RLlib config.
     """
     try:
-        cfg = yaml.safe_load(saved.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+        cfg = read_yaml_mapping(saved, ConfigError)
+    except OSError as exc:
         raise ConfigError(f"{saved}: not a readable config: {exc}") from exc
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"{saved}: expected the run's resolved config (a mapping), got {type(cfg).__name__}")
     name = cfg.pop("config_name", "resumed")
     cfg = validate_rllib_config(cfg, saved, {"total_timesteps": total_timesteps})
     cfg["config_name"] = name

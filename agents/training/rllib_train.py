@@ -56,7 +56,7 @@ from ..evaluation import wilson_interval
 from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, SELFPLAY_MODULE_ID, RLlibAgent, checkpoint_problem,
                            checkpoint_step, checkpoints, import_rllib)
 from .baselines import baseline_scores
-from .config import ConfigError, config_text
+from .config import ConfigError, check_steps_left, config_text
 from .envs import eval_seeds
 from .rllib_config import ENGINE
 from .runs import (append_evaluation, baseline_tags, load_evaluations, log_start, logs_from, newest_valid, prepare_run_dir, read_record,
@@ -418,7 +418,8 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
     Starts a local Ray with ``cfg["num_cpus"]`` CPUs (stopped at the end), or joins the
     cluster at ``address`` (left running). With ``resume``, ``run_dir`` is an existing run
     folder: training continues from its newest complete checkpoint (damaged ones skipped
-    with a message; none: the run starts again from step 0) up to ``total_timesteps``.
+    with a message; none: the run starts again from step 0) up to ``total_timesteps``; a
+    checkpoint with that many steps already is refused before anything is written.
 
     Returns:
         ``{"run_dir", "checkpoint", "timesteps", "eval_score" (points, None if no
@@ -426,7 +427,7 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
 
     Raises:
         ConfigError: a bad run folder, or settings RLlib rejects, or more env runners than
-            the cluster has CPUs. RLlibUnavailable, RayUnavailable: Ray/RLlib missing or
+            the cluster has CPUs, or (``resume``) a checkpoint with ``total_timesteps`` steps already. RLlibUnavailable, RayUnavailable: Ray/RLlib missing or
             unreachable. TrainingStopped: SIGINT/SIGTERM (after saving a checkpoint).
     """
     import_rllib()
@@ -541,6 +542,8 @@ def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, r
     if state is None and resume:
         print(f"{run_dir} has no usable checkpoint: starting it again from step 0 with its saved config")
     env_steps, iteration = (int(state["env_steps"]), int(state.get("iteration", 0))) if state else (0, 0)
+    if state is not None:  # nothing to train: refused before anything is written
+        check_steps_left(run_dir, env_steps, cfg["total_timesteps"])
     save_config(run_dir, config_text(cfg))
     save_record(run_dir / RUN_RECORD, {"engine": ENGINE, "starts": starts + 1})
     keep_before = logs_from(resume, env_steps if checkpoint is not None else None)

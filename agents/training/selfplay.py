@@ -39,7 +39,7 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 from ..evaluation import eval_seeds, wilson_interval
-from .config import ConfigError
+from .config import ConfigError, check_steps_left
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
                    save_checkpoint, save_final, save_record)
 
@@ -92,6 +92,25 @@ def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
     if missing:
         raise ConfigError(f"{path} lacks the setting(s) {', '.join(missing)} (keys: {', '.join(SETTING_KEYS)})")
     return saved
+
+
+def load_baselines(names, ruleset: str) -> dict[str, Any]:
+    """name -> agent (:func:`agents.load`) of each baseline opponent, for ``ruleset``.
+
+    Raises:
+        ConfigError: a name that is no agent, or one that cannot play ``ruleset`` (``ppo``
+            on a preset without a shipped model, ``optimal`` on a sheet the solver cannot
+            play, ...); the message names the baseline and why.
+    """
+    from agents import load
+
+    agents = {}
+    for name in names:
+        try:
+            agents[name] = load(name, ruleset=ruleset)
+        except (ValueError, OSError) as exc:  # FileNotFoundError: a model path that does not exist
+            raise ConfigError(f"baseline {name!r} cannot play {ruleset}: {' '.join(str(exc).split())}") from None
+    return agents
 
 
 def batch_size_for(rollout: int, largest: int = 512) -> int:
@@ -290,7 +309,7 @@ def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPl
 def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 64, n_steps: int = 64,
                    baselines: tuple[str, ...] = ("random", "greedy"), self_play: float = 0.8, snapshot_freq: int = 50_000,
                    eval_freq: int = 50_000, eval_games: int = 50, seed: int = 0, resume: bool = False,
-                   ppo_kwargs: dict | None = None, handle_signals: bool = True):
+                   ppo_kwargs: dict | None = None, handle_signals: bool = True, baseline_agents: Mapping[str, Any] | None = None):
     """Train (or resume) a self-play run in ``run_dir``; returns the model.
 
     A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
@@ -301,10 +320,17 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     thread), SIGINT or SIGTERM during training stops it after the current step, saves both
     and raises :class:`agents.training.train.TrainingInterrupted` naming them (a
     KeyboardInterrupt); before training starts, or a second time, they raise it at once.
+    ``baseline_agents`` (name -> agent, from :func:`load_baselines`) saves loading the
+    baselines again; by default they are loaded here, before anything is written.
+
+    A resumed run whose checkpoint has ``total_timesteps`` steps or more is refused
+    (nothing to train) before anything is written: ``final_model.zip`` is left as it was.
 
     Raises:
-        ConfigError: ``resume`` and the run has other settings, no checkpoint, none that
-            loads, or one that does not fit these settings' env.
+        ConfigError: a baseline that cannot play the ruleset (nothing written);
+            ``resume`` and the run has other settings, no checkpoint, none that loads,
+            one that does not fit these settings' env, or ``total_timesteps`` steps
+            already.
         ValueError: a rollout of fewer than 2 samples, or a bad minibatch size.
         TrainingInterrupted: SIGINT or SIGTERM.
     """
@@ -312,7 +338,6 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
-    from agents import load
     from jamb_env.multiplayer_vector import SeatVecEnv
 
     from .callbacks import StopOnRequestCallback, StopRequest, run_logger
@@ -323,19 +348,20 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     run_dir = Path(run_dir)
     record = settings.saved(seed, baselines, self_play, n_envs, n_steps)
     saved, candidates = _resumable(run_dir, record) if resume else (None, None)
+    agents = dict(baseline_agents) if baseline_agents is not None else load_baselines(baselines, settings.ruleset)  # before any write
 
     stop = StopRequest()
     with _Signals(stop, handle_signals) as signals:
         torch.set_num_threads(1)
         if not resume:
             save_record(run_dir / SETTINGS_FILE, record)
-        agents = {name: load(name, ruleset=settings.ruleset) for name in baselines}
         pool = OpponentPool(list(agents.values()), self_play=self_play)
         venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
                           num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
                           reward_scale=settings.reward_scale, seed=seed)
         if resume:
             model = _resumed_model(candidates, venv, run_dir, settings, pool)
+            check_steps_left(run_dir, int(model.num_timesteps), total_timesteps)
             if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
                 save_record(run_dir / SETTINGS_FILE, record)
         else:

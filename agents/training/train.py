@@ -27,7 +27,7 @@ from sb3_contrib import MaskablePPO
 
 from .baselines import baseline_scores
 from .callbacks import StopRequest, make_callbacks, run_logger
-from .config import ConfigError, algo_kwargs
+from .config import ConfigError, algo_kwargs, check_steps_left
 from .envs import make_envs, seed_train_env
 from .runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
 from .weights import init_from
@@ -136,7 +136,9 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     folder's logs (:mod:`.runs`: no step logged twice, the evaluation history and the best
     model kept). Checkpoints fall just after PPO updates, so a killed run loses at most
     one checkpoint interval. The dice streams restart from the seed, so a resumed run is
-    not bit-identical to an uninterrupted one.
+    not bit-identical to an uninterrupted one. A resumed run whose checkpoint already has
+    ``total_timesteps`` steps or more is refused (:func:`.config.check_steps_left`)
+    before anything is written.
 
     Every run ends with an evaluation at its last step (unless it has one there) and saves
     a checkpoint there and ``final_model.zip``. With ``handle_signals`` (in the main
@@ -150,6 +152,8 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         "baselines" (name -> points on the same games), "timesteps", "wall_time_s"}``.
 
     Raises:
+        ConfigError: a bad run folder, settings MaskablePPO rejects, or (``resume``) a
+            checkpoint that does not fit, or one with ``total_timesteps`` steps already.
         TrainingInterrupted: SIGINT or SIGTERM (a KeyboardInterrupt).
     """
     stop = StopRequest()
@@ -159,6 +163,8 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
         env, eval_env = make_envs(cfg)
         try:
             model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates if resume else None)
+            if checkpoint is not None:  # nothing to train: refused before anything is written
+                check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
             seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
             write_run_files(run_dir, cfg, started_from)
             # logs: a resumed run sets aside what was logged after its checkpoint

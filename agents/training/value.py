@@ -46,10 +46,13 @@ from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
 from ..search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
+from .config import MAX_ROLLOUT, MAX_TORCH_THREADS
 from .runs import logs_from, save_config, tensorboard_writer
 
 #: Most processes a run may play its games on.
 MAX_WORKERS = 64
+#: Widest hidden layer (as RLlib's ``hidden_sizes``).
+MAX_WIDTH = 65_536
 HISTORY_FIELDS = ("iteration", "policy", "games", "samples", "mean_score", "fit_loss", "holdout_loss", "wall_s")
 
 
@@ -64,7 +67,9 @@ class ValueConfig:
             cheapest to play; default ``games``). hidden: hidden layer widths.
         lam: λ of the λ-return targets (rounds >= 1). epochs: passes over a round's samples.
         lr: Adam learning rate. batch_size: samples per gradient step.
-        workers: processes playing games. torch_threads: threads of the fit.
+        workers: processes playing games (1..64). torch_threads: threads of the fit (1..256).
+        Bounds: batch_size 1..1,048,576, hidden widths 1..65,536 (``MAX_*``); a value out of
+        its range is a ValueError naming the key and what is allowed.
     """
 
     ruleset: str = "classic"
@@ -103,14 +108,15 @@ class ValueConfig:
         self.hidden = tuple(self.hidden)
         checks = {
             "seed": self.seed >= 0, "iterations": self.iterations >= 1, "games": self.games >= 2,
-            "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1, "workers": 1 <= self.workers <= MAX_WORKERS,
-            "torch_threads": self.torch_threads >= 1, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
-            "hidden": len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),  # integers: checked above
+            "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": 1 <= self.batch_size <= MAX_ROLLOUT, "workers": 1 <= self.workers <= MAX_WORKERS,
+            "torch_threads": 1 <= self.torch_threads <= MAX_TORCH_THREADS, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
+            "hidden": len(self.hidden) >= 1 and all(1 <= h <= MAX_WIDTH for h in self.hidden),  # integers: checked above
         }
         for name, ok in checks.items():
             if not ok:
-                allowed = {"lam": "0..1", "lr": "> 0", "hidden": "a list of positive widths", "seed": ">= 0",
-                           "games": ">= 2", "first_games": ">= 2", "workers": f"1..{MAX_WORKERS}"}.get(name, ">= 1")
+                allowed = {"lam": "0..1", "lr": "> 0", "hidden": f"a list of widths 1..{MAX_WIDTH:,}", "seed": ">= 0",
+                           "games": ">= 2", "first_games": ">= 2", "workers": f"1..{MAX_WORKERS}",
+                           "batch_size": f"1..{MAX_ROLLOUT:,}", "torch_threads": f"1..{MAX_TORCH_THREADS}"}.get(name, ">= 1")
                 raise ValueError(f"value config: {name} = {getattr(self, name)!r} is not allowed ({allowed})")
 
     @classmethod

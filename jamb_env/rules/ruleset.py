@@ -45,6 +45,8 @@ Schema (version 1)::
 from __future__ import annotations
 
 import copy
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -170,8 +172,40 @@ def _load_path(path: Path, stamp: int) -> Ruleset:
     return Ruleset._from_mapping(_read_merged(path, ()), path)
 
 
+#: Limits of every YAML file read (ruleset files, training configs, a run's saved
+#: ``config.yaml``): a shipped one is a few kilobytes, a few levels deep, and a preset's
+#: ``extends:`` chain is at most 4 files long. Beyond these a file is refused with a
+#: clear error instead of exhausting the memory or Python's recursion limit.
+MAX_YAML_BYTES = 1 << 20
+#: Most levels of nested mappings and lists in a YAML file.
+MAX_YAML_DEPTH = 64
+#: Most files in an ``extends:`` chain (the file itself included).
+MAX_EXTENDS = 32
+
+
+class _YamlTooDeep(yaml.YAMLError):
+    """A YAML file nested more than :data:`MAX_YAML_DEPTH` levels deep."""
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key given twice in a mapping is an error."""
+    """PyYAML's safe loader, except that a key given twice in a mapping is an error, and so
+    is nesting deeper than :data:`MAX_YAML_DEPTH` (PyYAML composes nodes recursively: a
+    file nested thousands of levels deep would end in a RecursionError)."""
+
+    _depth = 0  # mappings and lists open around the node being composed
+
+    def compose_node(self, parent, index):
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return super().compose_node(parent, index)  # a scalar or an alias: no deeper
+        if self._depth >= MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark
+            raise _YamlTooDeep(f"nested more than {MAX_YAML_DEPTH} levels deep (line {mark.line + 1}, column {mark.column + 1}); "
+                               f"allowed: at most {MAX_YAML_DEPTH} levels of mappings and lists")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _unique_mapping(loader: yaml.SafeLoader, node, deep: bool = False):
@@ -188,27 +222,40 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def load_yaml(text: str):
-    """Parse YAML safely, rejecting duplicate keys (yaml.YAMLError on bad input)."""
+    """Parse YAML safely, rejecting duplicate keys and nesting deeper than
+    :data:`MAX_YAML_DEPTH` (yaml.YAMLError on bad input)."""
     return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool = False) -> dict:
-    """The top-level mapping of the YAML file ``path`` (duplicate keys rejected).
+    """The top-level mapping of the YAML file ``path``: the one safe way every ruleset
+    file, training config and saved run config is read. Duplicate keys are rejected, and
+    so is a file over :data:`MAX_YAML_BYTES` bytes or nested deeper than
+    :data:`MAX_YAML_DEPTH` levels.
 
     Shared by ruleset files and training configs (``agents.training.config``). With
     ``empty_ok``, an empty file reads as ``{}``.
 
     Raises:
         OSError: the file cannot be read.
-        error_cls: invalid YAML, not UTF-8 text, or not a mapping at the top level (the
-            message names the file).
+        error_cls: too large, invalid YAML, nested too deep, not UTF-8 text, or not a
+            mapping at the top level (the message names the file and what is allowed).
     """
+    path = Path(path)
+    with open(path, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # a pipe or a device would be read forever
+            raise error_cls(f"{path}: not a regular file; allowed: a YAML file")
+        raw = f.read(MAX_YAML_BYTES + 1)
+    if len(raw) > MAX_YAML_BYTES:
+        raise error_cls(f"{path}: more than {MAX_YAML_BYTES:,} bytes; allowed: a YAML file of at most {MAX_YAML_BYTES:,} bytes (1 MiB)")
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml(raw.decode("utf-8"))
+    except _YamlTooDeep as exc:
+        raise error_cls(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise error_cls(f"{path}: not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise error_cls(f"{path}: not UTF-8 text: {exc}") from exc
+        raise error_cls(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); allowed: a UTF-8 YAML file") from None
     if data is None and empty_ok:
         return {}
     if not isinstance(data, dict):
@@ -231,8 +278,13 @@ def _deep_merge(base: dict, over: Mapping) -> dict:
 
 
 def _read_merged(path: Path, chain: tuple[Path, ...]) -> dict:
+    """``path``'s mapping merged over those of the files it extends (``chain``: the files
+    that led here, each extending the next)."""
     if path in chain:
         raise RulesetError(f"{path}: key 'extends': circular chain {' -> '.join(map(str, chain + (path,)))}")
+    if len(chain) >= MAX_EXTENDS:
+        raise RulesetError(f"{chain[0]}: key 'extends': a chain of more than {MAX_EXTENDS} files ({chain[0]} -> {chain[1]} -> ... -> "
+                           f"{chain[-1]} -> {path}); allowed: at most {MAX_EXTENDS} files, the file itself included")
     data = _read_yaml(path)
     parent = data.get("extends")
     if parent is None:
