@@ -34,11 +34,11 @@ def run_info(run: Path) -> tuple[str, str, int]:
     file's own step count if it is still there)."""
     saved = run / "config.yaml"
     if saved.is_file():
-        import yaml
+        from jamb_env.rules.ruleset import read_yaml_mapping
 
-        try:
-            cfg = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError):
+        try:  # the one safe YAML reader: size, depth and UTF-8 checked
+            cfg = read_yaml_mapping(saved, ValueError, empty_ok=True)
+        except (OSError, ValueError):
             cfg = None
         if not isinstance(cfg, dict) or not cfg.get("config_name"):
             print(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name", file=sys.stderr)

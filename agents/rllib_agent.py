@@ -68,7 +68,7 @@ def checkpoint_problem(path: Path) -> str | None:
         return "not a folder"
     try:
         state = json.loads((path / CHECKPOINT_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deep
         return f"no readable {CHECKPOINT_STATE} (an incomplete checkpoint)"
     if not isinstance(state, dict) or not isinstance(state.get("env_steps"), int):
         return f"{CHECKPOINT_STATE} has no env_steps"

@@ -362,7 +362,7 @@ def read_record(path: Path, what: str = "the run's record") -> Any:
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         raise ConfigError(f"cannot read {what} {path}: {exc}") from exc
 
 
@@ -370,7 +370,7 @@ def init_record(run_dir: Path) -> dict:
     """``run_dir/init_from.json`` (written by a run started from a model), else ``{}``."""
     try:
         record = json.loads((run_dir / INIT_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return record if isinstance(record, dict) else {}
 
