@@ -9,12 +9,16 @@ Public API::
     IllegalActionError, RulesetError           (both ValueError subclasses)
 
 Importing the package registers ``Jamb-v1`` (the current observation) and ``Jamb-v0``
-(without the turn features) with Gymnasium (``gymnasium.make("Jamb-v1", ruleset="classic")``).
+(without the turn features) with Gymnasium (``gymnasium.make("Jamb-v1", ruleset="classic")``),
+and one id per preset file of ``configs/rules/``, Gymnasium's convention for variants:
+``Jamb-<preset>-v1`` (``Jamb-classic_down-v1``) is ``gymnasium.make("Jamb-v1",
+ruleset="<preset>")``, for tools that take an env id alone (rl-zoo's hyper-parameter files
+are keyed by it; CleanRL's ``--env-id``).
 """
 
 from __future__ import annotations
 
-from .errors import IllegalActionError, RulesetError
+from .errors import IllegalActionError, IllegalActionWarning, RulesetError
 from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 
 __version__ = "0.2.0"
@@ -26,13 +30,33 @@ try:  # the rules core (jamb_env.rules) works without Gymnasium; the envs need i
 except ImportError:  # pragma: no cover - exercised by the import-blocking test
     gymnasium = None
 
-if gymnasium is not None:
+
+def _register_envs() -> None:
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv",
                            vector_entry_point="jamb_env.gym_vector:JambVectorEnv")
     if "Jamb-v0" not in gymnasium.registry:
         gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", vector_entry_point="jamb_env.gym_vector:JambVectorEnv",
                            kwargs={"turn_features": False})
+    for preset in list_rulesets(playable=False):  # file names only: nothing is loaded at import
+        env_id = f"Jamb-{preset}-v1"  # the same env as Jamb-v1 with ruleset=<preset>
+        if preset.isidentifier() and env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="jamb_env.env:JambEnv",
+                               vector_entry_point="jamb_env.gym_vector:JambVectorEnv", kwargs={"ruleset": preset})
+
+
+if gymnasium is not None:
+    _register_envs()
+
+
+def preset_env_id(preset: str) -> str:
+    """The registered id of a preset, ``Jamb-<preset>-v1`` (``gymnasium.make`` of it is
+    ``gymnasium.make("Jamb-v1", ruleset=preset)``). Raises RulesetError for a name that is
+    not a preset file of ``configs/rules/``."""
+    names = list_rulesets(playable=False)
+    if preset not in names:
+        raise RulesetError(f"unknown preset {preset!r}; the presets are {', '.join(names)}")
+    return f"Jamb-{preset}-v1"
 
 
 def __getattr__(name: str):
@@ -55,9 +79,11 @@ __all__ = [
     "EnvState",
     "GameState",
     "IllegalActionError",
+    "IllegalActionWarning",
     "JambEnv",
     "Ruleset",
     "RulesetError",
     "list_rulesets",
     "load_ruleset",
+    "preset_env_id",
 ]

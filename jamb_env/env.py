@@ -13,7 +13,7 @@ from gymnasium import spaces
 from . import rules as core
 from .engine import Engine, stream_length
 from .rules.transition import stream_bounds
-from .errors import IllegalActionError
+from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 from .render import render_sheet, sheet_image
 from .rules import Action, GameState, Ruleset, load_ruleset
 
@@ -128,7 +128,10 @@ class JambEnv(gym.Env):
       sheet and dice, :func:`~jamb_env.render.sheet_image`; the same shape for every
       state of a ruleset, for ``gymnasium.wrappers.RecordVideo``).
     * ``illegal_action``: "terminate" (default; the Pgx / PettingZoo convention, so
-      unmasked env checkers run) or "raise" (``IllegalActionError``, state unchanged).
+      unmasked env checkers run; the first illegal action of an env warns,
+      :class:`~jamb_env.IllegalActionWarning`, saying how to pass masks) or "raise"
+      (``IllegalActionError``, state unchanged). A tool that cannot mask plays full games
+      through :class:`jamb_env.wrappers.LegalActions`.
     * ``reward_scale``: multiplies every reward (default 1.0: rewards in points).
     * ``turn_features``: include ``target``, ``cell_reach`` and ``cell_hold``
       (default True, ``Jamb-v1``; ``Jamb-v0`` registers False).
@@ -423,8 +426,8 @@ class JambEnv(gym.Env):
         if self.illegal_action == "raise":
             raise IllegalActionError(f"{what}; {int(self.legal_mask().sum())} actions are legal now (see action_masks())")
         if not self._warned_illegal:
-            warnings.warn(f"{what}; the episode ends with reward {self.ILLEGAL_ACTION_PENALTY} points "
-                          "(illegal_action='terminate'; mask actions with action_masks())", stacklevel=3)
+            warnings.warn(f"{what}. The game ends here with reward {self.ILLEGAL_ACTION_PENALTY} points "
+                          f"(illegal_action='terminate'), {UNMASKED_HINT}", IllegalActionWarning, stacklevel=3)
             self._warned_illegal = True
         self._done = True
         info = self._info()

@@ -1,7 +1,7 @@
 """Command-line tools, each a module with ``main(argv=None) -> int``.
 
 Run as ``jamb-<name>`` (``[project.scripts]``), ``python scripts/<name>.py`` or
-``python -m agents.cli.<name>``: train, evaluate, play, plot, tune, bench, soak, export.
+``python -m agents.cli.<name>``: train, evaluate, play, plot, tune, bench, soak, export, zoo.
 """
 
 from __future__ import annotations

@@ -1,0 +1,82 @@
+"""RL Baselines3 Zoo (rl_zoo3) on the Jamb envs, with MaskablePPO as ``--algo ppo_mask``.
+
+    jamb-zoo train --algo ppo_mask --env Jamb-classic-v1 [-n 2000000] [-f logs] [rl_zoo3 train options]
+    jamb-zoo train --algo ppo_mask --env Jamb-classic_down-v1 -optimize --n-trials 20 --n-timesteps 200000
+    jamb-zoo enjoy --algo ppo_mask --env Jamb-classic-v1 -f logs [--load-best] [--no-render] [-n 1000]
+
+Adds ``ppo_mask`` to the zoo (agents/zoo.py: MaskablePPO whose ``predict`` reads the mask
+from the observation, so the zoo's evaluations, its Optuna trials and ``enjoy`` play legal
+moves), then runs rl_zoo3's own ``train`` or ``enjoy`` with the arguments as given; every
+other zoo option works as documented by the zoo. ``train --algo ppo_mask`` without
+``-conf`` reads configs/zoo/ppo_mask.yml (hyper-parameters keyed by env id: one
+``Jamb-<preset>-v1`` per preset). The zoo's unmasked algorithms run too; give them
+``-conf configs/zoo/ppo.yml`` (the env wrapped in jamb_env.wrappers.LegalActions) or every
+game they play ends at its first illegal action. Needs the ``zoo`` extra
+(``pip install -e '.[zoo]'``). docs/tools.md, "RL Baselines3 Zoo".
+
+Bad arguments: the zoo's own message and exit status 2 (``error: ...`` for an unknown env
+id, a missing config or model folder); Ctrl-C during training: the zoo saves the model
+and exits 0, elsewhere exit status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agents.cli import interruptible
+
+COMMANDS = ("train", "enjoy")
+#: The hyper-parameter files of the Jamb envs (configs/zoo/<algo>.yml).
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "zoo"
+
+
+def _with_default_config(rest: list[str]) -> list[str]:
+    """``rest`` with ``--conf-file configs/zoo/ppo_mask.yml`` added for ``--algo ppo_mask``
+    when no ``-conf`` / ``--conf-file`` is given."""
+    from agents.zoo import ALGO
+
+    probe = argparse.ArgumentParser(add_help=False)
+    probe.add_argument("--algo")
+    probe.add_argument("-conf", "--conf-file")
+    known, _ = probe.parse_known_args(rest)
+    if known.algo == ALGO and known.conf_file is None:
+        return [*rest, "--conf-file", str(CONFIGS / f"{ALGO}.yml")]
+    return rest
+
+
+def _run(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog="jamb-zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=COMMANDS, help="the rl_zoo3 script to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (rl_zoo3's train / enjoy --help)")
+    args = parser.parse_args(argv)
+    try:
+        from agents.zoo import register
+
+        register()
+    except ImportError as exc:
+        parser.error(str(exc))
+    if args.command == "train":
+        from rl_zoo3.train import train as script
+        rest = _with_default_config(args.args)
+    else:
+        from rl_zoo3.enjoy import enjoy as script
+        rest = args.args
+    saved, sys.argv = sys.argv, [f"jamb-zoo {args.command}", *rest]
+    try:
+        script()
+    except (ValueError, AssertionError, FileNotFoundError) as exc:  # the zoo's own checks (env id, config, model folder)
+        print(f"error: {exc or type(exc).__name__}", file=sys.stderr)
+        return 2
+    finally:
+        sys.argv = saved
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return interruptible(_run, argv, "interrupted")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
