@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import NamedTuple
 
+from .shipped import MODELS_DIR, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's models/<ruleset>.zip)
+
 AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search")
-#: Shipped MaskablePPO models, ``models/<ruleset>.zip`` (the ``ppo`` agent).
-MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
-
-
-#: what a ruleset's name must look like to name a shipped file (``models/<name>.zip``): the
-#: name comes from the ruleset's YAML file, so it must not reach outside ``models/``
-_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-
-
-def shipped_name(name: str) -> bool:
-    """Whether the ruleset name ``name`` can name a shipped file under ``models/``: letters,
-    digits, ``_``, ``.``, ``-``, not starting with a dot (no ``/``, ``..`` or control
-    characters, so the file stays inside the folder)."""
-    return isinstance(name, str) and _FILE_NAME.fullmatch(name) is not None
 
 
 class AgentSpec(NamedTuple):

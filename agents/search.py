@@ -302,7 +302,7 @@ def load_search(spec: str, ruleset: str) -> SearchAgent:
             empty path, or a network of another ruleset; FileNotFoundError: no such file.
     """
     if spec == "search":
-        from .registry import shipped_name
+        from .shipped import shipped_name
 
         name = load_ruleset(ruleset).name
         if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside models/
