@@ -19,12 +19,13 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # Optional: Ray for jamb-evaluate --ray, jamb-tune --ray and jamb-train --engine rllib (the `ray`
-# extra: Ray Tune and RLlib; docs/usage.md "Ray").
-# Nothing else needs it: the tests that do are skipped without it.
+# extra: Ray Tune and RLlib; docs/usage.md "Ray"), and OpenSpiel (the `openspiel` extra, one
+# 16 MB wheel: jamb_env.openspiel), which CI (.ci/run) installs through this target.
+# Nothing else needs them: the tests that do are skipped without them.
 install-ray: $(VENV)/.installed-ray
 
 $(VENV)/.installed-ray: $(VENV)/.installed
-	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray]"
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,openspiel]"
 	touch $@
 
 # Best effort, never failing the build: Debian's headless Chromium and its driver for
