@@ -32,6 +32,26 @@ Observations (from the observing player's view), ``Dict``:
   - each player's score, relative seat order from the observer, divided by a bound of
     the ruleset's score (in [-1, 1]).
 
+The global state (``state()``, ``state_space``; PettingZoo's ``state_test``, centralized
+critics such as MAPPO's): float32, the same from every seat, the concatenation of
+
+* ``"separate"``: for every player in player order (``player_0`` first), the solitaire
+  ``Jamb-v1`` observation of their sheet (dice, roll, announcement, jokers, the
+  obligations ``answer_due`` / ``copy_row`` they carry, every cell, column sums,
+  progress; a player not to move is between turns: no dice); ``"shared"``: the solitaire
+  observation of the shared sheet, then for every player in player order a 0/1 plane of
+  the cells they wrote (``C * R``, cell ``c * R + r``);
+* one-hot (N) of the player to move, by player index;
+* every player's score by player index, divided by the same bound as the observation's
+  (in [-1, 1]).
+
+Its length is :func:`state_size` (``N * D + 2N`` with separate sheets, ``D + N*C*R + 2N``
+shared, ``D`` the solitaire observation's size: 1,184 for two players on ``classic``),
+its segments :func:`state_segments`, its bounds those of the solitaire observation, 0/1
+and [-1, 1]; :func:`match_state` builds it from a
+:class:`~jamb_env.rules.match.MatchState`. It holds the whole game but the dice not
+rolled yet.
+
 Rewards (``reward=``): ``"score"``: the change of the player's own score (their sheet's,
 or the shared columns awarded to them, which can fall when a column changes hands), so
 a player's return is their final score; ``"win"``: at the end only, (players beaten -
@@ -101,6 +121,67 @@ def observation_size(rules: Ruleset, num_players: int, scoring: str) -> int:
     return enc.size + others + 2 * num_players
 
 
+def state_segments(rules: Ruleset, num_players: int, scoring: str) -> dict[str, slice]:
+    """The segments of the global state vector (module docstring), in order: ``sheet_0``
+    .. ``sheet_{N-1}`` (separate sheets) or ``sheet`` and ``owner_0`` .. ``owner_{N-1}``
+    (shared), then ``to_move`` and ``scores``; each a slice of :func:`match_state`.
+
+    Raises ValueError / RulesetError for an unplayable combination
+    (:func:`jamb_env.rules.match.check_match`)."""
+    M.check_match(rules, num_players, scoring)
+    D, CR = encoder(rules).size, len(rules.columns) * rules.num_rows
+    sizes = ([(f"sheet_{p}", D) for p in range(num_players)] if scoring == "separate"
+             else [("sheet", D)] + [(f"owner_{p}", CR) for p in range(num_players)])
+    sizes += [("to_move", num_players), ("scores", num_players)]
+    out, at = {}, 0
+    for name, size in sizes:
+        out[name] = slice(at, at + size)
+        at += size
+    return out
+
+
+def state_size(rules: Ruleset, num_players: int, scoring: str) -> int:
+    """Length of the global state vector (:func:`match_state`)."""
+    return list(state_segments(rules, num_players, scoring).values())[-1].stop
+
+
+def state_bounds(rules: Ruleset, num_players: int, scoring: str) -> tuple[np.ndarray, np.ndarray]:
+    """float32 ``(low, high)`` of the global state vector: the solitaire observation's
+    bounds for each sheet, 0 / 1 for the owner planes and the player to move, -1 / 1 for
+    the scores."""
+    enc = encoder(rules)
+    segments = state_segments(rules, num_players, scoring)
+    low = np.zeros(state_size(rules, num_players, scoring), np.float32)
+    high = np.ones_like(low)
+    for name, at in segments.items():
+        if name.startswith("sheet"):
+            low[at], high[at] = enc.low, enc.high
+    low[segments["scores"]] = -1.0
+    return low, high
+
+
+def match_state(rules: Ruleset, ms: M.MatchState, scores=None) -> np.ndarray:
+    """float32 ``(state_size,)``: the global state vector of ``ms`` (module docstring),
+    each sheet encoded by the solitaire observation encoder with its own legal mask.
+    ``scores``: every player's score (points) if the caller has them, else
+    :func:`jamb_env.rules.match.scores`.
+
+    Raises ValueError: ``ms`` is not a MatchState of ``rules``, or ``scores`` is not one
+    integer per player."""
+    M._check_state(rules, ms)
+    enc, P = encoder(rules), ms.num_players
+    scores = M.scores(rules, ms) if scores is None else scores
+    if np.shape(scores) != (P,) or not all(_integer(x) is not None for x in np.asarray(scores).tolist()):
+        raise ValueError(f"scores must be {P} integers (points), one per player, got {scores!r}")
+    parts = [enc.encode(st, mask=core.legal_mask(rules, st)) for st in ms.sheets]
+    if ms.owner is not None:
+        parts.append((ms.owner.reshape(1, -1) == np.arange(P)[:, None]).astype(np.float32).ravel())
+    turn = np.zeros(P, np.float32)
+    turn[ms.to_move] = 1.0
+    parts += [turn, np.asarray(scores, np.float32) / np.float32(_score_bound(rules))]
+    return np.concatenate(parts, dtype=np.float32)
+
+
 def seat_observations(solo: np.ndarray, seats: np.ndarray, to_move: np.ndarray, scores: np.ndarray, bound, *,
                       sheets: np.ndarray | None = None, owner: np.ndarray | None = None) -> np.ndarray:
     """float32 ``(k, D)``: the multiplayer ``"observation"`` (module docstring) of player
@@ -128,6 +209,23 @@ def seat_observations(solo: np.ndarray, seats: np.ndarray, to_move: np.ndarray, 
     parts.append(turn)
     parts.append(np.asarray(scores)[rows[:, None], rel].astype(np.float32) / np.float32(bound))
     return np.concatenate(parts, axis=1, dtype=np.float32)
+
+
+def match_observation(rules: Ruleset, ms: M.MatchState, player: int, scores) -> np.ndarray:
+    """float32 ``(observation_size,)``: the ``"observation"`` of ``player`` in ``ms``
+    (module docstring; :meth:`raw_env.observe`), ``scores`` every player's score (points).
+    The caller vouches for ``ms`` (a state of ``rules``) and ``player``."""
+    enc = encoder(rules)
+    own = ms.sheets[0] if ms.owner is not None else ms.sheets[player]
+    solo = enc.encode(own, mask=core.legal_mask(rules, own, check=False))[None]  # the turn features read the mask
+    scores = np.array([scores])
+    if ms.owner is not None:
+        return seat_observations(solo, [player], [ms.to_move], scores, _score_bound(rules), owner=ms.owner[None])[0]
+    sheets = np.zeros((1, ms.num_players, enc.sheet_size), np.float32)
+    for q, st in enumerate(ms.sheets):
+        if q != player:  # the observer's own sheet is in its solitaire observation
+            sheets[0, q] = enc.sheet_features(st)
+    return seat_observations(solo, [player], [ms.to_move], scores, _score_bound(rules), sheets=sheets)[0]
 
 
 def _score_bound(rules: Ruleset) -> float:
@@ -222,7 +320,6 @@ class raw_env(AECEnv):
         self.reward_mode, self.reward_scale, self.render_mode = reward, float(reward_scale), render_mode
         self._layout = layout(rules)
         self._enc = encoder(rules)
-        self._bound = _score_bound(rules)
         N, A = self.num_players, self._layout.num_actions
         C, R = len(rules.columns), rules.num_rows
         other = (N - 1) * self._enc.sheet_size if scoring == "separate" else N * C * R
@@ -240,6 +337,7 @@ class raw_env(AECEnv):
         self._index = {a: p for p, a in enumerate(self.possible_agents)}
         self.observation_spaces = {a: spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
+        self.state_space = spaces.Box(*state_bounds(rules, N, scoring), dtype=np.float32)  # state(), module docstring
         # a dice stream per sheet (each player's own, or the shared sheet's), drawn in that
         # order after the seating dice: a seat's dice do not depend on the others' play
         self._stream_len = stream_length(rules)
@@ -380,23 +478,22 @@ class raw_env(AECEnv):
             raise RuntimeError("call reset() first")
         rules, ms = self.ruleset, self._match
         p = self._agent(agent)
-        over = M.is_over(rules, ms)
-        own = ms.sheets[0] if ms.owner is not None else ms.sheets[p]
-        legal = core.legal_mask(rules, own, check=False)  # the sheet's own mask: the observation's turn features read it
-        solo = self._enc.encode(own, mask=legal)[None]
-        if ms.owner is None:
-            sheets = np.zeros((1, self.num_players, self._enc.sheet_size), np.float32)
-            for q, st in enumerate(ms.sheets):
-                if q != p:  # the observer's own sheet is in its solitaire observation
-                    sheets[0, q] = self._enc.sheet_features(st)
-            obs = seat_observations(solo, [p], [ms.to_move], np.array([self._scores]), self._bound, sheets=sheets)[0]
-        else:
-            obs = seat_observations(solo, [p], [ms.to_move], np.array([self._scores]), self._bound, owner=ms.owner[None])[0]
-        if over:
+        obs = match_observation(rules, ms, p, self._scores)
+        if M.is_over(rules, ms):
             action_mask = np.ones(self._layout.num_actions, np.int8)
-        else:  # only the player to move has actions
-            action_mask = legal.astype(np.int8) if ms.to_move == p else np.zeros(self._layout.num_actions, np.int8)
+        elif ms.to_move == p:  # only the player to move has actions
+            action_mask = core.legal_mask(rules, M.sheet_in_play(ms), check=False).astype(np.int8)
+        else:
+            action_mask = np.zeros(self._layout.num_actions, np.int8)
         return {"observation": obs, "action_mask": action_mask}
+
+    def state(self) -> np.ndarray:
+        """The global state (module docstring): float32 ``(state_size,)``, inside
+        ``state_space``, the same whoever observes (a new array each call). Raises
+        RuntimeError before reset."""
+        if self._match is None:
+            raise RuntimeError("call reset() first")
+        return match_state(self.ruleset, self._match, self._scores)
 
     def action_mask(self, agent) -> np.ndarray:
         """int8 ``(A,)``: ``observe(agent)["action_mask"]``."""

@@ -4,7 +4,8 @@ Nothing here imports Gymnasium or torch (RULES.md is the reference).
 """
 
 from . import match
-from .chance import apply_outcome, chance_outcomes, first_roll_outcomes, roll_dice, rolled_faces, sample_outcome
+from .chance import (apply_outcome, chance_outcomes, first_roll_outcomes, outcome_distribution, roll_dice, rolled_faces,
+                     sample_outcome)
 from .game import (
     Action,
     GameState,
@@ -65,6 +66,7 @@ __all__ = [
     "match",
     "maximal_column",
     "new_game",
+    "outcome_distribution",
     "reroll_count",
     "is_basket",
     "jokers_left",

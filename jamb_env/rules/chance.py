@@ -14,7 +14,14 @@ step is split OpenSpiel-style into a chance node and its outcomes:
 * :func:`first_roll_outcomes`: the same for a turn's first roll (the state after a
   write), whose outcome :func:`jamb_env.rules.start_turn` applies;
 * :func:`roll_dice`: ``k`` fresh faces from a generator, drawn the way the env draws its
-  dice stream (for a clone whose future dice are redrawn).
+  dice stream (for a clone whose future dice are redrawn);
+* :func:`outcome_distribution`: the same distributions as one array over the **outcome
+  ids**, the dice multiset indices ``0 .. M - 1`` (252 multisets of 5 dice, 462 of 6):
+  id ``m`` is the sorted faces ``rules.tables.sorted_dice[m]``, and
+  ``rules.dice_index(dice)`` (any order) gives the id of some dice. Ids run in
+  lexicographic order of the sorted faces (``[1 1 1 1 1]`` is 0, ``[6 6 6 6 6]`` is
+  ``M - 1``), as :attr:`GameState.dice_index` and every table of the engine; OpenSpiel's
+  chance outcomes (:mod:`jamb_env.openspiel`) are these ids.
 
 Probabilities come from the engine's hold-transition table
 (:attr:`jamb_env.rules.tables.DiceTables.transition`: multinomial counts of the rolled
@@ -98,8 +105,7 @@ def chance_outcomes(rules: Ruleset, state: GameState, action: int, *, check: boo
         IllegalActionError (a ValueError): the re-roll is not legal in ``state`` (the
             message gives the reason and the legal re-rolls).
     """
-    a = _hold(rules, _reroll(rules, state, action, check))
-    row = _outcome_row(rules, state, a)
+    row = _reroll_distribution(rules, state, action, check)
     sorted_dice = rules.tables.sorted_dice
     return [(sorted_dice[m].copy(), float(row[m])) for m in np.flatnonzero(row)]
 
@@ -113,14 +119,39 @@ def first_roll_outcomes(rules: Ruleset, state: GameState, *, check: bool = True)
         ValueError: ``state`` is inconsistent, or its turn has started (``roll`` > 0) or
             the game is over.
     """
+    row = _first_roll_distribution(rules, state, check)
+    return [(rules.tables.sorted_dice[m].copy(), float(row[m])) for m in np.flatnonzero(row)]
+
+
+def outcome_distribution(rules: Ruleset, state: GameState, action: int | None = None, *, check: bool = True) -> np.ndarray:
+    """float64 ``(M,)``: the probability of each outcome id (dice multiset index, module
+    docstring) after re-roll ``action`` in ``state`` (as :func:`chance_outcomes`), or with
+    ``action=None`` of the next turn's first roll (as :func:`first_roll_outcomes`); 0 for
+    the dice that cannot come out. Sums to 1 within 1e-12; a new array.
+
+    Raises:
+        as :func:`chance_outcomes` (a re-roll) or :func:`first_roll_outcomes` (None).
+    """
+    if action is None:
+        return _first_roll_distribution(rules, state, check)
+    return _reroll_distribution(rules, state, action, check)
+
+
+def _reroll_distribution(rules: Ruleset, state: GameState, action, check: bool) -> np.ndarray:
+    a = _hold(rules, _reroll(rules, state, action, check))
+    return _outcome_row(rules, state, a).copy()
+
+
+def _first_roll_distribution(rules: Ruleset, state: GameState, check: bool) -> np.ndarray:
+    tables = rules.tables
     if check:
         validate_state(rules, state)
+    elif not isinstance(state, GameState):
+        raise ValueError(f"expected a GameState, got {type(state).__name__}")
     if is_over(rules, state) or state.roll != 0:
         raise ValueError(f"a first roll needs a state between turns (roll 0, game not over), got roll {state.roll}, "
                          f"turn {state.turn} of {rules.num_cells}")
-    tables = rules.tables
-    row = tables.transition[int(np.flatnonzero(tables.sub_size == 0)[0])]
-    return [(tables.sorted_dice[m].copy(), float(row[m])) for m in np.flatnonzero(row)]
+    return tables.transition[int(np.flatnonzero(tables.sub_size == 0)[0])].copy()
 
 
 def _dice_arg(rules: Ruleset, dice) -> np.ndarray:
