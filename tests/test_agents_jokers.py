@@ -154,8 +154,10 @@ def session(seed=3, rules="joly"):
 
 
 def put(env, st):
-    """Set the env's game state to ``st``."""
-    env.set_state(replace(env.get_state(), game=st, score=score(env.ruleset, st)))
+    """Set the env's game state to ``st`` (its stream position the fewest dice that sheet has drawn)."""
+    from jamb_env.rules import stream_bounds
+
+    env.set_state(replace(env.get_state(), game=st, score=score(env.ruleset, st), position=stream_bounds(env.ruleset, st)[0]))
 
 
 def set_game(s, dice, roll=1, jokers=K.JOKERS_FULL):

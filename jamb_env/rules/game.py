@@ -126,6 +126,18 @@ def check_indices(rules: Ruleset, st) -> None:
         raise ValueError(f"not a state of {rules.name!r}: a field is out of range (validate_state names it)")
 
 
+def _check_sheet(rules: Ruleset, st) -> None:
+    """:func:`check_indices` for the functions that read only the sheet (values, filled)."""
+    if not isinstance(st, GameState):
+        raise ValueError(f"expected a GameState, got {type(st).__name__}")
+    vshape, fshape, _, _, rows, _, _, _ = _index_bounds(rules)
+    v, f = st.values, st.filled
+    if (getattr(v, "shape", None) != vshape or getattr(f, "shape", None) != fshape or v.dtype.kind not in "iu"
+            or f.dtype.kind not in "iu" or min(fl := f.tolist()) < 0 or max(fl) >> rows):
+        raise ValueError(f"not a sheet of {rules.name!r}: values and filled must be integer arrays of shapes {vshape}, "
+                         f"{fshape} with filled bits of its {rows} rows (validate_state names the field)")
+
+
 @lru_cache(maxsize=None)
 def _index_bounds(rules: Ruleset) -> tuple:
     C, R = len(rules.columns), rules.num_rows
@@ -527,14 +539,14 @@ def apply_action(
 def maximal_column(rules: Ruleset, st: GameState) -> tuple[np.ndarray, int]:
     """The derived ``maximal`` column (RULES.md §5): (values (R,), filled bitmask)
     (:func:`jamb_env.rules.kernels.maximal`)."""
-    check_indices(rules, st)
+    _check_sheet(rules, st)
     values = np.zeros(rules.num_rows, dtype=np.int64)
     filled = K.maximal(st.values, st.filled, rules.arrays, values)
     return values, int(filled)
 
 
 def _sheet(rules: Ruleset, st: GameState) -> tuple[np.ndarray, np.ndarray, int]:
-    check_indices(rules, st)
+    _check_sheet(rules, st)
     C, R = len(rules.columns), rules.num_rows
     parts, cols = np.zeros(5, dtype=np.int64), np.zeros(C + 1, dtype=np.int64)
     total = K.sheet_parts(st.values, st.filled, rules.arrays, parts, cols, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))
