@@ -25,7 +25,7 @@ from gymnasium.vector.utils import batch_space
 
 from .engine import PARALLEL_FROM, Engine
 from .env import JambEnv, check_env_options, check_mask_dtype, mask_space
-from .errors import IllegalActionError
+from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 from .rules import Ruleset, layout, load_ruleset
 from .rules.game import SCORE_PARTS
 from .seeding import game_seeds
@@ -96,8 +96,9 @@ class JambVectorEnv(VectorEnv):
             or "NextStep"), ``AutoresetMode.SAME_STEP`` or ``AutoresetMode.DISABLED``; in
             ``metadata["autoreset_mode"]`` and ``autoreset_mode``.
         illegal_action: "terminate" (the game ends with ``JambEnv.ILLEGAL_ACTION_PENALTY *
-            reward_scale`` and ``info["illegal_action"]``) or "raise" (``IllegalActionError``
-            before any game changes).
+            reward_scale`` and ``info["illegal_action"]``; the first one warns,
+            :class:`~jamb_env.IllegalActionWarning`, as JambEnv) or "raise"
+            (``IllegalActionError`` before any game changes).
         reward_scale: multiplies every reward.
         turn_features: observation layout of ``Jamb-v1`` (True) or ``Jamb-v0`` (False).
         mask_in_observation: observations are ``{"observation": float32 (N, D),
@@ -299,9 +300,9 @@ class JambVectorEnv(VectorEnv):
             rewards[illegal], terminated[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY, True
             if not self._warned_illegal:
                 i = int(illegal[0])
-                warnings.warn(f"game {i}: {self._why(i, int(a[i]))}; the game ends with reward "
-                              f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'; "
-                              "mask actions with info['action_mask'])", stacklevel=2)
+                warnings.warn(f"game {i}: {self._why(i, int(a[i]))}. The game ends here with reward "
+                              f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'), {UNMASKED_HINT}",
+                              IllegalActionWarning, stacklevel=2)
                 self._warned_illegal = True
         rewards *= self.reward_scale
         done = np.flatnonzero(terminated)

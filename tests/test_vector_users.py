@@ -26,7 +26,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-from jamb_env import JambEnv, load_ruleset
+from jamb_env import IllegalActionWarning, JambEnv, load_ruleset
 from jamb_env.gym_vector import JambVectorEnv, make_vec
 from jamb_env.rules import layout
 from jamb_env.seeding import game_seed
@@ -157,6 +157,16 @@ def test_async_matches_the_default_vector_env():
             assert data_equivalence(out, ref, exact=True)
     finally:
         other.close()
+
+
+def test_an_illegal_action_warns_as_jambenv():
+    vec = JambVectorEnv(2)
+    _, info = vec.reset(seed=0)
+    actions = random_actions(np.random.default_rng(0), info["action_mask"])
+    actions[0] = int(np.flatnonzero(info["action_mask"][0] == 0)[0])
+    with pytest.warns(IllegalActionWarning, match=r"game 0: illegal action .*LegalActions"):
+        _, _, terminated, _, info = vec.step(actions)
+    assert terminated[0] and info["illegal_action"][0] and info["_illegal_action"].tolist() == [True, False]
 
 
 # ---------------------------------------------------------------------------- DISABLED and reset_mask
