@@ -32,8 +32,10 @@ from .seeding import game_seeds
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 RENDER_MODES = ("rgb_array", "ansi")
-#: JambEnv methods that change a game: ``call`` refuses them (they would change a copy).
-CALL_REFUSED = ("reset", "step", "step_outcome", "set_state", "close")
+#: JambEnv attributes ``call`` refuses: they change a game, or hand out the env itself, and
+#: ``call`` evaluates each game on one stand-in JambEnv (they would act on the stand-in).
+CALL_REFUSED = ("reset", "step", "step_outcome", "set_state", "close", "unwrapped", "get_wrapper_attr",
+                "set_wrapper_attr", "has_wrapper_attr")
 #: The info keys of every game on every reset and step (JambEnv's ``info``).
 STATE_KEYS = ("score", "dice", "roll", "announced", "turn", "action_mask")
 
@@ -344,7 +346,7 @@ class JambVectorEnv(VectorEnv):
         ``call("render")``, ``call("np_random")`` (each game's generator), ...
 
         Raises:
-            ValueError: ``name`` is one of :data:`CALL_REFUSED` (it would change a copy of
+            ValueError: ``name`` is one of :data:`CALL_REFUSED` (it would act on a copy of
                 the game: use ``reset`` / ``step``). AttributeError: JambEnv has no public
                 attribute ``name``. RuntimeError: what the attribute raises before ``reset()``
                 (e.g. ``game``).
@@ -352,8 +354,9 @@ class JambVectorEnv(VectorEnv):
         if not isinstance(name, str):
             raise ValueError(f"call takes an attribute name (a string), got {name!r}")
         if name in CALL_REFUSED:
-            raise ValueError(f"call({name!r}) would change a copy of each game, not the game: use "
-                             "JambVectorEnv.reset / step (with options={'reset_mask': mask} to restart some games)")
+            raise ValueError(f"call({name!r}) would act on a copy of each game, not on the game: use "
+                             "JambVectorEnv.reset / step (with options={'reset_mask': mask} to restart some games) "
+                             "and the vector env's own attributes")
         if name == "np_random":
             return tuple(self._rngs)
         if name.startswith("_") or name not in dir(self._twin_env()):

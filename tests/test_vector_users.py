@@ -293,8 +293,8 @@ def test_call_and_get_attr_read_each_game():
     assert vec.get_attr("ruleset") == (vec.ruleset,) * N
     assert vec.call("np_random") == tuple(vec._rngs)
     assert sum(vec.call("score")) == int(info["score"].sum())
-    for name in ("step", "reset", "set_state", "step_outcome", "close"):
-        with pytest.raises(ValueError, match=rf"call\('{name}'\) would change a copy"):
+    for name in ("step", "reset", "set_state", "step_outcome", "close", "unwrapped", "set_wrapper_attr"):
+        with pytest.raises(ValueError, match=rf"call\('{name}'\) would act on a copy"):
             vec.call(name)
     for name in ("_engine", "no_such_thing"):
         with pytest.raises(AttributeError, match="JambEnv has no public attribute"):
