@@ -20,13 +20,14 @@ $(VENV)/.installed: pyproject.toml
 
 # Optional: Ray for jamb-evaluate --ray, jamb-tune --ray and jamb-train --engine rllib (the `ray`
 # extra: Ray Tune and RLlib; docs/usage.md "Ray"), rl_zoo3 for jamb-zoo (the `zoo` extra, light:
-# docs/tools.md "RL Baselines3 Zoo") and OpenSpiel (the `openspiel` extra, one 16 MB wheel:
-# jamb_env.openspiel). CI (.ci/run) installs all three through this target.
+# docs/tools.md "RL Baselines3 Zoo"), OpenSpiel (the `openspiel` extra, one 16 MB wheel:
+# jamb_env.openspiel), TorchRL and Tianshou (the `torchrl` and `tianshou` extras, about 15 s
+# more: docs/tools.md). CI (.ci/run) installs them all through this target.
 # Nothing else needs them: the tests that do are skipped without them.
 install-ray: $(VENV)/.installed-ray
 
 $(VENV)/.installed-ray: $(VENV)/.installed
-	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,zoo,openspiel]"
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,zoo,openspiel,torchrl,tianshou]"
 	touch $@
 
 # Best effort, never failing the build: Debian's headless Chromium and its driver for

@@ -18,6 +18,9 @@ from .render import render_sheet, sheet_image
 from .rules import Action, GameState, Ruleset, load_ruleset
 
 ILLEGAL_MODES = ("terminate", "raise")
+#: The dtypes a handed-out action mask can have (``mask_dtype``): int8 (0/1, the default)
+#: or bool (what ``torch.masked_fill`` and TorchRL's masked distributions take).
+MASK_DTYPES = {"int8": np.dtype(np.int8), "bool": np.dtype(np.bool_)}
 
 
 def check_env_options(illegal_action: str, reward_scale: float) -> None:
@@ -28,6 +31,27 @@ def check_env_options(illegal_action: str, reward_scale: float) -> None:
     number = isinstance(reward_scale, (int, float, np.integer, np.floating)) and not isinstance(reward_scale, (bool, np.bool_))
     if not number or not np.isfinite(reward_scale) or reward_scale <= 0:
         raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+
+
+def check_mask_dtype(mask_dtype) -> np.dtype:
+    """The numpy dtype of ``mask_dtype`` ("int8", "bool", or those numpy dtypes/types);
+    ValueError for anything else (shared by JambEnv and JambVectorEnv)."""
+    try:
+        dtype = np.dtype(mask_dtype) if mask_dtype is not None else None
+    except TypeError:
+        dtype = None
+    if dtype not in MASK_DTYPES.values():
+        raise ValueError(f"mask_dtype must be 'int8' (the default: 0/1 masks, a MultiBinary space) or 'bool' "
+                         f"(True/False masks, a bool Box space), got {mask_dtype!r}")
+    return dtype
+
+
+def mask_space(num_actions: int, dtype: np.dtype) -> spaces.Space:
+    """The space of an ``action_mask`` observation entry: ``MultiBinary(A)`` for int8,
+    ``Box(False, True, (A,), bool)`` for bool."""
+    if dtype == np.bool_:
+        return spaces.Box(0, 1, (num_actions,), dtype=np.bool_)
+    return spaces.MultiBinary(num_actions)
 
 
 @dataclass(frozen=True)
@@ -78,8 +102,9 @@ class JambEnv(gym.Env):
       column), right after roll 1.
     * then write cell ``c * R + r`` (column ``c`` of ``ruleset.columns``, row ``r``).
 
-    ``action_masks()`` (bool) and ``info["action_mask"]`` (int8) give the legal ones
-    (and the observation's ``"action_mask"`` with ``mask_in_observation=True``);
+    ``action_masks()`` (bool) and ``info["action_mask"]`` (int8, or bool with
+    ``mask_dtype="bool"``) give the legal ones (and the observation's ``"action_mask"``
+    with ``mask_in_observation=True``);
     ``decode_action`` / ``encode_action`` / ``action_to_string`` translate.
     A mask handed out is never all False: once the game is over (last cell written, or an
     illegal action in "terminate" mode) all three are all ones (Pgx's convention, so
@@ -102,7 +127,8 @@ class JambEnv(gym.Env):
     "observation": <that Box>})`` (keys sorted, as gymnasium's ``Dict`` orders them); observations are dicts of a float32 ``(D,)`` and an
     int8 ``(action_space.n,)`` array (``action_masks()``), new arrays each time (for
     ``MaskablePPO("MultiInputPolicy")`` or action-masking wrappers that read the
-    observation).
+    observation). With ``mask_dtype="bool"`` the mask entry is bool and its space
+    ``Box(False, True, (action_space.n,), bool)`` (for ``torch.masked_fill`` and TorchRL).
 
     ## Rewards
 
@@ -137,13 +163,28 @@ class JambEnv(gym.Env):
       (default True, ``Jamb-v1``; ``Jamb-v0`` registers False).
     * ``mask_in_observation``: observations are ``{"observation", "action_mask"}`` dicts
       (default False: the Box alone).
+    * ``mask_dtype``: "int8" (default) or "bool": the dtype of ``info["action_mask"]`` and
+      of the observation's mask (its space ``MultiBinary`` or a bool ``Box``).
+    * ``autoreset_mode`` is not an option of the single game: passing one raises
+      ValueError naming where it goes (``make_vec``'s ``vector_kwargs`` in "sync" and
+      "async" mode, or :func:`jamb_env.gym_vector.make_vec` for every mode).
 
-    ``info`` on every reset and step: ``score`` (points), ``dice`` (sorted tuple),
-    ``roll``, ``announced`` ((column, row) or None), ``turn`` (cells written),
-    ``action_mask``; at the end of a game also ``score_parts`` (upper, bonus,
-    difference, lower, bonus_columns) and ``column_scores``.
+    ``info`` on every reset and step, every value numeric with a fixed type and shape (so
+    Gymnasium's vector envs batch each key into one array): ``score`` int (points),
+    ``dice`` int8 ``(n,)`` (sorted; all zeros when no dice are rolled, after the last
+    write), ``roll`` int, ``announced`` int (the announced cell's index, -1 for none;
+    ``env.ruleset.cell_name(i)`` gives its ``(column, row)``), ``turn`` int (cells
+    written), ``action_mask``; at the end of a game also ``score_parts`` (upper, bonus,
+    difference, lower, bonus_columns) and ``column_scores`` (dicts of ints), or
+    ``illegal_action`` True.
 
     ## Version History
+
+    * v1, after 0.2.0: ``info["dice"]`` is an int8 array (zeros when no dice are rolled; was a
+      tuple, empty then) and ``info["announced"]`` a cell index (-1 for none; was the
+      ``(column, row)`` pair or None), so that every info key batches into a numeric
+      array under every vectorization mode; ``mask_dtype`` added. Observations,
+      actions and rewards unchanged (no version bump: info is not part of the MDP).
 
     * v1, corrected in 0.2.0: the ``difference`` and ``upper_to_bonus`` features read
       the rules' own definitions (``difference_clamp``, ``bonus_strict``) instead of a
@@ -173,7 +214,17 @@ class JambEnv(gym.Env):
         reward_scale: float = 1.0,
         turn_features: bool = True,
         mask_in_observation: bool = False,
+        mask_dtype: str = "int8",
+        *,
+        autoreset_mode=None,
     ):
+        if autoreset_mode is not None:
+            raise ValueError(
+                f"autoreset_mode={autoreset_mode!r} is an option of the vector env, not of JambEnv: with "
+                "gym.make_vec(..., vectorization_mode='sync' or 'async') pass vector_kwargs={'autoreset_mode': ...}; "
+                "the default vectorization (the vector entry point) takes autoreset_mode=... itself, and "
+                "jamb_env.gym_vector.make_vec takes it in every mode")
+        self.mask_dtype = check_mask_dtype(mask_dtype)
         self.ruleset = load_ruleset(ruleset)
         if not isinstance(turn_features, (bool, np.bool_)):
             raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
@@ -197,7 +248,7 @@ class JambEnv(gym.Env):
         if self.mask_in_observation:
             # keys in sorted order: the same space (and flattening order) on every gymnasium version
             self.observation_space = spaces.Dict(
-                {"action_mask": spaces.MultiBinary(self._layout.num_actions), "observation": self.observation_space})
+                {"action_mask": mask_space(self._layout.num_actions, self.mask_dtype), "observation": self.observation_space})
         self._stream_len = stream_length(rules)
         self._warned_illegal = False
         self._started = False
@@ -387,25 +438,26 @@ class JambEnv(gym.Env):
     def observe(self) -> np.ndarray | dict[str, np.ndarray]:
         """The observation of the current state, as reset and step return it (new arrays):
         float32 ``(D,)``, or with ``mask_in_observation`` a dict of it (``"observation"``)
-        and ``"action_mask"`` int8 ``(action_space.n,)``. RuntimeError before reset."""
+        and ``"action_mask"`` ``(action_space.n,)`` (int8, or bool with ``mask_dtype="bool"``).
+        RuntimeError before reset."""
         if not self._started:
             raise RuntimeError("call reset() first")
         obs = self._engine.games.obs[0].copy()
         if self.mask_in_observation:
-            return {"observation": obs, "action_mask": self.action_masks().astype(np.int8)}
+            return {"observation": obs, "action_mask": self.action_masks().astype(self.mask_dtype)}
         return obs
 
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, Any]:
         g = self._engine.games
-        roll, announced = int(g.roll[0]), int(g.announced[0])
-        return {
+        roll = int(g.roll[0])
+        return {  # numeric, fixed shapes: the class docstring
             "score": int(g.score[0]),
-            "dice": tuple(g.dice[0].tolist()) if roll else (),
+            "dice": g.dice[0].copy() if roll else np.zeros(self.ruleset.dice, dtype=np.int8),
             "roll": roll,
-            "announced": self.ruleset.cell_name(announced) if announced >= 0 else None,
+            "announced": int(g.announced[0]),
             "turn": int(g.turn[0]),
-            "action_mask": self.action_masks().astype(np.int8),
+            "action_mask": self.action_masks().astype(self.mask_dtype),
         }
 
     def _check_action_type(self, action) -> int:

@@ -2,9 +2,12 @@
 
 The Gymnasium-native sibling of :class:`~jamb_env.vector.JambVecEnv` (the SB3 ``VecEnv``):
 the same engine (:class:`jamb_env.engine.Engine`), Gymnasium's 5-tuple, dict-of-arrays
-infos and autoreset modes. ``gymnasium.make_vec("Jamb-v1", num_envs=N,
-vectorization_mode="vector_entry_point")`` builds one. Game ``i`` of
-``reset(seed=[s_0, ..., s_N-1])`` is the game of ``JambEnv().reset(seed=s_i)``.
+infos (the keys and dtypes that Gymnasium's ``SyncVectorEnv`` of ``JambEnv`` gives), every
+autoreset mode, ``call`` / ``get_attr`` and ``render``. ``gymnasium.make_vec("Jamb-v1",
+num_envs=N)`` (the default ``vectorization_mode``, the registered vector entry point)
+builds one. Game ``i`` of ``reset(seed=[s_0, ..., s_N-1])`` is the game of
+``JambEnv().reset(seed=s_i)``. :func:`make_vec` is ``gymnasium.make_vec`` taking
+``autoreset_mode`` the same way in every vectorization mode.
 """
 
 from __future__ import annotations
@@ -12,20 +15,29 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import VectorizeMode
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .engine import PARALLEL_FROM, Engine
-from .env import JambEnv, check_env_options
-from .errors import IllegalActionError
+from .env import JambEnv, check_env_options, check_mask_dtype, mask_space
+from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 from .rules import Ruleset, layout, load_ruleset
 from .rules.game import SCORE_PARTS
 from .seeding import game_seeds
 
-AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+RENDER_MODES = ("rgb_array", "ansi")
+#: JambEnv attributes ``call`` refuses: they change a game, or hand out the env itself, and
+#: ``call`` evaluates each game on one stand-in JambEnv (they would act on the stand-in).
+CALL_REFUSED = ("reset", "step", "step_outcome", "set_state", "close", "unwrapped", "get_wrapper_attr",
+                "set_wrapper_attr", "has_wrapper_attr")
+#: The info keys of every game on every reset and step (JambEnv's ``info``).
+STATE_KEYS = ("score", "dice", "roll", "announced", "turn", "action_mask")
 
 
 def _autoreset_mode(mode) -> AutoresetMode:
@@ -34,13 +46,46 @@ def _autoreset_mode(mode) -> AutoresetMode:
         known = {m.value: m for m in AutoresetMode} | {m.name.lower(): m for m in AutoresetMode}
         mode = known.get(mode, known.get(mode.lower(), mode))
     if mode not in AUTORESET_MODES:
-        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP ('next_step', the default) or "
-                         f"AutoresetMode.SAME_STEP ('same_step'), got {mode!r}")
+        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP ('next_step', the default), "
+                         f"AutoresetMode.SAME_STEP ('same_step') or AutoresetMode.DISABLED ('disabled'), got {mode!r}")
     return mode
 
 
 def _seed_ok(x) -> bool:
     return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer)) and x >= 0
+
+
+def make_vec(id: str = "Jamb-v1", num_envs: int = 1, vectorization_mode: str | VectorizeMode | None = None, *,
+             autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, vector_kwargs: dict | None = None, **kwargs):
+    """``gymnasium.make_vec(id, num_envs, vectorization_mode, **kwargs)`` with
+    ``autoreset_mode`` given the same way in every mode: to :class:`JambVectorEnv` as a
+    keyword (the vector entry point, the default mode), to Gymnasium's ``SyncVectorEnv`` /
+    ``AsyncVectorEnv`` in ``vector_kwargs`` ("sync", "async"), where ``gymnasium.make_vec``
+    wants it in each mode.
+
+    Raises:
+        ValueError: an unknown ``autoreset_mode`` or ``vectorization_mode``, or
+            ``vector_kwargs`` holding another ``autoreset_mode``; otherwise what
+            ``gymnasium.make_vec`` raises.
+    """
+    mode = _autoreset_mode(autoreset_mode)
+    if vectorization_mode is None:
+        spec = gym.spec(id) if isinstance(id, str) else id
+        resolved = VectorizeMode.VECTOR_ENTRY_POINT if spec.vector_entry_point is not None else VectorizeMode.SYNC
+    else:
+        try:
+            resolved = VectorizeMode(vectorization_mode)
+        except ValueError:
+            raise ValueError(f"vectorization_mode must be None, 'vector_entry_point', 'sync' or 'async', "
+                             f"got {vectorization_mode!r}") from None
+    vector_kwargs = dict(vector_kwargs or {})
+    if resolved is VectorizeMode.VECTOR_ENTRY_POINT:
+        return gym.make_vec(id, num_envs, resolved, vector_kwargs=vector_kwargs, autoreset_mode=mode, **kwargs)
+    given = vector_kwargs.get("autoreset_mode", mode)
+    if _autoreset_mode(given) is not mode:
+        raise ValueError(f"autoreset_mode={mode!r} but vector_kwargs['autoreset_mode']={given!r}: give it once")
+    vector_kwargs["autoreset_mode"] = mode
+    return gym.make_vec(id, num_envs, resolved, vector_kwargs=vector_kwargs, **kwargs)
 
 
 class JambVectorEnv(VectorEnv):
@@ -50,24 +95,29 @@ class JambVectorEnv(VectorEnv):
         num_envs: games stepped together (N).
         ruleset: preset name, YAML path or Ruleset.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default, Gymnasium's; also "next_step"
-            or "NextStep") or ``AutoresetMode.SAME_STEP``; in ``metadata["autoreset_mode"]``.
+            or "NextStep"), ``AutoresetMode.SAME_STEP`` or ``AutoresetMode.DISABLED``; in
+            ``metadata["autoreset_mode"]`` and ``autoreset_mode``.
         illegal_action: "terminate" (the game ends with ``JambEnv.ILLEGAL_ACTION_PENALTY *
-            reward_scale`` and ``info["illegal_action"]``) or "raise" (``IllegalActionError``
-            before any game changes).
+            reward_scale`` and ``info["illegal_action"]``; the first one warns,
+            :class:`~jamb_env.IllegalActionWarning`, as JambEnv) or "raise"
+            (``IllegalActionError`` before any game changes).
         reward_scale: multiplies every reward.
         turn_features: observation layout of ``Jamb-v1`` (True) or ``Jamb-v0`` (False).
         mask_in_observation: observations are ``{"observation": float32 (N, D),
-            "action_mask": int8 (N, A)}`` (``single_observation_space`` a ``Dict`` of the Box
-            and ``MultiBinary(A)``) instead of the float32 (N, D) array.
-        render_mode: None only.
+            "action_mask": (N, A)}`` (``single_observation_space`` JambEnv's ``Dict``)
+            instead of the float32 (N, D) array.
+        mask_dtype: "int8" (default) or "bool": the dtype of every mask handed out
+            (``info["action_mask"]``, the observation's, its space), as ``JambEnv``.
+        render_mode: None, "rgb_array" (``render()`` returns a tuple of N uint8 ``(H, W,
+            3)`` pictures, JambEnv's) or "ansi" (a tuple of N texts).
 
     Raises:
         ValueError: a bad argument (the message says what is allowed); ``RulesetError`` (a
             ValueError) for an unknown or invalid ruleset.
 
-    Spaces: ``single_observation_space`` is ``JambEnv``'s Box (D values),
-    ``single_action_space`` ``Discrete(A)``; ``observation_space`` / ``action_space`` are
-    their batches (``batch_space``).
+    Spaces: ``single_observation_space`` / ``single_action_space`` are ``JambEnv``'s
+    (the same arguments); ``observation_space`` / ``action_space`` their batches
+    (``batch_space``).
 
     ``reset(seed=None, options=None) -> (obs, info)``; ``step(actions) -> (obs, rewards,
     terminated, truncated, info)``: obs float32 (N, D) (or the dict above), rewards float64
@@ -75,15 +125,20 @@ class JambVectorEnv(VectorEnv):
     terminated bool (N,), truncated bool (N,) always False. Every array handed out is new
     and never written again.
 
-    ``info`` is a dict of arrays (Gymnasium's vector convention: a key whose value only
-    some games have comes with a bool ``_key`` mask):
+    ``info`` is a dict of arrays with a bool ``_key`` mask per key (Gymnasium's vector
+    convention), the keys and dtypes ``gymnasium.make_vec("Jamb-v1", N,
+    vectorization_mode="sync")`` gives:
 
-    * ``action_mask`` int8 (N, A) (``_action_mask`` all True): the legal actions. A mask
-      is never all False: the row of a game that is over (NEXT_STEP, from its terminal step
-      to its reset) is all ones, and the action given for it is ignored (Pgx's convention).
-    * for the games that end this step: ``score`` int64 (N,) (points), ``score_parts``
-      {part: int64 (N,)} and ``column_scores`` {column: int64 (N,)} (as JambEnv's last info;
-      not for an illegal action), ``illegal_action`` bool (N,) (only for an illegal action).
+    * every reset and step, for every game (``_key`` all True): ``score`` int64 (N,)
+      (points so far), ``dice`` int8 (N, n) (sorted; zeros when none are rolled),
+      ``roll``, ``announced`` (cell index, -1 for none) and ``turn`` int64 (N,), and
+      ``action_mask`` (N, A) (``mask_dtype``). A mask is never all False: the row of a
+      game that is over (from its terminal step to its reset) is all ones, and
+      (NEXT_STEP) the action given for it is ignored (Pgx's convention).
+    * for the games that end this step: ``score_parts`` {part: int64 (N,)} and
+      ``column_scores`` {column: int64 (N,)} (``_score_parts`` / ``_column_scores`` True for
+      those games; JambEnv's last info; not for an illegal action), ``illegal_action``
+      bool (N,) (only for an illegal action).
 
     Autoreset modes (https://farama.org/Vector-Autoreset-Mode):
 
@@ -91,20 +146,30 @@ class JambVectorEnv(VectorEnv):
       and the end-of-game keys above; the next step ignores action ``i``, starts a new game
       in slot ``i`` and returns its first observation, reward 0 and terminated False.
     * SAME_STEP: the step that ends game ``i`` starts the next game at once: ``obs[i]`` and
-      ``info["action_mask"][i]`` are the new game's, the terminal observation is in
-      ``info["final_obs"][i]`` (object array, ``_final_obs`` mask) and the end-of-game keys
-      in ``info["final_info"]`` (dict of arrays, ``_final_info`` mask).
+      the info's keys are the new game's, the terminal observation is in
+      ``info["final_obs"][i]`` (object array, ``_final_obs`` mask) and the ended game's
+      info (the keys above, masks True for the games that ended) in ``info["final_info"]``
+      (``_final_info`` mask).
+    * DISABLED: a game that ends stays over until ``reset(options={"reset_mask": mask})``
+      (bool (N,), True for the games to start anew) restarts it; stepping while a game is
+      over raises RuntimeError. ``reset_mask`` works in every mode.
 
     Seeding: ``reset(seed=s)`` seeds game ``i`` with ``jamb_env.seeding.game_seed(s, i)``
     (as ``JambVecEnv(N, seed=s)``); ``reset(seed=[s_0, ...])`` game ``i`` with ``s_i`` (as
     ``JambEnv.reset(seed=s_i)``); ``reset()`` fresh entropy at the first reset, afterwards
-    (and for every autoreset) each slot continues its own generator.
+    (and for every autoreset) each slot continues its own generator. With a
+    ``reset_mask`` only the games reset are seeded.
+
+    ``call(name, *args, **kwargs)`` returns, per game, JambEnv's attribute ``name`` (called
+    with the arguments if it is a method) on that game: ``call("action_masks")``,
+    ``call("game")``, ``call("get_state")``, ``call("render")``, ...; ``get_attr(name)`` is
+    ``call(name)``.
     """
 
     def __init__(self, num_envs: int, ruleset: str | Ruleset = "classic", *,
                  autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, illegal_action: str = "terminate",
                  reward_scale: float = 1.0, turn_features: bool = True, mask_in_observation: bool = False,
-                 render_mode: str | None = None):
+                 mask_dtype: str = "int8", render_mode: str | None = None):
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         mode = _autoreset_mode(autoreset_mode)
@@ -112,13 +177,15 @@ class JambVectorEnv(VectorEnv):
         for name, flag in (("turn_features", turn_features), ("mask_in_observation", mask_in_observation)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {flag!r}")
-        if render_mode is not None:
-            raise ValueError(f"JambVectorEnv does not render (render_mode must be None, got {render_mode!r}); "
-                             "use JambEnv(render_mode='ansi') to look at a game")
+        self.mask_dtype = check_mask_dtype(mask_dtype)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None, 'rgb_array' or 'ansi', got {render_mode!r} "
+                             "(JambEnv(render_mode='human') prints one game)")
         self.ruleset = load_ruleset(ruleset)
         self.autoreset_mode = mode
-        self.metadata = {"render_modes": [], "autoreset_mode": mode}
-        self.render_mode = None
+        self.metadata = {"render_modes": list(RENDER_MODES), "render_fps": JambEnv.metadata["render_fps"],
+                         "autoreset_mode": mode}
+        self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.reward_scale = float(reward_scale)
         self.turn_features = bool(turn_features)
@@ -129,32 +196,39 @@ class JambVectorEnv(VectorEnv):
         enc = self._engine.encoder
         box = spaces.Box(enc.low, enc.high, dtype=np.float32)
         self.single_observation_space = (
-            spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) if self.mask_in_observation else box
+            spaces.Dict({"action_mask": mask_space(A, self.mask_dtype), "observation": box})
+            if self.mask_in_observation else box
         )
         self.single_action_space = spaces.Discrete(A)
         self.observation_space = batch_space(self.single_observation_space, N)
         self.action_space = batch_space(self.single_action_space, N)
         self._rngs: list[np.random.Generator | None] = [None] * N
-        self._over = np.zeros(N, dtype=bool)  # NEXT_STEP: ended last step, reset at the next
+        self._over = np.zeros(N, dtype=bool)  # ended: until the next step (NEXT_STEP) or its reset (DISABLED)
         self._arange = np.arange(N)
         self.parallel = N >= PARALLEL_FROM
         self._started = False
         self._warned_illegal = False
+        self._twin: JambEnv | None = None  # call(): one JambEnv loaded with each game in turn
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
-        """Start a new game in every slot; returns ``(obs, info)`` (``info["action_mask"]``).
+        """Start a new game in every slot, or with ``options={"reset_mask": mask}`` in the
+        slots where ``mask`` (bool (N,)) is True; returns ``(obs, info)`` (the class
+        docstring's keys, for every game).
 
         Raises:
             ValueError: ``seed`` is not None, a non-negative integer or N of them;
-                ``options`` is not a dict, or asks for ``reset_mask`` (not supported: every
-                game is reset).
+                ``options`` is not a dict; ``reset_mask`` is not a bool array of shape
+                (N,) with a True. RuntimeError: a ``reset_mask`` before the first reset.
         """
         N = self.num_envs
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+        idx = self._arange
         if options and "reset_mask" in options:
-            raise ValueError("JambVectorEnv.reset resets every game; options['reset_mask'] is not supported")
+            idx = np.flatnonzero(self._reset_mask(options["reset_mask"]))
+            if not self._started:
+                raise RuntimeError("call reset() (every game) before a reset with options['reset_mask']")
         if seed is None:
             seeds = [None] * N
         elif _seed_ok(seed):
@@ -165,12 +239,16 @@ class JambVectorEnv(VectorEnv):
         else:
             raise ValueError(f"seed must be None, a non-negative integer or a list of {N} non-negative integers "
                              f"(one per game), got {seed!r:.200}")
-        for i, s in enumerate(seeds):
-            if s is not None or self._rngs[i] is None:
-                self._rngs[i], _ = seeding.np_random(s)
-        self._engine.fresh_outputs()  # arrays handed out before are never written again
-        self._new_games(self._arange)
-        self._over[:] = False
+        for i in idx.tolist():
+            if seeds[i] is not None or self._rngs[i] is None:
+                self._rngs[i], _ = seeding.np_random(seeds[i])
+        if len(idx) == N:
+            self._engine.fresh_outputs()  # arrays handed out before are never written again
+        else:  # the other games keep their rows, in new arrays
+            g = self._engine.games
+            self._engine.games = g._replace(masks=g.masks.copy(), obs=g.obs.copy())
+        self._new_games(idx)
+        self._over[idx] = False
         self._started = True
         return self._outputs({})
 
@@ -182,11 +260,16 @@ class JambVectorEnv(VectorEnv):
         Raises:
             TypeError: actions are not integers. ValueError: not shape (N,).
             IllegalActionError: an illegal action with ``illegal_action="raise"`` (no game
-                changes). RuntimeError: before ``reset()``.
+                changes). RuntimeError: before ``reset()``; with ``autoreset_mode=DISABLED``,
+                while a game is over (no game changes).
         """
         if not self._started:
             raise RuntimeError("call reset() before step()")
         a = self._check_actions(actions)
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._over.any():
+            over = np.flatnonzero(self._over).tolist()
+            raise RuntimeError(f"games {over} are over (autoreset_mode=DISABLED): start them anew with "
+                               "reset(options={'reset_mask': mask}) before the next step; the games are unchanged")
         A, batch = self._num_actions, self._engine
         masks = batch.games.masks
         legal = (a >= 0) & (a < A)
@@ -219,29 +302,75 @@ class JambVectorEnv(VectorEnv):
             rewards[illegal], terminated[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY, True
             if not self._warned_illegal:
                 i = int(illegal[0])
-                warnings.warn(f"game {i}: {self._why(i, int(a[i]))}; the game ends with reward "
-                              f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'; "
-                              "mask actions with info['action_mask'])", stacklevel=2)
+                warnings.warn(f"game {i}: {self._why(i, int(a[i]))}. The game ends here with reward "
+                              f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'), {UNMASKED_HINT}",
+                              IllegalActionWarning, stacklevel=2)
                 self._warned_illegal = True
         rewards *= self.reward_scale
         done = np.flatnonzero(terminated)
         info: dict[str, Any] = {}
-        if len(done):
-            ended = self._end_info(done, terminated, ~legal)
-            if self.autoreset_mode == AutoresetMode.SAME_STEP:
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            if len(done):
                 final_obs = np.full(self.num_envs, None, dtype=object)
                 obs_rows = batch.games.obs[done].copy()
+                ones = np.ones(self._num_actions, self.mask_dtype)
                 for k, i in enumerate(done.tolist()):
-                    final_obs[i] = ({"observation": obs_rows[k], "action_mask": np.ones(self._num_actions, np.int8)}
-                                    if self.mask_in_observation else obs_rows[k])
+                    final_obs[i] = {"observation": obs_rows[k], "action_mask": ones.copy()} if self.mask_in_observation else obs_rows[k]
+                ended = self._state_info(terminated, over=terminated)
+                ended.update(self._end_info(done, ~legal))
                 info.update(final_obs=final_obs, _final_obs=terminated.copy(),
                             final_info=ended, _final_info=terminated.copy())
                 self._new_games(done)
-            else:
-                info.update(ended)
-        self._over[:] = terminated if self.autoreset_mode == AutoresetMode.NEXT_STEP else False
+            self._over[:] = False
+        else:  # NEXT_STEP and DISABLED: the ended games are over (until the next step, or their reset)
+            self._over[:] = terminated
+            if len(done):
+                info.update(self._end_info(done, ~legal))
         obs, info = self._outputs(info)
         return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), info
+
+    def render(self) -> tuple | None:
+        """Every game's picture: a tuple of N uint8 ``(H, W, 3)`` arrays ("rgb_array") or
+        texts ("ansi"), JambEnv's ``render()`` of each game; None (with Gymnasium's
+        warning) without a ``render_mode``."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'ansi'")
+            return None
+        return self.call("render")
+
+    def call(self, name: str, *args, **kwargs) -> tuple:
+        """``(value_0, ..., value_N-1)``: JambEnv's attribute ``name`` for each game (called
+        with ``args`` / ``kwargs`` if it is a method), as Gymnasium's ``SyncVectorEnv.call``
+        over JambEnvs: ``call("action_masks")``, ``call("legal_mask")``, ``call("game")``,
+        ``call("get_state")``, ``call("score")``, ``call("action_to_string", 40)``,
+        ``call("render")``, ``call("np_random")`` (each game's generator), ...
+
+        Raises:
+            ValueError: ``name`` is one of :data:`CALL_REFUSED` (it would act on a copy of
+                the game: use ``reset`` / ``step``). AttributeError: JambEnv has no public
+                attribute ``name``. RuntimeError: what the attribute raises before ``reset()``
+                (e.g. ``game``).
+        """
+        if not isinstance(name, str):
+            raise ValueError(f"call takes an attribute name (a string), got {name!r}")
+        if name in CALL_REFUSED:
+            raise ValueError(f"call({name!r}) would act on a copy of each game, not on the game: use "
+                             "JambVectorEnv.reset / step (with options={'reset_mask': mask} to restart some games) "
+                             "and the vector env's own attributes")
+        if name == "np_random":
+            return tuple(self._rngs)
+        if name.startswith("_") or name not in dir(self._twin_env()):
+            raise AttributeError(f"JambEnv has no public attribute {name!r} for call()/get_attr() "
+                                 "(e.g. 'action_masks', 'game', 'get_state', 'render')")
+        out = []
+        for i in range(self.num_envs):
+            value = getattr(self._load_twin(i), name)
+            out.append(value(*args, **kwargs) if callable(value) else value)
+        return tuple(out)
+
+    def get_attr(self, name: str) -> tuple:
+        """``call(name)`` (as Gymnasium's ``SyncVectorEnv.get_attr``)."""
+        return self.call(name)
 
     def close_extras(self, **kwargs) -> None:
         """Nothing to release (one process, no windows)."""
@@ -250,19 +379,51 @@ class JambVectorEnv(VectorEnv):
     def _new_games(self, idx: np.ndarray) -> None:
         self._engine.new_games(idx, self._rngs)
 
+    def _twin_env(self) -> JambEnv:
+        if self._twin is None:
+            self._twin = JambEnv(self.ruleset, render_mode=self.render_mode, illegal_action=self.illegal_action,
+                                 reward_scale=self.reward_scale, turn_features=self.turn_features,
+                                 mask_in_observation=self.mask_in_observation, mask_dtype=self.mask_dtype)
+        return self._twin
+
+    def _load_twin(self, i: int) -> JambEnv:
+        """The twin JambEnv holding game ``i`` (its state, stream and whether it is over)."""
+        twin = self._twin_env()
+        if self._started:
+            g = self._engine.games
+            twin._engine.load_state(0, self._engine.game_state(i), g.stream[i].copy(), int(g.pos[i]), int(g.score[i]))
+            twin._started, twin._done = True, bool(self._over[i])
+        return twin
+
     def _outputs(self, info: dict[str, Any]):
-        """``(obs, info)`` handed out: ``info["action_mask"]`` (int8, all ones for a game
-        that is over) added; the Box obs is the batch's fresh array."""
+        """``(obs, info)`` handed out: the keys of every game (:data:`STATE_KEYS`) added to
+        ``info``; the Box obs is the batch's fresh array."""
+        info.update(self._state_info(np.ones(self.num_envs, dtype=bool), over=self._over))
         g = self._engine.games
-        mask = g.masks.astype(np.int8)
-        mask[self._over] = 1
-        info["action_mask"], info["_action_mask"] = mask, np.ones(self.num_envs, dtype=bool)
-        obs = {"observation": g.obs, "action_mask": mask.copy()} if self.mask_in_observation else g.obs
+        obs = {"observation": g.obs, "action_mask": info["action_mask"].copy()} if self.mask_in_observation else g.obs
         return obs, info
 
-    def _end_info(self, done: np.ndarray, ended: np.ndarray, illegal: np.ndarray) -> dict[str, Any]:
-        """The end-of-game keys for the games ``done`` (bool mask ``ended``): score, and
-        score_parts / column_scores (legal ends) or illegal_action."""
+    def _state_info(self, has: np.ndarray, over: np.ndarray) -> dict[str, Any]:
+        """JambEnv's info keys (:data:`STATE_KEYS`) of the games ``has`` (bool (N,); zeros
+        and ``_key`` False for the others), the mask all ones for the games ``over``."""
+        g = self._engine.games
+        mask = g.masks.astype(self.mask_dtype)
+        mask[over] = 1
+        rolled = (has & (g.roll > 0))[:, None]
+        values = {
+            "score": g.score, "dice": np.where(rolled, g.dice, 0).astype(np.int8), "roll": g.roll,
+            "announced": g.announced, "turn": g.turn, "action_mask": mask,
+        }
+        out: dict[str, Any] = {}
+        for key in STATE_KEYS:
+            v = values[key]
+            out[key] = np.where(has.reshape((-1,) + (1,) * (v.ndim - 1)), v, 0).astype(v.dtype)
+            out[f"_{key}"] = has.copy()
+        return out
+
+    def _end_info(self, done: np.ndarray, illegal: np.ndarray) -> dict[str, Any]:
+        """The end-of-game keys for the games ``done``: score_parts / column_scores (legal
+        ends) or illegal_action."""
         N, res = self.num_envs, self._engine.results
 
         def column(idx, values, dtype=np.int64):
@@ -270,7 +431,7 @@ class JambVectorEnv(VectorEnv):
             out[idx] = values
             return out
 
-        out: dict[str, Any] = {"score": column(done, self._engine.games.score[done]), "_score": ended.copy()}
+        out: dict[str, Any] = {}
         ok, bad = done[~illegal[done]], done[illegal[done]]
         if len(ok):
             has = np.zeros(N, dtype=bool)
@@ -285,6 +446,15 @@ class JambVectorEnv(VectorEnv):
             out["illegal_action"] = column(bad, True, bool)
             out["_illegal_action"] = out["illegal_action"].copy()
         return out
+
+    def _reset_mask(self, mask) -> np.ndarray:
+        arr = np.asarray(mask)
+        if arr.dtype != np.bool_ or arr.shape != (self.num_envs,):
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) (True for each "
+                             f"game to start anew), got {arr.dtype} {arr.shape}")
+        if not arr.any():
+            raise ValueError("options['reset_mask'] is all False: it resets no game")
+        return arr
 
     def _check_actions(self, actions) -> np.ndarray:
         arr = np.asarray(actions)

@@ -74,7 +74,7 @@ class GameRecord:
         result = env.step(action)
         _, reward, done, _, info = result
         self.steps.append({"turn": turn, "roll": roll, "dice": dice, "action": int(action), "text": text,
-                           "reward": float(reward), "score": int(info["score"]), "dice_after": list(info["dice"])})
+                           "reward": float(reward), "score": int(info["score"]), "dice_after": info["dice"].tolist() if info["roll"] else []})
         if done:
             self.final_score = int(info["score"])
         return result
