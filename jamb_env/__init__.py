@@ -21,7 +21,7 @@ from __future__ import annotations
 from .errors import IllegalActionError, IllegalActionWarning, RulesetError
 from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 ENV_ID = "Jamb-v1"
 

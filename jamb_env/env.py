@@ -180,7 +180,7 @@ class JambEnv(gym.Env):
 
     ## Version History
 
-    * v1, after 0.2.0: ``info["dice"]`` is an int8 array (zeros when no dice are rolled; was a
+    * v1, changed in 0.3.0: ``info["dice"]`` is an int8 array (zeros when no dice are rolled; was a
       tuple, empty then) and ``info["announced"]`` a cell index (-1 for none; was the
       ``(column, row)`` pair or None), so that every info key batches into a numeric
       array under every vectorization mode; ``mask_dtype`` added. Observations,
