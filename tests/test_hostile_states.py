@@ -302,3 +302,53 @@ def test_last_before_reset_and_after_every_agent_left_is_a_clear_error(wrapped):
         env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     with pytest.raises(RuntimeError, match="every agent has left"):
         env.last()
+
+
+# ---------------------------------------------------------------------------- match states (second round)
+
+
+@pytest.mark.parametrize("change", ["num_players", "to_move_high", "to_move_negative", "first", "owner_shape", "owner_value",
+                                    "sheet_dice"])
+def test_a_forged_match_state_is_refused_by_every_match_door(change):
+    """The match's fields index the kernels' arrays (sheets by player, owner by cell): a
+    forged one gets a ValueError from start_turn, legal_mask, apply_action, scores."""
+    from jamb_env.rules import match as M
+
+    rules = load_ruleset("classic")
+    sep = M.new_match(rules, 2)
+    shared = M.new_match(rules, 2, "shared")
+    bad = {"num_players": replace(sep, num_players=5), "to_move_high": replace(sep, to_move=5),
+           "to_move_negative": replace(sep, to_move=-1), "first": replace(sep, first=7),
+           "owner_shape": replace(shared, owner=np.full((1, 1), -1, np.int8)),
+           "owner_value": replace(shared, owner=np.full(shared.owner.shape, 9, np.int8)),
+           "sheet_dice": replace(sep, sheets=(replace(sep.sheets[0], dice=np.zeros(1, np.int8)), sep.sheets[1]))}[change]
+    for call in (lambda: M.start_turn(rules, bad, [1, 2, 3, 4, 5]), lambda: M.legal_mask(rules, bad),
+                 lambda: M.apply_action(rules, bad, 0, [1, 2, 3, 4, 5]), lambda: M.scores(rules, bad)):
+        with pytest.raises(ValueError):
+            call()
+
+
+def test_start_turn_refuses_a_sheet_whose_dice_array_cannot_hold_the_roll():
+    rules = load_ruleset("classic")
+    st = replace(core.new_game(rules), dice=np.zeros(1, np.int8))
+    for check in (True, False):
+        with pytest.raises(ValueError, match="not a state"):
+            core.start_turn(rules, st, [6, 6, 6, 6, 6], check=check)
+
+
+def test_yaml_aliases_and_control_characters_in_rulesets_are_refused(tmp_path):
+    """A 1 kB file of nested aliases stands for 9**10 nodes; a name with an escape sequence
+    reaches terminals: both are refused when the file is read."""
+    from jamb_env.errors import RulesetError
+
+    bomb = tmp_path / "bomb.yaml"
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    bomb.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RulesetError, match="alias"):
+        load_ruleset(str(bomb))
+    evil = tmp_path / "evil.yaml"
+    text = (core.RULES_DIR / "classic_down.yaml").read_text()
+    evil.write_text(text.replace("name: classic_down", "name: \"evil\\e[31m\\e]0;pwned\\a\"", 1))
+    assert "evil" in evil.read_text()
+    with pytest.raises(RulesetError, match="control character"):
+        load_ruleset(str(evil))

@@ -486,6 +486,7 @@ def start_turn(rules: Ruleset, st: GameState, dice, *, check: bool = True) -> Ga
         IllegalActionError: the game is over, or the turn has started already.
         ValueError: not ``n`` faces 1..6.
     """
+    check_indices(rules, st)  # the kernel writes the dice into st's arrays: checked even when check=False
     if check:
         if is_over(rules, st):
             raise IllegalActionError("the game is over")

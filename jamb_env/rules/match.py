@@ -100,12 +100,34 @@ def _rules(rules) -> Ruleset:
 
 
 def _check_state(rules: Ruleset, ms) -> None:
-    """ValueError unless ``ms`` is a MatchState whose sheets fit ``rules``."""
+    """ValueError unless ``ms`` is a MatchState whose sheets fit ``rules`` and whose fields
+    the kernels may index with: ``num_players`` 2..5 with one sheet each (separate) or one
+    sheet and an int8 ``owner`` of the sheet's shape with owners in -1..num_players - 1
+    (shared), ``to_move`` and ``first`` players, every sheet in range (:func:`core.check_indices`)."""
     if not isinstance(ms, MatchState):
         raise ValueError(f"expected a MatchState (new_match), got {type(ms).__name__}")
     shape = (len(rules.columns), rules.num_rows)
-    if any(st.values.shape != shape for st in ms.sheets):
+    if not isinstance(ms.sheets, tuple) or any(not isinstance(st, core.GameState) or getattr(st.values, "shape", None) != shape
+                                               for st in ms.sheets):
         raise ValueError(f"this match's sheets are not sheets of ruleset {rules.name!r} ({shape[0]} columns x {shape[1]} rows)")
+    n = ms.num_players
+    if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise ValueError(f"match.num_players must be an integer in {MIN_PLAYERS}..{MAX_PLAYERS}, got {n!r}")
+    if ms.owner is None:
+        if len(ms.sheets) != n:
+            raise ValueError(f"a match of {n} players on separate sheets has {n} sheets, got {len(ms.sheets)}")
+    else:
+        o = ms.owner
+        if len(ms.sheets) != 1 or not isinstance(o, np.ndarray) or o.shape != shape or o.dtype != np.int8:
+            raise ValueError(f"a shared-sheet match has one sheet and an int8 owner array of shape {shape}")
+        if o.size and (int(o.min()) < -1 or int(o.max()) >= n):
+            raise ValueError(f"match.owner names players outside -1..{n - 1}")
+    for name in ("to_move", "first"):
+        v = getattr(ms, name)
+        if type(v) is not int and not isinstance(v, np.integer) or not 0 <= v < n:
+            raise ValueError(f"match.{name} must be a player 0..{n - 1}, got {v!r}")
+    for st in ms.sheets:
+        core.check_indices(rules, st)
 
 
 def check_match(rules: Ruleset, num_players, scoring) -> None:
@@ -182,13 +204,16 @@ def _with_sheet(ms: MatchState, st: core.GameState) -> MatchState:
 
 def start_turn(rules: Ruleset, ms: MatchState, dice, *, check: bool = True) -> MatchState:
     """Roll 1 of the player to move (:func:`jamb_env.rules.start_turn` on their sheet)."""
+    if check:
+        _check_state(rules, ms)
     return _with_sheet(ms, core.start_turn(rules, sheet_in_play(ms), dice, check=check))
 
 
 def legal_mask(rules: Ruleset, ms: MatchState) -> np.ndarray:
     """bool ``(num_actions,)``: the legal actions of the player to move (the solitaire
     mask of the sheet in play; all False before roll 1 or at the end)."""
-    return core.legal_mask(rules, sheet_in_play(ms))
+    _check_state(rules, ms)
+    return core.legal_mask(rules, sheet_in_play(ms), check=False)
 
 
 def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, check: bool = True) -> tuple[MatchState, int]:
@@ -200,8 +225,10 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
     shared scores: :func:`scores`).
 
     Raises IllegalActionError / ValueError as :func:`jamb_env.rules.apply_action`, and
-    IllegalActionError once the game is over."""
-    _check_state(rules, ms)
+    IllegalActionError once the game is over. ``check=False`` (the env, on its own match
+    state) also skips the check of the match's fields."""
+    if check:
+        _check_state(rules, ms)
     if is_over(rules, ms):
         raise IllegalActionError("the game is over")
     st, points = core.apply_action(rules, sheet_in_play(ms), action, dice, check=check)

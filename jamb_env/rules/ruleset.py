@@ -190,11 +190,16 @@ class _YamlTooDeep(yaml.YAMLError):
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, except that a key given twice in a mapping is an error, and so
     is nesting deeper than :data:`MAX_YAML_DEPTH` (PyYAML composes nodes recursively: a
-    file nested thousands of levels deep would end in a RecursionError)."""
+    file nested thousands of levels deep would end in a RecursionError) and an alias
+    (``*name``: ten nested aliases of nine items stand for 9**10 nodes)."""
 
     _depth = 0  # mappings and lists open around the node being composed
 
     def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):  # *name: a few bytes can stand for billions of nodes
+            mark = self.peek_event().start_mark
+            raise _YamlTooDeep(f"an alias (*name) at line {mark.line + 1}, column {mark.column + 1}; allowed: plain YAML "
+                               "without anchors and aliases (&name, *name), so a small file cannot expand to a huge one")
         if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
             return super().compose_node(parent, index)  # a scalar or an alias: no deeper
         if self._depth >= MAX_YAML_DEPTH:
@@ -372,7 +377,18 @@ def _read_header(data: Mapping[str, Any], check: _Check) -> str:
     name = data["name"]
     if not isinstance(name, str) or not name:
         raise check.fail("name", f"expected a non-empty string, got {name!r}")
+    _check_printable(check, "name", name)
     return name
+
+
+def _check_printable(check: _Check, key: str, text: str, newlines: bool = False) -> None:
+    """Refuse control and format characters (an escape sequence, a bell, a bidi override)
+    in a text that terminals, pages and file names show; ``newlines``: line breaks and tabs
+    allowed (the source texts)."""
+    bad = [ch for ch in text if not ch.isprintable() and not (newlines and ch in "\n\t")]
+    if bad:
+        raise check.fail(key, f"holds the control character(s) {''.join(sorted(set(bad)))!r}; allowed: printable text"
+                         + (" with line breaks" if newlines else ""))
 
 
 def _read_dice_and_rolls(data: Mapping[str, Any], check: _Check) -> tuple[int, int]:
@@ -467,6 +483,8 @@ def _read_title_and_source(data: Mapping[str, Any], name: str, check: _Check) ->
     source = data.get("source", "")
     if not isinstance(title, str) or not isinstance(source, str):
         raise check.fail("title" if not isinstance(title, str) else "source", "expected a string")
+    _check_printable(check, "title", title)
+    _check_printable(check, "source", source, newlines=True)
     return title, source
 
 
