@@ -111,6 +111,12 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         self.unwrapped._check_last()
         return super().last(observe)
 
+    def step(self, action) -> None:
+        n = self.unwrapped._layout.num_actions
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and not 0 <= int(action) < n:
+            raise ValueError(f"action must be an integer in 0..{n - 1}, got {action!r}")  # AssertOutOfBounds: OverflowError past int64
+        super().step(action)
+
 
 def observation_size(rules: Ruleset, num_players: int, scoring: str) -> int:
     """Length of the multiplayer ``"observation"`` vector (module docstring): the

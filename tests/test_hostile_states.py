@@ -352,3 +352,14 @@ def test_yaml_aliases_and_control_characters_in_rulesets_are_refused(tmp_path):
     assert "evil" in evil.read_text()
     with pytest.raises(RulesetError, match="control character"):
         load_ruleset(str(evil))
+
+
+def test_the_wrapped_pettingzoo_env_refuses_a_huge_action_with_a_clear_error():
+    from jamb_env import multiplayer as MP
+
+    env = MP.env(ruleset="classic_down", num_players=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action must be an integer"):
+        env.step(10**30)  # PettingZoo's AssertOutOfBounds raised OverflowError
+    obs = env.last()[0]
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))  # still playable
