@@ -6,7 +6,7 @@
 
 Options given on the command line override the config's keys (``ruleset``, ``seed``,
 ``iterations``, ``games``, ``first_games``, ``lam``, ``epochs``, ``workers``). The run folder (default
-``runs/value_<ruleset>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
+``runs/value_<ruleset name>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
 (the newest), ``history.csv``, ``config.yaml`` and TensorBoard scalars ``value/*``;
 ``--resume`` continues a stopped run after its newest finished iteration. Play the result
 with ``--agents search:<run>/value.npz``; ``models/value_<ruleset>.npz`` is the shipped
@@ -41,7 +41,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lam", type=float, help="lambda of the targets, 0..1 (1: Monte Carlo)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--workers", type=int, help="processes playing the games (default 2)")
-    parser.add_argument("--out", help="run folder (default runs/value_<ruleset>_s<seed>)")
+    parser.add_argument("--out", help="run folder (default runs/value_<ruleset name>_s<seed>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its newest iteration")
     parser.add_argument("--error-vs-optimal", metavar="FILE", help="measure this network against the exact solver instead of training")
     args = parser.parse_args(argv)
@@ -53,7 +53,7 @@ def _main(argv: list[str] | None = None) -> int:
         if unused:
             parser.error(f"--error-vs-optimal measures a network and trains nothing: {', '.join(unused)} do not apply")
         return error_vs_optimal(parser, args)
-    from agents.training.value import ValueConfig, train_value
+    from agents.training.value import ValueConfig, default_run_dir, train_value
 
     raw: dict = {}
     if args.config:
@@ -73,7 +73,7 @@ def _main(argv: list[str] | None = None) -> int:
         cfg = ValueConfig.from_dict(raw)
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
-    out = Path(args.out or f"runs/value_{cfg.ruleset}_s{cfg.seed}")
+    out = Path(args.out) if args.out else default_run_dir(cfg)
     try:
         path = train_value(cfg, out, resume=args.resume)
     except FileExistsError as exc:

@@ -69,6 +69,9 @@ _SECTIONS = {"env", "algo", "eval", "checkpoint"}
 VEC_ENVS = ("batched", "dummy", "subproc")
 #: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
+#: MaskablePPO arguments the trainers set themselves (an ``algo`` key naming one, or any
+#: private ``_...`` argument, is refused: it would clash with theirs or break the model).
+TRAINER_ALGO_KEYS = ("policy", "env", "seed", "device", "verbose", "tensorboard_log")
 
 
 #: Upper bounds of the resource settings of every trainer (the SB3 and RLlib configs, the
@@ -184,7 +187,11 @@ def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
 
 
 def _check_algo(algo: dict[str, Any], path: Path) -> None:
-    """The algo counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
+    """The algo keys, counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
+    for key in algo:
+        if not isinstance(key, str) or key.startswith("_") or key in TRAINER_ALGO_KEYS:
+            raise ConfigError(f"{path}: key 'algo.{key}': not allowed (private arguments and the ones the trainer sets: "
+                              f"{', '.join(TRAINER_ALGO_KEYS)})")
     if "n_steps" in algo:
         _positive_int(path, "algo.n_steps", algo["n_steps"], MAX_ROLLOUT, "steps per env per rollout")
     if "n_epochs" in algo:
@@ -207,6 +214,9 @@ def _check_algo(algo: dict[str, Any], path: Path) -> None:
                 raise ConfigError(f"{path}: key 'algo.{key}': {algo[key]!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
+    kl = algo.get("target_kl")
+    if kl is not None and (isinstance(kl, bool) or not isinstance(kl, (int, float)) or not 0 < kl < math.inf):
+        raise ConfigError(f"{path}: key 'algo.target_kl': expected a positive number or null, got {kl!r}")
 
 
 def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:

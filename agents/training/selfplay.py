@@ -27,6 +27,7 @@ continues from where it stopped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 from ..evaluation import eval_seeds, wilson_interval
-from .config import ConfigError, check_steps_left
+from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
                    save_checkpoint, save_final, save_record)
 
@@ -82,7 +83,8 @@ def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
     """The settings saved in ``run_dir/selfplay.json``; None when there is no such file.
 
     Raises:
-        ConfigError: the file is unreadable or lacks a setting.
+        ConfigError: the file is unreadable, lacks a setting or has one of the wrong
+            type or out of range (:func:`check_run_settings`).
     """
     path = Path(run_dir) / SETTINGS_FILE
     saved = read_record(path, what="the run's settings")
@@ -91,7 +93,56 @@ def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
     missing = [key for key in SETTING_KEYS if not isinstance(saved, dict) or key not in saved]
     if missing:
         raise ConfigError(f"{path} lacks the setting(s) {', '.join(missing)} (keys: {', '.join(SETTING_KEYS)})")
+    check_run_settings(saved, path)
     return saved
+
+
+def _is_int(value: Any, lo: int, hi: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_run_settings(saved: Mapping[str, Any], path: Path | str) -> None:
+    """ConfigError unless every setting of :data:`SETTING_KEYS` in ``saved`` (a run's
+    :data:`SETTINGS_FILE`, at ``path``) has its type and range: the bounds of the
+    command line's checks (``jamb-train-selfplay``).
+
+    Raises:
+        ConfigError: ``"<path>: <key> must be <what is allowed>, got <value>"``.
+    """
+    from agents.registry import AGENT_NAMES
+    from jamb_env.multiplayer import REWARDS
+
+    def bad(key: str, allowed: str) -> ConfigError:
+        return ConfigError(f"{path}: {key} must be {allowed}, got {saved[key]!r}")
+
+    if not isinstance(saved["ruleset"], str) or not saved["ruleset"].strip():
+        raise bad("ruleset", "a preset name or a rules YAML path")
+    if not _is_int(saved["players"], M.MIN_PLAYERS, M.MAX_PLAYERS):
+        raise bad("players", f"an integer {M.MIN_PLAYERS}..{M.MAX_PLAYERS}")
+    if not isinstance(saved["scoring"], str) or saved["scoring"] not in M.SCORING_MODES:
+        raise bad("scoring", f"one of {', '.join(M.SCORING_MODES)}")
+    if not isinstance(saved["reward"], str) or saved["reward"] not in REWARDS:
+        raise bad("reward", f"one of {', '.join(REWARDS)}")
+    if not _is_number(saved["reward_scale"]) or saved["reward_scale"] <= 0:
+        raise bad("reward_scale", "a finite number above 0")
+    if not _is_int(saved["seed"], 0, 2**31 - 1):
+        raise bad("seed", "an integer 0..2**31-1")
+    names = saved["baselines"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n in AGENT_NAMES for n in names):
+        raise bad("baselines", f"a non-empty list of agent names ({', '.join(AGENT_NAMES)})")
+    if not _is_number(saved["self_play"]) or not 0.0 <= saved["self_play"] <= 1.0:
+        raise bad("self_play", "a probability in 0..1")
+    if not _is_int(saved["n_envs"], 1, MAX_N_ENVS):
+        raise bad("n_envs", f"an integer 1..{MAX_N_ENVS:,}")
+    if not _is_int(saved["n_steps"], 1, MAX_ROLLOUT):
+        raise bad("n_steps", f"an integer 1..{MAX_ROLLOUT:,}")
+    if not 2 <= saved["n_envs"] * saved["n_steps"] <= MAX_ROLLOUT:
+        raise ConfigError(f"{path}: n_envs x n_steps must be 2..{MAX_ROLLOUT:,} steps per rollout, "
+                          f"got {saved['n_envs']:,} x {saved['n_steps']:,}")
 
 
 def load_baselines(names, ruleset: str) -> dict[str, Any]:

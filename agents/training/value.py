@@ -178,6 +178,21 @@ def _map(fn, items: list, head: tuple, workers: int) -> list:
     return out
 
 
+def default_run_dir(cfg: ValueConfig) -> Path:
+    """``runs/value_<name>_s<seed>``: ``<name>`` is the loaded ruleset's name when it is a
+    plain file name (:func:`agents.shipped.shipped_name`), else the ruleset file's stem with
+    every character but letters, digits, ``_``, ``.`` and ``-`` made ``_`` (never the path
+    text: the folder stays under ``runs/``)."""
+    import re
+
+    from agents.shipped import shipped_name
+
+    name = cfg.rules_name
+    if not shipped_name(name):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(str(cfg.ruleset)).stem).lstrip(".") or "ruleset"
+    return Path("runs") / f"value_{name}_s{cfg.seed}"
+
+
 def play(ruleset: str, policy: str | None, seeds: list[int], workers: int = 1) -> list[tuple]:
     """Games of ``seeds`` in order (see :func:`_play_chunk`), over ``workers`` processes."""
     return _map(_play_chunk, seeds, (ruleset, policy), workers)
