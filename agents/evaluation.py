@@ -327,6 +327,24 @@ def record_file_name(label: str) -> str:
     return label.replace("/", "_").removesuffix(".zip") + ".jsonl"
 
 
+def record_file_names(labels: Sequence[str]) -> dict[str, str]:
+    """label -> its records file name, unique: :func:`record_file_name`, and where two labels
+    give the same name (``/tmp/x/m/classic.zip`` and ``/tmp/x/m_classic.zip``; compared
+    ignoring case, for case-insensitive file systems) the later agents, in the order given,
+    get ``_2``, ``_3``, ... before ``.jsonl``, so no agent's records overwrite another's."""
+    names: dict[str, str] = {}
+    reserved = {record_file_name(label).casefold() for label in labels}  # no suffixed name takes another agent's own
+    taken: set[str] = set()
+    for label in dict.fromkeys(labels):
+        name = own = record_file_name(label)
+        stem, k = own.removesuffix(".jsonl"), 2
+        while name.casefold() in taken or (name != own and name.casefold() in reserved):
+            name, k = f"{stem}_{k}.jsonl", k + 1
+        taken.add(name.casefold())
+        names[label] = name
+    return names
+
+
 def short_label(label: str) -> str:
     """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``, ``rllib:`` or ``search:``)."""
     prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")

@@ -61,6 +61,7 @@ from agents.evaluation import (
     paired_differences,
     plot_scores,
     record_file_name,
+    record_file_names,
     run_games,
     summarise,
     write_games_csv,
@@ -248,8 +249,12 @@ def main_solitaire(args) -> int:
             check_output_file(path)
         if args.records:
             check_output_folder(args.records)
-            for label, _, _ in expand_specs(args.agents):  # a FIFO or device named like a records file
-                check_output_file(Path(args.records) / record_file_name(label))
+            names = record_file_names([label for label, _, _ in expand_specs(args.agents)])
+            for name in names.values():  # a FIFO or device named like a records file
+                check_output_file(Path(args.records) / name)
+            if any(name != record_file_name(label) for label, name in names.items()):
+                for label, name in names.items():  # two labels with one file name: say which file is whose
+                    print(f"records of {label}: {Path(args.records) / name}", file=sys.stderr)
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
@@ -318,8 +323,9 @@ def write_solitaire_outputs(args, results: dict, summaries, exact: dict, records
     csv_path, games_path, png_path = paths
     if args.records:
         folder = Path(args.records)
+        names = record_file_names(list(records))
         for label, recs in records.items():
-            write_records(folder / record_file_name(label), recs)
+            write_records(folder / names[label], recs)
     write_summary_csv(csv_path, summaries, exact)
     write_games_csv(games_path, results)
     plot_scores(results, png_path, args.ruleset)

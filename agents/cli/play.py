@@ -28,7 +28,8 @@ runs the code pickled in it.
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
 sheet / save / quit). ``--save FILE`` saves the game after every move and on quit;
-``--load FILE`` resumes it (and saves there unless ``--save`` says elsewhere). Saves and
+``--load FILE`` resumes it (and saves there unless ``--save`` says elsewhere; a file of
+several games is never saved over: ``--game K --save OTHER``, OTHER not the same file). Saves and
 ``--record`` files are game records (JSON lines, jamb_env/records.py) that ``--replay``
 plays back; scripts/evaluate.py writes them too (``--records DIR``). Every file is written
 atomically (a failed save leaves the previous one intact). Ctrl-C ends any mode: the game
@@ -43,7 +44,9 @@ When watching or replaying, ``--html FILE`` writes the game as one self-containe
 network needed) and ``--video FILE`` writes it as a video, one frame per step plus the
 start (the env's "rgb_array" picture), ``--fps`` frames a second: ``.gif`` with Pillow,
 ``.mp4`` with moviepy (``pip install -e '.[video]'``). Both are written, atomically, once
-the game is over (not on Ctrl-C: replay the ``--record`` file to make them).
+the game is over; when Ctrl-C or a signal ends a ``--watch``, they are written of the game
+so far (the message says so, or why not); an interrupted replay or watched match writes
+neither and says so (replay the ``--record`` file to make them).
 """
 
 from __future__ import annotations
@@ -164,6 +167,7 @@ def watch(args, console: Console) -> int:
         if args.record:
             session.record.write(args.record)
             saved = f"; the game so far ({len(session.record.steps)} moves) is in {args.record}"
+        saved += write_partial_outputs(args, session.record, console)
         what, code = stopped(exc)
         raise Interrupted(f"{what} after {len(session.record.steps)} moves{saved}", code) from None
     console.print(f"[bold]{shown(args.watch)} scored {env.score} points[/] ({shown(args.ruleset)}, seed {args.seed})")
@@ -184,7 +188,8 @@ def replay_file(args, console: Console) -> int:
     try:
         env = show_steps(console, replay(record), args.delay)
     except KeyboardInterrupt as exc:
-        raise Interrupted(*stopped(exc)) from None
+        what, code = stopped(exc)
+        raise Interrupted(what + not_written(args), code) from None
     if record.final_score is not None:
         if env is None or not is_over(env.ruleset, env.game):
             raise RecordError(f"{args.replay}: the record has an end line but its steps stop before the game's end")
@@ -222,7 +227,8 @@ def replay_match_file(args, record: MatchRecord, console: Console) -> int:
             if args.delay > 0:
                 time.sleep(args.delay)
     except KeyboardInterrupt as exc:
-        raise Interrupted(*stopped(exc)) from None
+        what, code = stopped(exc)
+        raise Interrupted(what + not_written(args), code) from None
     if env is None:
         env = match_env(record)
         env.reset(seed=record.seed)
@@ -348,6 +354,7 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
             session.record.write(record_path)
             saved.append(f"the match so far is in {record_path}")
         where = "; " + "; ".join(saved) if saved else " (not saved: start with --save or --record FILE to keep a match)"
+        where += not_written(args)
         what, code = stopped(exc)
         raise Interrupted(f"{what} after {len(session.record.steps)} moves{where}", code) from None
     if record_path:
@@ -371,6 +378,31 @@ def write_outputs(args, record: GameRecord | MatchRecord, console: Console) -> N
         console.print(f"wrote the video {shown(str(args.video))} ({len(record.steps) + 1} frames, {args.fps:g} a second)")
 
 
+def _outputs(args) -> list[str]:
+    """The --html and --video files asked for, as ``--html FILE``."""
+    return [f"--{name} {getattr(args, name)}" for name in ("html", "video") if getattr(args, name, None)]
+
+
+def not_written(args) -> str:
+    """The end of an interrupt's message: which of --html and --video were not written."""
+    outputs = _outputs(args)
+    return f"; {' and '.join(outputs)} not written (interrupted)" if outputs else ""
+
+
+def write_partial_outputs(args, record: GameRecord, console: Console) -> str:
+    """--html and --video of a watched game cut short by Ctrl-C or a signal: the game so
+    far, written as at a game's end (atomically); the end of the interrupt's message,
+    saying what was written or why not."""
+    outputs = _outputs(args)
+    if not outputs:
+        return ""
+    try:
+        write_outputs(args, record, console)
+    except (OSError, RecordError, MissingDependency, ValueError) as exc:
+        return f"; {' and '.join(outputs)} not written ({exc})"
+    return f"; {' and '.join(outputs)} written (the game so far)"
+
+
 def interactive(args, console: Console) -> int:
     coach = None
     record = None
@@ -378,6 +410,9 @@ def interactive(args, console: Console) -> int:
         games = read_any(args.load)
         if len(games) > 1 and not args.save:
             raise RecordError(f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE")
+        if len(games) > 1 and same_file(args.save, args.load):  # saving would keep one game of them
+            raise RecordError(f"--save {args.save} is the --load file, which holds {len(games)} games: saving the resumed "
+                              "game there would replace them all with that one; save it elsewhere with --save OTHER")
         if not 0 <= args.game < len(games):
             raise RecordError(f"{args.load} holds games 0..{len(games) - 1}, not {args.game}")
         record = games[args.game]
@@ -410,6 +445,15 @@ def interactive(args, console: Console) -> int:
         what, code = stopped(exc)
         raise Interrupted(f"{what} after {len(session.record.steps)} moves{where}", code) from None
     return 0
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file, however spelt (``./x``, a symlink, a
+    hard link): :func:`os.path.samefile` where both exist, else their resolved paths."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def check_arguments(parser: argparse.ArgumentParser, args) -> None:
