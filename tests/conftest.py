@@ -5,7 +5,15 @@ import os
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
+import signal
+
 import pytest
+
+# A test run started in the background of a non-interactive shell inherits SIGINT ignored,
+# and so would every command the tests start (Python keeps an ignored SIGINT): give the
+# workers Python's handler, so their children start with the default, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from jamb_env import load_ruleset
 

@@ -164,17 +164,16 @@ def hostile_ruleset(tmp_path: Path) -> Path:
     return rules
 
 
-def test_a_ruleset_name_with_escapes_is_shown_escaped(monkeypatch, capsys, tmp_path):
+def test_a_ruleset_name_with_escapes_is_refused_when_it_loads(monkeypatch, capsys, tmp_path):
+    """A name or title with control characters never reaches a terminal: the ruleset
+    loader refuses it (second hostile round), and the command says so in one escaped line."""
+    from jamb_env.errors import RulesetError
+
     rules = hostile_ruleset(tmp_path)
-    env = JambEnv(str(rules), render_mode="ansi")
-    env.reset(seed=1)
-    text = env.render()
-    assert "\x1b" not in text and "\x07" not in text and text.startswith("ev\\x1b]0;pwned\\x07il  turn 1/13")
-    log = tmp_path / "watch.txt"
-    code, out, err = run_main(monkeypatch, capsys, ["--watch", "greedy", "--ruleset", str(rules), "--log", str(log)])
-    assert code == 0, err
-    shown = log.read_text(encoding="utf-8")
-    assert "\x1b" not in shown + out + err and "T\\x1b[2J: " in shown
+    with pytest.raises(RulesetError, match="control character"):
+        JambEnv(str(rules), render_mode="ansi")
+    code, out, err = run_main(monkeypatch, capsys, ["--watch", "greedy", "--ruleset", str(rules), "--log", str(tmp_path / "watch.txt")])
+    assert code == 2 and "control character" in err and "\x1b" not in out + err
 
 
 def test_error_messages_quoting_a_file_are_escaped(monkeypatch, capsys, tmp_path):
