@@ -323,8 +323,9 @@ def write_games_csv(path: Path, results: dict[str, list[dict]]) -> None:
 
 
 def record_file_name(label: str) -> str:
-    """The records file of an agent: its label with ``/`` as ``_``, ``.zip`` dropped, ``.jsonl`` added."""
-    return label.replace("/", "_").removesuffix(".zip") + ".jsonl"
+    """The records file of an agent: its label with ``/`` and any control character as
+    ``_``, ``.zip`` dropped, ``.jsonl`` added."""
+    return "".join(ch if ch.isprintable() and ch != "/" else "_" for ch in label).removesuffix(".zip") + ".jsonl"
 
 
 def record_file_names(labels: Sequence[str]) -> dict[str, str]:

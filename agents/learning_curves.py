@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from jamb_env.files import atomic_path
+from jamb_env.render import printable
 
 
 def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -41,7 +42,7 @@ def run_info(run: Path) -> tuple[str, str, int]:
         except (OSError, ValueError):
             cfg = None
         if not isinstance(cfg, dict) or not cfg.get("config_name"):
-            print(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name", file=sys.stderr)
+            print(printable(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name"), file=sys.stderr)
         else:
             ruleset, label = Path(str(cfg.get("ruleset", "?"))).stem, str(cfg["config_name"])
             if not cfg.get("init_from"):
@@ -57,15 +58,22 @@ def init_steps(run: Path, init_from: str) -> int:
     import zipfile
 
     from agents.training.runs import init_record
+    from jamb_env.files import SMALL_FILE_BYTES, check_regular_input
 
     steps = init_record(run).get("steps_before")
     if isinstance(steps, int):
         return steps
     try:  # a run from before init_from.json: the model file's own count, if it is still there
+        if not isinstance(init_from, str):
+            raise ValueError("init_from is not a path")
+        check_regular_input(init_from)  # zipfile would block on a FIFO
         with zipfile.ZipFile(init_from) as zf:
+            if zf.getinfo("data").file_size > SMALL_FILE_BYTES:
+                raise ValueError("the model's data entry is too large")
             return int(json.loads(zf.read("data")).get("num_timesteps", 0))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        print(f"warning: {run.name} started from {init_from}, whose step count is unknown here; drawing it from step 0", file=sys.stderr)
+    except (OSError, KeyError, ValueError, RecursionError, AttributeError, zipfile.BadZipFile):
+        print(f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown here; "
+              "drawing it from step 0", file=sys.stderr)
         return 0
 
 

@@ -67,7 +67,9 @@ def checkpoint_problem(path: Path) -> str | None:
     if not path.is_dir():
         return "not a folder"
     try:
-        state = json.loads((path / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+        from jamb_env.files import read_regular_bytes
+
+        state = json.loads(read_regular_bytes(path / CHECKPOINT_STATE).decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deep
         return f"no readable {CHECKPOINT_STATE} (an incomplete checkpoint)"
     if not isinstance(state, dict) or not isinstance(state.get("env_steps"), int):

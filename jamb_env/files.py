@@ -63,6 +63,45 @@ class OutputPathError(OSError):
     message names the path and why."""
 
 
+class InputFileError(OSError):
+    """An input that is not a regular file (a FIFO would block a read for ever, a device
+    such as /dev/zero never ends it) or larger than the reader allows."""
+
+
+#: The most bytes :func:`read_regular_bytes` reads of a small record (a JSON or YAML file of a run).
+SMALL_FILE_BYTES = 16 * 1024 * 1024
+
+
+def read_regular_bytes(path: str | Path, limit: int = SMALL_FILE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them: opened without
+    blocking and checked with ``fstat`` before anything is read, so a FIFO, a device or a
+    socket named by a run folder or a config is an error, not a hang.
+
+    Raises:
+        InputFileError: not a regular file, or larger than ``limit`` bytes.
+        OSError: the file cannot be opened or read (FileNotFoundError when missing).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputFileError(f"{path}: {_file_kind(mode)}, not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputFileError(f"{path}: larger than {limit:,} bytes")
+    return data
+
+
+def check_regular_input(path: str | Path) -> Path:
+    """``path`` if it is a regular file (following links); InputFileError for a FIFO,
+    device or socket (a reader such as ``np.load`` or ``zipfile`` would block on one).
+    FileNotFoundError when missing."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise InputFileError(f"{path}: {_file_kind(mode)}, not a regular file")
+    return Path(path)
+
+
 def _file_kind(mode: int) -> str:
     for test, kind in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "FIFO (named pipe)"),
                        (stat.S_ISSOCK, "socket")):

@@ -70,6 +70,7 @@ from agents.evaluation import (
 from agents.registry import AGENT_NAMES, parse_spec
 from jamb_env.files import check_output_file, check_output_folder
 from jamb_env.records import write_records
+from jamb_env.render import printable
 
 
 def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str:
@@ -273,7 +274,7 @@ def main_solitaire(args) -> int:
     records = {label: [g.pop("record") for g in games] for label, games in results.items()} if args.records else {}
     summaries = summarise(results)
     exact = exact_expectations(results, args.ruleset)
-    print(markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact))
+    print(printable(markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact), newlines=True))  # labels from globbed file names
     try:
         write_solitaire_outputs(args, results, summaries, exact, records, paths)
     except OSError as exc:
@@ -394,7 +395,7 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(matches_markdown(rr))
+    print(printable(matches_markdown(rr), newlines=True))
     pairs_path, ratings_path, games_path = paths
     try:
         write_match_csvs(rr, pairs_path, ratings_path, games_path)

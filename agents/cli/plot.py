@@ -21,6 +21,7 @@ import numpy as np
 from agents.cli import interruptible
 from agents.learning_curves import curves_figure, read_scalars, run_curve, run_info, save_figure
 from jamb_env.files import check_output_file
+from jamb_env.render import printable
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -50,10 +51,10 @@ def _main(argv: list[str] | None = None) -> int:
         try:
             scalars = read_scalars(run)
         except Exception as exc:  # TensorBoard raises assorted errors on damaged event files
-            print(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(printable(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}"), file=sys.stderr)
             return 2
         if args.tag not in scalars:
-            print(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}", file=sys.stderr)
+            print(printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"), file=sys.stderr)  # tags from the files
             return 2
         ruleset, config, offset = run_info(run)
         groups[ruleset, config].append(run_curve(scalars, args.tag, offset))
@@ -61,8 +62,8 @@ def _main(argv: list[str] | None = None) -> int:
             if tag.startswith("eval/baseline_"):
                 name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
                 if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
-                    print(f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
-                          f"{value:.1f} in {run.name}); the panel shows those of the last run given", file=sys.stderr)
+                    print(printable(f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
+                                    f"{value:.1f} in {run.name}); the panel shows those of the last run given"), file=sys.stderr)
                 baselines[ruleset][name] = value
     fig = curves_figure(groups, baselines, args.tag, args.title)
     try:

@@ -297,7 +297,9 @@ def save_algo(algo, run_dir: Path, state: Mapping[str, Any], keep: int) -> Path:
 
 def read_state(checkpoint: Path) -> dict[str, Any]:
     """A checkpoint's :data:`CHECKPOINT_STATE` (``env_steps``, ``iteration``, ``start``, ...)."""
-    return json.loads((Path(checkpoint) / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+    from jamb_env.files import read_regular_bytes
+
+    return json.loads(read_regular_bytes(Path(checkpoint) / CHECKPOINT_STATE).decode("utf-8"))
 
 
 def restore(algo, candidates: list[Path]) -> tuple[dict[str, Any] | None, Path | None]:

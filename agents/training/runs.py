@@ -47,7 +47,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text, is_temp_file, remove_temp_files
+from jamb_env.files import (TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text, check_regular_input, is_temp_file,
+                            read_regular_bytes, remove_temp_files)
 
 from .config import ConfigError, config_text
 
@@ -361,7 +362,7 @@ def read_record(path: Path, what: str = "the run's record") -> Any:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular_bytes(path).decode("utf-8"))  # a FIFO or /dev/zero: an error, not a hang
     except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         raise ConfigError(f"cannot read {what} {path}: {exc}") from exc
 
@@ -369,7 +370,7 @@ def read_record(path: Path, what: str = "the run's record") -> Any:
 def init_record(run_dir: Path) -> dict:
     """``run_dir/init_from.json`` (written by a run started from a model), else ``{}``."""
     try:
-        record = json.loads((run_dir / INIT_RECORD).read_text(encoding="utf-8"))
+        record = json.loads(read_regular_bytes(run_dir / INIT_RECORD).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}
     return record if isinstance(record, dict) else {}
@@ -493,6 +494,7 @@ def load_evaluations(run_dir: Path, keep_before: int | None) -> tuple[dict[str, 
     if keep_before is None or not path.exists():
         return history, {}
     try:
+        check_regular_input(path)  # np.load would block on a FIFO
         with np.load(path) as data:
             steps = [int(s) for s in data["timesteps"]]
             results = [list(map(float, r)) for r in data["results"]]
@@ -550,10 +552,10 @@ def best_so_far(run_dir: Path, all_means: Mapping[int, float]) -> float:
         print(f"{best} is unreadable; the next evaluation replaces it")
         return -math.inf
     try:
-        record = json.loads((run_dir / BEST_RECORD).read_text(encoding="utf-8"))
+        record = json.loads(read_regular_bytes(run_dir / BEST_RECORD).decode("utf-8"))
         if record.get("step") == step and isinstance(record.get("mean_reward"), (int, float)):
             return float(record["mean_reward"])
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         pass
     if step in all_means:
         return all_means[step]
