@@ -213,8 +213,8 @@ def make_callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, baselines: M
 
 
 class TensorBoardFormat(TensorBoardOutputFormat):
-    """SB3's TensorBoard writer with ``purge_step``: TensorBoard hides the events an earlier
-    attempt of the run logged at that step or later."""
+    """SB3's TensorBoard writer on :func:`.runs.tensorboard_writer`: what an earlier
+    attempt of the run logged at ``purge_step`` or later is first moved aside."""
 
     def __init__(self, folder: str, purge_step: int | None = None):
         self.writer = tensorboard_writer(folder, purge_step)

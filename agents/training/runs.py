@@ -7,7 +7,7 @@ outside ``runs/``: :func:`default_run_dir`), the temporary files of killed write
 (:func:`remove_killed_writes`), atomic checkpoints (:func:`save_checkpoint` for a model
 file, :func:`save_checkpoint_folder` for a checkpoint folder), the newest checkpoint that
 loads (:func:`newest_valid`), TensorBoard resumed at the checkpoint's step
-(:func:`logs_from`, :func:`tensorboard_writer`: ``purge_step``), the evaluation history
+(:func:`logs_from`, :func:`tensorboard_writer`, :func:`set_aside_events`), the evaluation history
 (:func:`load_evaluations`, :func:`append_evaluation`, :func:`save_evaluations`), the
 baselines as flat lines (:func:`baseline_tags`, :func:`log_start`) and the saved
 resolved config (:func:`save_config`).
@@ -25,9 +25,9 @@ are append-only streams whose readers skip a cut-off last record).
 Resuming (``train(..., resume=True)``) is lossless: it starts from the newest checkpoint
 that loads (a damaged one is skipped with a message; no usable checkpoint restarts the run
 from step 0 in its folder). Whatever the killed run logged after that checkpoint's step S
-is set aside so that every log is one curve without repeated steps: TensorBoard hides
-those events (``purge_step`` S + 1) and they are moved out of the events files into
-``events_abandoned_<i>.tfrecord`` (:func:`set_aside_events`), ``evaluations.npz`` keeps the evaluations up to S,
+is set aside so that every log is one curve without repeated steps: those events (from
+step S + 1) are moved out of the events files into ``events_abandoned_<i>.tfrecord``
+(:func:`set_aside_events`), ``evaluations.npz`` keeps the evaluations up to S,
 ``progress.csv`` keeps its rows up to S and moves the later ones to
 ``progress_abandoned_<i>.csv``; new rows and evaluations are appended. The best model is
 kept until an evaluation beats its recorded score.
@@ -390,7 +390,7 @@ def free_name(run_dir: Path, stem: str, suffix: str) -> Path:
 def logs_from(resume: bool, checkpoint_step: int | None) -> int | None:
     """The step from which what an earlier attempt of the run logged is set aside: None
     for a new run, the checkpoint's step + 1 when resuming from one, 0 when a resumed run
-    restarts from step 0 (no checkpoint loaded). It is TensorBoard's ``purge_step``."""
+    restarts from step 0 (no checkpoint loaded). What :func:`tensorboard_writer` sets aside from."""
     if not resume:
         return None
     return 0 if checkpoint_step is None else int(checkpoint_step) + 1
@@ -449,13 +449,16 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
 def tensorboard_writer(run_dir: str | Path, purge_step: int | None = None):
     """A TensorBoard ``SummaryWriter`` on ``run_dir`` (a new events file) continuing the
     run's history from ``purge_step`` (:func:`logs_from`; None: a new run): what earlier
-    attempts logged at that step or later is first moved aside (:func:`set_aside_events`)
-    and the writer gets ``purge_step``, so a resumed run's curves never repeat a step."""
+    attempts logged at that step or later is first moved aside (:func:`set_aside_events`),
+    so a resumed run's curves never repeat a step. The writer itself gets no
+    ``purge_step``: its session-start event would purge whatever a reader had read before
+    it, and readers order events files by name, which puts ``...pid.10`` before
+    ``...pid.9`` (two writers of one process within a second lost a resumed evaluation)."""
     from torch.utils.tensorboard import SummaryWriter
 
     if purge_step is not None:
         set_aside_events(run_dir, purge_step)
-    return SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
+    return SummaryWriter(log_dir=str(run_dir))
 
 
 def baseline_tags(baselines: Mapping[str, float]) -> dict[str, float]:
