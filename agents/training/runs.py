@@ -370,8 +370,8 @@ def read_record(path: Path, what: str = "the run's record") -> Any:
 def init_record(run_dir: Path) -> dict:
     """``run_dir/init_from.json`` (written by a run started from a model), else ``{}``."""
     try:
-        record = json.loads(read_regular_bytes(run_dir / INIT_RECORD).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        record = read_record(run_dir / INIT_RECORD)
+    except ConfigError:
         return {}
     return record if isinstance(record, dict) else {}
 
@@ -555,10 +555,10 @@ def best_so_far(run_dir: Path, all_means: Mapping[int, float]) -> float:
         print(f"{best} is unreadable; the next evaluation replaces it")
         return -math.inf
     try:
-        record = json.loads(read_regular_bytes(run_dir / BEST_RECORD).decode("utf-8"))
+        record = read_record(run_dir / BEST_RECORD)
         if record.get("step") == step and isinstance(record.get("mean_reward"), (int, float)):
             return float(record["mean_reward"])
-    except (OSError, ValueError, AttributeError, RecursionError):
+    except (ConfigError, AttributeError):  # unreadable, missing (None) or not a mapping
         pass
     if step in all_means:
         return all_means[step]

@@ -109,25 +109,23 @@ def check_indices(rules: Ruleset, st) -> None:
     announced, answer_due, copy_row, turn): the cheap guard of every core function that
     hands a state to a kernel, so that a hand-built state gets an error, never a read out
     of bounds. Whether the state can be reached is :func:`validate_state`'s question."""
-    if not isinstance(st, GameState):
-        raise ValueError(f"expected a GameState, got {type(st).__name__}")
-    vshape, fshape, dshape, cells, rows, multisets, rolls, turns = _index_bounds(rules)
-    v, f, d = st.values, st.filled, st.dice
-    if (getattr(v, "shape", None) != vshape or getattr(f, "shape", None) != fshape or getattr(d, "shape", None) != dshape
-            or v.dtype.kind not in "iu" or f.dtype.kind not in "iu" or d.dtype.kind not in "iu"):
-        raise ValueError(f"not a state of {rules.name!r}: values, filled and dice must be integer arrays of shapes "
-                         f"{vshape}, {fshape}, {dshape} (validate_state names the field)")
+    _check_sheet(rules, st)  # the values and filled arrays
+    _, _, dshape, cells, rows, multisets, rolls, turns = _index_bounds(rules)
+    d = st.dice
+    if getattr(d, "shape", None) != dshape or d.dtype.kind not in "iu":
+        raise ValueError(f"not a state of {rules.name!r}: dice must be an integer array of shape {dshape} "
+                         "(validate_state names the field)")
     idx, roll, ann, due, copy, turn = st.dice_index, st.roll, st.announced, st.answer_due, st.copy_row, st.turn
     if not all(type(x) is int or isinstance(x, np.integer) for x in (idx, roll, ann, due, copy, turn, st.jokers, st.pure)):
         raise ValueError(f"not a state of {rules.name!r}: its scalar fields must be integers (validate_state names the field)")
     if not (-1 <= idx < multisets and 0 <= roll <= rolls and (roll == 0) == (idx == -1) and -1 <= ann < cells
-            and -1 <= due < rows and -1 <= copy < rows and 0 <= turn <= turns
-            and min(fl := f.tolist()) >= 0 and max(fl) >> rows == 0 and min(dl := d.tolist()) >= 0 and max(dl) <= 6):
+            and -1 <= due < rows and -1 <= copy < rows and 0 <= turn <= turns and min(dl := d.tolist()) >= 0 and max(dl) <= 6):
         raise ValueError(f"not a state of {rules.name!r}: a field is out of range (validate_state names it)")
 
 
 def _check_sheet(rules: Ruleset, st) -> None:
-    """:func:`check_indices` for the functions that read only the sheet (values, filled)."""
+    """The sheet part of :func:`check_indices` (values, filled), alone for the functions
+    that read only the sheet (the score, the maximal column)."""
     if not isinstance(st, GameState):
         raise ValueError(f"expected a GameState, got {type(st).__name__}")
     vshape, fshape, _, _, rows, _, _, _ = _index_bounds(rules)
