@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .shipped import MODELS_DIR, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's models/<ruleset>.zip)
+from .shipped import MODELS_DIR, best_agent, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's models/<ruleset>.zip)
 
-AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search")
+AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search", "best")
 
 
 class AgentSpec(NamedTuple):
@@ -54,7 +54,9 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     that model's cell choices with the exact turn planner's holds (``hybrid:<model.zip>``:
     another model's; :mod:`agents.hybrid`). ``search`` plans each turn exactly with the
     shipped afterstate value network of the ruleset, ``models/value_<ruleset>.npz``, at
-    its leaves (``search:<file.npz>``: another network; :mod:`agents.search`).
+    its leaves (``search:<file.npz>``: another network; :mod:`agents.search`). ``best`` is
+    the strongest shipped agent of the ruleset as measured (``models/best.json``;
+    expectimax where it lists none: :func:`agents.shipped.best_agent`).
 
     Raises:
         FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist,
@@ -65,6 +67,10 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             RuntimeError) is raised as a ValueError saying how to install it.
     """
     kind, path = parse_spec(spec)
+    if kind == "best":
+        from jamb_env import load_ruleset
+
+        return load(best_agent(load_ruleset(ruleset).name), ruleset=ruleset, seed=seed)
     if kind == "random":
         from .random_agent import RandomAgent
 

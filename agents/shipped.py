@@ -18,3 +18,35 @@ def shipped_name(name: str) -> bool:
     digits, ``_``, ``.``, ``-``, not starting with a dot (no ``/``, ``..`` or control
     characters, so the file stays inside the folder)."""
     return isinstance(name, str) and _FILE_NAME.fullmatch(name) is not None
+
+
+#: The strongest shipped agent of each preset measured so far, what ``best`` names
+#: (:func:`best_agent`): ``{preset: {"agent": spec, "mean": points, "games": n, "command": how}}``.
+BEST_FILE = MODELS_DIR / "best.json"
+#: ``best`` on a preset :data:`BEST_FILE` does not list: the strongest agent that needs no
+#: trained file (docs/results.md: expectimax leads every baseline on every preset measured).
+BEST_FALLBACK = "expectimax"
+
+
+def best_agent(ruleset_name: str) -> str:
+    """The agent spec ``best`` stands for on ``ruleset_name``: its entry in
+    :data:`BEST_FILE` (measured on the canonical games, docs/results.md "The strongest
+    agent of each preset"), else :data:`BEST_FALLBACK`.
+
+    Raises:
+        ValueError: :data:`BEST_FILE` is not the mapping it should be.
+    """
+    import json
+
+    try:
+        table = json.loads(BEST_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return BEST_FALLBACK
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{BEST_FILE} is unreadable: {exc}") from exc
+    entry = table.get(ruleset_name) if isinstance(table, dict) else None
+    if entry is None:
+        return BEST_FALLBACK
+    if not isinstance(entry, dict) or not isinstance(entry.get("agent"), str) or entry["agent"] == "best":
+        raise ValueError(f"{BEST_FILE}: entry {ruleset_name!r} names no agent: {entry!r}")
+    return entry["agent"]

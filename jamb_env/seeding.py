@@ -15,6 +15,8 @@ Documented sub-sequences:
   second stage never replays the first stage's games even with the same seed;
 * the games that train the search agent's value networks (:mod:`agents.training.value`):
   ``game_seed(seed, i, STAGE_VALUE)``, game ``i`` counted over all its iterations;
+* the teacher's games of an imitation stage (:mod:`agents.training.imitation`):
+  ``game_seed(seed, i, STAGE_IMITATION)``;
 * evaluation: the canonical games are ``reset(seed=20_000_000 + g)`` (game ``g``,
   ``agents.evaluation.EVAL_SEED_BASE``), validation games for model choice
   ``30_000_000 + g``; these plain integer seeds are fixed and documented, and
@@ -28,6 +30,7 @@ import numpy as np
 STAGE_TRAIN = 0
 STAGE_FINETUNE = 1
 STAGE_VALUE = 2
+STAGE_IMITATION = 3
 
 
 def _check(name: str, value) -> int:

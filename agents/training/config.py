@@ -25,6 +25,14 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
       freq: 100000              # env steps between checkpoints
     init_from: null             # a MaskablePPO .zip to start from (fine-tuning): its policy
                                 # weights, with this config's settings and a fresh optimizer
+    imitation:                  # start from a planner (agents.training.imitation); off with games 0
+      games: 0                  # the teacher's games to imitate before PPO
+      teacher: expectimax       # a built-in agent (IMITATION_TEACHERS)
+      epochs: 10                # passes over its decisions
+      batch_size: 1024          # decisions per minibatch
+      learning_rate: 1.0e-3     # Adam's step size
+      vf_coef: 0.5              # weight of the value loss (the teacher's discounted returns)
+      jobs: 1                   # processes playing the teacher's games
 
 ``load_config(path)`` is ``validate_config(read_config(path), path)``. A resolved config is
 a plain dict with these keys plus ``config_name`` (the file's stem). The resource settings
@@ -64,8 +72,15 @@ DEFAULTS: dict[str, Any] = {
     "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
     "checkpoint": {"freq": 100_000},
     "init_from": None,
+    "imitation": {"games": 0, "teacher": "expectimax", "epochs": 10, "batch_size": 1024, "learning_rate": 1e-3, "vf_coef": 0.5,
+                  "jobs": 1},
 }
-_SECTIONS = {"env", "algo", "eval", "checkpoint"}
+_SECTIONS = {"env", "algo", "eval", "checkpoint", "imitation"}
+#: ``imitation.teacher``: the built-in agents a run may imitate (names, never files: a run
+#: folder's config names no file to load).
+IMITATION_TEACHERS = ("greedy", "expectimax", "optimal", "columnwise", "search")
+#: ``imitation.games``: teacher games of one run (each ~160 decisions of a few KB).
+MAX_IMITATION_GAMES = 200_000
 VEC_ENVS = ("batched", "dummy", "subproc")
 #: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
@@ -142,6 +157,7 @@ def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping
     _check_device_init_and_ruleset(cfg, path)
     _check_counts(cfg, path)
     _check_env(cfg["env"], path)
+    _check_imitation(cfg, path)
     cfg["config_name"] = path.stem
     return cfg
 
@@ -266,6 +282,32 @@ def _check_env(env: Mapping[str, Any], path: Path) -> None:
     scale = env["reward_scale"]
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
         raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
+
+
+def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
+    """The imitation section: games (0 = off, at most :data:`MAX_IMITATION_GAMES`), a
+    teacher of :data:`IMITATION_TEACHERS`, positive epochs, batch size, rate and jobs, a
+    value weight >= 0; not with ``init_from`` (both would set the starting weights)."""
+    im = cfg["imitation"]
+    games = im["games"]
+    if isinstance(games, bool) or not isinstance(games, int) or not 0 <= games <= MAX_IMITATION_GAMES:
+        raise ConfigError(f"{path}: key 'imitation.games': expected an integer in 0..{MAX_IMITATION_GAMES:,} (0: no imitation), got {games!r}")
+    if im["teacher"] not in IMITATION_TEACHERS:
+        raise ConfigError(f"{path}: key 'imitation.teacher': {im['teacher']!r}; allowed: {', '.join(IMITATION_TEACHERS)}")
+    _positive_int(path, "imitation.epochs", im["epochs"], 10_000)
+    _positive_int(path, "imitation.batch_size", im["batch_size"], MAX_ROLLOUT, "decisions per minibatch")
+    _positive_int(path, "imitation.jobs", im["jobs"], MAX_PROCESSES, "processes")
+    for key, lo, hi in (("learning_rate", 0.0, 1.0), ("vf_coef", -1e-300, 10.0)):
+        v = im[key]
+        if isinstance(v, str):
+            try:
+                v = im[key] = float(v)
+            except ValueError:
+                pass
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi:
+            raise ConfigError(f"{path}: key 'imitation.{key}': expected a number in ({max(lo, 0.0)}, {hi}]{' or 0' if key == 'vf_coef' else ''}, got {v!r}")
+    if games and cfg["init_from"] is not None:
+        raise ConfigError(f"{path}: keys 'imitation.games' and 'init_from': a run starts from a model or from a teacher, not both")
 
 
 def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> dict[str, Any]:

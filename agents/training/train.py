@@ -167,12 +167,23 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
                 check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
             seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
             write_run_files(run_dir, cfg, started_from)
+            imitated = None
+            if checkpoint is None and cfg["imitation"]["games"]:  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
+                from .imitation import start_from_teacher
+
+                imitated = start_from_teacher(model, cfg, run_dir, progress_bar)
             # logs: a resumed run sets aside what was logged after its checkpoint
             keep_before = logs_from(resume, model.num_timesteps if checkpoint is not None else None)
             model.set_logger(run_logger(run_dir, keep_before))
             try:
                 baselines = baseline_scores(cfg)
                 callbacks, eval_cb = make_callbacks(cfg, run_dir, eval_env, baselines, keep_before, stop)
+                if imitated is not None:  # the curve starts at the imitated policy: imitation/ and eval/ at step 0
+                    from .imitation import log_imitation
+
+                    log_imitation(run_dir, imitated)
+                    eval_cb.init_callback(model)
+                    eval_cb.evaluate()
 
                 # learn, evaluate at the last step, save
                 start = time.perf_counter()
