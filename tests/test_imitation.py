@@ -112,6 +112,11 @@ def test_a_run_with_imitation_starts_from_the_fitted_policy_and_resumes_without_
     assert (run_dir / imitation.MODEL_FILE).is_file() and list((run_dir / imitation.GAMES_DIR).glob("*tfevents*"))
     with np.load(run_dir / "evaluations.npz") as ev:
         assert ev["timesteps"][0] == 0 and ev["timesteps"][-1] == out["timesteps"]  # the imitated policy evaluated at step 0
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    seen = [(v.tag, e.step) for path in sorted(run_dir.glob("*tfevents*")) for e in EventFileLoader(str(path)).Load() for v in e.summary.value]
+    assert ("eval/score", 0) in seen and ("eval/baseline_greedy", 0) in seen
+    assert len(seen) == len(set(seen))  # no tag twice at a step
     # restarting the run from step 0 (no checkpoint) reuses the fitted model: nothing played or fitted again
     for path in (run_dir / "checkpoints").glob("*.zip"):
         path.unlink()

@@ -121,8 +121,9 @@ class SeededEvalCallback(BaseCallback):
         """Evaluate the model now (at ``model.num_timesteps``); return the mean result."""
         step = int(self.model.num_timesteps)
         set_game_seeds(self.eval_env, self.eval_seeds)  # not env.seed(s): JambVecEnv derives per-game seeds from s
-        for tag, value in baseline_tags(self.baselines).items():  # flat lines to read the curve against
-            self.logger.record(tag, value)
+        if step > 0:  # flat lines to read the curve against (step 0 has them from the run's start: JambScoreCallback)
+            for tag, value in baseline_tags(self.baselines).items():
+                self.logger.record(tag, value)
         self.last_scores = []
         rewards, lengths = evaluate_policy(
             self.model, self.eval_env, n_eval_episodes=self.n_eval_episodes, deterministic=self.deterministic,
