@@ -217,7 +217,7 @@ def train_rows(total_steps: int) -> list[dict]:
     torch.set_num_threads(cfg["torch_threads"])
     rows = []
     for kind in ("batched", "dummy", "subproc"):
-        n = cfg["env"]["n_envs"]
+        n = cfg["env"]["n_envs"] if kind == "batched" else min(cfg["env"]["n_envs"], 8)  # one env object (a process) per game
         if kind == "batched":
             venv = JambVecEnv(n, cfg["ruleset"], seed=0, reward_scale=cfg["env"]["reward_scale"])
         else:

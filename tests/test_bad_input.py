@@ -301,7 +301,7 @@ def test_tune_bad_arguments(capsys, tmp_path):
 
 
 def fake_train(calls):
-    def train(cfg, run_dir=None, progress_bar=True, resume=False):
+    def train(cfg, run_dir=None, progress_bar=True, resume=False, imitation_games=None):
         calls.append(cfg)
         Path(run_dir).mkdir(parents=True)
         (Path(run_dir) / "config.yaml").write_text("x")

@@ -42,6 +42,7 @@ def nested(levels: int) -> str:
 def tiny_sb3(path: Path, **top) -> Path:
     """An SB3 config of a few seconds: 2 envs x 32 steps per rollout, one evaluation game."""
     cfg = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update({"total_timesteps": 64, "ruleset": "classic_down", **top})
     cfg["env"]["n_envs"] = 2
     cfg["algo"].update(n_steps=32, batch_size=32, n_epochs=1, policy_kwargs={"net_arch": [16]})

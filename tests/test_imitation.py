@@ -124,7 +124,7 @@ def test_a_run_with_imitation_starts_from_the_fitted_policy_and_resumes_without_
     train(cfg, run_dir, progress_bar=False, resume=True, handle_signals=False)
     # another teacher setting in the config: the record does not match, so it imitates again
     calls = []
-    monkeypatch.setattr(imitation, "imitate", lambda model, c, d, progress=True: calls.append(c["imitation"]["epochs"]) or record)
+    monkeypatch.setattr(imitation, "imitate", lambda model, c, d, progress=True, games_dir=None: calls.append(c["imitation"]["epochs"]) or record)
     model = new_model(cfg, make_envs(cfg)[0])
     other = {**cfg, "imitation": {**cfg["imitation"], "epochs": 3}}
     imitation.start_from_teacher(model, other, run_dir, progress=False)

@@ -347,6 +347,7 @@ def tiny_run(tmp_path_factory):
     steps, evaluations every 256 on 2 canonical games, checkpoints every 256."""
     folder = tmp_path_factory.mktemp("train")
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=1024, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
     cfg["algo"].update(n_steps=64, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32, 32]})

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.helpers import needs_module
 
@@ -57,7 +58,11 @@ def test_ray_evaluation_is_the_local_evaluation(tmp_path):
 @pytest.mark.slow
 def test_ray_tune_tiny_search(tmp_path):
     out = tmp_path / "tune"
-    proc = tool("tune", "--ray", "--jobs", "2", "--ruleset", "classic_down", "--trials", "2", "--steps", "1024", "--out", str(out))
+    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())  # the default, with fewer planner games
+    cfg["imitation"].update(games=20, epochs=1, jobs=1)
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(cfg))
+    proc = tool("tune", "--ray", "--jobs", "2", "--config", str(tmp_path / "base.yaml"), "--ruleset", "classic_down", "--trials", "2",
+                "--steps", "1024", "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "best: trial" in proc.stdout and "Configuration for experiment" not in proc.stdout  # our lines, not Tune's
     rows = list(csv.DictReader((out / "trials.csv").open()))

@@ -25,6 +25,7 @@ TRAIN = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
 def tiny_config(tmp_path, total=2048, eval_freq=512, checkpoint_freq=256, name="tiny"):
     """A config small enough for seconds of training: 4 envs x 64 steps per rollout."""
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=total, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
     cfg["algo"].update(n_steps=64, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32, 32]})

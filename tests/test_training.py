@@ -24,6 +24,7 @@ def scalar_tags(run_dir: Path) -> dict:
 @pytest.mark.slow
 def test_training_smoke_run_writes_score_scalars(tmp_path):
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=3000)
     cfg["env"]["n_envs"] = 2
     cfg["algo"].update(n_steps=256, batch_size=128, n_epochs=1)
@@ -136,7 +137,7 @@ def test_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="total_timesteps"):
         load_config(write(tmp_path, "total_timesteps: -5"))
     cfg = load_config(ROOT / "configs" / "ppo_classic.yaml", {"seed": 7, "total_timesteps": None})
-    assert cfg["seed"] == 7 and cfg["total_timesteps"] == 2000000
+    assert cfg["seed"] == 7 and cfg["total_timesteps"] == yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())["total_timesteps"]
 
 
 def test_train_cli_reports_bad_config(tmp_path):
@@ -153,6 +154,7 @@ def test_train_cli_reports_bad_config(tmp_path):
 @pytest.mark.slow
 def test_resume_continues_the_run_and_plot(tmp_path):
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=2048, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
     cfg["algo"].update(n_steps=128, batch_size=128, n_epochs=1)
@@ -212,6 +214,7 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
     from helpers import logged_steps, repeated_steps
 
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=512, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
     cfg["algo"].update(n_steps=16, batch_size=64, n_epochs=1, policy_kwargs={"net_arch": [16]})

@@ -24,7 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.training.config import DEFAULT_CONFIG, ConfigError, load_config, resume_config
+from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_config, resume_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
     parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
-    parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from)")
+    parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation stage)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest usable checkpoint, in its folder (no checkpoint: start it again)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--engine", choices=("sb3", "rllib"), help="sb3: MaskablePPO (default); rllib: RLlib's PPO "
@@ -65,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             cfg = resume_config(args.resume, args.total_timesteps)
             summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
         else:
-            cfg = load_config(
-                args.config or DEFAULT_CONFIG, {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
-            )
+            overrides = {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
+            if args.init_from is not None:  # the model given replaces the config's start (its imitation stage, if any)
+                overrides["imitation"] = {**DEFAULTS["imitation"], "games": 0}
+            cfg = load_config(args.config or DEFAULT_CONFIG, overrides)
             summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

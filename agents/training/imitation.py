@@ -234,8 +234,8 @@ def holdout(policy, tensors: Mapping[str, Any], idx: np.ndarray, losses) -> dict
     return {"holdout_policy_loss": sums[0] / len(idx), "holdout_value_loss": sums[1] / len(idx), "holdout_agreement": agree / len(idx)}
 
 
-def imitate(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True) -> dict[str, Any]:
-    """Play the teacher's games (kept in ``run_dir/imitation/``), fit ``model`` to them,
+def imitate(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True, games_dir: Path | None = None) -> dict[str, Any]:
+    """Play the teacher's games (kept in ``games_dir``, default ``run_dir/imitation/``), fit ``model`` to them,
     save it as ``run_dir/imitation_model.zip``; return the record saved as
     ``imitation.json``: the teacher, games, decisions, settings, per-epoch ``history``,
     ``play_seconds`` and ``fit_seconds``."""
@@ -243,7 +243,7 @@ def imitate(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True)
 
     im = cfg["imitation"]
     start = time.perf_counter()
-    games = teacher_games(cfg, run_dir / GAMES_DIR, progress)
+    games = teacher_games(cfg, Path(games_dir) if games_dir is not None else run_dir / GAMES_DIR, progress)
     played = time.perf_counter() - start
     history = fit(model, games, im, float(model.gamma), seed=cfg["seed"], progress=progress)
     record = {"teacher": im["teacher"], "games": int(im["games"]), "decisions": int(len(games["action"])),
@@ -254,11 +254,14 @@ def imitate(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True)
     return record
 
 
-def start_from_teacher(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True) -> dict[str, Any]:
+def start_from_teacher(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True,
+                       games_dir: Path | None = None) -> dict[str, Any]:
     """Set ``model``'s weights to the run's imitation of its teacher: those of
     ``run_dir/imitation_model.zip`` when it loads and its record matches the config's
     ``imitation`` settings (a resumed run that was killed after imitating), else from a
-    new :func:`imitate`. Returns the imitation record."""
+    new :func:`imitate` (``games_dir``: where the teacher's games are kept, e.g. one folder
+    shared by the trials of a search, which all imitate the same games). Returns the
+    imitation record."""
     from .config import ConfigError
     from .runs import read_record
     from .weights import load_policy_weights
@@ -274,7 +277,7 @@ def start_from_teacher(model, cfg: Mapping[str, Any], run_dir: Path, progress: b
             return record
         except (ConfigError, OSError) as exc:
             print(f"{saved} does not load ({str(exc)[:200]}): imitating the teacher again")
-    return imitate(model, cfg, run_dir, progress)
+    return imitate(model, cfg, run_dir, progress, games_dir)
 
 
 def log_imitation(run_dir: Path, record: Mapping[str, Any]) -> None:

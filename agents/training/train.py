@@ -127,7 +127,7 @@ def start_model(cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Pat
 
 
 def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True, resume: bool = False,
-          handle_signals: bool = True) -> dict[str, Any]:
+          handle_signals: bool = True, imitation_games: str | Path | None = None) -> dict[str, Any]:
     """Train MaskablePPO as ``cfg`` says; return a summary dict.
 
     With ``resume``, ``run_dir`` is an existing run: training continues from its newest
@@ -139,6 +139,11 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
     not bit-identical to an uninterrupted one. A resumed run whose checkpoint already has
     ``total_timesteps`` steps or more is refused (:func:`.config.check_steps_left`)
     before anything is written.
+
+    A config with an ``imitation`` section (``imitation.games`` > 0) first fits the new
+    model to a teacher's games (:mod:`.imitation`; kept in ``imitation_games``, default the
+    run's ``imitation/`` folder) and evaluates it at step 0; a run resumed from a
+    checkpoint skips it, one restarted from step 0 reuses its ``imitation_model.zip``.
 
     Every run ends with an evaluation at its last step (unless it has one there) and saves
     a checkpoint there and ``final_model.zip``. With ``handle_signals`` (in the main
@@ -171,7 +176,7 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
             if checkpoint is None and cfg["imitation"]["games"]:  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
                 from .imitation import start_from_teacher
 
-                imitated = start_from_teacher(model, cfg, run_dir, progress_bar)
+                imitated = start_from_teacher(model, cfg, run_dir, progress_bar, imitation_games)
             # logs: a resumed run sets aside what was logged after its checkpoint
             keep_before = logs_from(resume, model.num_timesteps if checkpoint is not None else None)
             model.set_logger(run_logger(run_dir, keep_before))

@@ -189,7 +189,9 @@ def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool 
         summary = train_rllib(cfg, run_dir=run_dir, progress=False)
     else:
         train = importlib.import_module("agents.training.train").train  # looked up now: tests replace it
-        summary = train(cfg, run_dir=run_dir, progress_bar=False, **({"handle_signals": False} if background else {}))
+        # every trial of a base with an imitation stage imitates the same teacher games: played once, kept in out/
+        summary = train(cfg, run_dir=run_dir, progress_bar=False, imitation_games=out / "imitation_games",
+                        **({"handle_signals": False} if background else {}))
     score = summary["eval_score"]
     if score is None:
         raise ValueError(f"trial {number} made no evaluation (run folder {run_dir})")
