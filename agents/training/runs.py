@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import (TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text, check_regular_input, is_temp_file,
-                            read_regular_bytes, remove_temp_files)
+from jamb_env.files import (SMALL_FILE_BYTES, TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text,
+                            check_regular_input, is_temp_file, read_regular_bytes, remove_temp_files)
 
 from .config import ConfigError, config_text
 
@@ -202,6 +202,7 @@ def checkpoint_problem(path: Path) -> str | None:
     or None when it looks complete (a quick check of the zip, before loading it)."""
     cut_short = "not a complete zip file (cut short while being written?)"
     try:
+        check_regular_input(path)  # zipfile would block on a FIFO and read a device such as /dev/zero for ever
         if not zipfile.is_zipfile(path):
             return cut_short
         with zipfile.ZipFile(path) as zf, open(path, "rb") as f:
@@ -222,11 +223,15 @@ def checkpoint_problem(path: Path) -> str | None:
 
 
 def model_steps(path: Path) -> int | None:
-    """``num_timesteps`` saved in an SB3 model zip (None when unreadable), without loading it."""
+    """``num_timesteps`` saved in an SB3 model zip (None when unreadable, not a regular
+    file, or with a ``data`` entry over :data:`jamb_env.files.SMALL_FILE_BYTES`), without loading it."""
     try:
+        check_regular_input(path)  # zipfile would block on a FIFO
         with zipfile.ZipFile(path) as zf:
+            if zf.getinfo("data").file_size > SMALL_FILE_BYTES:
+                return None
             steps = json.loads(zf.read("data")).get("num_timesteps")
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
+    except (OSError, KeyError, ValueError, AttributeError, RecursionError, zipfile.BadZipFile, EOFError):
         return None
     return steps if isinstance(steps, int) else None
 

@@ -1,0 +1,65 @@
+"""Fourth hostile round (issue 27): the run folders of self-play, the value learner and
+the SB3 trainer given FIFOs, devices, corrupt TensorBoard records and damaged histories;
+YAML readers given a FIFO or a bad tag; the OpenSpiel door given a hostile state string.
+
+Each case failed (a traceback, a hang, code run from data, or an unclear error) before
+its fix; now it is a clear error or a skipped file with a message.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from agents.training import runs
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+
+
+def finishes(fn, seconds: float = 20.0):
+    """``fn()``'s result, run in a thread: AssertionError when it is still running after
+    ``seconds`` (a read blocked on a FIFO, or a device read for ever)."""
+    out: dict = {}
+
+    def work() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # re-raised below
+            out["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{fn} still runs after {seconds} s (blocked on a FIFO or reading a device)"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def unblock(fifo: Path) -> None:
+    """Let a reader blocked opening ``fifo`` go on (a writer that opens and closes it)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:  # no reader left
+        pass
+
+
+# ---------------------------------------------------------------- 1: checkpoints that are no files
+@needs_fifo
+def test_a_checkpoint_that_is_a_fifo_or_a_device_is_skipped_not_read(tmp_path):
+    folder = tmp_path / "run" / runs.CHECKPOINTS
+    folder.mkdir(parents=True)
+    fifo, device = folder / "model_300_steps.zip", folder / "model_400_steps.zip"
+    os.mkfifo(fifo)
+    os.symlink("/dev/zero", device)
+    try:
+        assert "FIFO" in finishes(lambda: runs.checkpoint_problem(fifo))
+        assert "character device" in finishes(lambda: runs.checkpoint_problem(device))
+        assert finishes(lambda: runs.model_steps(fifo)) is None  # best_model.zip as a FIFO
+        (tmp_path / "run" / runs.BEST_MODEL).symlink_to(fifo)
+        assert finishes(lambda: runs.best_so_far(tmp_path / "run", {})) == float("-inf")
+    finally:
+        unblock(fifo)
