@@ -63,3 +63,23 @@ def test_a_checkpoint_that_is_a_fifo_or_a_device_is_skipped_not_read(tmp_path):
         assert finishes(lambda: runs.best_so_far(tmp_path / "run", {})) == float("-inf")
     finally:
         unblock(fifo)
+
+
+# ---------------------------------------------------------------- 2: a record that is no event
+def test_a_record_that_is_no_tensorboard_event_is_set_aside_not_a_traceback(tmp_path, capsys):
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.summary.writer.record_writer import RecordWriter
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=str(tmp_path))
+    writer.add_scalar("value/loss", 1.0, 0)
+    writer.add_scalar("value/loss", 2.0, 5)
+    writer.close()
+    forged = tmp_path / "events.out.tfevents.1.forged"
+    with open(forged, "wb") as f:  # a well-framed record (its checksums right) that holds no Event
+        RecordWriter(f).write(b"\xff\xff\xff\xff not an event")
+    assert runs.set_aside_events(tmp_path, keep_before=3) == 2  # the step-5 value and the forged record
+    assert "no TensorBoard event" in capsys.readouterr().out
+    assert list(RawEventFileLoader(str(forged)).Load()) == []
+    aside = list(RawEventFileLoader(str(tmp_path / "events_abandoned_1.tfrecord")).Load())
+    assert len(aside) == 2 and b"not an event" in aside[0] + aside[1]  # kept, not lost

@@ -49,6 +49,7 @@ from typing import Any
 
 from jamb_env.files import (SMALL_FILE_BYTES, TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text,
                             check_regular_input, is_temp_file, read_regular_bytes, remove_temp_files)
+from jamb_env.render import printable
 
 from .config import ConfigError, config_text
 
@@ -413,8 +414,10 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     not only TensorBoard's (which honours ``purge_step``), sees each tag at most once per
     step. Each file is rewritten atomically, the set-aside file first (a kill in between
     leaves a record in both places, never in neither). Events without a summary (file
-    version, session start) stay. A cut-off last record (a killed write) is dropped.
-    Returns the number of summaries moved."""
+    version, session start) stay. A cut-off last record (a killed write) is dropped. A
+    record that is no ``Event`` (a damaged or forged file) is moved aside with the late
+    ones, with a message, so no reader trips on it. Returns the number of records moved."""
+    from google.protobuf.message import DecodeError
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto.event_pb2 import Event
     from tensorboard.summary.writer.record_writer import RecordWriter
@@ -425,10 +428,17 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     for path in sorted(run_dir.glob("*tfevents*")):
         if not path.is_file() or is_temp_file(path):
             continue
-        kept, late = [], []
+        kept, late, damaged = [], [], 0
         for raw in RawEventFileLoader(str(path)).Load():
-            event = Event.FromString(raw)
+            try:
+                event = Event.FromString(raw)
+            except DecodeError:
+                late.append(raw)
+                damaged += 1
+                continue
             (late if event.HasField("summary") and event.step >= keep_before else kept).append(raw)
+        if damaged:
+            print(f"{printable(str(path))}: {damaged} record(s) that are no TensorBoard event (a damaged file?) set aside")
         if late:
             moved += late
             rewrites.append((path, kept))
