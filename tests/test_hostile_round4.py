@@ -83,3 +83,25 @@ def test_a_record_that_is_no_tensorboard_event_is_set_aside_not_a_traceback(tmp_
     assert list(RawEventFileLoader(str(forged)).Load()) == []
     aside = list(RawEventFileLoader(str(tmp_path / "events_abandoned_1.tfrecord")).Load())
     assert len(aside) == 2 and b"not an event" in aside[0] + aside[1]  # kept, not lost
+
+
+# ---------------------------------------------------------------- 3: a damaged value-run history
+HISTORY = "iteration,policy,games,samples,mean_score,fit_loss,holdout_loss,wall_s\n0,expectimax,2,24,146.5,1.0,1.2,8.7\n"
+
+
+@pytest.mark.parametrize("damage, why", [
+    (lambda p: p.write_text(HISTORY + "1,x" + "y" * 200_000 + ",2,24,1,1,1,1\n"), "field larger than field limit"),
+    (lambda p: p.write_bytes(HISTORY.encode() + b"\xff\xfe\n"), "not UTF-8 text"),
+    (lambda p: p.write_text(HISTORY + "1,search(iter 0),-500,24,1,1,1,1\n"), "games '-500' is negative"),
+    (lambda p: p.write_text(HISTORY.replace("8.7", "nan")), "wall_s 'nan' is not a finite number"),
+    (lambda p: os.mkfifo(p), "FIFO"),
+], ids=["huge field", "not utf-8", "negative games", "nan wall time", "fifo"])
+def test_a_damaged_value_history_is_an_error_naming_the_file(tmp_path, damage, why):
+    from agents.training.value import _read_history
+
+    if why == "FIFO" and not hasattr(os, "mkfifo"):
+        pytest.skip("needs FIFOs (POSIX)")
+    damage(tmp_path / "history.csv")
+    with pytest.raises(ValueError, match="history.csv is damaged") as exc:
+        finishes(lambda: _read_history(tmp_path))
+    assert why in str(exc.value) and "\n" not in str(exc.value)

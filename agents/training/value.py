@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import multiprocessing
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
@@ -41,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from jamb_env import JambEnv, load_ruleset
-from jamb_env.files import atomic_write_text, check_output_folder
+from jamb_env.files import atomic_write_text, check_output_folder, read_regular_bytes
 from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
@@ -269,19 +271,33 @@ def fit(X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, me
 
 
 def _read_history(out: Path) -> list[dict]:
-    """The finished iterations of the run in ``out`` ([] if none); ValueError if damaged."""
+    """The finished iterations of the run in ``out`` ([] if there is no ``history.csv``).
+
+    Raises:
+        ValueError: ``history.csv`` is damaged (the message names it and why): not a
+            regular file of at most :data:`jamb_env.files.SMALL_FILE_BYTES`, not UTF-8 CSV,
+            a row out of order, ``games`` not an integer >= 0 or ``wall_s`` not a finite
+            number >= 0.
+    """
     path = out / "history.csv"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    known = ", ".join(HISTORY_FIELDS)
     try:
+        text = read_regular_bytes(path).decode("utf-8")  # a FIFO or a device: an error, not a hang
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
         for i, row in enumerate(rows):
             if int(row["iteration"]) != i:
-                raise ValueError(f"row {i + 1} is iteration {row['iteration']}")
-            int(row["games"]), float(row["wall_s"])
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"{path} is damaged ({exc}); the fields are {', '.join(HISTORY_FIELDS)}") from None
+                raise ValueError(f"row {i + 1} is iteration {row['iteration']!r}")
+            if int(row["games"]) < 0:
+                raise ValueError(f"row {i + 1}: games {row['games']!r} is negative")
+            wall = float(row["wall_s"])
+            if not math.isfinite(wall) or wall < 0:
+                raise ValueError(f"row {i + 1}: wall_s {row['wall_s']!r} is not a finite number >= 0")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is damaged (not UTF-8 text: {exc.reason} at byte {exc.start}); the fields are {known}") from None
+    except (OSError, csv.Error, KeyError, ValueError, TypeError) as exc:  # OSError: a FIFO, a device, a folder
+        raise ValueError(f"{path} is damaged ({' '.join(str(exc).split())[:300]}); the fields are {known}") from None
     return rows
 
 
