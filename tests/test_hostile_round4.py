@@ -105,3 +105,41 @@ def test_a_damaged_value_history_is_an_error_naming_the_file(tmp_path, damage, w
     with pytest.raises(ValueError, match="history.csv is damaged") as exc:
         finishes(lambda: _read_history(tmp_path))
     assert why in str(exc.value) and "\n" not in str(exc.value)
+
+
+# ---------------------------------------------------------------- 4: OpenSpiel state strings are data
+class _Marker:
+    """Unpickling it creates the file ``path`` (a stand-in for any code a pickle can run)."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_a_forged_openspiel_state_string_runs_no_code(tmp_path):
+    import base64
+    import pickle
+
+    pyspiel = pytest.importorskip("pyspiel")
+    from jamb_env.openspiel import load_state
+
+    game = pyspiel.load_game("python_jamb", {"ruleset": "classic_down"})
+    state = game.new_initial_state()
+    state.apply_action(5)  # a first roll
+    state.apply_action(0)  # re-roll every die
+    marker = tmp_path / "ran"
+    forged = state.serialize().split("__dict__=")[0] + "__dict__=" + base64.b64encode(pickle.dumps(_Marker(marker))).decode()
+    again = game.deserialize_state(forged)
+    assert not marker.exists() and str(again) == str(state) and again.history() == state.history()
+    text = pyspiel.serialize_game_and_state(game, state).split("__dict__=")[0] + forged.split("\n")[2]
+    g2, s2 = load_state(text)
+    assert not marker.exists() and str(g2) == str(game) and str(s2) == str(state)
+    for bad, why in (("history=0:5\nmove_number=1\n", "player -1 is to move"),
+                     ("history=-1:999\nmove_number=1\n", "chance outcome 999 is not possible"),
+                     ("history=-1:5\nmove_number=7\n", "move_number='7'"), ("5\n5\n", "not a serialized python_jamb state")):
+        with pytest.raises(ValueError, match=why):
+            game.deserialize_state(bad)
+    with pytest.raises(ValueError, match="reads python_jamb games"):
+        load_state(pyspiel.serialize_game_and_state(pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("tic_tac_toe").new_initial_state()))
