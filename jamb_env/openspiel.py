@@ -399,6 +399,10 @@ class JambState(pyspiel.State):
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
+            count = self._ctx.players if self._in_play() is None else len(self._ctx.dice_names)
+            if not 0 <= action < count:
+                raise ValueError(f"chance outcome {action} is outside 0..{count - 1} "
+                                 + ("(the starting player)" if self._in_play() is None else "(the dice multiset ids)"))
             if self._in_play() is None:
                 return f"player_{action} starts"
             return self._ctx.dice_names[action]

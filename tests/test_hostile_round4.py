@@ -143,3 +143,13 @@ def test_a_forged_openspiel_state_string_runs_no_code(tmp_path):
             game.deserialize_state(bad)
     with pytest.raises(ValueError, match="reads python_jamb games"):
         load_state(pyspiel.serialize_game_and_state(pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("tic_tac_toe").new_initial_state()))
+
+
+@pytest.mark.parametrize("players, outcome", [(1, -1), (1, 10_000), (2, 7), (2, -3)])
+def test_a_chance_outcome_out_of_range_has_no_name(players, outcome):
+    pyspiel = pytest.importorskip("pyspiel")
+    import jamb_env.openspiel  # noqa: F401  (registers python_jamb)
+
+    game = pyspiel.load_game("python_jamb", {"ruleset": "classic_down" if players == 1 else "standard", "players": players})
+    with pytest.raises(ValueError, match=f"chance outcome {outcome} is outside 0.."):  # was a name (dice 6 6 6 6 6, player_7) or IndexError
+        game.new_initial_state().action_to_string(pyspiel.PlayerId.CHANCE, outcome)
