@@ -153,3 +153,28 @@ def test_a_chance_outcome_out_of_range_has_no_name(players, outcome):
     game = pyspiel.load_game("python_jamb", {"ruleset": "classic_down" if players == 1 else "standard", "players": players})
     with pytest.raises(ValueError, match=f"chance outcome {outcome} is outside 0.."):  # was a name (dice 6 6 6 6 6, player_7) or IndexError
         game.new_initial_state().action_to_string(pyspiel.PlayerId.CHANCE, outcome)
+
+
+# ---------------------------------------------------------------- 5: YAML readers: a FIFO, a bad tag
+@needs_fifo
+def test_a_yaml_file_that_is_a_fifo_is_refused_without_blocking(tmp_path):
+    from jamb_env.rules.ruleset import read_yaml_mapping
+
+    fifo = tmp_path / "c.yaml"
+    os.mkfifo(fifo)
+    try:
+        with pytest.raises(ValueError, match="not a regular file"):  # jamb-train-value --config c.yaml hung in open()
+            finishes(lambda: read_yaml_mapping(fifo, ValueError))
+    finally:
+        unblock(fifo)
+
+
+def test_a_yaml_error_is_one_line_naming_the_place(tmp_path):
+    from jamb_env import RulesetError, load_ruleset
+
+    bad = tmp_path / "r.yaml"
+    bad.write_text("!!python/object/apply:os.system ['echo hi']\n")
+    with pytest.raises(RulesetError) as exc:
+        load_ruleset(bad)
+    message = str(exc.value)
+    assert "\n" not in message and "python/object/apply:os.system" in message and "(line 1, column 1)" in message
