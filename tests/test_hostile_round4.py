@@ -178,3 +178,21 @@ def test_a_yaml_error_is_one_line_naming_the_place(tmp_path):
         load_ruleset(bad)
     message = str(exc.value)
     assert "\n" not in message and "python/object/apply:os.system" in message and "(line 1, column 1)" in message
+
+
+# ---------------------------------------------------------------- 6: a self-play run stopped before its first checkpoint
+def test_a_selfplay_run_stopped_before_its_first_checkpoint_resumes_from_step_0(tmp_path, capsys):
+    import shutil
+
+    from agents.cli.train_selfplay import main
+
+    run = tmp_path / "run"
+    args = ["--ruleset", "classic_down", "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "64", "--eval-freq", "10000",
+            "--eval-games", "1", "--baselines", "random", "--run-dir", str(run), "--total-timesteps", "64"]
+    assert main(args) == 0
+    shutil.rmtree(run / "checkpoints")  # as a run that Ctrl-C stopped while it started: its settings saved, nothing learnt
+    (run / "final_model.zip").unlink()
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 0  # was: "no checkpoint ... remove the folder and start it again", exit 2
+    assert "starting it again from step 0" in capsys.readouterr().out
+    assert [p.name for p in (run / "checkpoints").iterdir()] == ["model_64_steps.zip"] and (run / "final_model.zip").is_file()
