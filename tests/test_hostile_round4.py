@@ -196,3 +196,33 @@ def test_a_selfplay_run_stopped_before_its_first_checkpoint_resumes_from_step_0(
     assert main(args + ["--resume"]) == 0  # was: "no checkpoint ... remove the folder and start it again", exit 2
     assert "starting it again from step 0" in capsys.readouterr().out
     assert [p.name for p in (run / "checkpoints").iterdir()] == ["model_64_steps.zip"] and (run / "final_model.zip").is_file()
+
+
+# ---------------------------------------------------------------- 7: a resumed run's progress.csv
+@pytest.mark.parametrize("damage", ["fifo", "device", "huge field", "infinite step"])
+def test_a_progress_csv_that_cannot_be_read_back_is_moved_aside(tmp_path, damage, capsys):
+    from agents.training.callbacks import ProgressCSV
+
+    path = tmp_path / "progress.csv"
+    if damage in ("fifo", "device") and not hasattr(os, "mkfifo"):
+        pytest.skip("needs FIFOs (POSIX)")
+    if damage == "fifo":
+        os.mkfifo(path)
+    elif damage == "device":
+        path.symlink_to("/dev/zero")
+    elif damage == "huge field":
+        path.write_text("time/total_timesteps,x\n64," + "y" * 200_000 + "\n")
+    else:
+        path.write_text("time/total_timesteps,x\n64,1\ninf,2\n1e400,3\n")
+    try:
+        writer = finishes(lambda: ProgressCSV(path, keep_before=100))
+    finally:
+        if damage == "fifo":
+            unblock(path)  # where it was, or where it went
+            unblock(tmp_path / "progress_unreadable_1.csv")
+    if damage == "infinite step":  # rows of an unreadable step are kept (step 0), not a traceback
+        assert [r["x"] for r in writer.rows] == ["1", "2", "3"]
+        return
+    assert "moved to progress_unreadable_1.csv" in capsys.readouterr().out
+    assert os.path.lexists(tmp_path / "progress_unreadable_1.csv") and path.is_file() and not path.is_symlink()
+
