@@ -226,3 +226,75 @@ def test_a_progress_csv_that_cannot_be_read_back_is_moved_aside(tmp_path, damage
     assert "moved to progress_unreadable_1.csv" in capsys.readouterr().out
     assert os.path.lexists(tmp_path / "progress_unreadable_1.csv") and path.is_file() and not path.is_symlink()
 
+
+# ---------------------------------------------------------------- 8: jamb-train-value stopped by a signal
+def _children(pid: int) -> list[int]:
+    """The pids of the processes whose parent is ``pid`` (Linux's /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs Linux's /proc")
+def test_sigterm_stops_jamb_train_value_and_its_workers(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), NUMBA_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "agents.cli.train_value", "--ruleset", "classic_down", "--iterations", "1", "--games", "2000",
+           "--epochs", "1", "--workers", "2", "--out", str(tmp_path / "run")]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline, workers = time.monotonic() + 300, []
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers = [p for p in _children(proc.pid) if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            if len(workers) == 2:
+                break
+            time.sleep(0.2)
+        assert len(workers) == 2 and proc.poll() is None, "the two game workers never started"
+        time.sleep(1.0)  # at work on their games
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 143 and "terminated (SIGTERM)" in err.decode() and "Traceback" not in err.decode(), err.decode()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in workers), "the workers were left running, orphaned"
+    finally:
+        import contextlib
+
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_a_value_run_stopped_in_its_first_iteration_resumes_from_iteration_0(tmp_path):
+    from agents.training.value import ValueConfig, _yaml, train_value
+
+    cfg = ValueConfig.from_dict({"ruleset": "classic_down", "iterations": 1, "games": 2, "epochs": 1, "workers": 1, "hidden": [8]})
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.yaml").write_text(_yaml(cfg))  # all a run killed in its first iteration leaves
+    lines: list[str] = []
+    assert train_value(cfg, out, resume=True, log=lines.append) == out / "value.npz"  # was: "holds no value run to continue"
+    assert "starting it again from iteration 0" in lines[0] and (out / "value_iter0.npz").is_file()
+    with pytest.raises(ValueError, match="holds no value run"):  # a folder of no value run is still refused
+        train_value(cfg, tmp_path / "elsewhere", resume=True)

@@ -169,11 +169,20 @@ def _map(fn, items: list, head: tuple, workers: int) -> list:
     results in the order of ``items``."""
     if workers == 1:
         return fn((*head, items))
+    from ..evaluation import _worker_signals, stop_pool
+
     chunks = [items[i::workers] for i in range(workers)]
     # spawned, not forked: a child forked after the fit inherits torch's thread pools in a
-    # state that made it play 10x slower
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # state that made it play 10x slower. The workers leave SIGINT and SIGTERM to this
+    # process, which kills them when anything stops it (left alone after a SIGTERM, they
+    # waited on their task queue for ever, orphaned).
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_signals)
+    try:
         parts = list(pool.map(fn, [(*head, c) for c in chunks]))
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown()
     out = [None] * len(items)
     for w, part in enumerate(parts):
         out[w::workers] = part
@@ -312,16 +321,24 @@ def _write_history(out: Path, rows: list[dict]) -> None:
 def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=print) -> Path:
     """Run the policy iteration of ``cfg`` into folder ``out``; return the newest network's path.
 
+    A run stopped before its first iteration finished (only its ``config.yaml`` written)
+    resumes from iteration 0.
+
     Raises:
         FileExistsError: ``out`` holds a run and ``resume`` is False.
-        ValueError: ``resume`` of a folder whose network is of another ruleset.
+        ValueError: ``resume`` of a folder with no value run, or whose network is of
+            another ruleset, seed or size; a damaged ``history.csv``.
     """
     out = Path(out)
     check_output_folder(out)  # OSError: a file in the way, no permission
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
-    net = _resumed_net(cfg, out, rows) if resume else None
+    if resume and not rows and _started_here(out):
+        log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")
+        net = None
+    else:
+        net = _resumed_net(cfg, out, rows) if resume else None
     save_config(out, _yaml(cfg))
     # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished iteration
     writer = tensorboard_writer(out, logs_from(resume, len(rows) - 1))
@@ -353,6 +370,18 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
             f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s")
     writer.close()
     return out / "value.npz"
+
+
+def _started_here(out: Path) -> bool:
+    """Whether ``out`` holds the ``config.yaml`` of a value run (one stopped before its first
+    iteration finished has nothing else)."""
+    from jamb_env.rules.ruleset import read_yaml_mapping
+
+    try:
+        saved = read_yaml_mapping(out / "config.yaml", ValueError)
+    except (OSError, ValueError):
+        return False
+    return "ruleset" in saved and set(saved) <= {f.name for f in fields(ValueConfig)}
 
 
 def _resumed_net(cfg: ValueConfig, out: Path, rows: list[dict]) -> ValueNet:
