@@ -298,3 +298,25 @@ def test_a_value_run_stopped_in_its_first_iteration_resumes_from_iteration_0(tmp
     assert "starting it again from iteration 0" in lines[0] and (out / "value_iter0.npz").is_file()
     with pytest.raises(ValueError, match="holds no value run"):  # a folder of no value run is still refused
         train_value(cfg, tmp_path / "elsewhere", resume=True)
+
+
+# ---------------------------------------------------------------- 9: forged RLlib run records
+@pytest.mark.parametrize("text", ['{"env_steps": 64, "iteration": "x"}', '{"env_steps": 64, "iteration": 1e400}',
+                                  '{"env_steps": -64}', '{"env_steps": 64, "iteration": true}'])
+def test_a_forged_rllib_checkpoint_state_makes_it_no_checkpoint(tmp_path, text):
+    from agents.rllib_agent import CHECKPOINT_STATE, checkpoint_problem, module_subpath
+
+    checkpoint = tmp_path / "checkpoint_000000000064"
+    (checkpoint / module_subpath(checkpoint)).mkdir(parents=True)
+    (checkpoint / module_subpath(checkpoint) / "metadata.json").write_text("{}")
+    (checkpoint / CHECKPOINT_STATE).write_text(text)  # int(state["iteration"]) was a ValueError or an OverflowError traceback
+    assert "must be an integer >= 0" in checkpoint_problem(checkpoint)
+
+
+@pytest.mark.parametrize("starts", ["1e400", "-3", "true", "\"2\"", str(2**40)])
+def test_a_forged_start_count_is_read_as_0(tmp_path, starts, capsys):
+    pytest.importorskip("ray")
+    from agents.training.rllib_train import RUN_RECORD, _starts
+
+    (tmp_path / RUN_RECORD).write_text('{"engine": "rllib", "starts": %s}' % starts)
+    assert _starts(tmp_path) == 0 and "counting from 0" in capsys.readouterr().out  # inf: OverflowError; -3: negative game seeds
