@@ -74,6 +74,10 @@ def checkpoint_problem(path: Path) -> str | None:
         return f"no readable {CHECKPOINT_STATE} (an incomplete checkpoint)"
     if not isinstance(state, dict) or not isinstance(state.get("env_steps"), int):
         return f"{CHECKPOINT_STATE} has no env_steps"
+    for key in ("env_steps", "iteration"):  # a forged or damaged state: "x", -5, 1e400 (inf), true
+        value = state.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"{CHECKPOINT_STATE}: {key} must be an integer >= 0, got {value!r:.40}"
     if not (path / module_subpath(path) / "metadata.json").is_file():
         return f"no RLModule in {module_subpath(path)}"
     return None

@@ -61,6 +61,14 @@ Clone is OpenSpiel's (a deep copy of the state's fields; the ruleset is shared),
 ``serialize`` / ``deserialize_game_and_state`` work (the ruleset is named, not pickled).
 Illegal actions and outcomes raise :class:`~jamb_env.IllegalActionError` / ValueError
 naming what is allowed; nothing changes.
+
+Serialized states are data only through this module: ``game.deserialize_state(text)``
+(:meth:`JambGame.deserialize_state`) and :func:`load_state` (the text of
+``pyspiel.serialize_game_and_state``) replay the state's history of actions and outcomes,
+each checked as a move, and never read its ``__dict__=`` line. That line is a pickle:
+OpenSpiel's own C++ ``pyspiel.deserialize_game_and_state`` (and ``pickle.loads`` of a
+state) unpickles it, which runs any code a forged string holds, so give those only
+strings you made yourself.
 """
 
 from __future__ import annotations
@@ -214,6 +222,45 @@ class JambGame(pyspiel.Game):
         the seating (a chance node)."""
         return JambState(self)
 
+    def deserialize_state(self, text: str) -> JambState:
+        """The state that ``state.serialize()`` wrote as ``text``, rebuilt by replaying its
+        history (``history=<player>:<action>,...``, then ``move_number=<n>``), each move
+        checked as :meth:`JambState.apply_action` checks it; a ``__dict__=`` line (OpenSpiel's
+        pickle of the Python fields) is never read, so a forged string runs no code.
+
+        Raises:
+            ValueError: ``text`` is not such a serialization, a move is not the player's to
+                make or not legal there (the message names the move), or the move count differs.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"a serialized {GAME_NAME} state is a str, got {type(text).__name__}")
+        lines = text.split("\n", 2)
+        if len(lines) < 2 or not lines[0].startswith("history=") or not lines[1].startswith("move_number="):
+            raise ValueError(f"not a serialized {GAME_NAME} state: expected the lines 'history=<player>:<action>,...' "
+                             f"and 'move_number=<n>' (state.serialize()), got {text[:80]!r}")
+        moves = []
+        history = lines[0][len("history="):]
+        for item in history.split(",") if history else []:
+            player, _, action = item.partition(":")
+            if not (_is_decimal(player) and _is_decimal(action)):
+                raise ValueError(f"serialized state: history entry {item[:40]!r} is not <player>:<action> (integers)")
+            moves.append((int(player), int(action)))
+        count = lines[1][len("move_number="):]
+        if not _is_decimal(count) or int(count) != len(moves):
+            raise ValueError(f"serialized state: move_number={count[:40]!r}, but the history holds {len(moves)} moves")
+        state = self.new_initial_state()
+        for k, (player, action) in enumerate(moves):
+            if state.is_terminal():
+                raise ValueError(f"serialized state: the game is over after {k} moves, the history holds {len(moves)}")
+            if player != state.current_player():
+                raise ValueError(f"serialized state: move {k} is by player {player}, but player {state.current_player()} "
+                                 "is to move (-1: chance)")
+            try:
+                state.apply_action(action)
+            except (ValueError, TypeError, pyspiel.SpielError) as exc:  # IllegalActionError is a ValueError
+                raise ValueError(f"serialized state: move {k} ({action}) cannot be made: {exc}") from None
+        return state
+
     def make_py_observer(self, iig_obs_type=None, params=None):
         """The observer of the module docstring's tensors (observation and information
         state alike: the game is Markov and of perfect information)."""
@@ -352,6 +399,10 @@ class JambState(pyspiel.State):
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
+            count = self._ctx.players if self._in_play() is None else len(self._ctx.dice_names)
+            if not 0 <= action < count:
+                raise ValueError(f"chance outcome {action} is outside 0..{count - 1} "
+                                 + ("(the starting player)" if self._in_play() is None else "(the dice multiset ids)"))
             if self._in_play() is None:
                 return f"player_{action} starts"
             return self._ctx.dice_names[action]
@@ -408,6 +459,42 @@ class JambObserver:
     def string_from(self, state: JambState, player: int) -> str:
         _check_player(state._ctx, player)
         return str(state)
+
+
+def _is_decimal(text: str) -> bool:
+    """``text`` is an integer in OpenSpiel's int range, written in ASCII digits (a leading minus allowed)."""
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit() and len(digits) <= 10 and -2**31 <= int(text) < 2**31
+
+
+def load_state(text: str) -> tuple[JambGame, JambState]:
+    """``(game, state)`` from the text of ``pyspiel.serialize_game_and_state(game, state)``
+    of a ``python_jamb`` game, with no pickle read (:meth:`JambGame.deserialize_state`):
+    the safe twin of ``pyspiel.deserialize_game_and_state``, which unpickles the state's
+    ``__dict__=`` line (module docstring).
+
+    Raises:
+        ValueError: not such a text, another game than ``python_jamb``, or a state that
+            cannot be replayed (the message says why). RulesetError, FileNotFoundError: the
+            game's ruleset, as :class:`JambGame`.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a serialized game and state is a str, got {type(text).__name__}")
+    lines = text.split("\n")
+    try:
+        game_at, state_at = lines.index("[Game]"), lines.index("[State]")
+    except ValueError:
+        raise ValueError("not the text of pyspiel.serialize_game_and_state: no [Game] and [State] sections") from None
+    if state_at != game_at + 2:
+        raise ValueError("not the text of pyspiel.serialize_game_and_state: [Game] holds one line, the game string")
+    game_string = lines[game_at + 1]
+    if not (game_string == GAME_NAME or game_string.startswith(GAME_NAME + "(")):
+        raise ValueError(f"load_state reads {GAME_NAME} games, got the game {game_string[:80]!r}")
+    try:
+        game = pyspiel.load_game(game_string)
+    except pyspiel.SpielError as exc:
+        raise ValueError(f"the game {game_string[:80]!r}: {exc}") from None
+    return game, game.deserialize_state("\n".join(lines[state_at + 1:]))
 
 
 def _check_player(ctx: _Context, player) -> None:

@@ -91,13 +91,13 @@ def test_bad_arguments_are_refused(bad, message, tmp_path, capsys):
     ("file/run", False, "--run-dir: cannot create the folder {path}: {tmp}/file is a file, not a folder"),
     ("missing", True, "--resume: no checkpoint in {path} to resume (no such folder)"),
     ("empty", True, "--resume: no checkpoint in {path} to resume"),
-    ("stray", True, "--resume: no checkpoint in {path} to resume (the run stopped before its first checkpoint"),
+    ("stray", True, "--resume: no checkpoint in {path} to resume and no selfplay.json (not a self-play run?)"),
 ])
 def test_a_run_dir_that_cannot_hold_the_run_is_refused(where, resume, message, tmp_path, capsys):
     (tmp_path / "file").write_text("keep")
     (tmp_path / "empty").mkdir()
     (tmp_path / "stray").mkdir()
-    (tmp_path / "stray" / "selfplay.json").write_text("{}")
+    (tmp_path / "stray" / "notes.txt").write_text("{}")
     path = tmp_path / where
     err = refused(["--run-dir", str(path)] + ["--resume"] * resume, capsys)
     assert message.format(path=path, tmp=tmp_path) in err, err

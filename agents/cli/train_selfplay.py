@@ -15,7 +15,8 @@ continues a run from its newest valid checkpoint with those settings: a differen
 --ruleset, --players, --scoring, --reward, --seed, --baselines, --self-play, --n-envs or
 --n-steps is refused; --total-timesteps, --snapshot-freq and --eval-* may change, and a
 --total-timesteps at or below the checkpoint's steps (nothing to train) is an error that
-writes nothing. The baselines are loaded before the run folder is made: one that cannot
+writes nothing. A run stopped before its first checkpoint starts again from step 0 in its
+folder, with its saved settings. The baselines are loaded before the run folder is made: one that cannot
 play the ruleset leaves nothing behind.
 Ctrl-C (or SIGTERM) saves a checkpoint and the final model, then exits with 130 (143).
 Bad arguments exit with status 2 and a message.
@@ -79,7 +80,8 @@ def check_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 
 def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
-    """``run_dir`` holds a run to resume: an existing folder with a checkpoint."""
+    """``run_dir`` holds a run to resume: an existing folder with a checkpoint, or with the
+    settings of a run stopped before its first checkpoint (started again from step 0)."""
     if not run_dir.exists():
         parser.error(f"--resume: no checkpoint in {run_dir} to resume (no such folder)")
     if not run_dir.is_dir():
@@ -88,8 +90,10 @@ def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
         parser.error(f"--run-dir {run_dir}: no permission to write in it")
     from agents.training.runs import checkpoints
 
-    if not checkpoints(run_dir):
-        hint = "" if not any(run_dir.iterdir()) else " (the run stopped before its first checkpoint: remove the folder and start it again)"
+    from agents.training.selfplay import SETTINGS_FILE
+
+    if not checkpoints(run_dir) and not (run_dir / SETTINGS_FILE).exists():  # with its settings: started again from step 0
+        hint = "" if not any(run_dir.iterdir()) else f" and no {SETTINGS_FILE} (not a self-play run?)"
         parser.error(f"--resume: no checkpoint in {run_dir} to resume{hint}")
 
 

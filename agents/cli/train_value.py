@@ -11,7 +11,8 @@ Options given on the command line override the config's keys (``ruleset``, ``see
 ``--resume`` continues a stopped run after its newest finished iteration. Play the result
 with ``--agents search:<run>/value.npz``; ``models/value_<ruleset>.npz`` is the shipped
 network of plain ``search``. Bad arguments exit with status 2 and a message; Ctrl-C
-exits with 130, keeping every finished iteration.
+exits with 130 and SIGTERM with 143, keeping every finished iteration (a run stopped in its
+first iteration resumes from iteration 0).
 
 ``--error-vs-optimal FILE`` measures a network of a one-column preset against the exact
 solver instead of training: the mean absolute error (and bias) of the search agent's value
@@ -25,7 +26,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.cli import interruptible
 
 OVERRIDES = ("ruleset", "seed", "iterations", "games", "first_games", "lam", "epochs", "workers")
 
@@ -107,7 +107,18 @@ def error_vs_optimal(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    return interruptible(_main, argv, "interrupted: the finished iterations are kept; continue with --resume")
+    """Ctrl-C exits with 130, SIGTERM with 143 (the games' worker processes killed), the
+    finished iterations kept."""
+    from agents.cli.evaluate import Terminated, sigterm_interrupts
+
+    with sigterm_interrupts():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as exc:
+            terminated = isinstance(exc, Terminated)
+            print(f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: the finished iterations are kept; "
+                  "continue with --resume", file=sys.stderr)
+            return 143 if terminated else 130
 
 
 if __name__ == "__main__":

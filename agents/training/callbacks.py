@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,7 +28,7 @@ from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat, filter_excluded_keys
 
-from jamb_env.files import atomic_write_text
+from jamb_env.files import atomic_write_text, read_regular_bytes
 
 from .config import config_text
 from .envs import eval_seeds, set_game_seeds
@@ -263,8 +264,12 @@ def flush_progress(logger) -> None:
 def _row_step(row: Mapping[str, str | None]) -> int:
     try:
         return int(float(row.get(STEP_KEY) or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: "inf", "1e400"
         return 0
+
+
+#: The largest ``progress.csv`` a resumed run reads back (a row per rollout: about 200,000 rows).
+MAX_PROGRESS_BYTES = 256 * 1024 * 1024
 
 
 class ProgressCSV(KVWriter):
@@ -274,6 +279,8 @@ class ProgressCSV(KVWriter):
     and appends its own; the rows from ``keep_before`` on (logged by a killed attempt after
     the checkpoint resumed from) and any malformed ones go to a new
     ``progress_abandoned_<i>.csv``, so no row is lost and no file overwritten with less.
+    A file that cannot be read back (not a regular file, over :data:`MAX_PROGRESS_BYTES`,
+    a field over csv's size limit) is moved to ``progress_unreadable_<i>.csv``, with a message.
 
     The file is rewritten at every dump while it has at most ``small_rows`` rows, then at
     most every ``min_interval_s`` seconds, and at :meth:`flush` (with each checkpoint)
@@ -292,11 +299,19 @@ class ProgressCSV(KVWriter):
             self._load(keep_before)
 
     def _load(self, keep_before: int) -> None:
-        text = self.path.read_text(encoding="utf-8", errors="replace")
-        reader = csv.DictReader(io.StringIO(text))
-        header = list(reader.fieldnames or [])
+        try:  # a regular file of bounded size: a FIFO would block, /dev/zero never end
+            text = read_regular_bytes(self.path, limit=MAX_PROGRESS_BYTES).decode("utf-8", errors="replace")
+            reader = csv.DictReader(io.StringIO(text))
+            header = list(reader.fieldnames or [])
+            rows = list(reader)
+        except (OSError, csv.Error) as exc:  # csv.Error: a field over csv's size limit
+            aside = free_name(self.path.parent, "progress_unreadable", ".csv")
+            os.replace(self.path, aside)
+            print(f"{self.path} is unreadable ({' '.join(str(exc).split())[:200]}); moved to {aside.name}, starting a new {self.path.name}")
+            self.flush()
+            return
         abandoned = []
-        for row in reader:
+        for row in rows:
             if None in row or None in row.values() or _row_step(row) >= keep_before:  # malformed, or after the checkpoint
                 abandoned.append(row)
             else:

@@ -68,6 +68,8 @@ ENV_NAME = "jamb-rllib-v1"
 RUN_RECORD = "rllib_run.json"
 #: Slots of one start of a run: starts are 2**32 game indices apart.
 START_STRIDE = 2**32
+#: The most starts :data:`RUN_RECORD` may count (a forged count is read as 0).
+MAX_STARTS = 2**20
 TRAIN_STATS = ("policy_loss", "vf_loss", "entropy", "total_loss", "vf_explained_var")
 
 
@@ -401,11 +403,16 @@ class _Stop:
 
 
 def _starts(run_dir: Path) -> int:
-    """How many times the run in ``run_dir`` was started (its :data:`RUN_RECORD`; 0 if unreadable)."""
+    """How many times the run in ``run_dir`` was started (its :data:`RUN_RECORD`; 0 if
+    unreadable, or not an integer in 0..2**20: a start's games are ``starts x 2**32`` on)."""
     try:
-        return int((read_record(run_dir / RUN_RECORD) or {}).get("starts", 0))
-    except (ConfigError, ValueError, TypeError, AttributeError):
+        starts = (read_record(run_dir / RUN_RECORD) or {}).get("starts", 0)
+    except (ConfigError, AttributeError):
         return 0
+    if isinstance(starts, bool) or not isinstance(starts, int) or not 0 <= starts <= MAX_STARTS:
+        print(f"{run_dir / RUN_RECORD}: starts {starts!r:.40} is not an integer in 0..{MAX_STARTS:,}; counting from 0")
+        return 0
+    return starts
 
 
 def _env_steps(result: Mapping[str, Any]) -> int:

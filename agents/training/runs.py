@@ -47,8 +47,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import (TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text, check_regular_input, is_temp_file,
-                            read_regular_bytes, remove_temp_files)
+from jamb_env.files import (SMALL_FILE_BYTES, TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text,
+                            check_regular_input, is_temp_file, read_regular_bytes, remove_temp_files)
+from jamb_env.render import printable
 
 from .config import ConfigError, config_text
 
@@ -202,6 +203,7 @@ def checkpoint_problem(path: Path) -> str | None:
     or None when it looks complete (a quick check of the zip, before loading it)."""
     cut_short = "not a complete zip file (cut short while being written?)"
     try:
+        check_regular_input(path)  # zipfile would block on a FIFO and read a device such as /dev/zero for ever
         if not zipfile.is_zipfile(path):
             return cut_short
         with zipfile.ZipFile(path) as zf, open(path, "rb") as f:
@@ -222,11 +224,15 @@ def checkpoint_problem(path: Path) -> str | None:
 
 
 def model_steps(path: Path) -> int | None:
-    """``num_timesteps`` saved in an SB3 model zip (None when unreadable), without loading it."""
+    """``num_timesteps`` saved in an SB3 model zip (None when unreadable, not a regular
+    file, or with a ``data`` entry over :data:`jamb_env.files.SMALL_FILE_BYTES`), without loading it."""
     try:
+        check_regular_input(path)  # zipfile would block on a FIFO
         with zipfile.ZipFile(path) as zf:
+            if zf.getinfo("data").file_size > SMALL_FILE_BYTES:
+                return None
             steps = json.loads(zf.read("data")).get("num_timesteps")
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
+    except (OSError, KeyError, ValueError, AttributeError, RecursionError, zipfile.BadZipFile, EOFError):
         return None
     return steps if isinstance(steps, int) else None
 
@@ -408,8 +414,10 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     not only TensorBoard's (which honours ``purge_step``), sees each tag at most once per
     step. Each file is rewritten atomically, the set-aside file first (a kill in between
     leaves a record in both places, never in neither). Events without a summary (file
-    version, session start) stay. A cut-off last record (a killed write) is dropped.
-    Returns the number of summaries moved."""
+    version, session start) stay. A cut-off last record (a killed write) is dropped. A
+    record that is no ``Event`` (a damaged or forged file) is moved aside with the late
+    ones, with a message, so no reader trips on it. Returns the number of records moved."""
+    from google.protobuf.message import DecodeError
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto.event_pb2 import Event
     from tensorboard.summary.writer.record_writer import RecordWriter
@@ -420,10 +428,17 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     for path in sorted(run_dir.glob("*tfevents*")):
         if not path.is_file() or is_temp_file(path):
             continue
-        kept, late = [], []
+        kept, late, damaged = [], [], 0
         for raw in RawEventFileLoader(str(path)).Load():
-            event = Event.FromString(raw)
+            try:
+                event = Event.FromString(raw)
+            except DecodeError:
+                late.append(raw)
+                damaged += 1
+                continue
             (late if event.HasField("summary") and event.step >= keep_before else kept).append(raw)
+        if damaged:
+            print(f"{printable(str(path))}: {damaged} record(s) that are no TensorBoard event (a damaged file?) set aside")
         if late:
             moved += late
             rewrites.append((path, kept))

@@ -15,7 +15,8 @@ TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (:func:`jamb_env.rules.matc
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
 pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
-logged after it moved aside (:func:`.runs.set_aside_events`).
+logged after it moved aside (:func:`.runs.set_aside_events`). A run stopped before its
+first checkpoint (its settings saved, nothing learnt) starts again from step 0.
 
 A run's settings (:data:`SETTING_KEYS`) are saved (atomically) in ``selfplay.json``
 (:data:`SETTINGS_FILE`) when it starts; a resumed run must have the same ones (only
@@ -315,10 +316,11 @@ def ppo_settings(n_envs: int, n_steps: int, ppo_kwargs: dict | None = None) -> d
 
 def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Path]]:
     """``(saved settings or None, checkpoints newest first)`` of the run to resume in
-    ``run_dir``, after removing what a kill cut short.
+    ``run_dir``, after removing what a kill cut short; no checkpoints (``[]``) for a run
+    stopped before its first one (its settings saved: it starts again from step 0).
 
     Raises:
-        ConfigError: the run has other settings, or no checkpoint.
+        ConfigError: the run has other settings, or neither a checkpoint nor saved settings.
     """
     saved = read_run_settings(run_dir)
     if saved is not None:
@@ -327,7 +329,7 @@ def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any]
             raise ConfigError(f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them")
     remove_killed_writes(run_dir)
     candidates = checkpoints(run_dir)
-    if not candidates:
+    if not candidates and saved is None:
         raise ConfigError(f"no checkpoint in {run_dir} to resume")
     return saved, candidates
 
@@ -379,7 +381,8 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
 
     Raises:
         ConfigError: a baseline that cannot play the ruleset (nothing written);
-            ``resume`` and the run has other settings, no checkpoint, none that loads,
+            ``resume`` and the run has other settings, neither a checkpoint nor saved
+            settings (with them and no checkpoint it starts again from step 0), none that loads,
             one that does not fit these settings' env, or ``total_timesteps`` steps
             already.
         ValueError: a rollout of fewer than 2 samples, or a bad minibatch size.
@@ -410,7 +413,11 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
         venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
                           num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
                           reward_scale=settings.reward_scale, seed=seed)
-        if resume:
+        if resume and not candidates:  # stopped before its first checkpoint: nothing learnt to lose
+            print(f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
+                  f"with its saved settings")
+            model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
+        elif resume:
             model = _resumed_model(candidates, venv, run_dir, settings, pool)
             check_steps_left(run_dir, int(model.num_timesteps), total_timesteps)
             if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
@@ -418,7 +425,7 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
         else:
             model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
         # a new events file per (re)start: history kept, what came after the checkpoint hidden
-        model.set_logger(run_logger(run_dir, logs_from(resume, model.num_timesteps), progress=False))
+        model.set_logger(run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False))
         try:
             callback = CallbackList([SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
                                      StopOnRequestCallback(stop)])

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import multiprocessing
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
@@ -41,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from jamb_env import JambEnv, load_ruleset
-from jamb_env.files import atomic_write_text, check_output_folder
+from jamb_env.files import atomic_write_text, check_output_folder, read_regular_bytes
 from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
@@ -167,11 +169,20 @@ def _map(fn, items: list, head: tuple, workers: int) -> list:
     results in the order of ``items``."""
     if workers == 1:
         return fn((*head, items))
+    from ..evaluation import _worker_signals, stop_pool
+
     chunks = [items[i::workers] for i in range(workers)]
     # spawned, not forked: a child forked after the fit inherits torch's thread pools in a
-    # state that made it play 10x slower
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # state that made it play 10x slower. The workers leave SIGINT and SIGTERM to this
+    # process, which kills them when anything stops it (left alone after a SIGTERM, they
+    # waited on their task queue for ever, orphaned).
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_signals)
+    try:
         parts = list(pool.map(fn, [(*head, c) for c in chunks]))
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown()
     out = [None] * len(items)
     for w, part in enumerate(parts):
         out[w::workers] = part
@@ -269,19 +280,33 @@ def fit(X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, me
 
 
 def _read_history(out: Path) -> list[dict]:
-    """The finished iterations of the run in ``out`` ([] if none); ValueError if damaged."""
+    """The finished iterations of the run in ``out`` ([] if there is no ``history.csv``).
+
+    Raises:
+        ValueError: ``history.csv`` is damaged (the message names it and why): not a
+            regular file of at most :data:`jamb_env.files.SMALL_FILE_BYTES`, not UTF-8 CSV,
+            a row out of order, ``games`` not an integer >= 0 or ``wall_s`` not a finite
+            number >= 0.
+    """
     path = out / "history.csv"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    known = ", ".join(HISTORY_FIELDS)
     try:
+        text = read_regular_bytes(path).decode("utf-8")  # a FIFO or a device: an error, not a hang
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
         for i, row in enumerate(rows):
             if int(row["iteration"]) != i:
-                raise ValueError(f"row {i + 1} is iteration {row['iteration']}")
-            int(row["games"]), float(row["wall_s"])
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"{path} is damaged ({exc}); the fields are {', '.join(HISTORY_FIELDS)}") from None
+                raise ValueError(f"row {i + 1} is iteration {row['iteration']!r}")
+            if int(row["games"]) < 0:
+                raise ValueError(f"row {i + 1}: games {row['games']!r} is negative")
+            wall = float(row["wall_s"])
+            if not math.isfinite(wall) or wall < 0:
+                raise ValueError(f"row {i + 1}: wall_s {row['wall_s']!r} is not a finite number >= 0")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is damaged (not UTF-8 text: {exc.reason} at byte {exc.start}); the fields are {known}") from None
+    except (OSError, csv.Error, KeyError, ValueError, TypeError) as exc:  # OSError: a FIFO, a device, a folder
+        raise ValueError(f"{path} is damaged ({' '.join(str(exc).split())[:300]}); the fields are {known}") from None
     return rows
 
 
@@ -296,16 +321,24 @@ def _write_history(out: Path, rows: list[dict]) -> None:
 def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=print) -> Path:
     """Run the policy iteration of ``cfg`` into folder ``out``; return the newest network's path.
 
+    A run stopped before its first iteration finished (only its ``config.yaml`` written)
+    resumes from iteration 0.
+
     Raises:
         FileExistsError: ``out`` holds a run and ``resume`` is False.
-        ValueError: ``resume`` of a folder whose network is of another ruleset.
+        ValueError: ``resume`` of a folder with no value run, or whose network is of
+            another ruleset, seed or size; a damaged ``history.csv``.
     """
     out = Path(out)
     check_output_folder(out)  # OSError: a file in the way, no permission
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
-    net = _resumed_net(cfg, out, rows) if resume else None
+    if resume and not rows and _started_here(out):
+        log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")
+        net = None
+    else:
+        net = _resumed_net(cfg, out, rows) if resume else None
     save_config(out, _yaml(cfg))
     # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished iteration
     writer = tensorboard_writer(out, logs_from(resume, len(rows) - 1))
@@ -337,6 +370,18 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
             f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s")
     writer.close()
     return out / "value.npz"
+
+
+def _started_here(out: Path) -> bool:
+    """Whether ``out`` holds the ``config.yaml`` of a value run (one stopped before its first
+    iteration finished has nothing else)."""
+    from jamb_env.rules.ruleset import read_yaml_mapping
+
+    try:
+        saved = read_yaml_mapping(out / "config.yaml", ValueError)
+    except (OSError, ValueError):
+        return False
+    return "ruleset" in saved and set(saved) <= {f.name for f in fields(ValueConfig)}
 
 
 def _resumed_net(cfg: ValueConfig, out: Path, rows: list[dict]) -> ValueNet:

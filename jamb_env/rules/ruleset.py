@@ -232,6 +232,18 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line: ``<problem> (line L, column C)``, without PyYAML's quote of
+    the text and its caret line."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(exc).split())
+    context = getattr(exc, "context", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return " ".join(f"{context + ': ' if context else ''}{problem}{where}".split())
+
+
 def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool = False) -> dict:
     """The top-level mapping of the YAML file ``path``: the one safe way every ruleset
     file, training config and saved run config is read. Duplicate keys are rejected, and
@@ -247,7 +259,9 @@ def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool 
             mapping at the top level (the message names the file and what is allowed).
     """
     path = Path(path)
-    with open(path, "rb") as f:
+    # opened without blocking (a FIFO with no writer would block the open itself), then checked
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # a pipe or a device would be read forever
             raise error_cls(f"{path}: not a regular file; allowed: a YAML file")
         raw = f.read(MAX_YAML_BYTES + 1)
@@ -258,7 +272,7 @@ def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool 
     except _YamlTooDeep as exc:
         raise error_cls(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise error_cls(f"{path}: not valid YAML: {exc}") from exc
+        raise error_cls(f"{path}: not valid YAML: {_yaml_problem(exc)}") from exc
     except UnicodeDecodeError as exc:
         raise error_cls(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); allowed: a UTF-8 YAML file") from None
     if data is None and empty_ok:
