@@ -581,9 +581,17 @@ class Lobby:
         self.max_tables = int(max_tables)
         self._tables: dict[str, Table] = {}
         self._lock = threading.Lock()
+        self._presets: list[str] | None = None
+
+    @property
+    def presets(self) -> list[str]:
+        """The preset names a game may play (:func:`jamb_env.list_rulesets`, read once)."""
+        if self._presets is None:
+            self._presets = list_rulesets()
+        return self._presets
 
     def config(self) -> dict:
-        return {"presets": list_rulesets(), "agents": list(self.agents), "scoring": list(M.SCORING_MODES),
+        return {"presets": self.presets, "agents": list(self.agents), "scoring": list(M.SCORING_MODES),
                 "max_seats": M.MAX_PLAYERS, "max_name": MAX_NAME, "default_coach": PLANNER}
 
     def check_agent(self, spec) -> str:
@@ -597,7 +605,7 @@ class Lobby:
     def create(self, body) -> Table:
         """A new table from a ``POST /api/games`` body (module docstring)."""
         check_fields(body, ("ruleset", "seed", "seats", "scoring", "coach"), "a new game")
-        ruleset = _text(body.get("ruleset", "classic"), "ruleset", list_rulesets())
+        ruleset = _text(body.get("ruleset", "classic"), "ruleset", self.presets)
         seed = body.get("seed")
         seed = secrets.randbelow(2**31) if seed is None else _integer(seed, "seed", 0, 2**32 - 1)
         seats_in = body.get("seats", [{"human": HUMAN}])
@@ -700,7 +708,7 @@ class Lobby:
         live = [s if s.kind == "human" or s.name in self.agents else Seat("human", s.name) for s in seats]
         coach = meta.get("coach") if isinstance(meta, dict) and meta.get("coach") in self.agents else None
         scoring = record.scoring if isinstance(record, MatchRecord) else "separate"
-        if record.ruleset not in list_rulesets():
+        if record.ruleset not in self.presets:
             raise WebError(f"game {id} plays {record.ruleset!r}, not a preset of this server")
         try:
             table = Table(id, record.ruleset, record.seed, live, scoring=scoring, coach=coach, path=path)
@@ -792,6 +800,10 @@ def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None =
     @app.get("/")
     def page():
         return Response(PAGE, mimetype="text/html")
+
+    @app.get("/favicon.ico")
+    def favicon():
+        return Response(status=204)
 
     @app.get("/api/config")
     def config():
