@@ -8,14 +8,16 @@ no rule is restated in the script. Every name and text from the server is set wi
 Element ids, for tests and for anyone scripting the page: ``#ruleset``, ``#seed``,
 ``#mode`` (play / watch / table), ``#name``, ``#coach``, ``#watch-agent``, ``#seats``
 (the table's seat rows, ``.seat-kind`` and ``.seat-name``), ``#add-seat``, ``#scoring``,
-``#newgame``; ``#game`` (its ``data-id``, ``data-steps``, ``data-over`` and ``data-busy``
-follow the game), ``#status``, ``#dice`` (``.die`` buttons with ``data-i`` and
+``#newgame``; ``#game`` (its ``data-id``, ``data-steps``, ``data-over``, ``data-human`` (a person
+to move) and ``data-busy`` follow the game), ``#status``, ``#dice`` (``.die`` buttons with ``data-i`` and
 ``data-face``, ``.kept`` when kept), ``#roll``, ``#undo``, ``#hint``, ``#playhint``,
 ``#hint-coach``, ``#hintbox`` (``data-move``: the hinted move as JSON), ``#hinttext``,
 ``#reason``, ``#options``, ``#speed``, ``#pause``, ``#agent-step``, ``#sheets`` (one
 ``table.sheet`` per sheet; cells ``td.cell`` with ``data-col``, ``data-row`` and their
-state as class: ``open``, ``announce``, ``written``, ``closed``), ``#bonus``, ``#log``,
-``#result``, ``#record-link``, ``#replay-link``, ``#saved`` (the saved games), ``#error``.
+state as class: ``open``, ``announce``, ``written``, ``closed``; the rows under them: the
+parts, ``total`` and ``tr.bonusrow``, the upper section against the bonus threshold),
+``#log`` (the last moves, newest first), ``#result``, ``#record-link``, ``#replay-link``,
+``#savedlist`` (the saved games, ``li`` with ``data-id``), ``#error``.
 """
 
 PAGE = """<!DOCTYPE html>
@@ -80,6 +82,7 @@ tr.part td { color: #44548a; } tr.first td { border-top: 2px solid #000; } tr.to
 tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color: #1b7a1b; font-weight: bold; }
 .p0 { color: #00838f; } .p1 { color: #ad1457; } .p2 { color: #c62828; } .p3 { color: #1565c0; } .p4 { color: #e65100; }
 #log { font-size: .85em; color: #333; max-height: 12em; overflow: auto; margin: .4em 0 0; padding-left: 1.2em; }
+#log li:first-child { font-weight: bold; }
 #result { font-size: 1.1em; font-weight: bold; color: #1b5e20; margin: .4em 0; }
 #error { color: #b00020; font-weight: bold; min-height: 1.2em; }
 #saved { font-size: .9em; }
@@ -129,7 +132,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     <button id="undo" type="button" title="undo the last click on a die">Undo click</button>
     <select id="hint-coach" title="the coach asked for a hint"></select>
     <button id="hint" type="button">Hint</button>
-    <button id="playhint" type="button" disabled>Play hint</button>
+    <button id="playhint" type="button" title="play the coach's move (asking for it first when no hint is shown)" disabled>Play hint</button>
     <span id="othermoves"></span>
   </div>
   <div id="watchbar" class="hidden">
@@ -148,9 +151,9 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
   <div id="result"></div>
   <p class="legend">Click dice to keep them, then Roll; click a green cell to write it (its value is what it scores now),
   a yellow one to announce it. Under the sheet: each column's parts, its total, and its upper section against the bonus
-  threshold. Keys: r roll, h hint, u undo a click.</p>
+  threshold. Keys: r roll, h hint, p play the hint, u undo a click.</p>
   <div><a id="record-link" href="#">record (.jsonl)</a> &nbsp; <a id="replay-link" href="#" target="_blank" rel="noopener">replay page</a></div>
-  <ol id="log"></ol>
+  <ul id="log"></ul>
   </div>
   </div>
 </section>
@@ -304,6 +307,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     var g = $("game");
     g.classList.remove("hidden");
     g.setAttribute("data-id", S.id); g.setAttribute("data-steps", String(S.steps)); g.setAttribute("data-over", S.over ? "1" : "0");
+    g.setAttribute("data-human", S.human_to_move ? "1" : "0");
     var key = S.steps + ":" + S.turn.dice.join(",");
     if (key !== diceKey) { diceKey = key; keep = S.turn.dice.map(function () { return false; }); clicks = []; }
     $("title").textContent = S.title + " (" + S.ruleset + "), seed " + S.seed + (S.kind === "match" ? ", " + S.scoring + " scoring" : "") + "  [game " + S.id + "]";
@@ -327,7 +331,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     drawDice();
     $("roll").disabled = !S.can_roll || busy;
     $("hint").disabled = !S.human_to_move || busy;
-    $("playhint").disabled = !hint || !S.human_to_move || busy;
+    $("playhint").disabled = !S.human_to_move || busy;
     if (S.coach && !$("hint-coach").getAttribute("data-set")) { $("hint-coach").value = S.coach; $("hint-coach").setAttribute("data-set", "1"); }
     var other = $("othermoves"); other.textContent = "";
     S.other_moves.forEach(function (m) {
@@ -343,7 +347,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     var sheets = $("sheets"); sheets.textContent = "";
     S.sheets.forEach(function (sh, i) { sheets.appendChild(drawSheet(sh, i)); });
     var log = $("log"); log.textContent = "";
-    S.last.forEach(function (s) {
+    S.last.slice().reverse().forEach(function (s) {  // the newest first
       var who = S.kind === "match" ? "P" + (s.player + 1) + " " : "";
       var pts = s.text.indexOf("write") === 0 && typeof s.reward === "number" ? "  (+" + s.reward + ")" : "";
       log.appendChild(el("li", S.kind === "match" ? "p" + s.player : "", who + s.text + pts));
@@ -360,6 +364,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     rec.classList.toggle("hidden", !S.record); rep.classList.toggle("hidden", !S.replay);
     if (S.record) rec.href = S.record;
     if (S.replay) rep.href = S.replay;
+    updateSaved();
     schedule();
   }
   function drawHint() {
@@ -396,11 +401,12 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
   function askHint() {
     var coach = $("hint-coach").value;
     return request("POST", "/api/games/" + S.id + "/hint", coach ? {coach: coach} : {}).then(function (h) {
-      hint = h; drawHint(); render();
-    }, function () {});
+      hint = h; drawHint(); render(); return h;
+    }, function () { return null; });
   }
   function playHint() {
-    if (!hint || busy) return;
+    if (busy || !S || !S.human_to_move) return;
+    if (!hint) { askHint().then(function (h) { if (h) playHint(); }); return; }  // ask first, then play it
     if (hint.move.move === "roll") { keep = keep.map(function (_, i) { return hint.move.keep.indexOf(i) >= 0; }); return roll(); }
     return send(hint.move);
   }
@@ -414,14 +420,23 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     timer = setTimeout(agentStep, Number($("speed").value));
   }
   function open(id) { return request("GET", "/api/games/" + id).then(function (s) { $("hint-coach").removeAttribute("data-set"); took(s); }, function () {}); }
+  function savedText(ruleset, seed, players, scores, over, steps) {
+    return ruleset + ", seed " + seed + ": " + players.join(" vs ") + " " + (scores ? scores.join(" : ") : "") +
+      (over ? "" : " (" + steps + " moves, unfinished)") + " ";
+  }
+  function updateSaved() {  // the entry of the game on show follows it
+    var li = document.querySelector('#savedlist li[data-id="' + S.id + '"]');
+    if (!li) return;
+    li.firstChild.textContent = savedText(S.ruleset, S.seed, S.seats.map(function (s) { return s.kind === "human" && S.kind === "match" ? "human" : s.name; }),
+      S.seats.map(function (s) { return s.score; }), S.over, S.steps);
+  }
   function loadSaved() {
     api("GET", "/api/records").then(function (data) {
       var ul = $("savedlist"); ul.textContent = "";
       data.games.forEach(function (g) {
         var li = el("li");
         li.setAttribute("data-id", g.id);
-        var who = g.players.join(" vs "), score = g.scores ? g.scores.join(" : ") : "";
-        li.appendChild(el("span", "", g.ruleset + ", seed " + g.seed + ": " + who + " " + score + (g.over ? "" : " (" + g.steps + " moves, unfinished)") + " "));
+        li.appendChild(el("span", "", savedText(g.ruleset, g.seed, g.players, g.scores, g.over, g.steps)));
         var b = el("button", "open", "open"); b.type = "button"; b.onclick = function () { paused = false; open(g.id); };
         li.appendChild(b);
         if (g.replay) { var a = el("a", "", " replay"); a.href = g.replay; a.target = "_blank"; a.rel = "noopener"; li.appendChild(a); }
@@ -466,6 +481,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) return;
     if (e.key === "r" && S && S.can_roll && !busy) roll();
     else if (e.key === "h" && S && S.human_to_move && !busy) askHint();
+    else if (e.key === "p" && S && S.human_to_move && !busy) playHint();
     else if ((e.key === "z" || e.key === "u") && S) undoClick();
   });
 })();
