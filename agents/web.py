@@ -9,7 +9,8 @@ for a match), so the rules engine, legality (:func:`jamb_env.rules.why_illegal`)
 empty cell would score (:func:`jamb_env.render.sheet_view`), the bonus and the record are
 exactly those of ``jamb-play``; nothing of the rules is restated here.
 
-API (every body and answer is JSON; an error is ``{"error": "..."}`` with status 400, 404,
+API (every body and answer is JSON, every POST ``Content-Type: application/json``, even
+an empty one; an error is ``{"error": "..."}`` with status 400, 404,
 405, 413 or 415 and changes nothing)::
 
     GET  /api/config                 presets, agents, scoring modes, seat limits
@@ -787,11 +788,14 @@ def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None =
         return response
 
     def body(optional: bool = False) -> dict:
-        raw = request.get_data(cache=False)
-        if not raw.strip() and optional:
-            return {}
+        """The request's JSON body. Every POST says ``Content-Type: application/json``
+        (another site's form or simple request cannot, so it cannot make a move here);
+        ``optional``: an empty body is ``{}``."""
         if request.mimetype != "application/json":
             raise WebError("send the body as JSON (Content-Type: application/json)", 415)
+        raw = request.get_data(cache=False)
+        if optional and not raw.strip():
+            return {}
         return parse_body(raw)
 
     def state_of(table: Table):

@@ -176,7 +176,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
   function showError(msg) { $("error").textContent = msg || ""; }
   function api(method, path, body) {
     var init = {method: method, headers: {}};
-    if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    if (method === "POST") { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body === undefined ? {} : body); }
     return fetch(path, init).then(function (r) {
       return r.json().then(function (data) {
         if (!r.ok) throw new Error(data && data.error ? data.error : ("HTTP " + r.status));

@@ -58,7 +58,7 @@ def play_out(client, gid, coach="greedy"):
             hint = client.post(f"/api/games/{gid}/hint", json={"coach": coach}).get_json()
             s = move(client, gid, hint["move"])
         else:
-            r = client.post(f"/api/games/{gid}/agent")
+            r = client.post(f"/api/games/{gid}/agent", json={})
             assert r.status_code == 200, r.get_json()
             s = r.get_json()
     return s
@@ -134,8 +134,10 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         r = client.post(f"/api/games/{gid}/move", json=body)
         assert r.status_code == 400, (body, r.get_json())
         assert words in r.get_json()["error"], (body, r.get_json())
-    # an agent move when a person is to move, a hint without a coach
-    assert client.post(f"/api/games/{gid}/agent").status_code == 400
+    # a POST that is not JSON (another site's form), an agent move when a person is to move, a hint without a coach
+    assert client.post(f"/api/games/{gid}/agent").status_code == 415
+    assert client.post(f"/api/games/{gid}/hint", data="coach=greedy", content_type="application/x-www-form-urlencoded").status_code == 415
+    assert client.post(f"/api/games/{gid}/agent", json={}).status_code == 400
     assert "no coach" in client.post(f"/api/games/{gid}/hint", json={}).get_json()["error"]
     assert state(client, gid) == before and path.read_bytes() == on_disk
 
@@ -239,7 +241,7 @@ def test_a_match_of_a_person_and_an_agent(client, lobby, tmp_path):
     if not s["human_to_move"]:
         assert client.post(f"/api/games/{gid}/move", json={"move": "roll"}).status_code == 400
     else:
-        assert client.post(f"/api/games/{gid}/agent").status_code == 400
+        assert client.post(f"/api/games/{gid}/agent", json={}).status_code == 400
     s = play_out(client, gid)
     path = lobby.records / f"{gid}.jsonl"
     (record,) = read_any(path)
@@ -276,7 +278,7 @@ def play_step(client, s):
     gid = s["id"]
     if s["human_to_move"]:
         return move(client, gid, client.post(f"/api/games/{gid}/hint", json={"coach": "greedy"}).get_json()["move"])
-    return client.post(f"/api/games/{gid}/agent").get_json()
+    return client.post(f"/api/games/{gid}/agent", json={}).get_json()
 
 
 def test_a_full_server_drops_the_oldest_table_and_reloads_it(tmp_path):
@@ -301,7 +303,7 @@ def test_a_record_naming_a_model_file_does_not_load_it(tmp_path):
 
 def test_hints_give_the_move_the_reason_and_the_planners_values(client):
     s = new_game(client, ruleset="classic", seed=7, coach="expectimax")
-    hint = client.post(f"/api/games/{s['id']}/hint").get_json()
+    hint = client.post(f"/api/games/{s['id']}/hint", json={}).get_json()
     assert hint["coach"] == "expectimax" and hint["rated_by"] == "expectimax" and "points" in hint["unit"]
     assert hint["move"] == {"move": "roll", "keep": [3, 4]} and hint["text"] == "keep 6 6, re-roll 3 dice"
     assert "Writing now would record at most" in hint["reason"] and "best choice" in hint["reason"]
