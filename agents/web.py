@@ -638,8 +638,10 @@ class Lobby:
         with self._lock:
             self._tables[table.id] = table
             while len(self._tables) > self.max_tables:
-                oldest = min(self._tables.values(), key=lambda t: t.used)
-                del self._tables[oldest.id]
+                idle = [t for t in self._tables.values() if t is not table and not t.lock.locked()]  # never one at work
+                if not idle:
+                    break
+                del self._tables[min(idle, key=lambda t: t.used).id]
 
     def get(self, id: str) -> Table:
         """The table ``id``, reloaded from its record when not in memory; NotFound for an

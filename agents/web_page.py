@@ -12,7 +12,8 @@ Element ids, for tests and for anyone scripting the page: ``#ruleset``, ``#seed`
 to move) and ``data-busy`` follow the game), ``#status``, ``#dice`` (``.die`` buttons with ``data-i`` and
 ``data-face``, ``.kept`` when kept), ``#roll``, ``#undo``, ``#hint``, ``#playhint``,
 ``#hint-coach``, ``#hintbox`` (``data-move``: the hinted move as JSON), ``#hinttext``,
-``#reason``, ``#options``, ``#speed``, ``#pause``, ``#agent-step``, ``#sheets`` (one
+``#reason``, ``#options``, ``#other-move`` and ``#other-play`` (Joly's jokers and basket,
+when legal), ``#speed``, ``#pause``, ``#agent-step``, ``#sheets`` (one
 ``table.sheet`` per sheet; cells ``td.cell`` with ``data-col``, ``data-row`` and their
 state as class: ``open``, ``announce``, ``written``, ``closed``; the rows under them: the
 parts, ``total`` and ``tr.bonusrow``, the upper section against the bonus threshold),
@@ -34,6 +35,8 @@ main { display: flex; gap: 1em; padding: .8em 1em; align-items: flex-start; }
 aside { flex: 0 0 16em; display: flex; flex-direction: column; gap: 1em; }
 .gamegrid { display: flex; gap: 1em; flex-wrap: wrap; align-items: flex-start; }
 .side { flex: 1 1 22em; max-width: 36em; }
+.gamegrid.match .side { order: -1; flex-basis: 100%; max-width: none; }  /* a table's sheets below the dice */
+.gamegrid.match #log { max-height: 6em; }
 section { background: #fff; border: 1px solid #d4d4cf; border-radius: 6px; padding: .6em .8em; }
 #setup label { display: block; margin: .35em 0 .1em; font-size: .85em; color: #444; }
 #setup select, #setup input { width: 100%; box-sizing: border-box; }
@@ -123,7 +126,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
   <div id="title"></div>
   <div id="seatsbar"></div>
   <div id="status"></div>
-  <div class="gamegrid">
+  <div class="gamegrid" id="gamegrid">
   <div id="sheets"></div>
   <div class="side">
   <div id="dice"></div>
@@ -308,6 +311,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     g.classList.remove("hidden");
     g.setAttribute("data-id", S.id); g.setAttribute("data-steps", String(S.steps)); g.setAttribute("data-over", S.over ? "1" : "0");
     g.setAttribute("data-human", S.human_to_move ? "1" : "0");
+    $("gamegrid").classList.toggle("match", S.kind === "match");
     var key = S.steps + ":" + S.turn.dice.join(",");
     if (key !== diceKey) { diceKey = key; keep = S.turn.dice.map(function () { return false; }); clicks = []; }
     $("title").textContent = S.title + " (" + S.ruleset + "), seed " + S.seed + (S.kind === "match" ? ", " + S.scoring + " scoring" : "") + "  [game " + S.id + "]";
@@ -334,11 +338,13 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     $("playhint").disabled = !S.human_to_move || busy;
     if (S.coach && !$("hint-coach").getAttribute("data-set")) { $("hint-coach").value = S.coach; $("hint-coach").setAttribute("data-set", "1"); }
     var other = $("othermoves"); other.textContent = "";
-    S.other_moves.forEach(function (m) {
-      var b = el("button", "", m.text); b.type = "button"; b.setAttribute("data-action", String(m.action));
-      b.onclick = function () { cellMove({move: "action", action: m.action}); };
-      other.appendChild(b);
-    });
+    if (S.other_moves.length) {  // Joly's jokers and the basket: one list, one button
+      var pick = el("select"); pick.id = "other-move";
+      S.other_moves.forEach(function (m) { option(pick, String(m.action), m.text); });
+      var go = el("button", "", "Play joker / basket"); go.type = "button"; go.id = "other-play";
+      go.onclick = function () { cellMove({move: "action", action: Number(pick.value)}); };
+      other.appendChild(pick); other.appendChild(go);
+    }
     var agents = S.seats.some(function (s) { return s.kind === "agent"; });
     $("watchbar").classList.toggle("hidden", !agents);
     $("agent-step").disabled = S.over || S.human_to_move || busy;

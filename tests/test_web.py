@@ -365,3 +365,12 @@ def test_cli_refuses_bad_arguments(tmp_path, capsys):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "final_model.zip").write_bytes(b"")
     assert web_cli.agent_spec(str(tmp_path / "run")) == str(tmp_path / "run" / "final_model.zip")
+
+
+def test_jokers_are_moves_by_action_id(client):
+    s = new_game(client, ruleset="joly", seed=7)
+    assert s["turn"]["jokers"] and s["other_moves"]
+    first = s["other_moves"][0]
+    s = move(client, s["id"], {"move": "action", "action": first["action"]})
+    assert s["steps"] == 1 and s["last"][-1]["text"] == first["text"]
+    assert all(m["text"].startswith(("joker", "basket")) for m in s["other_moves"])
