@@ -61,7 +61,7 @@ from jamb_env.records import GameRecord, MatchRecord, RecordError, read_any, rep
 from jamb_env.render import PARTS, sheet_view
 from jamb_env.rules import match as M
 
-from .registry import AGENT_NAMES, parse_spec
+from .registry import AGENT_NAMES
 
 #: the address :func:`serve` binds unless told otherwise
 DEFAULT_HOST = "127.0.0.1"

@@ -17,7 +17,6 @@ from agents.cli import play as play_cli  # noqa: E402
 from agents.cli import web as web_cli  # noqa: E402
 from agents.web import Lobby, create_app, make_server  # noqa: E402
 from jamb_env import JambEnv  # noqa: E402
-from jamb_env import rules as core  # noqa: E402
 from jamb_env.records import GameRecord, MatchRecord, read_any  # noqa: E402
 from jamb_env.render import sheet_view  # noqa: E402
 
@@ -374,3 +373,32 @@ def test_jokers_are_moves_by_action_id(client):
     s = move(client, s["id"], {"move": "action", "action": first["action"]})
     assert s["steps"] == 1 and s["last"][-1]["text"] == first["text"]
     assert all(m["text"].startswith(("joker", "basket")) for m in s["other_moves"])
+
+
+@pytest.mark.parametrize("signum, code", [(2, 130), (15, 143)])
+def test_the_command_serves_until_a_signal(tmp_path, signum, code):
+    """``python scripts/web.py --port 0``: it prints its loopback address, answers there, and
+    Ctrl-C (SIGINT) or SIGTERM stops it with 128 + the signal and a message."""
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, str(root / "scripts" / "web.py"), "--port", "0", "--records", str(tmp_path / "g")],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        line = proc.stdout.readline()
+        address = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert address, line
+        with urllib.request.urlopen(address.group(0) + "api/config", timeout=60) as answer:
+            assert "classic" in json.loads(answer.read())["presets"]
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code and "stopped" in err and "every game is saved" in err

@@ -11,7 +11,6 @@ playing with a hint shown, docs/web_watch.png: watching an agent) are written to
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading

@@ -17,13 +17,14 @@ names agents from the built-in ones (random, greedy, expectimax, optimal, column
 hybrid, search) and those given with ``--agent``: a MaskablePPO .zip, a training run folder
 (its best_model.zip, else final_model.zip), ``search:<file.npz>``, ``hybrid:<zip>`` or
 ``rllib:<path>``. Loading a model runs the code pickled in it, so only the command line
-chooses model files, never a request or a saved game. Ctrl-C stops the server (exit 130).
+chooses model files, never a request or a saved game. Ctrl-C stops the server (exit 130; SIGTERM: 143).
 """
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import signal
 import sys
 from pathlib import Path
 
@@ -90,13 +91,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Jamb in the browser: http://{host}:{server.server_port}/  (records in {records}/; Ctrl-C stops)", flush=True)
     if not is_loopback(args.host):
         print(f"note: bound to {args.host}, not loopback: anyone who reaches this address can play here", flush=True)
+    arrived: list[int] = []
+
+    def stop(signum, frame):  # werkzeug's serve_forever ends quietly on KeyboardInterrupt: note which signal it was
+        arrived.append(signum)
+        raise KeyboardInterrupt
+
+    watched = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
+    previous = {sig: signal.signal(sig, stop) for sig in watched}
     try:
         server.serve_forever()
     except KeyboardInterrupt:
-        print("\nstopped (every game is saved)", file=sys.stderr)
-        return 130
+        arrived.append(signal.SIGINT)
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         server.server_close()
+    if arrived:
+        signum = arrived[0]
+        how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+        print(f"\nstopped{how} (every game is saved)", file=sys.stderr)
+        return 128 + signum
     return 0
 
 
