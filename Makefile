@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 CONFIG ?= configs/ppo_classic.yaml
 
-.PHONY: install install-ray browser train test test-fast clean
+.PHONY: install install-ray install-web web browser train test test-fast clean
 
 install: $(VENV)/.installed
 
@@ -22,13 +22,25 @@ $(VENV)/.installed: pyproject.toml
 # extra: Ray Tune and RLlib; docs/usage.md "Ray"), rl_zoo3 for jamb-zoo (the `zoo` extra, light:
 # docs/tools.md "RL Baselines3 Zoo"), OpenSpiel (the `openspiel` extra, one 16 MB wheel:
 # jamb_env.openspiel), TorchRL and Tianshou (the `torchrl` and `tianshou` extras, about 15 s
-# more: docs/tools.md). CI (.ci/run) installs them all through this target.
+# more: docs/tools.md), Flask for jamb-web (the `web` extra). CI (.ci/run) installs them all through this target.
 # Nothing else needs them: the tests that do are skipped without them.
 install-ray: $(VENV)/.installed-ray
 
 $(VENV)/.installed-ray: $(VENV)/.installed
-	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,zoo,openspiel,torchrl,tianshou]"
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,zoo,openspiel,torchrl,tianshou,web]"
 	touch $@
+
+# Jamb in the browser (jamb-web, docs/web.md): installs the `web` extra (Flask), then serves on
+# http://127.0.0.1:8000/ (WEB_ARGS="--port 8080 --agent runs/<run>" to change it).
+WEB_ARGS ?=
+install-web: $(VENV)/.installed-web
+
+$(VENV)/.installed-web: $(VENV)/.installed
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,web]"
+	touch $@
+
+web: install-web
+	$(VENV)/bin/jamb-web $(WEB_ARGS)
 
 # Best effort, never failing the build: Debian's headless Chromium and its driver for
 # tests/test_replay_html.py (which is skipped without them), installed when absent and root.

@@ -1,0 +1,404 @@
+"""jamb-web's server (agents/web.py) through Flask's test client: the API plays the
+engine's game, refuses what is wrong without changing anything, keeps games apart, saves
+every game as a record that jamb_env.records and ``jamb-play --replay`` read, and shows
+names as data. The page in a real browser: tests/test_web_browser.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web]'")
+
+from agents.cli import play as play_cli  # noqa: E402
+from agents.cli import web as web_cli  # noqa: E402
+from agents.web import Lobby, create_app, make_server  # noqa: E402
+from jamb_env import JambEnv  # noqa: E402
+from jamb_env.records import GameRecord, MatchRecord, read_any  # noqa: E402
+from jamb_env.render import sheet_view  # noqa: E402
+
+
+@pytest.fixture
+def lobby(tmp_path):
+    return Lobby(tmp_path / "games")
+
+
+@pytest.fixture
+def client(lobby):
+    return create_app(lobby).test_client()
+
+
+def new_game(client, **body):
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()
+
+
+def move(client, gid, body, status=200):
+    r = client.post(f"/api/games/{gid}/move", json=body)
+    assert r.status_code == status, r.get_json()
+    return r.get_json()
+
+
+def state(client, gid):
+    r = client.get(f"/api/games/{gid}")
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def play_out(client, gid, coach="greedy"):
+    """Finish game ``gid``: people follow the coach's hint, agents move by themselves."""
+    s = state(client, gid)
+    while not s["over"]:
+        if s["human_to_move"]:
+            hint = client.post(f"/api/games/{gid}/hint", json={"coach": coach}).get_json()
+            s = move(client, gid, hint["move"])
+        else:
+            r = client.post(f"/api/games/{gid}/agent", json={})
+            assert r.status_code == 200, r.get_json()
+            s = r.get_json()
+    return s
+
+
+def test_config_names_presets_and_agents(client):
+    cfg = client.get("/api/config").get_json()
+    assert "classic" in cfg["presets"] and "standard" in cfg["presets"]
+    assert {"greedy", "expectimax", "ppo", "search"} <= set(cfg["agents"])
+    assert cfg["scoring"] == ["separate", "shared"] and cfg["max_seats"] == 5
+
+
+def test_a_new_game_is_the_engines_game(client):
+    s = new_game(client, ruleset="classic", seed=7)
+    env = JambEnv("classic")
+    env.reset(seed=7)
+    view = sheet_view(env.ruleset, env.game, env.legal_mask())
+    assert s["turn"]["dice"] == view["dice"] and s["turn"]["roll"] == 1 and s["turn"]["max_rolls"] == 3
+    # every empty cell's shown value and state are the engine's (sheet_view)
+    assert s["sheets"][0]["cells"] == [[list(c) for c in line] for line in view["cells"]]
+    assert s["columns"] == list(env.ruleset.columns) and s["bonus_threshold"] == env.ruleset.bonus_threshold
+    assert s["human_to_move"] and s["can_roll"] and s["steps"] == 0 and not s["over"]
+
+
+def test_roll_write_and_the_record_on_disk(client, lobby):
+    s = new_game(client, ruleset="classic", seed=7)
+    gid = s["id"]
+    dice = s["turn"]["dice"]
+    s2 = move(client, gid, {"move": "roll", "keep": [3, 4]})
+    assert s2["steps"] == 1 and s2["turn"]["roll"] == 2
+    assert s2["last"][-1]["text"].startswith("reroll keep [0 0 0 1 1]")
+    assert sorted(s2["turn"]["dice"]) == s2["turn"]["dice"]
+    r, c = s2["rows"].index("max"), s2["columns"].index("free")
+    state_, value = s2["sheets"][0]["cells"][r][c]
+    assert state_ == "open"
+    s3 = move(client, gid, {"move": "write", "column": "free", "row": "max"})
+    assert s3["sheets"][0]["cells"][r][c] == ["written", value]
+    assert s3["turn"]["roll"] == 1 and s3["steps"] == 2
+    # the same game as the env playing the same actions from the same seed
+    env = JambEnv("classic")
+    env.reset(seed=7)
+    assert env.game.dice.tolist() == dice
+    (record,) = read_any(lobby.records / f"{gid}.jsonl")
+    assert isinstance(record, GameRecord) and record.seed == 7 and len(record.steps) == 2
+    for step in record.steps:
+        env.step(step["action"])
+    assert env.score == s3["seats"][0]["score"] and env.game.values[c, r] == value
+    assert env.game.dice.tolist() == s3["turn"]["dice"]
+
+
+def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
+    gid = new_game(client, ruleset="classic", seed=7)["id"]
+    before = state(client, gid)
+    path = lobby.records / f"{gid}.jsonl"
+    on_disk = path.read_bytes()
+    bad = [
+        ({"move": "write", "column": "down", "row": "jamb"}, "not allowed"),  # down is filled from the top
+        ({"move": "write", "column": "nowhere", "row": "ones"}, "column"),
+        ({"move": "write", "column": "down"}, "row"),
+        ({"move": "roll", "keep": [0, 1, 2, 3, 4]}, "keeping every die"),
+        ({"move": "roll", "keep": [5]}, "positions"),
+        ({"move": "roll", "keep": [0, 0]}, "twice"),
+        ({"move": "roll", "keep": "0 1"}, "list"),
+        ({"move": "roll", "keep": [True]}, "list"),
+        ({"move": "announce", "row": "sixes", "column": "down"}, "unknown field"),
+        ({"move": "action", "action": 10**6}, "action"),
+        ({"move": "action", "action": 1.5}, "action"),
+        ({"move": "fly"}, "move"),
+        ({}, "move"),
+        ({"move": "roll", "extra": 1}, "unknown field"),
+    ]
+    for body, words in bad:
+        r = client.post(f"/api/games/{gid}/move", json=body)
+        assert r.status_code == 400, (body, r.get_json())
+        assert words in r.get_json()["error"], (body, r.get_json())
+    # a POST that is not JSON (another site's form), an agent move when a person is to move, a hint without a coach
+    assert client.post(f"/api/games/{gid}/agent").status_code == 415
+    assert client.post(f"/api/games/{gid}/hint", data="coach=greedy", content_type="application/x-www-form-urlencoded").status_code == 415
+    assert client.post(f"/api/games/{gid}/agent", json={}).status_code == 400
+    assert "no coach" in client.post(f"/api/games/{gid}/hint", json={}).get_json()["error"]
+    assert state(client, gid) == before and path.read_bytes() == on_disk
+
+
+@pytest.mark.parametrize("raw, content_type, status, words", [
+    (b"{", "application/json", 400, "malformed JSON"),
+    (b'{"move": "roll", "keep": [NaN]}', "application/json", 400, "malformed JSON"),
+    (b"[1, 2]", "application/json", 400, "JSON object"),
+    (b"\xff\xfe", "application/json", 400, "UTF-8"),
+    (b'{"move": "roll"}', "text/plain", 415, "JSON"),
+    (b" " * 70_000, "application/json", 413, "Too Large"),
+])
+def test_malformed_bodies_are_refused(client, raw, content_type, status, words):
+    gid = new_game(client, seed=1)["id"]
+    before = state(client, gid)
+    r = client.post(f"/api/games/{gid}/move", data=raw, content_type=content_type)
+    assert r.status_code == status and r.is_json and words in r.get_json()["error"], r.get_data()[:300]
+    assert state(client, gid) == before
+
+
+def test_new_game_fields_are_checked(client, lobby):
+    bad = [
+        {"ruleset": "../configs/rules/classic"}, {"ruleset": 3}, {"seed": -1}, {"seed": 2**32}, {"seed": True},
+        {"seed": "7"}, {"seats": []}, {"seats": [{"human": "a"}] * 6}, {"seats": [{"robot": "x"}]},
+        {"seats": [{"agent": "/tmp/evil.zip"}]}, {"seats": [{"agent": "rllib:/tmp/x"}]}, {"coach": "models/classic.zip"},
+        {"seats": [{"human": ""}]}, {"seats": [{"human": "x" * 41}]}, {"seats": [{"human": "a\x1b[2Jb"}]},
+        {"seats": [{"human": "a"}, {"agent": "greedy"}], "scoring": "both"}, {"colour": "red"},
+        {"ruleset": "joly", "seats": [{"human": "a"}, {"human": "b"}], "scoring": "shared"},  # the engine refuses jokers on one sheet
+    ]
+    for body in bad:
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 400 and "error" in r.get_json(), (body, r.get_json())
+    assert not list(lobby.records.glob("*.jsonl")) if lobby.records.exists() else True
+
+
+def test_unknown_games_and_routes_are_404_json(client):
+    for url in ("/api/games/0123456789abcdef", "/api/games/nope", "/api/games/..%2f..%2fetc", "/api/nothing",
+                "/records/0123456789abcdef.jsonl", "/records/0123456789abcdef.html"):
+        r = client.get(url)
+        assert r.status_code == 404 and r.is_json and r.get_json()["error"], url
+    r = client.post("/api/games/0123456789abcdef/move", json={"move": "roll"})
+    assert r.status_code == 404 and "no game" in r.get_json()["error"]
+    assert client.delete("/api/games").status_code == 405
+
+
+def test_two_games_do_not_mix(client):
+    a = new_game(client, seed=11)
+    b = new_game(client, seed=11)
+    assert a["id"] != b["id"] and a["turn"]["dice"] == b["turn"]["dice"]
+    move(client, a["id"], {"move": "roll", "keep": []})
+    move(client, a["id"], {"move": "roll", "keep": [0]})
+    assert state(client, b["id"]) == {**b, "steps": 0}
+    assert state(client, a["id"])["steps"] == 2
+
+
+def test_the_record_is_written_atomically(client, lobby, monkeypatch):
+    gid = new_game(client, seed=5)["id"]
+    path = lobby.records / f"{gid}.jsonl"
+    move(client, gid, {"move": "roll", "keep": []})
+    good = path.read_bytes()
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    s = move(client, gid, {"move": "roll", "keep": []})
+    assert not s["saved"] and "No space left" in s["save_error"]
+    assert path.read_bytes() == good  # the last good record is intact
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+    monkeypatch.undo()
+    s = move(client, gid, {"move": "write", "column": "free", "row": "max"})
+    assert s["saved"] and len(read_any(path)[0].steps) == 3
+
+
+def test_a_watched_game_replays_in_jamb_play_and_as_the_html_page(client, lobby, tmp_path):
+    s = new_game(client, ruleset="classic", seed=3, seats=[{"agent": "greedy"}])
+    assert not s["human_to_move"] and not s["can_roll"]
+    assert client.post(f"/api/games/{s['id']}/move", json={"move": "roll"}).status_code == 400  # an agent's seat
+    s = play_out(client, s["id"])
+    path = lobby.records / f"{s['id']}.jsonl"
+    (record,) = read_any(path)
+    assert record.player == "greedy" and record.final_score == s["seats"][0]["score"] == s["result"]["scores"][0]
+    log = tmp_path / "replay.txt"
+    assert play_cli.main(["--replay", str(path), "--delay", "0", "--log", str(log)]) == 0
+    assert f"final score {record.final_score}" in log.read_text()
+    from jamb_env.replay_html import replay_html
+
+    page = client.get(f"/records/{s['id']}.html")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert page.get_data(as_text=True) == replay_html(record)  # the HTML replay itself, not a second renderer
+    raw = client.get(f"/records/{s['id']}.jsonl")
+    assert raw.status_code == 200 and raw.get_data() == path.read_bytes()
+    listed = client.get("/api/records").get_json()["games"]
+    assert [g["id"] for g in listed] == [s["id"]] and listed[0]["over"] and listed[0]["scores"] == [record.final_score]
+
+
+def test_a_match_of_a_person_and_an_agent(client, lobby, tmp_path):
+    s = new_game(client, ruleset="classic", seed=4, seats=[{"human": "Ana"}, {"agent": "greedy"}])
+    assert s["kind"] == "match" and len(s["sheets"]) == 2 and s["seats"][0]["name"] == "Ana"
+    gid = s["id"]
+    if not s["human_to_move"]:
+        assert client.post(f"/api/games/{gid}/move", json={"move": "roll"}).status_code == 400
+    else:
+        assert client.post(f"/api/games/{gid}/agent", json={}).status_code == 400
+    s = play_out(client, gid)
+    path = lobby.records / f"{gid}.jsonl"
+    (record,) = read_any(path)
+    assert isinstance(record, MatchRecord) and record.players == ["human", "greedy"]  # as jamb-play names a person
+    assert record.final_scores == s["result"]["scores"]
+    log = tmp_path / "match.txt"
+    assert play_cli.main(["--replay", str(path), "--delay", "0", "--log", str(log)]) == 0
+    assert "Final scores" in log.read_text()
+    assert client.get(f"/records/{gid}.html").status_code == 400  # the HTML replay is of solitaire games
+
+
+def test_a_shared_sheet_shows_owners_and_awards(client):
+    s = new_game(client, ruleset="standard", seed=2, seats=[{"human": "a"}, {"human": "b"}], scoring="shared")
+    assert len(s["sheets"]) == 1 and "owner" in s["sheets"][0] and "awards" in s["sheets"][0]
+    first = s["to_move"]
+    row = next(r for r, line in enumerate(s["sheets"][0]["cells"]) if line[s["columns"].index("free")][0] == "open")
+    s = move(client, s["id"], {"move": "write", "column": "free", "row": s["rows"][row]})
+    assert s["sheets"][0]["owner"][row][s["columns"].index("free")] == first and s["to_move"] == 1 - first
+
+
+def test_saved_games_reload_in_a_new_server(tmp_path):
+    folder = tmp_path / "games"
+    c1 = create_app(Lobby(folder)).test_client()
+    s = new_game(c1, ruleset="classic", seed=9, seats=[{"human": "Zoë"}, {"agent": "greedy"}], coach="expectimax")
+    for _ in range(6):
+        s = play_step(c1, s)
+    c2 = create_app(Lobby(folder)).test_client()
+    again = state(c2, s["id"])
+    assert again == s
+    assert play_step(c2, again)["steps"] == s["steps"] + 1
+
+
+def play_step(client, s):
+    gid = s["id"]
+    if s["human_to_move"]:
+        return move(client, gid, client.post(f"/api/games/{gid}/hint", json={"coach": "greedy"}).get_json()["move"])
+    return client.post(f"/api/games/{gid}/agent", json={}).get_json()
+
+
+def test_a_full_server_drops_the_oldest_table_and_reloads_it(tmp_path):
+    lobby = Lobby(tmp_path / "games", max_tables=1)
+    client = create_app(lobby).test_client()
+    a = new_game(client, seed=1)
+    move(client, a["id"], {"move": "roll", "keep": []})
+    b = new_game(client, seed=2)
+    assert len(lobby._tables) == 1
+    assert state(client, a["id"])["steps"] == 1 and state(client, b["id"])["steps"] == 0
+
+
+def test_a_record_naming_a_model_file_does_not_load_it(tmp_path):
+    folder = tmp_path / "games"
+    folder.mkdir()
+    record = MatchRecord(ruleset="classic", seed=1, players=["human", "runs/x/final_model.zip"])
+    record.write(folder / "0123456789abcdef.jsonl")
+    client = create_app(Lobby(folder)).test_client()
+    r = client.get("/api/games/0123456789abcdef")
+    assert r.status_code == 400 and "does not load" in r.get_json()["error"]
+
+
+def test_hints_give_the_move_the_reason_and_the_planners_values(client):
+    s = new_game(client, ruleset="classic", seed=7, coach="expectimax")
+    hint = client.post(f"/api/games/{s['id']}/hint", json={}).get_json()
+    assert hint["coach"] == "expectimax" and hint["rated_by"] == "expectimax" and "points" in hint["unit"]
+    assert hint["move"] == {"move": "roll", "keep": [3, 4]} and hint["text"] == "keep 6 6, re-roll 3 dice"
+    assert "Writing now would record at most" in hint["reason"] and "best choice" in hint["reason"]
+    values = [o["value"] for o in hint["options"]]
+    assert values == sorted(values, reverse=True) and hint["options"][0]["chosen"] and len(values) == 4
+    # a coach without values of its own is rated by the planner, and its move is always among the options shown
+    ppo = client.post(f"/api/games/{s['id']}/hint", json={"coach": "ppo"}).get_json()
+    assert ppo["coach"] != "expectimax" and ppo["rated_by"] == "expectimax"
+    assert any(o["chosen"] for o in ppo["options"]) and ppo["reason"]
+    # following the hint is a legal move; a write's reason gives its points
+    s = move(client, s["id"], hint["move"])
+    while s["turn"]["roll"] < 3:
+        s = move(client, s["id"], {"move": "roll", "keep": []})
+    hint = client.post(f"/api/games/{s['id']}/hint", json={"coach": "greedy"}).get_json()
+    assert hint["move"]["move"] == "write" and re.search(r"records \d+ points now", hint["reason"])
+    assert client.post(f"/api/games/{s['id']}/hint", json={"coach": "/etc/passwd"}).status_code == 400
+
+
+def test_hostile_names_stay_data(client, lobby):
+    name = "</script><img src=x onerror=alert(1)>&"
+    s = new_game(client, seed=1, seats=[{"human": name}])
+    r = client.get(f"/api/games/{s['id']}")
+    assert r.mimetype == "application/json" and r.get_json()["seats"][0]["name"] == name
+    (record,) = read_any(lobby.records / f"{s['id']}.jsonl")
+    assert record.player == name
+    page = client.get(f"/records/{s['id']}.html").get_data(as_text=True)
+    assert "<img src=x" not in page and page.count("</script>") == 2
+    index = client.get("/")
+    assert index.mimetype == "text/html" and name not in index.get_data(as_text=True)
+    assert "script-src 'unsafe-inline'" in index.headers["Content-Security-Policy"]
+    assert index.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_page_fetches_nothing_from_elsewhere_and_uses_text_content(client):
+    page = client.get("/").get_data(as_text=True)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, flags=re.I)
+    assert not re.search(r"<link\b|@import|url\(|\bfetch\(\s*['\"]https?:", page, flags=re.I)
+    assert "innerHTML" not in page and "document.write" not in page and "eval(" not in page
+
+
+def test_binds_loopback_by_default_and_refuses_other_hosts(lobby):
+    server = make_server(port=0, lobby=lobby)
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+    finally:
+        server.server_close()
+    parser_default = web_cli.DEFAULT_HOST
+    assert parser_default == "127.0.0.1"
+    client = create_app(lobby).test_client()
+    assert client.get("/api/config", headers={"Host": "evil.example"}).status_code == 400  # DNS rebinding
+    assert client.get("/api/config", headers={"Host": "127.0.0.1:8000"}).status_code == 200
+
+
+def test_cli_refuses_bad_arguments(tmp_path, capsys):
+    for argv in (["--port", "70000"], ["--agent", str(tmp_path / "none.zip")], ["--agent", "nobody"], ["--agent", str(tmp_path)]):
+        with pytest.raises(SystemExit) as exc:
+            web_cli.main(argv)
+        assert exc.value.code == 2, argv
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "final_model.zip").write_bytes(b"")
+    assert web_cli.agent_spec(str(tmp_path / "run")) == str(tmp_path / "run" / "final_model.zip")
+
+
+def test_jokers_are_moves_by_action_id(client):
+    s = new_game(client, ruleset="joly", seed=7)
+    assert s["turn"]["jokers"] and s["other_moves"]
+    first = s["other_moves"][0]
+    s = move(client, s["id"], {"move": "action", "action": first["action"]})
+    assert s["steps"] == 1 and s["last"][-1]["text"] == first["text"]
+    assert all(m["text"].startswith(("joker", "basket")) for m in s["other_moves"])
+
+
+@pytest.mark.parametrize("signum, code", [(2, 130), (15, 143)])
+def test_the_command_serves_until_a_signal(tmp_path, signum, code):
+    """``python scripts/web.py --port 0``: it prints its loopback address, answers there, and
+    Ctrl-C (SIGINT) or SIGTERM stops it with 128 + the signal and a message."""
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, str(root / "scripts" / "web.py"), "--port", "0", "--records", str(tmp_path / "g")],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        line = proc.stdout.readline()
+        address = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert address, line
+        with urllib.request.urlopen(address.group(0) + "api/config", timeout=60) as answer:
+            assert "classic" in json.loads(answer.read())["presets"]
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code and "stopped" in err and "every game is saved" in err
