@@ -21,7 +21,9 @@ parts, ``total`` and ``tr.bonusrow``, the upper section against the bonus thresh
 ``#savedlist`` (the saved games, ``li`` with ``data-id``), ``#error``.
 """
 
-PAGE = """<!DOCTYPE html>
+from jamb_env.page_js import SHEET_JS
+
+PAGE_TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -165,15 +167,8 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
 (function () {
   "use strict";
   var CFG = null, S = null, keep = [], clicks = [], diceKey = "", hint = null, timer = null, paused = false, busy = false;
-  var PIPS = {1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8]};
-  var STATES = {open: 1, announce: 1, written: 1, closed: 1};
+@SHEET_JS@
   function $(id) { return document.getElementById(id); }
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
   function option(select, value, text) { var o = el("option", "", text); o.value = value; select.appendChild(o); }
   function setBusy(b) { busy = b; $("game").setAttribute("data-busy", b ? "1" : "0"); }
   function showError(msg) { $("error").textContent = msg || ""; }
@@ -234,7 +229,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     d.type = "button";
     d.setAttribute("data-i", String(i)); d.setAttribute("data-face", String(face));
     d.title = "die " + (i + 1) + ": " + face;
-    for (var k = 0; k < 9; k++) d.appendChild(el("span", PIPS[face].indexOf(k) >= 0 ? "pip" : ""));
+    pips(d, face);
     d.onclick = function () { clickDie(i); };
     return d;
   }
@@ -259,37 +254,19 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     var t = el("table", "sheet"); t.setAttribute("data-sheet", String(index));
     var mine = sheet.in_play && S.human_to_move && !busy;
     if (mine) t.classList.add("clickable");
-    var head = el("tr"); head.appendChild(el("th", "", ""));
-    S.columns.forEach(function (c) { head.appendChild(el("th", "", c)); });
-    t.appendChild(head);
     var target = hint && (hint.move.move === "write" || hint.move.move === "announce") ? hint.move : null;
-    S.rows.forEach(function (row, r) {
-      var tr = el("tr"); tr.appendChild(el("td", "rowname", row));
-      S.columns.forEach(function (col, c) {
-        var cell = sheet.cells[r][c], st = STATES[cell[0]] ? cell[0] : "closed";
-        var text = st === "written" || st === "open" ? cell[1] : st === "announce" ? "a" : "";
-        var td = el("td", "cell " + st, text);
-        td.setAttribute("data-col", col); td.setAttribute("data-row", row);
-        td.title = col + "/" + row + ": " + st + (st === "open" ? " (scores " + cell[1] + " now)" : "");
-        if (sheet.owner && sheet.owner[r][c] >= 0 && st === "written") {
-          var o = sheet.owner[r][c]; td.appendChild(el("span", "owner p" + o, "P" + (o + 1)));
-        }
-        if (mine && target && target.row === row && (target.move === "write" ? target.column === col : st === "announce")) td.classList.add("hinted");
-        if (mine && (st === "open" || st === "announce")) {
-          td.onclick = function () { cellMove(st === "open" ? {move: "write", column: col, row: row} : {move: "announce", row: row}); };
-        }
-        tr.appendChild(td);
-      });
-      t.appendChild(tr);
+    sheetTable(t, S, sheet, function (td, r, c, st, cell) {
+      var col = S.columns[c], row = S.rows[r];
+      td.setAttribute("data-col", col); td.setAttribute("data-row", row);
+      if (st === "open") td.title += " (scores " + cell[1] + " now)";
+      if (sheet.owner && sheet.owner[r][c] >= 0 && st === "written") {
+        var o = sheet.owner[r][c]; td.appendChild(el("span", "owner p" + o, "P" + (o + 1)));
+      }
+      if (mine && target && target.row === row && (target.move === "write" ? target.column === col : st === "announce")) td.classList.add("hinted");
+      if (mine && (st === "open" || st === "announce")) {
+        td.onclick = function () { cellMove(st === "open" ? {move: "write", column: col, row: row} : {move: "announce", row: row}); };
+      }
     });
-    S.parts.forEach(function (name, i) {
-      var tr = el("tr", "part" + (i === 0 ? " first" : "")); tr.appendChild(el("td", "rowname", name));
-      sheet.parts.forEach(function (p) { tr.appendChild(el("td", "", p[i])); });
-      t.appendChild(tr);
-    });
-    var tot = el("tr", "total"); tot.appendChild(el("td", "rowname", "total"));
-    S.columns.forEach(function (c) { tot.appendChild(el("td", "", sheet.totals[c])); });
-    t.appendChild(tot);
     var bonus = el("tr", "bonusrow"); bonus.appendChild(el("td", "rowname", "bonus at " + S.bonus_threshold));
     sheet.parts.forEach(function (p) {
       var reached = p[1] > 0;
@@ -301,9 +278,9 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
       sheet.awards.forEach(function (w) { aw.appendChild(el("td", w >= 0 ? "p" + w : "", w >= 0 ? "P" + (w + 1) : "-")); });
       t.appendChild(aw);
     }
-    var extra = Object.keys(sheet.totals).filter(function (c) { return S.columns.indexOf(c) < 0; });
+    var extra = extraTotals(S, sheet);
     box.appendChild(t);
-    if (extra.length) box.appendChild(el("div", "legend", extra.map(function (c) { return c + " " + sheet.totals[c]; }).join("  ")));
+    if (extra.length) box.appendChild(el("div", "legend", extra.join("  ")));
     return box;
   }
   function render() {
@@ -495,3 +472,4 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
 </body>
 </html>
 """
+PAGE = PAGE_TEMPLATE.replace("@SHEET_JS@", SHEET_JS)

@@ -24,6 +24,7 @@ import json
 from collections.abc import Iterator
 
 from .records import GameRecord, RecordError, replay
+from .page_js import SHEET_JS
 from .render import CELL_STATES, PARTS, sheet_view
 
 __all__ = ["replay_html", "replay_states", "page_data"]
@@ -65,7 +66,6 @@ def page_data(record: GameRecord) -> dict:
     the action that led there with the dice it was chosen on and those it kept (a
     re-roll), its points and the running score. Raises RecordError as
     :func:`replay_states` does."""
-    states = CELL_STATES
     steps: list[dict] = []
     rules = None
     before: list[int] = []
@@ -75,7 +75,7 @@ def page_data(record: GameRecord) -> dict:
         item = {
             "turn": view["turn"], "roll": view["roll"], "dice": view["dice"], "score": int(view["score"]),
             "announced": view["announced"], "answer_due": view["answer_due"], "copy_row": view["copy_row"], "jokers": view["jokers"],
-            "cells": [[[states.index(s), v] for s, v in line] for line in view["cells"]],
+            "cells": [[[CELL_STATES.index(s), v] for s, v in line] for line in view["cells"]],
             "parts": [[int(p) for p in part] for part in view["parts"]],
             "totals": {c: int(v) for c, v in view["totals"].items()},
             "action": None, "kind": None, "target": None, "before": [], "kept": None, "points": 0, "at": None,
@@ -100,7 +100,7 @@ def page_data(record: GameRecord) -> dict:
     assert rules is not None  # replay_states yields the start at least
     return {
         "title": rules.name, "ruleset": record.ruleset, "seed": record.seed, "player": record.player,
-        "columns": list(rules.columns), "rows": list(rules.rows), "parts": list(PARTS), "cell_states": list(states),
+        "columns": list(rules.columns), "rows": list(rules.rows), "parts": list(PARTS),
         "num_cells": rules.num_cells, "dice": rules.dice, "final_score": record.final_score,
         "steps": steps,
     }
@@ -163,7 +163,7 @@ h1 { font-size: 1.2em; margin: 0 0 .5em 0; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #c8c8c8; padding: 1px 6px; text-align: right; min-width: 3.2em; }
 th { background: #ddd; }
-td.row { text-align: left; background: #f4f4f4; min-width: 6em; }
+td.rowname { text-align: left; background: #f4f4f4; min-width: 6em; }
 td.written { background: #fff; }
 td.open { background: #d6f5d0; color: #1b7a1b; }
 td.announce { background: #fff1a8; }
@@ -200,20 +200,14 @@ red outline: the cell this step wrote or announced; blue dice: kept by a re-roll
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
   var S = D.steps, n = S.length - 1, k = 0;
-  var PIPS = {1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8]};
+@SHEET_JS@
   function $(id) { return document.getElementById(id); }
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
   function die(face, kept) {
     var d = el("div", "die" + (face ? "" : " empty") + (kept ? " kept" : ""));
     if (face) {
       d.title = String(face) + (kept ? " (kept)" : "");
       d.setAttribute("data-face", String(face));
-      for (var i = 0; i < 9; i++) d.appendChild(el("span", PIPS[face].indexOf(i) >= 0 ? "pip" : ""));
+      pips(d, face);
     }
     return d;
   }
@@ -223,39 +217,16 @@ red outline: the cell this step wrote or announced; blue dice: kept by a re-roll
     faces.forEach(function (f, i) { box.appendChild(die(f, kept ? kept[i] : false)); });
   }
   function sheet(s) {
-    var t = $("sheet"); t.textContent = "";
-    var head = el("tr"); head.appendChild(el("th", "", ""));
-    D.columns.forEach(function (c) { head.appendChild(el("th", "", c)); });
-    t.appendChild(head);
-    D.rows.forEach(function (row, r) {
-      var tr = el("tr"); tr.appendChild(el("td", "row", row));
-      D.columns.forEach(function (c, ci) {
-        var cell = s.cells[r][ci], state = D.cell_states[cell[0]];
-        var shown = state === "written" || state === "open" ? cell[1] : state === "announce" ? "a" : "";
-        var td = el("td", state, shown);
-        if (s.target && s.target[0] === ci && s.target[1] === r) td.className += " target";
-        td.title = c + "/" + row + ": " + state;
-        tr.appendChild(td);
-      });
-      t.appendChild(tr);
+    sheetTable($("sheet"), D, s, function (td, r, c) {
+      if (s.target && s.target[0] === c && s.target[1] === r) td.className += " target";
     });
-    D.parts.forEach(function (name, i) {
-      var tr = el("tr", "part" + (i === 0 ? " first" : "")); tr.appendChild(el("td", "row", name));
-      s.parts.forEach(function (p) { tr.appendChild(el("td", "", p[i])); });
-      t.appendChild(tr);
-    });
-    var tot = el("tr", "total"); tot.appendChild(el("td", "row", "total"));
-    D.columns.forEach(function (c) { tot.appendChild(el("td", "", s.totals[c])); });
-    t.appendChild(tot);
   }
   function show(to) {
     k = Math.max(0, Math.min(n, to));
     var s = S[k];
     $("step").textContent = "step " + k + " / " + n;
     $("score").textContent = String(s.score);
-    var extra = Object.keys(s.totals).filter(function (c) { return D.columns.indexOf(c) < 0; })
-      .map(function (c) { return "  " + c + " " + s.totals[c]; }).join("");
-    $("extra").textContent = extra;
+    $("extra").textContent = extraTotals(D, s).map(function (t) { return "  " + t; }).join("");
     if (k === 0) {
       $("at").textContent = "start";
       $("action").textContent = "(the first roll)";
@@ -297,4 +268,4 @@ red outline: the cell this step wrote or announced; blue dice: kept by a re-roll
 </script>
 </body>
 </html>
-"""
+""".replace("@SHEET_JS@", SHEET_JS)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,28 @@ def needs_module(module: str, what: str):
     except ImportError:
         return pytest.mark.skipif(True, reason=f"{what} is not installed: make install-ray")
     return pytest.mark.skipif(False, reason="")
+
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def headless_chromium(profile_dir, window: str = "1200,760"):
+    """A headless Chromium driven by selenium (Debian's /usr/bin/chromium and
+    /usr/bin/chromedriver, ``make browser`` installs them; selenium-manager never goes
+    online), its profile in ``profile_dir``; or a skip that says what is missing. The
+    caller quits it."""
+    if not (Path(CHROMIUM).is_file() and shutil.which(CHROMIUM) and Path(CHROMEDRIVER).is_file()):
+        pytest.skip(f"headless Chromium not found at {CHROMIUM}: apt-get install chromium chromium-driver (make browser)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is missing: pip install -e '.[dev]'")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", f"--window-size={window}", f"--user-data-dir={profile_dir}"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 def random_legal(env, rng) -> int:

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
 from agents.cli import play
 from jamb_env.records import GameRecord, RecordError, read_records
 from jamb_env.replay_html import page_data, replay_html
-
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+from tests.helpers import headless_chromium
 
 
 @pytest.fixture(scope="module")
@@ -76,29 +73,13 @@ def test_a_record_that_does_not_replay_raises_record_error():
 
 
 # ---------------------------------------------------------------------------- in a browser
-def browser(tmp_path):
-    """A headless Chromium driven by selenium, or a skip that says what is missing."""
-    if not (Path(CHROMIUM).is_file() and shutil.which(CHROMIUM) and Path(CHROMEDRIVER).is_file()):
-        pytest.skip(f"headless Chromium not found at {CHROMIUM}: apt-get install chromium chromium-driver")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is missing: pip install -e '.[dev]'")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # with the driver's path too: selenium-manager never goes online
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1000,1100", f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-
-
 def test_page_in_headless_chromium(game, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     record, out = game
     n = len(record.steps)
-    driver = browser(tmp_path)
+    driver = headless_chromium(tmp_path / "chromium-profile", window="1000,1100")
     try:
         driver.get(out.resolve().as_uri())
         text = lambda id_: driver.find_element(By.ID, id_).text.strip()  # noqa: E731

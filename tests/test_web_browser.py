@@ -12,7 +12,6 @@ playing with a hint shown, docs/web_watch.png: watching an agent) are written to
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from pathlib import Path
 
@@ -22,8 +21,8 @@ pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web
 
 from agents.web import Lobby, make_server  # noqa: E402
 from jamb_env.records import read_any  # noqa: E402
+from tests.helpers import headless_chromium  # noqa: E402
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WAIT = 60  # seconds any one wait may take (a page update takes milliseconds)
 #: moves made by clicking the hinted dice and cells; the rest with one click on Play hint each
 BY_HAND = 16
@@ -47,18 +46,7 @@ def server(tmp_path):
 @pytest.fixture
 def driver(tmp_path):
     """A headless Chromium driven by selenium, or a skip that says what is missing."""
-    if not (Path(CHROMIUM).is_file() and shutil.which(CHROMIUM) and Path(CHROMEDRIVER).is_file()):
-        pytest.skip(f"headless Chromium not found at {CHROMIUM}: apt-get install chromium chromium-driver (make browser)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is missing: pip install -e '.[dev]'")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # with the driver's path too: selenium-manager never goes online
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1200,760", f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(arg)
-    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    d = headless_chromium(tmp_path / "chromium-profile")
     try:
         yield d
         errors = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
