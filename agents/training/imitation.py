@@ -101,13 +101,15 @@ def _read_chunk(path: Path, seeds: list[int], obs_size: int, n_actions: int) -> 
     if any(chunk[k].dtype != t for k, t in dtypes.items()) or chunk["seeds"].dtype.kind != "U":
         return None
     ok = (list(chunk["seeds"]) == [str(s) for s in seeds] and chunk["obs"].ndim == 2 and chunk["obs"].shape[1] == obs_size
-          and chunk["mask"].shape == (len(chunk["obs"]), n_actions) and all(chunk[k].ndim == 1 for k in ("action", "reward", "done"))
+          and chunk["mask"].shape == (len(chunk["obs"]), n_actions)
+          and all(chunk[k].ndim == 1 for k in ("action", "reward", "done"))
           and int(chunk["done"].sum()) == len(seeds)
           and all(len(chunk[k]) == len(chunk["obs"]) for k in ARRAYS) and bool(chunk["done"][-1]))
     if not ok:
         return None
     action = chunk["action"].astype(np.int64)
-    legal = bool(((action >= 0) & (action < n_actions)).all()) and bool(chunk["mask"][np.arange(len(action)), action.clip(0, n_actions - 1)].all())
+    in_range = bool(((action >= 0) & (action < n_actions)).all())
+    legal = in_range and bool(chunk["mask"][np.arange(len(action)), action.clip(0, n_actions - 1)].all())
     finite = bool(np.isfinite(chunk["obs"]).all()) and bool(np.isfinite(chunk["reward"]).all())
     return chunk if legal and finite else None
 
