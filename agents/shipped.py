@@ -26,6 +26,9 @@ BEST_FILE = MODELS_DIR / "best.json"
 #: ``best`` on a preset :data:`BEST_FILE` does not list: the strongest agent that needs no
 #: trained file (docs/results.md: expectimax leads every baseline on every preset measured).
 BEST_FALLBACK = "expectimax"
+#: what an entry of :data:`BEST_FILE` may name: a built-in agent's plain name (``ppo`` plays
+#: the shipped ``models/<ruleset>.zip``), never a path or ``kind:<path>``
+_AGENT_NAME = re.compile(r"[a-z]+")
 
 
 def best_agent(ruleset_name: str) -> str:
@@ -38,8 +41,10 @@ def best_agent(ruleset_name: str) -> str:
     """
     import json
 
+    from jamb_env.files import read_regular_bytes
+
     try:
-        table = json.loads(BEST_FILE.read_text(encoding="utf-8"))
+        table = json.loads(read_regular_bytes(BEST_FILE, 1024 * 1024).decode("utf-8"))
     except FileNotFoundError:
         return BEST_FALLBACK
     except (OSError, ValueError) as exc:
@@ -49,4 +54,7 @@ def best_agent(ruleset_name: str) -> str:
         return BEST_FALLBACK
     if not isinstance(entry, dict) or not isinstance(entry.get("agent"), str) or entry["agent"] == "best":
         raise ValueError(f"{BEST_FILE}: entry {ruleset_name!r} names no agent: {entry!r}")
+    if not _AGENT_NAME.fullmatch(entry["agent"]):  # a file path or "kind:<path>" would load (and run) a file from anywhere
+        raise ValueError(f"{BEST_FILE}: entry {ruleset_name!r} names {entry['agent']!r}, not a built-in agent's name "
+                         "(best names a shipped agent such as ppo or expectimax, never a file)")
     return entry["agent"]

@@ -149,9 +149,20 @@ def check_name(value) -> str:
         raise WebError(f"a person's name has at most {MAX_NAME} characters, got {len(name)}")
     if any(ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 for ch in name):
         raise WebError("a person's name may not hold control characters")
+    if any(0xD800 <= ord(ch) < 0xE000 for ch in name):  # a lone surrogate: the record would not read back
+        raise WebError("a person's name must be valid Unicode (no lone surrogates such as \\ud800)")
     if name.lower() == HUMAN and name != HUMAN:
         name = HUMAN
     return name
+
+
+def _valid_name(value) -> bool:
+    """Whether :func:`check_name` takes ``value`` (a seats file's name is checked as a request's)."""
+    try:
+        check_name(value)
+    except WebError:
+        return False
+    return True
 
 
 def parse_body(raw: bytes) -> object:
@@ -551,7 +562,7 @@ class Table:
             return
         try:
             meta = self.path.with_suffix(".json")
-            if not meta.exists():
+            if not meta.exists() and not meta.is_symlink():  # never written through a link (dangling or not)
                 atomic_write_text(meta, json.dumps(self.meta()) + "\n")
             self.record.write(self.path)
             self.save_error = None
@@ -662,7 +673,7 @@ class Lobby:
         if not isinstance(id, str) or not ID_PATTERN.fullmatch(id) or self.records is None:
             raise NotFound(f"no game {str(id)[:40]!r}")
         path = self.records / f"{id}.jsonl"
-        if not path.is_file():
+        if path.is_symlink() or not path.is_file():  # a link would serve (and save over) a file outside the folder
             raise NotFound(f"no game {id}")
         return path
 
@@ -684,7 +695,7 @@ class Lobby:
         path = self.record_path(id)
         meta = {}
         with_meta = path.with_suffix(".json")
-        if with_meta.is_file():
+        if with_meta.is_file() and not with_meta.is_symlink():
             try:
                 meta = json.loads(read_regular_bytes(with_meta, 64 * 1024).decode("utf-8"))
             except (OSError, ValueError):
@@ -697,8 +708,8 @@ class Lobby:
         seats = []
         for i, name in enumerate(names):
             given = seats_meta[i] if isinstance(seats_meta, list) and len(seats_meta) == len(names) and isinstance(seats_meta[i], dict) else {}
-            if given.get("kind") == "human" and isinstance(given.get("name"), str) and (name == HUMAN or len(names) == 1):
-                seats.append(Seat("human", given["name"]))
+            if given.get("kind") == "human" and _valid_name(given.get("name")) and (name == HUMAN or len(names) == 1):
+                seats.append(Seat("human", check_name(given["name"])))
             elif name == HUMAN or (len(names) == 1 and name not in self.agents):
                 seats.append(Seat("human", name))
             else:
@@ -725,7 +736,7 @@ class Lobby:
         """The saved games, newest first: id, kind, ruleset, seed, seats, steps, over and scores."""
         if self.records is None or not self.records.is_dir():
             return []
-        paths = [p for p in self.records.glob("*.jsonl") if ID_PATTERN.fullmatch(p.stem) and p.is_file()]
+        paths = [p for p in self.records.glob("*.jsonl") if ID_PATTERN.fullmatch(p.stem) and p.is_file() and not p.is_symlink()]
         paths.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         out = []
         for path in paths[:limit]:

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import math
 import time
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jamb_env.files import atomic_save_model, atomic_write
+from jamb_env.files import atomic_save_model, atomic_write, check_regular_input
 
 #: Teacher games per chunk file (and per task of a parallel generation).
 CHUNK = 25
@@ -91,14 +92,26 @@ def _read_chunk(path: Path, seeds: list[int], obs_size: int, n_actions: int) -> 
     """The chunk at ``path`` if it holds exactly these games with these sizes, else None
     (missing, damaged, or from another config: played again)."""
     try:
+        check_regular_input(path)  # a FIFO would block np.load for ever
         with np.load(path, allow_pickle=False) as data:
             chunk = {k: data[k] for k in (*ARRAYS, "seeds")}
-    except (OSError, ValueError, KeyError, EOFError):
+    except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile):  # MemoryError: a forged huge shape
+        return None
+    dtypes = {"obs": np.float32, "mask": np.bool_, "action": np.int16, "reward": np.float32, "done": np.bool_}
+    if any(chunk[k].dtype != t for k, t in dtypes.items()) or chunk["seeds"].dtype.kind != "U":
         return None
     ok = (list(chunk["seeds"]) == [str(s) for s in seeds] and chunk["obs"].ndim == 2 and chunk["obs"].shape[1] == obs_size
-          and chunk["mask"].shape == (len(chunk["obs"]), n_actions) and int(chunk["done"].sum()) == len(seeds)
+          and chunk["mask"].shape == (len(chunk["obs"]), n_actions)
+          and all(chunk[k].ndim == 1 for k in ("action", "reward", "done"))
+          and int(chunk["done"].sum()) == len(seeds)
           and all(len(chunk[k]) == len(chunk["obs"]) for k in ARRAYS) and bool(chunk["done"][-1]))
-    return chunk if ok else None
+    if not ok:
+        return None
+    action = chunk["action"].astype(np.int64)
+    in_range = bool(((action >= 0) & (action < n_actions)).all())
+    legal = in_range and bool(chunk["mask"][np.arange(len(action)), action.clip(0, n_actions - 1)].all())
+    finite = bool(np.isfinite(chunk["obs"]).all()) and bool(np.isfinite(chunk["reward"]).all())
+    return chunk if legal and finite else None
 
 
 def teacher_games(cfg: Mapping[str, Any], folder: Path, progress: bool = True) -> dict[str, np.ndarray]:
