@@ -156,13 +156,19 @@ def check_name(value) -> str:
     return name
 
 
-def _valid_name(value) -> bool:
-    """Whether :func:`check_name` takes ``value`` (a seats file's name is checked as a request's)."""
+def _checked_name(value) -> str | None:
+    """:func:`check_name` of ``value``, or None where it refuses it (a seats file's name is
+    checked as a request's)."""
     try:
-        check_name(value)
+        return check_name(value)
     except WebError:
-        return False
-    return True
+        return None
+
+
+def _own_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file of its folder itself: a symbolic link (to a file
+    outside the records folder) is not, so it is never served, read or saved through."""
+    return path.is_file() and not path.is_symlink()
 
 
 def parse_body(raw: bytes) -> object:
@@ -673,7 +679,7 @@ class Lobby:
         if not isinstance(id, str) or not ID_PATTERN.fullmatch(id) or self.records is None:
             raise NotFound(f"no game {str(id)[:40]!r}")
         path = self.records / f"{id}.jsonl"
-        if path.is_symlink() or not path.is_file():  # a link would serve (and save over) a file outside the folder
+        if not _own_file(path):  # a link would serve (and save over) a file outside the folder
             raise NotFound(f"no game {id}")
         return path
 
@@ -695,7 +701,7 @@ class Lobby:
         path = self.record_path(id)
         meta = {}
         with_meta = path.with_suffix(".json")
-        if with_meta.is_file() and not with_meta.is_symlink():
+        if _own_file(with_meta):
             try:
                 meta = json.loads(read_regular_bytes(with_meta, 64 * 1024).decode("utf-8"))
             except (OSError, ValueError):
@@ -708,8 +714,9 @@ class Lobby:
         seats = []
         for i, name in enumerate(names):
             given = seats_meta[i] if isinstance(seats_meta, list) and len(seats_meta) == len(names) and isinstance(seats_meta[i], dict) else {}
-            if given.get("kind") == "human" and _valid_name(given.get("name")) and (name == HUMAN or len(names) == 1):
-                seats.append(Seat("human", check_name(given["name"])))
+            checked = _checked_name(given.get("name")) if given.get("kind") == "human" else None
+            if checked is not None and (name == HUMAN or len(names) == 1):
+                seats.append(Seat("human", checked))
             elif name == HUMAN or (len(names) == 1 and name not in self.agents):
                 seats.append(Seat("human", name))
             else:
@@ -736,7 +743,7 @@ class Lobby:
         """The saved games, newest first: id, kind, ruleset, seed, seats, steps, over and scores."""
         if self.records is None or not self.records.is_dir():
             return []
-        paths = [p for p in self.records.glob("*.jsonl") if ID_PATTERN.fullmatch(p.stem) and p.is_file() and not p.is_symlink()]
+        paths = [p for p in self.records.glob("*.jsonl") if ID_PATTERN.fullmatch(p.stem) and _own_file(p)]
         paths.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         out = []
         for path in paths[:limit]:

@@ -21,3 +21,19 @@ from jamb_env import load_ruleset
 @pytest.fixture(scope="session")
 def classic():
     return load_ruleset("classic")
+
+
+@pytest.fixture
+def lobby(tmp_path):
+    """jamb-web's games (agents/web.py), recorded in ``tmp_path/games``."""
+    from agents.web import Lobby
+
+    return Lobby(tmp_path / "games")
+
+
+@pytest.fixture
+def client(lobby):
+    """A Flask test client of a jamb-web app over :func:`lobby` (needs the web extra)."""
+    from agents.web import create_app
+
+    return create_app(lobby).test_client()

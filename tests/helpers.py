@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +50,29 @@ def headless_chromium(profile_dir, window: str = "1200,760"):
                 "--disable-dev-shm-usage", f"--window-size={window}", f"--user-data-dir={profile_dir}"):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+
+
+def finishes(fn, seconds: float = 20.0):
+    """``fn()``'s result, run in a thread: AssertionError when it is still running after
+    ``seconds`` (a read blocked on a FIFO, or a device read for ever)."""
+    out: dict = {}
+
+    def work() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # re-raised below
+            out["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{fn} still runs after {seconds} s (blocked on a FIFO or reading a device)"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def random_legal(env, rng) -> int:

@@ -9,34 +9,12 @@ its fix; now it is a clear error or a skipped file with a message.
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
 from agents.training import runs
-
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
-
-
-def finishes(fn, seconds: float = 20.0):
-    """``fn()``'s result, run in a thread: AssertionError when it is still running after
-    ``seconds`` (a read blocked on a FIFO, or a device read for ever)."""
-    out: dict = {}
-
-    def work() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as exc:  # re-raised below
-            out["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"{fn} still runs after {seconds} s (blocked on a FIFO or reading a device)"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
+from tests.helpers import finishes, needs_fifo
 
 
 def unblock(fifo: Path) -> None:

@@ -12,32 +12,15 @@ from __future__ import annotations
 import io
 import json
 import os
-import threading
 import zipfile
 
 import numpy as np
 import pytest
 
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+from agents.web import Lobby, create_app  # Flask is imported only when an app is made
+from tests.helpers import finishes, needs_fifo, needs_module
+
 needs_links = pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="needs symbolic links (POSIX)")
-
-
-def finishes(fn, seconds: float = 20.0):
-    out: dict = {}
-
-    def work() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as exc:  # re-raised below
-            out["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s (blocked on a FIFO?)"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
 
 
 # ---------------------------------------------------------------------- the best agent
@@ -67,21 +50,10 @@ def test_a_best_file_that_is_a_fifo_is_an_error_not_a_hang(tmp_path, monkeypatch
 
 
 # ---------------------------------------------------------------------- jamb-web
-flask = pytest.importorskip("flask", reason="jamb-web needs Flask")
-
-from agents.web import Lobby, create_app  # noqa: E402
+needs_flask = needs_module("flask", "Flask (the web extra)")
 
 
-@pytest.fixture
-def lobby(tmp_path):
-    return Lobby(tmp_path / "games")
-
-
-@pytest.fixture
-def client(lobby):
-    return create_app(lobby).test_client()
-
-
+@needs_flask
 def test_a_name_with_a_lone_surrogate_is_refused_so_every_saved_game_reloads(client, lobby):
     r = client.post("/api/games", data='{"seats": [{"human": "a\\ud800"}]}', content_type="application/json")
     assert r.status_code == 400 and "surrogate" in r.get_json()["error"]
@@ -89,6 +61,7 @@ def test_a_name_with_a_lone_surrogate_is_refused_so_every_saved_game_reloads(cli
 
 
 @needs_links
+@needs_flask
 def test_a_linked_record_is_no_game_and_its_target_is_neither_served_nor_written(client, lobby, tmp_path):
     gid = client.post("/api/games", json={"seed": 1}).get_json()["id"]
     outside = tmp_path / "outside"
@@ -111,6 +84,7 @@ def test_a_linked_record_is_no_game_and_its_target_is_neither_served_nor_written
 
 
 @needs_links
+@needs_flask
 def test_a_linked_seats_file_is_neither_read_nor_written_through(tmp_path):
     lobby = Lobby(tmp_path / "games")
     client = create_app(lobby).test_client()
@@ -127,6 +101,7 @@ def test_a_linked_seats_file_is_neither_read_nor_written_through(tmp_path):
     assert again.get(f"/api/games/{gid}").get_json()["seats"][0]["name"] != "read from outside"
 
 
+@needs_flask
 def test_a_forged_seats_file_name_is_checked_like_a_requests(client, lobby):
     gid = client.post("/api/games", json={"seed": 1}).get_json()["id"]
     meta = lobby.records / f"{gid}.json"

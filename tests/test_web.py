@@ -21,16 +21,6 @@ from jamb_env.records import GameRecord, MatchRecord, read_any  # noqa: E402
 from jamb_env.render import sheet_view  # noqa: E402
 
 
-@pytest.fixture
-def lobby(tmp_path):
-    return Lobby(tmp_path / "games")
-
-
-@pytest.fixture
-def client(lobby):
-    return create_app(lobby).test_client()
-
-
 def new_game(client, **body):
     r = client.post("/api/games", json=body)
     assert r.status_code == 201, r.get_json()

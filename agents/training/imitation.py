@@ -44,7 +44,7 @@ HOLDOUT = 0.05
 #: The arrays of a chunk file: ``obs`` float32 (T, D), ``mask`` bool (T, A), ``action``
 #: int16 (T,), ``reward`` float32 (T,) (scaled by ``env.reward_scale``), ``done`` bool
 #: (T,) (the last decision of a game), ``seeds`` uint64-as-str (G,) the games' seeds.
-ARRAYS = ("obs", "mask", "action", "reward", "done")
+ARRAYS = {"obs": np.float32, "mask": np.bool_, "action": np.int16, "reward": np.float32, "done": np.bool_}
 GAMES_DIR = "imitation"
 MODEL_FILE = "imitation_model.zip"
 RECORD_FILE = "imitation.json"
@@ -79,9 +79,8 @@ def play_teacher(args: tuple) -> dict[str, np.ndarray]:
             obs, reward, done, _, _ = env.step(action)
             rew_l.append(reward)
             done_l.append(done)
-    return {"obs": np.asarray(obs_l, np.float32), "mask": np.asarray(mask_l, bool), "action": np.asarray(act_l, np.int16),
-            "reward": np.asarray(rew_l, np.float32), "done": np.asarray(done_l, bool),
-            "seeds": np.asarray([str(s) for s in seeds])}
+    columns = {"obs": obs_l, "mask": mask_l, "action": act_l, "reward": rew_l, "done": done_l}
+    return {**{k: np.asarray(columns[k], dtype) for k, dtype in ARRAYS.items()}, "seeds": np.asarray([str(s) for s in seeds])}
 
 
 def _chunk_path(folder: Path, k: int) -> Path:
@@ -97,8 +96,7 @@ def _read_chunk(path: Path, seeds: list[int], obs_size: int, n_actions: int) -> 
             chunk = {k: data[k] for k in (*ARRAYS, "seeds")}
     except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile):  # MemoryError: a forged huge shape
         return None
-    dtypes = {"obs": np.float32, "mask": np.bool_, "action": np.int16, "reward": np.float32, "done": np.bool_}
-    if any(chunk[k].dtype != t for k, t in dtypes.items()) or chunk["seeds"].dtype.kind != "U":
+    if any(chunk[k].dtype != dtype for k, dtype in ARRAYS.items()) or chunk["seeds"].dtype.kind != "U":
         return None
     ok = (list(chunk["seeds"]) == [str(s) for s in seeds] and chunk["obs"].ndim == 2 and chunk["obs"].shape[1] == obs_size
           and chunk["mask"].shape == (len(chunk["obs"]), n_actions)
@@ -109,7 +107,7 @@ def _read_chunk(path: Path, seeds: list[int], obs_size: int, n_actions: int) -> 
         return None
     action = chunk["action"].astype(np.int64)
     in_range = bool(((action >= 0) & (action < n_actions)).all())
-    legal = in_range and bool(chunk["mask"][np.arange(len(action)), action.clip(0, n_actions - 1)].all())
+    legal = in_range and bool(chunk["mask"][np.arange(len(action)), action].all())
     finite = bool(np.isfinite(chunk["obs"]).all()) and bool(np.isfinite(chunk["reward"]).all())
     return chunk if legal and finite else None
 
