@@ -25,12 +25,18 @@ class ColumnwiseAgent:
 
     def __init__(self, ruleset: str | Ruleset):
         rules = load_ruleset(ruleset)
-        unsupported = [k for k in rules.columns if k not in SUPPORTED] + list(rules.derived_columns)
-        if unsupported:
-            raise ValueError(f"columnwise plays columns {', '.join(SUPPORTED)}; {rules.name} also has {', '.join(unsupported)}")
+        self.check_ruleset(rules)
         self.rules = rules
         self.solvers = [solver_for(rules, c, rules.rolls) for c in range(len(rules.columns))]
         self._cache = None
+
+    @staticmethod
+    def check_ruleset(rules: Ruleset) -> None:
+        """Raises ValueError unless every column of ``rules`` is one of :data:`SUPPORTED` (and
+        none is derived); solves nothing."""
+        unsupported = [k for k in rules.columns if k not in SUPPORTED] + list(rules.derived_columns)
+        if unsupported:
+            raise ValueError(f"columnwise plays columns {', '.join(SUPPORTED)}; {rules.name} also has {', '.join(unsupported)}")
 
     @property
     def expected_score(self) -> float:

@@ -209,14 +209,20 @@ class OptimalAgent:
 
     def __init__(self, ruleset: str | Ruleset):
         rules = load_ruleset(ruleset)
+        self.check_ruleset(rules)
+        self.rules = rules
+        self.solver = solver_for(rules, 0)
+        self._cache: tuple | None = None
+
+    @staticmethod
+    def check_ruleset(rules: Ruleset) -> None:
+        """Raises ValueError unless ``rules`` is a sheet of one ``down`` or ``up`` column (no
+        derived column), the sheets the exact solver plays; solves nothing."""
         if len(rules.columns) != 1 or front_order(rules, rules.columns[0]) is None or rules.derived_columns:
             raise ValueError(
                 f"the exact solver needs a sheet of one down or up column; {rules.name} has "
                 f"{', '.join(rules.columns)} (try classic_down, classic_up, yu48_down, standard_down)"
             )
-        self.rules = rules
-        self.solver = solver_for(rules, 0)
-        self._cache: tuple | None = None
 
     @property
     def expected_score(self) -> float:

@@ -45,6 +45,55 @@ def parse_spec(spec: str) -> AgentSpec:
     raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz> or rllib:<RLlib checkpoint>")
 
 
+def check_plays(name: str, ruleset: str) -> None:
+    """Raises the ValueError :func:`load` would raise because the built-in agent ``name``
+    cannot play ``ruleset`` (a solver of other sheets, ``search`` or ``ppo`` with nothing
+    shipped for it), without building the agent: no solving, no file loaded.
+
+    Raises:
+        ValueError: as above, or ``name`` is not one of :data:`AGENT_NAMES`.
+        RulesetError: an unknown ruleset.
+    """
+    from jamb_env import load_ruleset
+
+    if name not in AGENT_NAMES:
+        raise ValueError(f"unknown agent {name!r}; built-in agents are {', '.join(AGENT_NAMES)}")
+    rules = load_ruleset(ruleset)
+    if name == "best":
+        name = best_agent(rules.name)
+    if name == "optimal":
+        from .optimal import OptimalAgent
+
+        OptimalAgent.check_ruleset(rules)
+    elif name == "columnwise":
+        from .columnwise import ColumnwiseAgent
+
+        ColumnwiseAgent.check_ruleset(rules)
+    elif name == "search":
+        from .search import shipped_value_path
+
+        shipped_value_path(rules.name)
+    elif name in ("ppo", "hybrid"):
+        shipped_model_path(rules.name)
+
+
+def shipped_model_path(name: str) -> Path:
+    """The shipped PPO model of the ruleset named ``name``, ``models/<name>.zip``.
+
+    Raises:
+        ValueError: the name is not a plain file name, or no model is shipped for it (the
+            shipped ones are listed).
+    """
+    if not shipped_name(name):
+        raise ValueError(f"no shipped PPO model for ruleset {name!r}: shipped models are models/<name>.zip, and "
+                         "this name is not a plain file name (give a model path instead)")
+    path = MODELS_DIR / f"{name}.zip"
+    if not path.is_file():
+        have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
+        raise ValueError(f"no shipped PPO model for ruleset {name!r} ({path}); shipped: {have}")
+    return path
+
+
 def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     """The agent named ``spec`` (for ``ruleset``) or the MaskablePPO model at path ``spec``.
 
@@ -108,14 +157,7 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         if path is None:
             from jamb_env import load_ruleset
 
-            name = load_ruleset(ruleset).name  # RulesetError for an unknown ruleset or a missing YAML file
-            if not shipped_name(name):
-                raise ValueError(f"no shipped PPO model for ruleset {name!r}: shipped models are models/<name>.zip, and "
-                                 "this name is not a plain file name (give a model path instead)")
-            path = MODELS_DIR / f"{name}.zip"
-            if not path.is_file():
-                have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
-                raise ValueError(f"no shipped PPO model for ruleset {name!r} ({path}); shipped: {have}")
+            path = shipped_model_path(load_ruleset(ruleset).name)  # RulesetError for an unknown ruleset or a missing YAML file
         elif not path:
             raise ValueError("hybrid: needs a model path after the colon (hybrid:<MaskablePPO .zip>), or plain 'hybrid' for the shipped model")
         elif not Path(path).is_file():

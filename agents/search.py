@@ -302,19 +302,29 @@ def load_search(spec: str, ruleset: str) -> SearchAgent:
             empty path, or a network of another ruleset; FileNotFoundError: no such file.
     """
     if spec == "search":
-        from .shipped import shipped_name
-
         name = load_ruleset(ruleset).name
-        if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside models/
-            raise ValueError(f"no shipped value network for ruleset {name!r}: shipped ones are models/value_<name>.npz, "
-                             "and this name is not a plain file name (give search:<file.npz> instead)")
-        path = value_path(name)
-        if not path.is_file():
-            have = ", ".join(sorted(p.stem[len("value_"):] for p in VALUE_DIR.glob("value_*.npz"))) or "none"
-            raise ValueError(f"no shipped value network for ruleset {name!r} ({path}); shipped for: {have}; "
-                             f"train one with scripts/train_value.py --ruleset {name}, then use search:<file>")
-        return SearchAgent(path, ruleset=name)
+        return SearchAgent(shipped_value_path(name), ruleset=name)
     path = spec[len("search:"):]
     if not path:
         raise ValueError("search: needs a value network path after the colon (search:<file.npz>), or plain 'search' for the shipped one")
     return SearchAgent(path, ruleset=ruleset)
+
+
+def shipped_value_path(name: str) -> Path:
+    """The shipped value network of the ruleset named ``name``, ``models/value_<name>.npz``.
+
+    Raises:
+        ValueError: the name is not a plain file name, or no such network is shipped (the
+            shipped ones are listed).
+    """
+    from .shipped import shipped_name
+
+    if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside models/
+        raise ValueError(f"no shipped value network for ruleset {name!r}: shipped ones are models/value_<name>.npz, "
+                         "and this name is not a plain file name (give search:<file.npz> instead)")
+    path = value_path(name)
+    if not path.is_file():
+        have = ", ".join(sorted(p.stem[len("value_"):] for p in VALUE_DIR.glob("value_*.npz"))) or "none"
+        raise ValueError(f"no shipped value network for ruleset {name!r} ({path}); shipped for: {have}; "
+                         f"train one with scripts/train_value.py --ruleset {name}, then use search:<file>")
+    return path

@@ -171,3 +171,49 @@ def test_a_chunk_declaring_a_huge_array_is_played_again_not_a_memory_error(tmp_p
                 np.save(buf, value)
                 z.writestr(f"{key}.npy", buf.getvalue())
     assert read(tmp_path / "c.npz") is None
+
+
+# --- the imitation record and the teacher -------------------------------------------
+
+SETTINGS = {"games": 4, "teacher": "expectimax", "epochs": 1}
+
+
+@pytest.mark.parametrize("history", ["loss", [1, 2], [{"loss": "x"}], [{"loss": None}], [{"loss": float("nan")}],
+                                     [{"loss": [1]}], [{"loss": True}]])
+def test_an_imitation_record_with_a_forged_history_is_imitated_again(tmp_path, monkeypatch, history):
+    """A resumed run reuses imitation_model.zip only with a record imitate() could have written
+    (its history is logged as numbers); before the fix a forged history was a traceback."""
+    from agents.training import imitation, weights
+
+    (tmp_path / imitation.RECORD_FILE).write_text(json.dumps({"settings": SETTINGS, "history": history}))
+    (tmp_path / imitation.MODEL_FILE).write_bytes(b"weights")
+    monkeypatch.setattr(weights, "load_policy_weights", lambda model, path: None)
+    monkeypatch.setattr(imitation, "imitate", lambda *args, **kw: "imitated again")
+    assert imitation.start_from_teacher(None, {"imitation": SETTINGS}, tmp_path) == "imitated again"
+
+
+def test_a_sound_imitation_record_is_reused(tmp_path, monkeypatch):
+    from agents.training import imitation, weights
+
+    record = {"settings": SETTINGS, "history": [{"loss": 1.5, "agreement": 0.9, "seconds": 2}]}
+    (tmp_path / imitation.RECORD_FILE).write_text(json.dumps(record))
+    (tmp_path / imitation.MODEL_FILE).write_bytes(b"weights")
+    monkeypatch.setattr(weights, "load_policy_weights", lambda model, path: None)
+    monkeypatch.setattr(imitation, "imitate", lambda *args, **kw: "imitated again")
+    assert imitation.start_from_teacher(None, {"imitation": SETTINGS}, tmp_path) == record
+
+
+@pytest.mark.parametrize("teacher,ruleset,plays", [("optimal", "classic", False), ("optimal", "classic_down", True),
+                                                   ("search", "jnn", False), ("search", "classic_down", True),
+                                                   ("columnwise", "joly", False), ("expectimax", "joly", True)])
+def test_a_teacher_that_cannot_play_the_ruleset_is_a_config_error(tmp_path, teacher, ruleset, plays):
+    """Before the fix the teacher failed in the imitation stage, after the run folder was written."""
+    from agents.training.config import ConfigError, load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(f"ruleset: {ruleset}\ntotal_timesteps: 1000\nimitation:\n  games: 4\n  teacher: {teacher}\n")
+    if plays:
+        assert load_config(path)["imitation"]["teacher"] == teacher
+    else:
+        with pytest.raises(ConfigError, match=f"imitation.teacher.*{teacher} cannot teach {ruleset}"):
+            load_config(path)

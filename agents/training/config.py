@@ -286,7 +286,7 @@ def _check_env(env: Mapping[str, Any], path: Path) -> None:
 
 def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
     """The imitation section: games (0 = off, at most :data:`MAX_IMITATION_GAMES`), a
-    teacher of :data:`IMITATION_TEACHERS`, positive epochs, batch size, rate and jobs, a
+    teacher of :data:`IMITATION_TEACHERS` that plays the ruleset, positive epochs, batch size, rate and jobs, a
     value weight >= 0; not with ``init_from`` (both would set the starting weights)."""
     im = cfg["imitation"]
     games = im["games"]
@@ -294,6 +294,17 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
         raise ConfigError(f"{path}: key 'imitation.games': expected an integer in 0..{MAX_IMITATION_GAMES:,} (0: no imitation), got {games!r}")
     if im["teacher"] not in IMITATION_TEACHERS:
         raise ConfigError(f"{path}: key 'imitation.teacher': {im['teacher']!r}; allowed: {', '.join(IMITATION_TEACHERS)}")
+    if games:
+        from jamb_env.errors import RulesetError
+
+        from ..registry import check_plays
+
+        try:
+            check_plays(im["teacher"], cfg["ruleset"])
+        except RulesetError:
+            pass  # the ruleset itself is reported where the run loads it, as without a teacher
+        except ValueError as exc:
+            raise ConfigError(f"{path}: key 'imitation.teacher': {im['teacher']} cannot teach {cfg['ruleset']}: {exc}") from None
     _positive_int(path, "imitation.epochs", im["epochs"], 10_000)
     _positive_int(path, "imitation.batch_size", im["batch_size"], MAX_ROLLOUT, "decisions per minibatch")
     _positive_int(path, "imitation.jobs", im["jobs"], MAX_PROCESSES, "processes")

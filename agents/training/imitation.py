@@ -282,13 +282,28 @@ def start_from_teacher(model, cfg: Mapping[str, Any], run_dir: Path, progress: b
         record = read_record(run_dir / RECORD_FILE, "the imitation record")
     except ConfigError as exc:
         print(f"{exc}: imitating the teacher again")
-    if isinstance(record, dict) and record.get("settings") == dict(cfg["imitation"]) and saved.is_file():
+    if record is not None and not _sound_record(record, cfg):
+        print(f"{run_dir / RECORD_FILE} is not this config's imitation record: imitating the teacher again")
+    elif record is not None and saved.is_file():
         try:
             load_policy_weights(model, saved)
             return record
         except (ConfigError, OSError) as exc:
             print(f"{saved} does not load ({str(exc)[:200]}): imitating the teacher again")
     return imitate(model, cfg, run_dir, progress, games_dir)
+
+
+def _sound_record(record: Any, cfg: Mapping[str, Any]) -> bool:
+    """Whether ``record`` (a read ``imitation.json``) is one :func:`imitate` wrote for
+    ``cfg``'s settings: its settings are the config's and its history is a list of rows of
+    finite numbers (what :func:`log_imitation` logs); any other record is imitated again."""
+    if not isinstance(record, dict) or record.get("settings") != dict(cfg["imitation"]):
+        return False
+    history = record.get("history")
+    return isinstance(history, list) and all(
+        isinstance(row, dict) and all(isinstance(k, str) and not isinstance(v, bool) and isinstance(v, (int, float))
+                                      and np.isfinite(v) for k, v in row.items())
+        for row in history)
 
 
 def log_imitation(run_dir: Path, record: Mapping[str, Any]) -> None:
