@@ -60,6 +60,7 @@ def test_ray_tune_tiny_search(tmp_path):
     out = tmp_path / "tune"
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())  # the default, with fewer planner games
     cfg["imitation"].update(games=20, epochs=1, jobs=1)
+    cfg["eval"].update(episodes=10, n_envs=10)
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(cfg))
     proc = tool("tune", "--ray", "--jobs", "2", "--config", str(tmp_path / "base.yaml"), "--ruleset", "classic_down", "--trials", "2",
                 "--steps", "1024", "--out", str(out))

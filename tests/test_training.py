@@ -263,8 +263,9 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
 @pytest.mark.slow
 def test_tune_script_tiny_budget(tmp_path):
     out = tmp_path / "tune"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "tune.py"), "--ruleset", "classic_down", "--trials", "2",
-                           "--steps", "1024", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    base = write(tmp_path, "ruleset: classic\neval: {episodes: 10, n_envs: 10}\nimitation: {games: 20, jobs: 1}\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "tune.py"), "--config", str(base), "--ruleset", "classic_down",
+                           "--trials", "2", "--steps", "1024", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "best: trial" in proc.stdout and len((out / "trials.csv").read_text().splitlines()) == 3
     best = load_config(out / "best_config.yaml")  # a valid training config
