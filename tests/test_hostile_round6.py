@@ -1,11 +1,14 @@
-"""Sixth hostile round: forged value network files (``search:<file.npz>``).
+"""Sixth hostile round: forged value network files (``search:<file.npz>``), a forged
+best score in a run folder (``best.json``).
 
-Each case failed (a traceback) before its fix; now it is a clear error.
+Each case failed (a traceback, or a forged score taken) before its fix; now it is a clear
+error, or the forged value is set aside.
 """
 
 from __future__ import annotations
 
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -32,3 +35,14 @@ def test_a_forged_value_network_is_a_clear_error_not_a_traceback(tmp_path, meta,
         ValueNet.load(path)
     with pytest.raises(ValueError):
         load(f"search:{path}", ruleset="classic_down")
+
+
+# ---------------------------------------------------------------------- run folders
+@pytest.mark.parametrize("reward", ["1" + "0" * 400, "NaN", "true"])
+def test_a_forged_best_score_is_neither_taken_nor_a_traceback(tmp_path, reward):
+    from agents.training import runs
+
+    with zipfile.ZipFile(tmp_path / runs.BEST_MODEL, "w") as zf:  # model_steps reads the zip's "data" alone
+        zf.writestr("data", json.dumps({"num_timesteps": 512}))
+    (tmp_path / runs.BEST_RECORD).write_text(f'{{"step": 512, "mean_reward": {reward}}}')
+    assert runs.best_so_far(tmp_path, {256: 0.5, 512: 0.25}) == 0.25  # the evaluation at the best model's step
