@@ -1,5 +1,7 @@
 """Sixth hostile round: forged value network files (``search:<file.npz>``), a forged
-best score in a run folder (``best.json``).
+best score in a run folder (``best.json``), an integer no float holds (YAML and JSON read
+any size) in a training, RLlib or value config, a self-play run's settings or an env's
+reward_scale.
 
 Each case failed (a traceback, or a forged score taken) before its fix; now it is a clear
 error, or the forged value is set aside.
@@ -46,3 +48,67 @@ def test_a_forged_best_score_is_neither_taken_nor_a_traceback(tmp_path, reward):
         zf.writestr("data", json.dumps({"num_timesteps": 512}))
     (tmp_path / runs.BEST_RECORD).write_text(f'{{"step": 512, "mean_reward": {reward}}}')
     assert runs.best_so_far(tmp_path, {256: 0.5, 512: 0.25}) == 0.25  # the evaluation at the best model's step
+
+
+# ---------------------------------------------------------------------- numbers no float holds
+HUGE = 10 ** 400  # YAML and JSON read an integer of any size; float() of it overflows
+
+
+def _yaml_with(source, tmp_path, **changes):
+    import yaml
+
+    from jamb_env.rules import RULES_DIR
+
+    cfg = yaml.safe_load((RULES_DIR.parent / source).read_text())
+    for key, value in changes.items():
+        section, _, name = key.rpartition(".")
+        (cfg[section] if section else cfg)[name] = value
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _sb3_config(tmp_path):
+    from agents.training.config import load_config
+
+    load_config(_yaml_with("ppo_classic.yaml", tmp_path, **{"env.reward_scale": HUGE}))
+
+
+def _rllib_config(tmp_path, key):
+    from agents.training.rllib_config import load_rllib_config
+
+    load_rllib_config(_yaml_with("rllib_classic.yaml", tmp_path, **{key: HUGE}))
+
+
+def _value_config(tmp_path):
+    from agents.training.value import ValueConfig
+
+    ValueConfig(ruleset="classic_down", lr=HUGE)
+
+
+def _selfplay_settings(tmp_path, key):
+    from agents.training.selfplay import check_run_settings
+
+    saved = {"ruleset": "classic", "players": 2, "scoring": "separate", "reward": "score", "reward_scale": 0.01, "seed": 0,
+             "baselines": ["random"], "self_play": 0.8, "n_envs": 2, "n_steps": 64}
+    check_run_settings({**saved, key: HUGE}, tmp_path / "selfplay.json")
+
+
+def _envs(tmp_path, which):
+    from jamb_env import JambEnv
+    from jamb_env.multiplayer import raw_env
+
+    (JambEnv if which == "solitaire" else raw_env)(reward_scale=HUGE)
+
+
+@pytest.mark.parametrize("check", [
+    _sb3_config, lambda p: _rllib_config(p, "reward_scale"), lambda p: _rllib_config(p, "lr"), _value_config,
+    lambda p: _selfplay_settings(p, "reward_scale"), lambda p: _selfplay_settings(p, "self_play"),
+    lambda p: _envs(p, "solitaire"), lambda p: _envs(p, "multiplayer"),
+], ids=["sb3-reward_scale", "rllib-reward_scale", "rllib-lr", "value-lr", "selfplay-reward_scale", "selfplay-self_play",
+        "JambEnv", "multiplayer"])
+def test_a_number_no_float_holds_is_refused_not_an_overflow(tmp_path, check):
+    from agents.training.config import ConfigError
+
+    with pytest.raises((ConfigError, ValueError), match="number|probability|finite"):
+        check(tmp_path)
