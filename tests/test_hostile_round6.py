@@ -89,8 +89,8 @@ def _value_config(tmp_path):
 def _selfplay_settings(tmp_path, key):
     from agents.training.selfplay import check_run_settings
 
-    saved = {"ruleset": "classic", "players": 2, "scoring": "separate", "reward": "score", "reward_scale": 0.01, "seed": 0,
-             "baselines": ["random"], "self_play": 0.8, "n_envs": 2, "n_steps": 64}
+    saved = {"ruleset": "classic", "players": 2, "scoring": "separate", "reward": "score", "reward_scale": 0.01,
+             "seed": 0, "baselines": ["random"], "self_play": 0.8, "n_envs": 2, "n_steps": 64}
     check_run_settings({**saved, key: HUGE}, tmp_path / "selfplay.json")
 
 
