@@ -1,7 +1,7 @@
 """Sixth hostile round: forged value network files (``search:<file.npz>``), a forged
 best score in a run folder (``best.json``), an integer no float holds (YAML and JSON read
-any size) in a training, RLlib or value config, a self-play run's settings or an env's
-reward_scale.
+any size) in a training, RLlib or value config, a self-play run's settings, an env's
+reward_scale or a run's init_from.json (jamb-plot).
 
 Each case failed (a traceback, or a forged score taken) before its fix; now it is a clear
 error, or the forged value is set aside.
@@ -112,3 +112,22 @@ def test_a_number_no_float_holds_is_refused_not_an_overflow(tmp_path, check):
 
     with pytest.raises((ConfigError, ValueError), match="number|probability|finite"):
         check(tmp_path)
+
+
+def test_a_forged_init_step_count_is_unknown_not_a_plot_traceback(tmp_path, capsys):
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.cli.plot import main as plot
+    from agents.learning_curves import init_steps
+
+    run = tmp_path / "run"
+    writer = SummaryWriter(log_dir=str(run))
+    writer.add_scalar("eval/score", 1.0, 0)
+    writer.close()
+    (run / "config.yaml").write_text("config_name: tiny\nruleset: classic\ninit_from: /nonexistent/model.zip\n")
+    for forged in (str(HUGE), "-5", "true"):
+        (run / "init_from.json").write_text(f'{{"steps_before": {forged}}}')
+        assert init_steps(run, "/nonexistent/model.zip") == 0
+    (run / "init_from.json").write_text(f'{{"steps_before": {HUGE}}}')
+    assert plot([str(run), "--out", str(tmp_path / "c.png")]) == 0
+    assert "step count is unknown" in capsys.readouterr().err
