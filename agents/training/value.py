@@ -98,7 +98,7 @@ class ValueConfig:
         for name in ("lam", "lr"):
             value = getattr(self, name)
             if not finite_number(value):  # an int too large for a float too: torch would fail on it
-                raise ValueError(f"value config: {name} must be a finite number, got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)")
+                raise ValueError(f"value config: {name} must be a number (a finite one), got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)")
         if not isinstance(self.ruleset, str):
             raise ValueError(f"value config: ruleset must be a preset name or a rules YAML path, got {self.ruleset!r}")
         try:
