@@ -199,7 +199,10 @@ class ValueNet:
         scale = [meta.get("mean"), meta.get("std")]
         if not all(_finite_number(x) for x in scale):
             raise ValueError(f"{path}: mean and std must be finite numbers, got {scale}")
-        return cls(layers, meta["mean"], meta["std"], meta)
+        try:
+            return cls(layers, meta["mean"], meta["std"], meta)
+        except ValueError as exc:  # layers that do not chain, no ruleset: name the file
+            raise ValueError(f"{path}: {exc}") from None
 
 
 def column_priors(rules: Ruleset, st: GameState) -> list[float]:
