@@ -1,7 +1,7 @@
 """Sixth hostile round: forged value network files (``search:<file.npz>``), a forged
 best score in a run folder (``best.json``), an integer no float holds (YAML and JSON read
 any size) in a training, RLlib or value config, a self-play run's settings, an env's
-reward_scale or a run's init_from.json (jamb-plot).
+reward_scale or a run's init_from.json (jamb-plot); LegalActions stepped before reset.
 
 Each case failed (a traceback, or a forged score taken) before its fix; now it is a clear
 error, or the forged value is set aside.
@@ -131,3 +131,15 @@ def test_a_forged_init_step_count_is_unknown_not_a_plot_traceback(tmp_path, caps
     (run / "init_from.json").write_text(f'{{"steps_before": {HUGE}}}')
     assert plot([str(run), "--out", str(tmp_path / "c.png")]) == 0
     assert "step count is unknown" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- wrappers
+def test_legal_actions_before_reset_says_call_reset_not_an_index_error():
+    from jamb_env import JambEnv
+    from jamb_env.wrappers import LegalActions
+
+    env = LegalActions(JambEnv())
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=0)
+    assert env.step(0)[4]["played_action"] == 0
