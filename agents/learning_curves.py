@@ -52,6 +52,12 @@ def run_info(run: Path) -> tuple[str, str, int]:
     return (parts[0], parts[1], 0) if len(parts) >= 4 else ("?", run.name, 0)
 
 
+def _step_count(value) -> bool:
+    """Whether ``value`` (read from a file) is a step count: an int 0..2**53, not a bool (JSON
+    reads any size; a huge one made the plot's steps an array of objects, a TypeError)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53
+
+
 def init_steps(run: Path, init_from: str) -> int:
     """Env steps behind the model a run started from (0, with a warning, if unknown)."""
     import json
@@ -61,7 +67,7 @@ def init_steps(run: Path, init_from: str) -> int:
     from jamb_env.files import SMALL_FILE_BYTES, check_regular_input
 
     steps = init_record(run).get("steps_before")
-    if isinstance(steps, int):
+    if _step_count(steps):
         return steps
     try:  # a run from before init_from.json: the model file's own count, if it is still there
         if not isinstance(init_from, str):
@@ -70,7 +76,10 @@ def init_steps(run: Path, init_from: str) -> int:
         with zipfile.ZipFile(init_from) as zf:
             if zf.getinfo("data").file_size > SMALL_FILE_BYTES:
                 raise ValueError("the model's data entry is too large")
-            return int(json.loads(zf.read("data")).get("num_timesteps", 0))
+            steps = json.loads(zf.read("data")).get("num_timesteps", 0)
+        if not _step_count(steps):
+            raise ValueError(f"num_timesteps {steps!r} is no step count")
+        return steps
     except (OSError, KeyError, ValueError, RecursionError, AttributeError, zipfile.BadZipFile):
         print(f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown here; "
               "drawing it from step 0", file=sys.stderr)

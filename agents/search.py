@@ -49,6 +49,7 @@ expectimax's option costs (:data:`agents.heuristic.JOKER_COSTS`), in points.
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 
@@ -101,6 +102,17 @@ def afterstate_features(rules: Ruleset, sheet: np.ndarray, jokers: np.ndarray) -
     return np.concatenate([sheet, np.broadcast_to(jokers, (len(sheet), len(jokers)))], axis=1)
 
 
+def _finite_number(x) -> bool:
+    """Whether ``x`` (read from JSON) is an int or float, not a bool, whose float is finite
+    (an integer too large for a float is not)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
 class ValueNet:
     """An afterstate value network: sheet features -> expected points still to come
     beyond the prior (the search agent adds :meth:`SearchAgent.prior`).
@@ -119,9 +131,12 @@ class ValueNet:
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], mean: float, std: float, meta: dict):
         if not layers or "ruleset" not in meta:
             raise ValueError("a value network needs at least one layer and meta['ruleset']")
+        for i, (W, b) in enumerate(layers):
+            if np.ndim(W) != 2 or np.ndim(b) != 1:
+                raise ValueError(f"value network layer {i}: weights {np.shape(W)} and bias {np.shape(b)} are not a matrix and a vector")
         width = layers[0][0].shape[0]
         for i, (W, b) in enumerate(layers):
-            if W.ndim != 2 or W.shape[0] != width or b.shape != (W.shape[1],):
+            if W.shape[0] != width or b.shape != (W.shape[1],):
                 raise ValueError(f"value network layer {i}: weights {W.shape} and bias {b.shape} do not chain from width {width}")
             width = W.shape[1]
         if width != 1:
@@ -182,9 +197,12 @@ class ValueNet:
                 if a.dtype.kind != "f" or not np.isfinite(a).all():
                     raise ValueError(f"{path}: {name} must hold finite floats, got dtype {a.dtype}")
         scale = [meta.get("mean"), meta.get("std")]
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in scale):
+        if not all(_finite_number(x) for x in scale):
             raise ValueError(f"{path}: mean and std must be finite numbers, got {scale}")
-        return cls(layers, meta["mean"], meta["std"], meta)
+        try:
+            return cls(layers, meta["mean"], meta["std"], meta)
+        except ValueError as exc:  # layers that do not chain, no ruleset: name the file
+            raise ValueError(f"{path}: {exc}") from None
 
 
 def column_priors(rules: Ruleset, st: GameState) -> list[float]:

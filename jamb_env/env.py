@@ -29,7 +29,11 @@ def check_env_options(illegal_action: str, reward_scale: float) -> None:
     if illegal_action not in ILLEGAL_MODES:
         raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
     number = isinstance(reward_scale, (int, float, np.integer, np.floating)) and not isinstance(reward_scale, (bool, np.bool_))
-    if not number or not np.isfinite(reward_scale) or reward_scale <= 0:
+    try:
+        finite = number and bool(np.isfinite(float(reward_scale)))
+    except OverflowError:  # an int too large for a float
+        finite = False
+    if not finite or reward_scale <= 0:
         raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
 
 

@@ -64,6 +64,8 @@ class LegalActions(gym.Wrapper):
         if not 0 <= a < n:
             raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
         legal = np.flatnonzero(self._masks())
+        if not len(legal):  # no legal action before reset(): the env's step says so (RuntimeError)
+            return a
         return int(legal[np.searchsorted(legal, a) % len(legal)])
 
     def step(self, action):

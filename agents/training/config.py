@@ -193,6 +193,17 @@ def _positive_int(path: Path, key: str, value: Any, most: int | None = None, why
         raise ConfigError(f"{path}: key '{key}': {value:,} is too large; allowed: 1..{most:,}{f' ({why})' if why else ''}")
 
 
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is an int or float (not a bool) whose float is finite; an integer
+    too large for a float (YAML and JSON read any size) is not one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
     """total_timesteps (positive) and seed (0..2**32-1)."""
     _positive_int(path, "total_timesteps", cfg["total_timesteps"])
@@ -280,7 +291,7 @@ def _check_env(env: Mapping[str, Any], path: Path) -> None:
     if not isinstance(env["turn_features"], bool):
         raise ConfigError(f"{path}: key 'env.turn_features': expected true or false, got {env['turn_features']!r}")
     scale = env["reward_scale"]
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+    if not finite_number(scale) or scale <= 0:
         raise ConfigError(f"{path}: key 'env.reward_scale': expected a positive number, got {scale!r}")
 
 

@@ -43,14 +43,14 @@ bounded (``_BOUNDS``: ``num_cpus`` and ``num_env_runners`` up to 1,024, ``torch_
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jamb_env.rules.ruleset import read_yaml_mapping
 
-from .config import CONFIGS_DIR, MAX_EVAL_GAMES, MAX_N_ENVS, MAX_PROCESSES, MAX_ROLLOUT, MAX_TORCH_THREADS, ConfigError, read_config
+from .config import (CONFIGS_DIR, MAX_EVAL_GAMES, MAX_N_ENVS, MAX_PROCESSES, MAX_ROLLOUT, MAX_TORCH_THREADS,
+                     ConfigError, finite_number, read_config)
 
 ENGINE = "rllib"
 #: ``jamb-train --engine rllib``'s config without ``--config`` (found from the package: any folder works).
@@ -134,10 +134,6 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def validate_rllib_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``raw`` with defaults filled and ``overrides`` applied, validated; ``path`` names the
     file in error messages and gives ``config_name``.
@@ -187,11 +183,11 @@ def validate_rllib_config(raw: Mapping[str, Any], path: str | Path, overrides: M
                 v = cfg[key] = float(v)
             except ValueError:
                 pass
-        if not _is_number(v) or not math.isfinite(v) or not (lo < v <= hi or (lo_ok and v == lo)):
+        if not finite_number(v) or not (lo < v <= hi or (lo_ok and v == lo)):
             fail(key, f"a number in {'[' if lo_ok else '('}{lo}, {hi}]")
         cfg[key] = float(v)
     scale = cfg["reward_scale"]
-    if not _is_number(scale) or not math.isfinite(scale) or scale <= 0:
+    if not finite_number(scale) or scale <= 0:
         fail("reward_scale", "a positive number")
     hidden = cfg["hidden_sizes"]
     if not isinstance(hidden, list) or not hidden or not all(_is_int(h) and 0 < h <= 65536 for h in hidden):

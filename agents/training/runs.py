@@ -559,7 +559,7 @@ def best_so_far(run_dir: Path, all_means: Mapping[int, float]) -> float:
     """The evaluation score (mean result) behind ``run_dir/best_model.zip``, which a new
     evaluation must beat to replace it; ``-inf`` when there is no best model.
 
-    The score is :data:`BEST_RECORD`'s when that names the model's step, else the
+    The score is :data:`BEST_RECORD`'s when that names the model's step (a finite number), else the
     evaluation at that step in ``all_means``, else (unknown) the best of ``all_means``.
     """
     best = run_dir / BEST_MODEL
@@ -571,9 +571,11 @@ def best_so_far(run_dir: Path, all_means: Mapping[int, float]) -> float:
         return -math.inf
     try:
         record = read_record(run_dir / BEST_RECORD)
-        if record.get("step") == step and isinstance(record.get("mean_reward"), (int, float)):
-            return float(record["mean_reward"])
-    except (ConfigError, AttributeError):  # unreadable, missing (None) or not a mapping
+        reward = record.get("mean_reward")
+        if record.get("step") == step and isinstance(reward, (int, float)) and not isinstance(reward, bool) \
+                and math.isfinite(float(reward)):
+            return float(reward)
+    except (ConfigError, AttributeError, OverflowError):  # unreadable, missing (None), not a mapping, an int no float holds
         pass
     if step in all_means:
         return all_means[step]

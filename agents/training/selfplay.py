@@ -28,7 +28,6 @@ continues from where it stopped.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 from ..evaluation import eval_seeds, wilson_interval
-from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left
+from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left, finite_number
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
                    save_checkpoint, save_final, save_record)
 
@@ -103,7 +102,7 @@ def _is_int(value: Any, lo: int, hi: int) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return finite_number(value)
 
 
 def check_run_settings(saved: Mapping[str, Any], path: Path | str) -> None:

@@ -48,7 +48,7 @@ from jamb_env.rules import layout
 from jamb_env.seeding import STAGE_VALUE, game_seed
 
 from ..search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
-from .config import MAX_ROLLOUT, MAX_TORCH_THREADS
+from .config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
 from .runs import logs_from, save_config, tensorboard_writer
 
 #: Most processes a run may play its games on.
@@ -97,8 +97,8 @@ class ValueConfig:
                 raise ValueError(f"value config: {name} must be an integer, got {value!r}")
         for name in ("lam", "lr"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise ValueError(f"value config: {name} must be a number, got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)")
+            if not finite_number(value):  # an int too large for a float too: torch would fail on it
+                raise ValueError(f"value config: {name} must be a number (a finite one), got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)")
         if not isinstance(self.ruleset, str):
             raise ValueError(f"value config: ruleset must be a preset name or a rules YAML path, got {self.ruleset!r}")
         try:
