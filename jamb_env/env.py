@@ -305,7 +305,13 @@ class JambEnv(gym.Env):
     # ------------------------------------------------------------------ masks and actions
     def action_masks(self) -> np.ndarray:
         """bool ``(action_space.n,)``: the legal actions now; all True once the game is over
-        (never all False: see the class docstring); a new array each call."""
+        (never all False: see the class docstring); a new array each call.
+
+        Raises:
+            RuntimeError: before the first :meth:`reset` (there is no game yet).
+        """
+        if not self._started:
+            raise RuntimeError("call reset() first")
         if self._done:
             return np.ones(self._layout.num_actions, dtype=bool)
         return self._engine.games.masks[0].copy()

@@ -143,3 +143,14 @@ def test_legal_actions_before_reset_says_call_reset_not_an_index_error():
         env.step(0)
     env.reset(seed=0)
     assert env.step(0)[4]["played_action"] == 0
+
+
+def test_action_masks_before_reset_is_the_envs_reset_error_not_an_all_false_mask():
+    """Its docstring says never all False; before reset it was (a sampler then draws from nothing)."""
+    from jamb_env import JambEnv
+
+    env = JambEnv()
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+        env.action_masks()
+    env.reset(seed=0)
+    assert env.action_masks().any()
