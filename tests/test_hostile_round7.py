@@ -1,6 +1,7 @@
 """Seventh hostile round: names of files in a run folder with digits ``int()`` refuses
 (``model_²_steps.zip``, ``checkpoint_²``), names with matplotlib's TeX markup (``$\\frac{$``)
-drawn in a figure, and YAML whose keys are lists or mappings.
+drawn in a figure, YAML whose keys are lists or mappings, and a forged ``init_from.json``
+beside the model a run starts from.
 
 Each case failed (a traceback) before its fix; now the file is no checkpoint, the name is
 drawn as text, or the YAML is a clear error naming the file.
@@ -75,3 +76,21 @@ def test_a_yaml_key_that_is_a_list_or_mapping_is_a_clear_error(tmp_path, key):
     config.write_text(key)
     with pytest.raises(ConfigError, match="config.yaml: not valid YAML: a key that is a"):
         load_config(config)
+
+
+# ---------------------------------------------------------------------- init_from
+@pytest.mark.parametrize("forged", ['"x"', "1e400", "[]"], ids=["text", "inf", "list"])
+def test_a_forged_init_record_beside_the_model_to_start_from_is_set_aside(tmp_path, forged, capsys):
+    import shutil
+    from pathlib import Path
+
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.weights import load_policy_weights
+
+    src = tmp_path / "model.zip"
+    shutil.copy(Path(__file__).resolve().parents[1] / "models" / "classic.zip", src)
+    (tmp_path / "init_from.json").write_text(f'{{"steps_before": {forged}}}')
+    model = MaskablePPO.load(src, device="cpu")
+    assert load_policy_weights(model, src) == model.num_timesteps  # not a ValueError, OverflowError or TypeError
+    assert "is no step count" in capsys.readouterr().out
