@@ -94,3 +94,20 @@ def test_a_forged_init_record_beside_the_model_to_start_from_is_set_aside(tmp_pa
     model = MaskablePPO.load(src, device="cpu")
     assert load_policy_weights(model, src) == model.num_timesteps  # not a ValueError, OverflowError or TypeError
     assert "is no step count" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- self-play snapshots
+def test_an_older_checkpoint_that_is_no_model_is_left_out_of_the_selfplay_pool(tmp_path, capsys):
+    import zipfile
+
+    from agents.cli import train_selfplay
+
+    run = tmp_path / "run"
+    args = ["--run-dir", str(run), "--n-envs", "8", "--n-steps", "8", "--baselines", "random", "--eval-games", "2"]
+    assert train_selfplay.main([*args, "--total-timesteps", "64"]) == 0
+    with zipfile.ZipFile(run / "checkpoints" / "model_10_steps.zip", "w") as zf:  # whole, with both members, no model
+        zf.writestr("data", '{"x": 1}')
+        zf.writestr("policy.pth", "garbage")
+    capsys.readouterr()
+    assert train_selfplay.main([*args, "--total-timesteps", "128", "--resume"]) == 0  # not an UnpicklingError
+    assert "leaving snapshot" in capsys.readouterr().out
