@@ -9,8 +9,6 @@ drawn as text, or the YAML is a clear error naming the file.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -39,14 +37,13 @@ def test_an_rllib_checkpoint_folder_named_with_a_superscript_digit_is_no_checkpo
         find_module_dir(tmp_path)  # jamb-evaluate --agents rllib:<run folder>
 
 
-def test_selfplay_resume_of_a_folder_with_a_superscript_checkpoint_exits_2(tmp_path, capsys, monkeypatch):
+def test_selfplay_resume_of_a_folder_with_a_superscript_checkpoint_exits_2(tmp_path, capsys):
     from agents.cli import train_selfplay
 
     (tmp_path / "checkpoints").mkdir()
     (tmp_path / "checkpoints" / "model_²_steps.zip").write_bytes(b"")
-    monkeypatch.setattr(sys, "argv", ["jamb-train-selfplay", "--resume", "--run-dir", str(tmp_path), "--total-timesteps", "64"])
     with pytest.raises(SystemExit) as exc:
-        train_selfplay.main()
+        train_selfplay.main(["--resume", "--run-dir", str(tmp_path), "--total-timesteps", "64"])
     assert exc.value.code == 2
     assert "no checkpoint" in capsys.readouterr().err
 
@@ -61,7 +58,8 @@ def test_names_with_tex_markup_are_drawn_as_text(tmp_path):
     save_figure(fig, tmp_path / "curves.png")  # a baseline tag of an event file, a config name: data
     assert (tmp_path / "curves.png").stat().st_size > 0
     games = [{"score": s} for s in (100, 200, 300)]
-    plot_scores({f"/models/{MARKUP}.zip": games, "greedy": games}, tmp_path / "scores.png", MARKUP)  # a globbed file name
+    labels = {f"/models/{MARKUP}.zip": games, "greedy": games}  # a file name a glob matched
+    plot_scores(labels, tmp_path / "scores.png", MARKUP)
     assert (tmp_path / "scores.png").stat().st_size > 0
 
 
