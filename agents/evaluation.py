@@ -366,7 +366,18 @@ def plot_scores(results: dict[str, list[dict]], path: Path, ruleset: str) -> Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    with matplotlib.rc_context({"text.parse_math": False}):  # labels from file names, e.g. '$\\frac{$', are text
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        _draw_scores(ax, results, ruleset)
+        fig.tight_layout()
+    try:
+        with atomic_path(path) as tmp:  # a failed write leaves the previous plot intact
+            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
+
+
+def _draw_scores(ax, results: dict[str, list[dict]], ruleset: str) -> None:
     scores = {label: np.array([g["score"] for g in games]) for label, games in results.items()}
     lo = min(s.min() for s in scores.values())
     hi = max(s.max() for s in scores.values())
@@ -377,9 +388,3 @@ def plot_scores(results: dict[str, list[dict]], path: Path, ruleset: str) -> Non
     ax.set_ylabel("games")
     ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    try:
-        with atomic_path(path) as tmp:  # a failed write leaves the previous plot intact
-            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
-    finally:
-        plt.close(fig)

@@ -107,6 +107,11 @@ def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarra
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    with matplotlib.rc_context({"text.parse_math": False}):  # names from files, e.g. '$\\frac{$', are text, not TeX
+        return _curves_figure(plt, groups, baselines, tag, title)
+
+
+def _curves_figure(plt, groups, baselines, tag, title):
     rulesets = list(dict.fromkeys(r for r, _ in groups))
     fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
     for ax, ruleset in zip(axes[0], rulesets):

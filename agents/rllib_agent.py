@@ -57,7 +57,7 @@ def checkpoint_step(path: Path) -> int | None:
     """The env steps in a checkpoint folder's name ``checkpoint_<steps>`` (None for other names)."""
     name = Path(path).name
     digits = name[len(CHECKPOINT_PREFIX):]
-    return int(digits) if name.startswith(CHECKPOINT_PREFIX) and digits.isdigit() else None
+    return int(digits) if name.startswith(CHECKPOINT_PREFIX) and digits.isascii() and digits.isdigit() else None
 
 
 def checkpoint_problem(path: Path) -> str | None:

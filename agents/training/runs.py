@@ -187,7 +187,8 @@ def prepare_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None, resume: 
 def checkpoint_steps(path: Path) -> int | None:
     """The steps in a checkpoint's name ``model_<steps>_steps.zip`` (None for other names)."""
     parts = path.name.split("_")
-    if len(parts) == 3 and parts[0] == "model" and parts[2] == "steps.zip" and parts[1].isdigit():
+    digits = len(parts) == 3 and parts[1].isascii() and parts[1].isdigit()  # not '²': int() refuses it
+    if digits and parts[0] == "model" and parts[2] == "steps.zip":
         return int(parts[1])
     return None
 

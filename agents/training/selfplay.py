@@ -354,7 +354,11 @@ def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPl
             if problem is not None:
                 print(f"leaving snapshot {path} out of the pool: {problem}")
                 continue
-            pool.add_snapshot(path)
+            try:
+                pool.add_snapshot(path)
+            except Exception as exc:  # a whole zip that is no model: torch, pickle and SB3 raise assorted errors
+                print(f"leaving snapshot {path} out of the pool: cannot be loaded: {type(exc).__name__}: "
+                      f"{' '.join(str(exc).split())[:200]}")
     return model
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jamb_env.render import printable
+
 from .config import ConfigError
-from .runs import init_record
+from .runs import INIT_RECORD, init_record
 
 
 def init_from(model, src: str | Path | None) -> dict | None:
@@ -59,4 +61,9 @@ def load_policy_weights(model, src: str | Path) -> int:
         model.policy.load_state_dict(source.policy.state_dict())
     except RuntimeError as exc:
         raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}") from exc
-    return int(source.num_timesteps) + int(init_record(src.parent).get("steps_before", 0))
+    before = init_record(src.parent).get("steps_before", 0)
+    if isinstance(before, bool) or not isinstance(before, int) or not 0 <= before <= 2**53:  # forged: "x", 1e400, []
+        print(f"warning: {printable(str(src.parent / INIT_RECORD))}: steps_before {printable(repr(before)[:40])} is no "
+              "step count; counting only the model's own steps")
+        before = 0
+    return int(source.num_timesteps) + before

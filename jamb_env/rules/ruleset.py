@@ -217,6 +217,12 @@ def _unique_mapping(loader: yaml.SafeLoader, node, deep: bool = False):
     seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:  # '? [a, b]: 1' (a list or a mapping as a key): not a TypeError from 'in seen'
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key that is a {type(key).__name__}; allowed: keys that are names or numbers",
+                key_node.start_mark) from None
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
         seen.add(key)
