@@ -223,7 +223,7 @@ def test_evaluate_cli_end_to_end(tmp_path):
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
 
 
-@pytest.mark.parametrize("preset", ["classic_down", "classic_up", "classic"])
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "models").glob("*.zip")))
 def test_shipped_models_play_legal_games_on_the_raw_env(preset):
     """models/<preset>.zip acts on the raw JambEnv observation with its mask (issue 6)."""
     from agents.evaluation import play_game
