@@ -1,0 +1,56 @@
+"""Eighth hostile round: the library used from Python in odd but plausible ways (agents
+and envs of different rulesets, finished games, odd types at the public doors).
+
+Each case failed (a traceback, or a game silently ended by an illegal action) before its
+fix; now it is a clear error naming what to do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from jamb_env import JambEnv
+
+
+def _finished(ruleset: str) -> JambEnv:
+    env = JambEnv(ruleset=ruleset)
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    return env
+
+
+# ---------------------------------------------------------------------- solver agents
+@pytest.mark.parametrize("name, solved_for, plays", [
+    ("columnwise", "classic", "klasik"),  # before: an illegal write (the game ends with -100 in 'terminate' mode)
+    ("columnwise", "classic", "six_dice"),  # before: a matmul ValueError (252 vs 462 dice multisets)
+    ("optimal", "yu48_down", "classic_down"),  # before: an IndexError
+    ("optimal", "classic_down", "classic_up"),  # before: an illegal write
+])
+def test_a_solver_agent_refuses_an_env_of_another_ruleset(name, solved_for, plays):
+    agent = agents.load(name, ruleset=solved_for)
+    env = JambEnv(ruleset=plays)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match=f"solved for ruleset '{solved_for}', the env plays '{plays}'"):
+        agent.act(env, obs, env.action_masks())
+
+
+@pytest.mark.parametrize("name, ruleset", [("columnwise", "classic"), ("optimal", "yu48_down")])
+def test_a_solver_agent_on_a_finished_game_says_the_game_is_over(name, ruleset):
+    agent = agents.load(name, ruleset=ruleset)
+    env = _finished(ruleset)  # before: IndexError: list index out of range
+    with pytest.raises(ValueError, match="the game is over"):
+        agent.act(env, env.observe(), env.action_masks())
+
+
+def test_a_solver_agent_still_plays_its_own_ruleset():
+    agent = agents.load("optimal", ruleset="classic_down")
+    env = JambEnv(ruleset="classic_down", illegal_action="raise")
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(agent.act(env, obs, env.action_masks()))
+    assert env.score > 0
