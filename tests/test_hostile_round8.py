@@ -54,3 +54,18 @@ def test_a_solver_agent_still_plays_its_own_ruleset():
     while not done:
         obs, _, done, _, _ = env.step(agent.act(env, obs, env.action_masks()))
     assert env.score > 0
+
+
+# ---------------------------------------------------------------------- jamb-play without a standard input
+@pytest.mark.parametrize("seats", [[], ["--players", "human", "greedy"]])
+def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monkeypatch, capsys):
+    import sys
+
+    from agents.cli.play import main
+
+    monkeypatch.setattr(sys, "stdin", None)  # what Python sets when started with fd 0 closed (jamb-play <&-)
+    save = tmp_path / "game.jsonl"
+    code = main(["--seed", "1", "--save", str(save), *seats])  # before: RuntimeError: input(): lost sys.stdin
+    assert code == 0
+    assert "end of input" in capsys.readouterr().out
+    assert save.is_file()
