@@ -69,3 +69,14 @@ def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monke
     assert code == 0
     assert "end of input" in capsys.readouterr().out
     assert save.is_file()
+
+
+# ---------------------------------------------------------------------- jamb-soak
+def test_jamb_soak_names_a_missing_rules_file_in_one_line(tmp_path, capsys):
+    from agents.cli.soak import main
+
+    missing = tmp_path / "no such.yaml"
+    with pytest.raises(SystemExit) as exit_:  # before: a FileNotFoundError traceback
+        main(["--games-per-preset", "1", "--num-envs", "1", "--presets", str(missing)])
+    assert exit_.value.code == 2
+    assert f"--presets {missing}: ruleset file not found" in capsys.readouterr().err
