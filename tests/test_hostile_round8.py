@@ -71,12 +71,17 @@ def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monke
     assert save.is_file()
 
 
-# ---------------------------------------------------------------------- jamb-soak
-def test_jamb_soak_names_a_missing_rules_file_in_one_line(tmp_path, capsys):
-    from agents.cli.soak import main
+# ---------------------------------------------------------------------- jamb-soak, jamb-bench
+@pytest.mark.parametrize("command, args", [
+    ("soak", ["--games-per-preset", "1", "--num-envs", "1"]),
+    ("bench", ["--seconds", "0.1", "--repeats", "1", "--skip-train", "--skip-env"]),
+])
+def test_a_missing_rules_file_in_presets_is_a_one_line_usage_error(command, args, tmp_path, capsys):
+    import importlib
 
+    main = importlib.import_module(f"agents.cli.{command}").main
     missing = tmp_path / "no such.yaml"
     with pytest.raises(SystemExit) as exit_:  # before: a FileNotFoundError traceback
-        main(["--games-per-preset", "1", "--num-envs", "1", "--presets", str(missing)])
+        main([*args, "--presets", str(missing)])
     assert exit_.value.code == 2
     assert f"--presets {missing}: ruleset file not found" in capsys.readouterr().err
