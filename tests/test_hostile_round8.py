@@ -85,3 +85,17 @@ def test_a_missing_rules_file_in_presets_is_a_one_line_usage_error(command, args
         main([*args, "--presets", str(missing)])
     assert exit_.value.code == 2
     assert f"--presets {missing}: ruleset file not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- agents.export
+def test_export_model_to_a_folder_is_refused_not_written_beside_it(tmp_path):
+    from pathlib import Path
+
+    from agents.export import export_model
+
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    src = Path(__file__).resolve().parents[1] / "models" / "classic.zip"
+    with pytest.raises(IsADirectoryError, match="is a folder; give the file name"):
+        export_model(src, folder)  # before: wrote tmp_path/shipped.zip, outside the folder named
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]
