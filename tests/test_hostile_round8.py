@@ -56,6 +56,13 @@ def test_a_solver_agent_still_plays_its_own_ruleset():
     assert env.score > 0
 
 
+@pytest.mark.parametrize("name, ruleset", [("expectimax", "classic"), ("search", "classic_down"), ("optimal", "classic_down")])
+def test_explain_on_a_finished_game_says_the_game_is_over(name, ruleset):
+    agent = agents.load(name, ruleset=ruleset)
+    with pytest.raises(ValueError, match="the game is over"):  # before: IndexError (expectimax, search)
+        agent.explain(_finished(ruleset))
+
+
 # ---------------------------------------------------------------------- jamb-play without a standard input
 @pytest.mark.parametrize("seats", [[], ["--players", "human", "greedy"]])
 def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monkeypatch, capsys):
