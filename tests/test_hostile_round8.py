@@ -56,7 +56,8 @@ def test_a_solver_agent_still_plays_its_own_ruleset():
     assert env.score > 0
 
 
-@pytest.mark.parametrize("name, ruleset", [("expectimax", "classic"), ("search", "classic_down"), ("optimal", "classic_down")])
+@pytest.mark.parametrize("name, ruleset", [("expectimax", "classic"), ("search", "classic_down"),
+                                           ("optimal", "classic_down")])
 def test_explain_on_a_finished_game_says_the_game_is_over(name, ruleset):
     agent = agents.load(name, ruleset=ruleset)
     with pytest.raises(ValueError, match="the game is over"):  # before: IndexError (expectimax, search)

@@ -439,7 +439,8 @@ def interactive(args, console: Console) -> int:
         console.print(f"Jamb {shown(session.env.ruleset.name)}, seed {args.seed}. Type help for the commands.")
     save_path = args.save or args.load
     try:
-        session.run(lambda: read_line(console, "[bold]> [/]"), save_path=save_path)  # saves on the way out, Ctrl-C included
+        # saves on the way out, Ctrl-C included
+        session.run(lambda: read_line(console, "[bold]> [/]"), save_path=save_path)
     except KeyboardInterrupt as exc:
         where = f"; the game is saved in {save_path} (resume with --load {save_path})" if save_path else " (not saved: start with --save FILE to keep a game)"
         what, code = stopped(exc)
