@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from jamb_env import JambEnv, Ruleset, load_ruleset
 
-from .optimal import play_column_turn, solver_for
+from .optimal import check_env, play_column_turn, solver_for
 
 SUPPORTED = ("down", "up", "free", "announce")
 
@@ -52,5 +52,6 @@ class ColumnwiseAgent:
         return max(range(len(empty)), key=lambda c: (empty[c], -c))
 
     def act(self, env: JambEnv, observation, mask) -> int:
+        check_env(self, env)
         c = self.target_column(env.game)
         return play_column_turn(env, self.solvers[c], c, self)

@@ -16,8 +16,11 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
 
     Raises:
         ValueError: ``src`` is not a MaskablePPO model file.
-        OSError: ``dst`` cannot be written.
+        OSError: ``dst`` cannot be written (IsADirectoryError: it is a folder, where the
+            copy would otherwise go beside it, to ``<folder>.zip``).
     """
+    if Path(dst).is_dir():
+        raise IsADirectoryError(f"{dst} is a folder; give the file name of the copy, e.g. {Path(dst) / 'classic.zip'}")
     from sb3_contrib import MaskablePPO
 
     try:

@@ -114,8 +114,8 @@ from functools import cmp_to_key, lru_cache
 import numpy as np
 
 from jamb_env import JambEnv, Ruleset
-from jamb_env.rules import (Action, GameState, apply_action, column_totals, decode, encode, is_basket, layout, legal_mask,
-                            max_rolls, new_game, writable_bits)
+from jamb_env.rules import (Action, GameState, apply_action, column_totals, decode, encode, is_basket, is_over, layout,
+                            legal_mask, max_rolls, new_game, writable_bits)
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as match_rules
 from jamb_env.rules.tables import UPPER_ROWS
@@ -640,8 +640,11 @@ class ExpectimaxAgent(_TurnAgent):
     explain_unit = "expected value of the rest of the turn, in points relative to each row's par"
 
     def explain(self, env: JambEnv) -> list[tuple[int, float]]:
-        """Every legal action now with its expected heuristic value, best first."""
+        """Every legal action now with its expected heuristic value, best first (ValueError
+        once the game is over: no action is legal)."""
         rules, st = env.ruleset, env.game
+        if is_over(rules, st):
+            raise ValueError(f"no legal action: the game is over (the {self.name} agent explains a game in play)")
         lay = layout(rules)
         mask = env.action_masks()
         self.act(env, env.observe(), mask)  # fills the turn cache

@@ -25,7 +25,7 @@ import numpy as np
 
 from jamb_env import JambEnv, Ruleset, load_ruleset
 from jamb_env.rules import kernels as rk
-from jamb_env.rules import layout
+from jamb_env.rules import is_over, layout
 
 from jamb_env.rules.planner import best_hold, first_roll_distribution, hold_value, plan_turn, ranked
 
@@ -229,12 +229,14 @@ class OptimalAgent:
         return self.solver.expected_score
 
     def act(self, env: JambEnv, observation, mask) -> int:
+        check_env(self, env)
         return play_column_turn(env, self.solver, 0, self)
 
     explain_unit = "expected final score (points) with optimal play after the action"
 
     def explain(self, env: JambEnv) -> list[tuple[int, float]]:
         """Every legal action now with the exact expected final score, best first."""
+        check_env(self, env)
         rules, game = env.ruleset, env.game
         lay = layout(rules)
         k, x = self.solver.state_of(game.values[0], int(game.filled[0]))
@@ -250,6 +252,17 @@ class OptimalAgent:
                 value = float(T[r - 1, m])
             out.append((a, env.score + value))
         return ranked(out)
+
+
+def check_env(agent, env) -> None:
+    """ValueError unless ``env`` plays the ruleset ``agent`` solved (``agent.rules``) and its
+    game is not over: the solver's tables fit that ruleset's sheet alone, and a finished
+    game has no action to choose."""
+    if env.ruleset.name != agent.rules.name:
+        raise ValueError(f"this {agent.name} agent was solved for ruleset {agent.rules.name!r}, the env plays "
+                         f"{env.ruleset.name!r}: load one for it (agents.load({agent.name!r}, ruleset=...))")
+    if is_over(env.ruleset, env.game):
+        raise ValueError(f"no legal action: the game is over (the {agent.name} agent acts on a game in play)")
 
 
 def play_column_turn(env: JambEnv, solver: ColumnSolver, column: int, owner) -> int:

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in presets:
         try:
             load_ruleset(name)
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:  # RulesetError, and a rules YAML path that does not exist
             parser.error(f"--presets {name}: {exc}")
     if args.agents:
         from agents import load

@@ -345,7 +345,7 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
     save_path = args.save or args.load
     record_path = getattr(args, "record", None)
     try:
-        session.run(lambda prompt: console.input(prompt), save_path=save_path)
+        session.run(lambda prompt: read_line(console, prompt), save_path=save_path)
     except KeyboardInterrupt as exc:
         saved = []
         if save_path:
@@ -439,7 +439,8 @@ def interactive(args, console: Console) -> int:
         console.print(f"Jamb {shown(session.env.ruleset.name)}, seed {args.seed}. Type help for the commands.")
     save_path = args.save or args.load
     try:
-        session.run(lambda: console.input("[bold]> [/]"), save_path=save_path)  # saves on the way out, Ctrl-C included
+        # saves on the way out, Ctrl-C included
+        session.run(lambda: read_line(console, "[bold]> [/]"), save_path=save_path)
     except KeyboardInterrupt as exc:
         where = f"; the game is saved in {save_path} (resume with --load {save_path})" if save_path else " (not saved: start with --save FILE to keep a game)"
         what, code = stopped(exc)
@@ -584,6 +585,15 @@ def main(argv: list[str] | None = None) -> int:
             return run(args, log)
         except KeyboardInterrupt as exc:  # a signal while run was handling another error
             return stopped(exc)[1]
+
+
+def read_line(console: Console, prompt: str) -> str:
+    """A line typed at ``prompt``; EOFError (the session's end of input: saved, then the
+    usual exit) when there is no standard input at all (started with it closed, ``<&-``),
+    where ``input()`` raises a RuntimeError."""
+    if sys.stdin is None:
+        raise EOFError("no standard input")
+    return console.input(prompt)
 
 
 def _say(text: str) -> None:

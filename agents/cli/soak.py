@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in presets:  # every named preset must load: an error now, not after hours of soaking
         try:
             load_ruleset(name)
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:  # RulesetError, and a rules YAML path that does not exist
             parser.error(f"--presets {name}: {exc}")
     if not presets:
         presets = list_rulesets()
