@@ -49,13 +49,13 @@ expectimax's option costs (:data:`agents.heuristic.JOKER_COSTS`), in points.
 from __future__ import annotations
 
 import json
-import math
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from jamb_env import Ruleset, load_ruleset
+from jamb_env.checks import finite_number
 from jamb_env.files import atomic_write
 from jamb_env.observation import encoder
 from jamb_env.rules import GameState, is_last_turn
@@ -100,17 +100,6 @@ def afterstate_features(rules: Ruleset, sheet: np.ndarray, jokers: np.ndarray) -
     segment ``(8,)`` or ``(0,)`` appended to every row."""
     sheet = np.atleast_2d(np.asarray(sheet, dtype=np.float32))
     return np.concatenate([sheet, np.broadcast_to(jokers, (len(sheet), len(jokers)))], axis=1)
-
-
-def _finite_number(x) -> bool:
-    """Whether ``x`` (read from JSON) is an int or float, not a bool, whose float is finite
-    (an integer too large for a float is not)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(x))
-    except OverflowError:
-        return False
 
 
 class ValueNet:
@@ -197,7 +186,7 @@ class ValueNet:
                 if a.dtype.kind != "f" or not np.isfinite(a).all():
                     raise ValueError(f"{path}: {name} must hold finite floats, got dtype {a.dtype}")
         scale = [meta.get("mean"), meta.get("std")]
-        if not all(_finite_number(x) for x in scale):
+        if not all(finite_number(x) for x in scale):
             raise ValueError(f"{path}: mean and std must be finite numbers, got {scale}")
         try:
             return cls(layers, meta["mean"], meta["std"], meta)

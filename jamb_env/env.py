@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import rules as core
+from .checks import finite_number
 from .engine import Engine, stream_length
 from .rules.transition import stream_bounds
 from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
@@ -28,12 +29,7 @@ def check_env_options(illegal_action: str, reward_scale: float) -> None:
     finite number (shared by JambEnv and JambVecEnv)."""
     if illegal_action not in ILLEGAL_MODES:
         raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-    number = isinstance(reward_scale, (int, float, np.integer, np.floating)) and not isinstance(reward_scale, (bool, np.bool_))
-    try:
-        finite = number and bool(np.isfinite(float(reward_scale)))
-    except OverflowError:  # an int too large for a float
-        finite = False
-    if not finite or reward_scale <= 0:
+    if not finite_number(reward_scale) or reward_scale <= 0:
         raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
 
 

@@ -74,6 +74,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .checks import finite_number
 from .engine import stream_length
 from .errors import IllegalActionError
 from .observation import encoder
@@ -317,13 +318,7 @@ class raw_env(AECEnv):
         M.check_match(rules, num_players, scoring)
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        number = isinstance(reward_scale, (int, float, np.integer, np.floating)) \
-            and not isinstance(reward_scale, (bool, np.bool_))
-        try:
-            finite = number and bool(np.isfinite(float(reward_scale)))
-        except OverflowError:  # an int too large for a float
-            finite = False
-        if not finite or reward_scale <= 0:
+        if not finite_number(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a finite number > 0, got {reward_scale!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")

@@ -53,6 +53,7 @@ from typing import Any
 
 import yaml
 
+from jamb_env.checks import finite_number
 from jamb_env.rules.ruleset import RULES_DIR, read_yaml_mapping
 
 #: The shipped configs (``configs/`` of the repository, beside ``configs/rules/``).
@@ -191,17 +192,6 @@ def _positive_int(path: Path, key: str, value: Any, most: int | None = None, why
         raise ConfigError(f"{path}: key '{key}': expected a positive integer{f' (1..{most:,})' if most else ''}, got {value!r}")
     if most is not None and value > most:
         raise ConfigError(f"{path}: key '{key}': {value:,} is too large; allowed: 1..{most:,}{f' ({why})' if why else ''}")
-
-
-def finite_number(value: Any) -> bool:
-    """Whether ``value`` is an int or float (not a bool) whose float is finite; an integer
-    too large for a float (YAML and JSON read any size) is not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from jamb_env.checks import finite_number
 from jamb_env.files import atomic_save_model, atomic_write, check_regular_input
 
 #: Teacher games per chunk file (and per task of a parallel generation).
@@ -301,8 +302,7 @@ def _sound_record(record: Any, cfg: Mapping[str, Any]) -> bool:
         return False
     history = record.get("history")
     return isinstance(history, list) and all(
-        isinstance(row, dict) and all(isinstance(k, str) and not isinstance(v, bool) and isinstance(v, (int, float))
-                                      and np.isfinite(v) for k, v in row.items())
+        isinstance(row, dict) and all(isinstance(k, str) and finite_number(v) for k, v in row.items())
         for row in history)
 
 
