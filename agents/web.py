@@ -40,6 +40,7 @@ text with ``textContent``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -909,4 +910,10 @@ def make_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, lobby: Lobby
     loopback = host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
     trusted = tuple(dict.fromkeys([*LOOPBACK_HOSTS, host])) if loopback else None
     app = create_app(lobby, trusted_hosts=trusted)
-    return werkzeug_server(host, port, app, threaded=True)
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            return werkzeug_server(host, port, app, threaded=True)
+    except SystemExit:  # werkzeug prints why it cannot bind (an unknown host, a taken port) and exits 1
+        why = " ".join(said.getvalue().split()) or "the address cannot be bound"
+        raise OSError(why) from None
