@@ -1,8 +1,10 @@
 """Ninth hostile round: the console commands given bad arguments and forged files.
 
-The first case failed before its fix (werkzeug's own ``sys.exit(1)`` with a bare "Name or
-service not known", the command's "cannot listen" message and exit status 2 never
-reached); the others are forged files that already gave a clear answer, kept so they stay so.
+The first two cases failed before their fixes (jamb-zoo: an AttributeError traceback from
+rl_zoo3 for a ``-conf`` YAML of the wrong shape; jamb-web: werkzeug's own ``sys.exit(1)``
+with a bare "Name or service not known", the command's "cannot listen" message and exit
+status 2 never reached); the others are forged files that already gave a clear answer,
+kept so they stay so.
 """
 
 from __future__ import annotations
@@ -15,6 +17,23 @@ import pytest
 
 from agents.cli import evaluate as evaluate_cli
 from agents.search import VALUE_DIR, ValueNet
+
+
+# ---------------------------------------------------------------------- jamb-zoo
+@pytest.mark.parametrize("text, says", [("[1, 2]\n", "expected a mapping of env ids to hyper-parameters, got list"),
+                                        ("Jamb-classic-v1: [1, 2]\n", "key 'Jamb-classic-v1': expected a mapping"),
+                                        ("default: 5\n", "key 'default': expected a mapping")])
+def test_jamb_zoo_refuses_a_conf_file_of_the_wrong_shape(tmp_path, capsys, text, says):
+    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
+    from agents.cli import zoo as zoo_cli
+
+    conf = tmp_path / "hp.yml"
+    conf.write_text(text)
+    rc = zoo_cli.main(["train", "--algo", "ppo_mask", "--env", "Jamb-classic-v1", "-conf", str(conf), "-n", "10",
+                       "-f", str(tmp_path / "logs")])
+    assert rc == 2  # before: rl_zoo3's AttributeError traceback ('list' object has no attribute 'keys')
+    assert says in capsys.readouterr().err
+
 
 flask = pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web]'")
 

@@ -46,6 +46,33 @@ def _with_default_config(rest: list[str]) -> list[str]:
     return rest
 
 
+def _check_conf_file(rest: list[str]) -> None:
+    """ValueError unless the YAML ``-conf`` file of ``rest`` maps env ids to mappings of
+    hyper-parameters (the zoo indexes it without checking: a list was an AttributeError)."""
+    import yaml
+
+    from jamb_env.files import check_regular_input
+
+    probe = argparse.ArgumentParser(add_help=False)
+    probe.add_argument("--env")
+    probe.add_argument("-conf", "--conf-file")
+    known, _ = probe.parse_known_args(rest)
+    conf = known.conf_file
+    if conf is None or not conf.endswith((".yml", ".yaml")) or not Path(conf).exists():
+        return  # the zoo's own message for a missing file; a .py or module config is the zoo's
+    try:
+        with open(check_regular_input(conf), encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"--conf-file {conf}: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"--conf-file {conf}: expected a mapping of env ids to hyper-parameters, got {type(data).__name__}")
+    for key in (known.env, "default"):
+        if key in data and not isinstance(data[key], dict):
+            raise ValueError(f"--conf-file {conf}: key {key!r}: expected a mapping of hyper-parameters, "
+                             f"got {type(data[key]).__name__}")
+
+
 def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="jamb-zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=COMMANDS, help="the rl_zoo3 script to run")
@@ -65,6 +92,8 @@ def _run(argv: list[str] | None) -> int:
         rest = args.args
     saved, sys.argv = sys.argv, [f"jamb-zoo {args.command}", *rest]
     try:
+        if args.command == "train":
+            _check_conf_file(rest)
         script()
     except (ValueError, AssertionError, FileNotFoundError) as exc:  # the zoo's own checks (env id, config, model folder)
         print(f"error: {exc or type(exc).__name__}", file=sys.stderr)
