@@ -59,7 +59,8 @@ def test_jamb_web_on_a_taken_port_exits_2_naming_the_address(capsys):
 def _lobby_with_a_game(tmp_path):
     lobby = Lobby(records=tmp_path)
     client = create_app(lobby).test_client()
-    made = client.post("/api/games", data=json.dumps({"ruleset": "classic", "seed": 3}), content_type="application/json")
+    made = client.post("/api/games", data=json.dumps({"ruleset": "classic", "seed": 3}),
+                       content_type="application/json")
     assert made.status_code == 201
     return lobby, client, made.get_json()["id"]
 

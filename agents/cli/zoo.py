@@ -66,7 +66,8 @@ def _check_conf_file(rest: list[str]) -> None:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ValueError(f"--conf-file {conf}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"--conf-file {conf}: expected a mapping of env ids to hyper-parameters, got {type(data).__name__}")
+        raise ValueError(f"--conf-file {conf}: expected a mapping of env ids to hyper-parameters, "
+                         f"got {type(data).__name__}")
     for key in (known.env, "default"):
         if key in data and not isinstance(data[key], dict):
             raise ValueError(f"--conf-file {conf}: key {key!r}: expected a mapping of hyper-parameters, "
