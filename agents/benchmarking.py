@@ -4,6 +4,7 @@ MaskablePPO and RLlib PPO training rates, and seconds per game of agents.
     single_env_loop / aec_loop / vec_env_loop    random legal play for some seconds -> (steps, env s, sampling s)
     env_rows(presets, seconds, repeats)          those loops on every env kind, per preset
     train_rows(total_steps)                      MaskablePPO with each vec-env kind
+    trainer_rows(total_steps, config)            each ``trainer`` (sb3, lean) on one config
     rllib_rows(total_steps, runners)             RLlib PPO with each number of env runners (needs the ray extra)
     agent_rows(specs, ruleset, games)            seconds per game of agents (agents.load names and paths)
 
@@ -234,6 +235,50 @@ def train_rows(total_steps: int) -> list[dict]:
         env.close()
         rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": done / wall, "env_share": env.seconds / wall})
         print(f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), env {100 * env.seconds / wall:.1f}% of wall time", file=sys.stderr)
+    return rows
+
+
+def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
+    """Each ``trainer`` (:data:`agents.training.config.TRAINERS`: sb3-contrib's MaskablePPO
+    and the lean loops) on the training config ``config``, built as ``jamb-train`` builds
+    it (its envs, its settings, its torch threads): train env steps/s after one warm-up
+    rollout, over whole rollouts of at least ``total_steps``. Rows: ``trainer``, ``n_envs``,
+    ``rollout`` (steps per rollout), ``steps_per_s``, ``update_share`` (share of wall time in
+    the PPO updates, 0..1)."""
+    import torch
+
+    from agents.training.config import TRAINERS, load_config
+    from agents.training.envs import make_envs
+    from agents.training.train import new_model
+
+    rows = []
+    for trainer in TRAINERS:
+        cfg = load_config(config, {"trainer": trainer})
+        torch.set_num_threads(cfg["torch_threads"])
+        env, eval_env = make_envs(cfg)
+        eval_env.close()
+        model = new_model(cfg, env)
+        rollout = model.n_steps * env.num_envs
+        model.learn(total_timesteps=rollout)  # warm-up (numba compile, torch init)
+        update = [0.0]
+        train = model.train
+
+        def timed_train():
+            t = time.perf_counter()
+            train()
+            update[0] += time.perf_counter() - t
+
+        model.train = timed_train
+        before = model.num_timesteps
+        start = time.perf_counter()
+        model.learn(total_timesteps=total_steps, reset_num_timesteps=False)
+        wall = time.perf_counter() - start
+        done = model.num_timesteps - before
+        env.close()
+        rows.append({"trainer": trainer, "n_envs": env.num_envs, "rollout": rollout, "steps_per_s": done / wall,
+                     "update_share": update[0] / wall})
+        print(f"  trainer {trainer:4s} {done / wall:,.0f} steps/s ({done:,} steps), "
+              f"updates {100 * update[0] / wall:.1f}% of wall time", file=sys.stderr)
     return rows
 
 

@@ -2,6 +2,7 @@
 
     python scripts/bench.py [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
         [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
+        [--trainers configs/ppo_classic_lean.yaml]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
@@ -16,7 +17,10 @@ steps/s of the env runners with the policy's inference, all runners together) an
 training rate (env steps/s of whole PPO iterations: sampling and updates). With
 ``--agents``, seconds per game of each agent (``agents.load`` names and paths) on the
 first preset, over ``--agent-games`` games of the validation seeds after one warm-up game
-(median and range).
+(median and range). With ``--trainers CONFIG``, each ``trainer`` (``sb3``: sb3-contrib's
+MaskablePPO; ``lean``: :mod:`agents.training.lean_ppo`) on that training config as
+``jamb-train`` builds it: train env steps/s over at least ``--train-steps`` after a warm-up
+rollout, and the share of the time in the PPO updates.
 
 Also runnable under pytest-benchmark: ``pytest benchmarks/``.
 """
@@ -27,11 +31,12 @@ import argparse
 import os
 import sys
 
-from agents.benchmarking import agent_rows, env_rows, rllib_rows, train_rows
+from agents.benchmarking import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows
 
 
 def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[dict] | None = None,
-             agent_table: list[dict] | None = None) -> str:
+             agent_table: list[dict] | None = None, trainer_table: list[dict] | None = None,
+             trainer_config: str = "") -> str:
     lines = ["| preset | env | games | env steps/s (median) | range | with sampling | peak MB |", "|---|---|---|---|---|---|---|"] if env_table else []
     for r in env_table:
         lo, hi = r["env_range"]
@@ -42,6 +47,14 @@ def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[d
         lines += ["| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
         for r in train_table:
             lines.append(f"| vec_env: {r['vec_env']} | {r['n_envs']} | {r['steps_per_s']:,.0f} | {100 * r['env_share']:.1f}% |")
+    if trainer_table:
+        lines += [""] if lines else []
+        lines += [f"| trainer ({trainer_config}) | envs | steps per rollout | train steps/s | update share of wall time"
+                  " |",
+                  "|---|---|---|---|---|"]
+        for r in trainer_table:
+            lines.append(f"| {r['trainer']} | {r['n_envs']} | {r['rollout']:,} | {r['steps_per_s']:,.0f} "
+                         f"| {100 * r['update_share']:.1f}% |")
     if rllib_table:
         lines += [""] if lines else []
         lines += ["| RLlib PPO (configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
@@ -71,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rllib-runners", type=int, nargs="+", default=[0, 1, 2], help="env runner counts of the RLlib rows (0-64)")
     parser.add_argument("--agents", nargs="+", default=[], help="time these agents (seconds per game) on the first preset")
     parser.add_argument("--agent-games", type=int, default=5, help="timed games per agent (1-1000)")
+    parser.add_argument("--trainers", metavar="CONFIG",
+                        help="each trainer (sb3, lean) on this training config: train steps/s")
     args = parser.parse_args(argv)
     if not 1 <= args.agent_games <= 1000:
         parser.error(f"--agent-games must be 1 to 1000, got {args.agent_games}")
@@ -103,16 +118,24 @@ def main(argv: list[str] | None = None) -> int:
                 load(spec, ruleset=presets[0])
             except (ValueError, FileNotFoundError) as exc:
                 parser.error(f"--agents {spec}: {exc}")
+    if args.trainers is not None:
+        from agents.training.config import load_config
+
+        try:
+            load_config(args.trainers)
+        except (ValueError, OSError) as exc:  # ConfigError, and a config that does not exist or cannot be read
+            parser.error(f"--trainers {args.trainers}: {exc}")
     try:
         print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
         env_table = [] if args.skip_env else env_rows(presets, args.seconds, args.repeats)
         train_table = [] if args.skip_train else train_rows(args.train_steps)
         rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
         agent_table = agent_rows(args.agents, presets[0], args.agent_games) if args.agents else []
+        trainer_table = trainer_rows(args.train_steps, args.trainers) if args.trainers is not None else []
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
         return 130
-    print(markdown(env_table, train_table, rllib_table, agent_table))
+    print(markdown(env_table, train_table, rllib_table, agent_table, trainer_table, args.trainers or ""))
     return 0
 
 

@@ -7,6 +7,8 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
     total_timesteps: 400000     # env steps (all envs together)
     torch_threads: 1            # torch CPU threads (1 is fastest for small MLPs on 2 cores)
     device: cpu
+    trainer: sb3                # sb3: sb3-contrib's MaskablePPO; lean: the same algorithm, files and
+                                # harness with lean rollout and update loops (agents.training.lean_ppo)
     env:
       n_envs: 8                 # parallel games
       vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
@@ -68,6 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "total_timesteps": 2_000_000,
     "torch_threads": 1,
     "device": "cpu",
+    "trainer": "sb3",
     "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
     "algo": {},
     "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
@@ -83,6 +86,8 @@ IMITATION_TEACHERS = ("greedy", "expectimax", "optimal", "columnwise", "search")
 #: ``imitation.games``: teacher games of one run (each ~160 decisions of a few KB).
 MAX_IMITATION_GAMES = 200_000
 VEC_ENVS = ("batched", "dummy", "subproc")
+#: ``trainer``: sb3-contrib's MaskablePPO, or :class:`agents.training.lean_ppo.LeanMaskablePPO`.
+TRAINERS = ("sb3", "lean")
 #: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
 #: MaskablePPO arguments the trainers set themselves (an ``algo`` key naming one, or any
@@ -246,13 +251,16 @@ def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:
 
 
 def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
-    """device (cpu, cuda, cuda:N, auto), init_from (a path or null) and ruleset (a name or a path)."""
+    """device (cpu, cuda, cuda:N, auto), init_from (a path or null), ruleset (a name or a
+    path) and trainer (one of :data:`TRAINERS`)."""
     if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
         raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
     if cfg["init_from"] is not None and (not isinstance(cfg["init_from"], str) or not cfg["init_from"]):
         raise ConfigError(f"{path}: key 'init_from': expected the path of a MaskablePPO .zip or null, got {cfg['init_from']!r}")
     if not isinstance(cfg["ruleset"], str):
         raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
+    if cfg["trainer"] not in TRAINERS:
+        raise ConfigError(f"{path}: key 'trainer': {cfg['trainer']!r}; allowed: {', '.join(TRAINERS)}")
 
 
 def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:

@@ -262,18 +262,18 @@ def newest_valid(candidates: Sequence[Path], problem: Callable[[Path], str | Non
 
 
 def resume_model(candidates: list[Path], env, cfg: Mapping[str, Any]):
-    """``(model, checkpoint)``: the MaskablePPO model of the newest checkpoint in
+    """``(model, checkpoint)``: the model (the config's ``trainer`` class) of the newest checkpoint in
     ``candidates`` that loads on ``env`` (:func:`newest_valid`); ``(None, None)`` when
     none does.
 
     Raises:
         ConfigError: a checkpoint does not fit ``env`` (another observation or action space).
     """
-    from sb3_contrib import MaskablePPO
+    from .lean_ppo import model_class
 
     def load(path: Path):
         try:
-            return MaskablePPO.load(path, env=env, device=cfg["device"])
+            return model_class(cfg.get("trainer", "sb3")).load(path, env=env, device=cfg["device"])  # self-play: sb3
         except ValueError as exc:
             if "spaces do not match" in str(exc):
                 raise ConfigError(f"cannot resume {path} with this run's env: {str(exc)[:200]}") from exc

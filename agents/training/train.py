@@ -29,6 +29,7 @@ from .baselines import baseline_scores
 from .callbacks import StopRequest, make_callbacks, run_logger
 from .config import ConfigError, algo_kwargs, check_steps_left
 from .envs import make_envs, seed_train_env
+from .lean_ppo import model_class
 from .runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
 from .weights import init_from
 
@@ -97,13 +98,15 @@ class _Signals:
 
 
 def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
-    """A fresh MaskablePPO model with the config's ``algo`` settings.
+    """A fresh MaskablePPO model (:class:`~.lean_ppo.LeanMaskablePPO` with ``trainer: lean``)
+    with the config's ``algo`` settings.
 
     Raises:
         ConfigError: MaskablePPO rejects the settings.
     """
     try:
-        return MaskablePPO("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **algo_kwargs(cfg["algo"]))
+        return model_class(cfg["trainer"])("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0,
+                                           **algo_kwargs(cfg["algo"]))
     except Exception as exc:  # SB3 validates its arguments with assorted exception types
         raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
 

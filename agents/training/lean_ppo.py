@@ -1,0 +1,195 @@
+"""``trainer: lean``: MaskablePPO with a lean rollout and update loop (issue 29).
+
+:class:`LeanMaskablePPO` is sb3-contrib's ``MaskablePPO`` with its two inner loops
+rewritten CleanRL-style: what a step and a minibatch need, as plain tensor operations, and
+nothing else. Everything around them is SB3's, unchanged: the policy network
+(``MaskableActorCriticPolicy``), the rollout buffer, GAE, the learning-rate and clip
+schedules, callbacks (evaluation, checkpoints, the stop request), the logger and
+TensorBoard keys, ``save``/``load``. So a lean run has the same run folder, resume,
+evaluation harness and model files as an SB3 one (``MaskablePPO.load`` reads its zips), and
+it plays through ``agents.load``, ``jamb-evaluate`` and ``jamb-play`` like any other.
+
+What is left out, and why it does not change the algorithm:
+
+* **Rollout** (:meth:`LeanMaskablePPO.collect_rollouts`): no ``torch.distributions``
+  object per step (its construction validates its arguments and normalises the logits
+  twice); the masked logits (illegal actions at ``MASKED_LOGIT``, as sb3-contrib's
+  ``MaskableCategorical``) are normalised once by ``log_softmax`` and sampled with
+  ``torch.multinomial``: the same distribution. The masks are the env's
+  ``action_masks()`` (``JambVecEnv``: the engine's legal masks, no per-env Python call).
+  Jamb games never truncate (a game ends when the sheet is full), so SB3's bootstrapping
+  of time-limit truncations has nothing to do; a truncated step is refused
+  (RuntimeError) rather than trained on wrongly.
+* **Update** (:meth:`LeanMaskablePPO.train`): the buffer is flattened once per update in
+  SB3's order (``swap_and_flatten``) and each minibatch is indexed from those tensors; the
+  minibatch order is SB3's too (one ``numpy.random.permutation`` per epoch). The loss is SB3's, term for
+  term: clipped surrogate on normalised advantages, optional value clipping
+  (``clip_range_vf``), MSE value loss, entropy of the masked distribution, gradient-norm
+  clipping, ``target_kl`` early stopping. Given the same buffer and random state it
+  makes the same update as ``MaskablePPO.train`` (``tests/test_lean_ppo.py`` checks the
+  parameters after one update against SB3's).
+
+Speed (``scripts/bench.py --train-steps``, the ``trainer`` rows): docs/results.md
+"Training at the machine's speed".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch as th
+import torch.nn.functional as F
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.utils import explained_variance
+
+from .config import TRAINERS
+
+#: Logit of an illegal action: sb3-contrib's ``MaskableCategorical`` value (finite, so
+#: ``0 * logit`` stays 0 in the entropy).
+MASKED_LOGIT = -1e8
+
+def model_class(trainer: str) -> type[MaskablePPO]:
+    """``MaskablePPO`` for ``trainer: sb3``, :class:`LeanMaskablePPO` for ``lean``.
+
+    Raises:
+        ValueError: another trainer name (the config check names the allowed ones first).
+    """
+    if trainer == "sb3":
+        return MaskablePPO
+    if trainer == "lean":
+        return LeanMaskablePPO
+    raise ValueError(f"unknown trainer {trainer!r}; allowed: {', '.join(TRAINERS)}")
+
+
+class LeanMaskablePPO(MaskablePPO):
+    """``MaskablePPO`` with the lean rollout and update (module docstring); same
+    constructor, same arguments, same files. Needs a ``Discrete`` action space, a Box
+    observation and an env with ``action_masks()`` (``JambVecEnv``, or SB3's VecEnvs of
+    ``JambEnv``); ``use_masking`` must stay True."""
+
+    def _heads(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        """``(logits (B, A), values (B,))`` of the policy's actor and critic on ``obs`` (B, obs_dim)."""
+        policy = self.policy
+        features = policy.extract_features(obs)
+        if policy.share_features_extractor:
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+        else:
+            latent_pi = policy.mlp_extractor.forward_actor(features[0])
+            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
+
+    @staticmethod
+    def _masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
+        """log-probabilities (B, A) of the masked distribution (illegal actions ~ -1e8)."""
+        return F.log_softmax(th.where(masks, logits, th.full_like(logits, MASKED_LOGIT)), dim=1)
+
+    def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
+        """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (SB3's contract:
+        False if a callback stopped the rollout)."""
+        if not use_masking or not isinstance(self.action_space, spaces.Discrete):
+            raise ValueError("the lean trainer plays Discrete actions with their legal masks (use_masking=True)")
+        assert self._last_obs is not None, "No previous observation was provided"
+        self.policy.set_training_mode(False)
+        rollout_buffer.reset()
+        callback.on_rollout_start()
+        device = self.device
+        for _ in range(n_rollout_steps):
+            masks = np.asarray(env.action_masks(), dtype=bool)
+            with th.no_grad():
+                logits, values = self._heads(th.as_tensor(self._last_obs, device=device))
+                logp_all = self._masked_log_probs(logits, th.as_tensor(masks, device=device))
+                actions = th.multinomial(logp_all.exp(), 1)
+                log_probs = logp_all.gather(1, actions).squeeze(1)
+            actions = actions.cpu().numpy()
+            new_obs, rewards, dones, infos = env.step(actions.ravel())
+            self.num_timesteps += env.num_envs
+            callback.update_locals(locals())
+            if not callback.on_step():
+                return False
+            self._update_info_buffer(infos, dones)
+            if any(info.get("TimeLimit.truncated", False) for info in infos):
+                raise RuntimeError("a Jamb game was truncated: the lean trainer has no time-limit bootstrapping "
+                                   "(use trainer: sb3)")
+            rollout_buffer.add(self._last_obs, actions, rewards, self._last_episode_starts, values, log_probs,
+                               action_masks=masks)
+            self._last_obs = new_obs
+            self._last_episode_starts = dones
+        with th.no_grad():
+            _, last_values = self._heads(th.as_tensor(new_obs, device=device))
+        rollout_buffer.compute_returns_and_advantage(last_values=last_values, dones=dones)
+        callback.on_rollout_end()
+        return True
+
+    def train(self) -> None:
+        """One PPO update on the full rollout buffer: SB3's loss and logs (module docstring)."""
+        self.policy.set_training_mode(True)
+        self._update_learning_rate(self.policy.optimizer)
+        clip_range = self.clip_range(self._current_progress_remaining)
+        clip_range_vf = None if self.clip_range_vf is None else self.clip_range_vf(self._current_progress_remaining)
+        buf = self.rollout_buffer
+        size = buf.buffer_size * buf.n_envs
+
+        def flat(a: np.ndarray, dtype=th.float32) -> th.Tensor:
+            return th.as_tensor(buf.swap_and_flatten(a), device=self.device).to(dtype)
+
+        obs = flat(buf.observations)
+        actions = flat(buf.actions, th.long).reshape(size, 1)
+        old_values, old_log_probs = flat(buf.values).reshape(size), flat(buf.log_probs).reshape(size)
+        advantages, returns = flat(buf.advantages).reshape(size), flat(buf.returns).reshape(size)
+        masks = flat(buf.action_masks, th.bool).reshape(size, -1)
+
+        entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
+        approx_kl_divs: list[float] = []
+        continue_training = True
+        for epoch in range(self.n_epochs):
+            approx_kl_divs = []
+            indices = np.random.permutation(size)  # SB3's minibatch order: its buffer draws one per epoch
+            for start in range(0, size, self.batch_size):
+                idx = th.as_tensor(indices[start : start + self.batch_size], device=self.device)
+                logits, values = self._heads(obs[idx])
+                logp_all = self._masked_log_probs(logits, masks[idx])
+                log_prob = logp_all.gather(1, actions[idx]).squeeze(1)
+                entropy = -(logp_all.exp() * logp_all).sum(1)
+                adv = advantages[idx]
+                if self.normalize_advantage:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                log_ratio = log_prob - old_log_probs[idx]
+                ratio = th.exp(log_ratio)
+                policy_loss = -th.min(adv * ratio, adv * th.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
+                if clip_range_vf is None:
+                    values_pred = values
+                else:
+                    values_pred = old_values[idx] + th.clamp(values - old_values[idx], -clip_range_vf, clip_range_vf)
+                value_loss = F.mse_loss(returns[idx], values_pred)
+                entropy_loss = -th.mean(entropy)
+                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+                with th.no_grad():
+                    approx_kl_div = float(th.mean((ratio - 1) - log_ratio))
+                    clip_fractions.append(float(th.mean((th.abs(ratio - 1) > clip_range).float())))
+                pg_losses.append(policy_loss.item())
+                value_losses.append(value_loss.item())
+                entropy_losses.append(entropy_loss.item())
+                approx_kl_divs.append(approx_kl_div)
+                if self.target_kl is not None and approx_kl_div > 1.5 * self.target_kl:
+                    continue_training = False
+                    break
+                self.policy.optimizer.zero_grad()
+                loss.backward()
+                th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
+                self.policy.optimizer.step()
+            self._n_updates += 1
+            if not continue_training:
+                break
+        # SB3's buffer is flattened in place by its own get(); the lean update leaves it as it was
+        explained_var = explained_variance(buf.values.flatten(), buf.returns.flatten())
+        self.logger.record("train/entropy_loss", np.mean(entropy_losses))
+        self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))
+        self.logger.record("train/value_loss", np.mean(value_losses))
+        self.logger.record("train/approx_kl", np.mean(approx_kl_divs))
+        self.logger.record("train/clip_fraction", np.mean(clip_fractions))
+        self.logger.record("train/loss", loss.item())
+        self.logger.record("train/explained_variance", explained_var)
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/clip_range", clip_range)
+        if clip_range_vf is not None:
+            self.logger.record("train/clip_range_vf", clip_range_vf)
