@@ -1,0 +1,78 @@
+"""Tenth hostile round: the public API and the commands given inputs of the wrong shape.
+
+Each case failed before its fix: ``Ruleset.column_parts`` read a values array past its end
+(a garbage score) or raised numba's TypingError; a ruleset path of an unknown user's home
+(``~nosuchuser/r.yaml``) was a RuntimeError traceback from ``Path.expanduser``; jamb-export
+wrote the copy over its own source (losing the run's optimizer state); PettingZoo's wrapped
+env answered a non-integer action with an AssertionError where the raw env says ValueError.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from jamb_env import RulesetError, load_ruleset
+
+
+# ---------------------------------------------------------------------- the scoring API
+@pytest.mark.parametrize("values, filled", [([], (1 << 13) - 1),           # read past the end: a garbage score
+                                            (np.zeros((13, 2), int), 1),  # numba's TypingError
+                                            ([1.0] * 12 + [float("nan")], 1),
+                                            (np.zeros(13, int), 1 << 80),  # an OverflowError
+                                            (np.zeros(13, int), -1)])
+def test_column_parts_refuses_values_and_masks_of_the_wrong_shape(values, filled):
+    rules = load_ruleset("classic")
+    with pytest.raises(ValueError, match="values must be 13|filled must be a mask"):
+        rules.column_parts(values, filled)
+    with pytest.raises(ValueError, match="values must be 13|filled must be a mask"):
+        rules.column_points(values, filled)
+    assert rules.column_points(np.full(13, 3), (1 << 13) - 1) == rules.column_points([3] * 13, (1 << 13) - 1)
+
+
+# ---------------------------------------------------------------------- a path of an unknown user's home
+def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, capsys):
+    with pytest.raises(RulesetError, match="cannot read ruleset '~nosuchuser-jamb/r.yaml'"):
+        load_ruleset("~nosuchuser-jamb/r.yaml")
+    from agents.cli import play as play_cli
+
+    # before: Path.expanduser's RuntimeError traceback
+    assert play_cli.main(["--ruleset", "~nosuchuser-jamb/r.yaml", "--watch", "greedy", "--delay", "0"]) == 2
+    assert "cannot read ruleset" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- jamb-export over its source
+def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from agents.cli import export as export_cli
+    from agents.export import export_model
+    from agents.shipped import MODELS_DIR
+
+    src = tmp_path / "final_model.zip"
+    shutil.copyfile(MODELS_DIR / "classic.zip", src)
+    before = src.read_bytes()
+    (tmp_path / "link.zip").symlink_to(src)
+    for dst in (src, tmp_path / "final_model", tmp_path / "link.zip"):
+        with pytest.raises(SystemExit) as exc:
+            export_cli.main([str(src), str(dst)])
+        assert exc.value.code == 2
+        assert "is the model to export itself" in capsys.readouterr().err
+        with pytest.raises(ValueError, match="is the model to export itself"):
+            export_model(src, dst)
+    assert src.read_bytes() == before
+    assert export_cli.main([str(src), str(tmp_path / "copy.zip")]) == 0
+
+
+# ---------------------------------------------------------------------- the wrapped PettingZoo env
+@pytest.mark.parametrize("action", ["3", 3.0, None, [3]])
+def test_the_wrapped_pettingzoo_env_refuses_a_non_integer_action_with_a_value_error(action):
+    pytest.importorskip("pettingzoo")
+    from jamb_env import multiplayer as mp
+
+    env = mp.env(num_players=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action must be an integer"):  # before: AssertOutOfBounds' AssertionError
+        env.step(action)
+    env.step(np.int64(3))  # the game is unchanged and plays on
