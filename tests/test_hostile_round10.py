@@ -76,3 +76,20 @@ def test_the_wrapped_pettingzoo_env_refuses_a_non_integer_action_with_a_value_er
     with pytest.raises(ValueError, match="action must be an integer"):  # before: AssertOutOfBounds' AssertionError
         env.step(action)
     env.step(np.int64(3))  # the game is unchanged and plays on
+
+
+# ---------------------------------------------------------------------- jamb-web's records folder
+@pytest.mark.parametrize("where", ["file/games", "/proc/self/games", "/dev/null/games"])
+def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_path, capsys, monkeypatch, where):
+    pytest.importorskip("flask")
+    from agents.cli import web as web_cli
+
+    (tmp_path / "file").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    served = []
+    monkeypatch.setattr(web_cli, "make_server", lambda *a, **k: served.append(a))
+    with pytest.raises(SystemExit) as exc:  # before: it served, and every new game was a 500 with a traceback
+        web_cli.main(["--port", "0", "--records", where])
+    assert exc.value.code == 2 and not served
+    err = capsys.readouterr().err
+    assert f"--records {where}: " in err and ("is a file, not a folder" in err or "it is inside /" in err)
