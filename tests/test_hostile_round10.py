@@ -93,3 +93,20 @@ def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_pat
     assert exc.value.code == 2 and not served
     err = capsys.readouterr().err
     assert f"--records {where}: " in err and ("is a file, not a folder" in err or "it is inside /" in err)
+
+
+# ---------------------------------------------------------------------- jamb-train-value into another run's folder
+def test_a_value_run_refuses_the_folder_of_another_run_and_keeps_its_config(tmp_path, capsys):
+    from agents.cli import train_value as value_cli
+    from agents.training.config import DEFAULT_CONFIG, config_text, load_config
+
+    run = tmp_path / "sb3_run"
+    run.mkdir()
+    text = config_text(load_config(DEFAULT_CONFIG))  # a jamb-train run's config.yaml
+    (run / "config.yaml").write_text(text)
+    for resume in ([], ["--resume"]):
+        with pytest.raises(SystemExit) as exc:  # before: it wrote its own config.yaml over the run's
+            value_cli.main(["--out", str(run), "--iterations", "1", "--games", "2", *resume])
+        assert exc.value.code == 2
+        assert "holds another run" in capsys.readouterr().err
+    assert (run / "config.yaml").read_text() == text and sorted(p.name for p in run.iterdir()) == ["config.yaml"]
