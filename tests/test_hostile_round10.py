@@ -110,3 +110,23 @@ def test_a_value_run_refuses_the_folder_of_another_run_and_keeps_its_config(tmp_
         assert exc.value.code == 2
         assert "holds another run" in capsys.readouterr().err
     assert (run / "config.yaml").read_text() == text and sorted(p.name for p in run.iterdir()) == ["config.yaml"]
+
+
+# ---------------------------------------------------------------------- jamb-play --save over an existing file
+@pytest.mark.parametrize("seats", [[], ["--players", "human", "human"]])
+def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monkeypatch, seats):
+    from agents.cli import play as play_cli
+
+    saved = tmp_path / "game.jsonl"
+    saved.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n')
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n")
+    before = {p: p.read_text() for p in (saved, notes)}
+    monkeypatch.setattr("builtins.input", lambda *a: "quit")
+    for argv in (["--seed", "1", "--save", str(saved), *seats], ["--seed", "1", "--save", str(notes), *seats],
+                 ["--load", str(saved), "--save", str(notes)]):
+        with pytest.raises(SystemExit) as exc:  # before: the first save replaced the file with the new game
+            play_cli.main(argv)
+        assert exc.value.code == 2 and "the file exists, and saving would replace it" in capsys.readouterr().err
+    assert {p: p.read_text() for p in (saved, notes)} == before
+    assert play_cli.main(["--load", str(saved), "--save", str(saved)]) == 0  # resuming in place still saves there
