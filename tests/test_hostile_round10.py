@@ -130,3 +130,15 @@ def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monk
         assert exc.value.code == 2 and "the file exists, and saving would replace it" in capsys.readouterr().err
     assert {p: p.read_text() for p in (saved, notes)} == before
     assert play_cli.main(["--load", str(saved), "--save", str(saved)]) == 0  # resuming in place still saves there
+
+
+# ---------------------------------------------------------------------- jamb-zoo's log folder
+def test_jamb_zoo_train_refuses_a_log_folder_behind_a_file(tmp_path, capsys):
+    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
+    from agents.cli import zoo as zoo_cli
+
+    blocker = tmp_path / "logs"
+    blocker.write_text("not a folder\n")
+    rc = zoo_cli.main(["train", "--algo", "ppo_mask", "--env", "Jamb-classic-v1", "-n", "10", "-f", str(blocker)])
+    assert rc == 2  # before: the zoo's NotADirectoryError traceback (exit status 1)
+    assert f"--log-folder {blocker}: " in capsys.readouterr().err and blocker.read_text() == "not a folder\n"
