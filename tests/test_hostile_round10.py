@@ -1,10 +1,14 @@
 """Tenth hostile round: the public API and the commands given inputs of the wrong shape.
 
 Each case failed before its fix: ``Ruleset.column_parts`` read a values array past its end
-(a garbage score) or raised numba's TypingError; a ruleset path of an unknown user's home
+(a garbage score) or raised numba's TypingError; a ruleset path in an unknown user's home
 (``~nosuchuser/r.yaml``) was a RuntimeError traceback from ``Path.expanduser``; jamb-export
 wrote the copy over its own source (losing the run's optimizer state); PettingZoo's wrapped
-env answered a non-integer action with an AssertionError where the raw env says ValueError.
+env answered a non-integer action with an AssertionError where the raw env says ValueError;
+jamb-web served with a ``--records`` folder it could not make (every new game a 500);
+jamb-train-value wrote its ``config.yaml`` over another run's; ``jamb-play --save`` of a
+new game replaced an existing file (a saved game, or any other); ``jamb-zoo train -f`` behind
+a file was the zoo's NotADirectoryError traceback.
 """
 
 from __future__ import annotations
@@ -118,7 +122,8 @@ def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monk
     from agents.cli import play as play_cli
 
     saved = tmp_path / "game.jsonl"
-    saved.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n')
+    saved.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", '
+                     '"player": "human"}\n')
     notes = tmp_path / "notes.md"
     notes.write_text("my notes\n")
     before = {p: p.read_text() for p in (saved, notes)}

@@ -539,7 +539,8 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
                 check_output_file(getattr(args, name))
             except OSError as exc:
                 parser.error(f"--{name}: {exc}")
-    if args.save and os.path.isfile(args.save) and os.path.getsize(args.save) and not (args.load and same_file(args.save, args.load)):
+    resumed_in_place = args.load and args.save and same_file(args.save, args.load)
+    if args.save and os.path.isfile(args.save) and os.path.getsize(args.save) and not resumed_in_place:
         parser.error(f"--save {args.save}: the file exists, and saving would replace it; to resume a game saved there, "
                      f"--load {args.save}; else save this game in a new file")
     for name in ("load", "replay"):

@@ -335,7 +335,7 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
-    if not rows and os.path.lexists(out / "config.yaml") and not _started_here(out):  # its config.yaml would be replaced
+    if not rows and os.path.lexists(out / "config.yaml") and not _started_here(out):  # it would replace its config.yaml
         raise FileExistsError(f"{out} holds another run (its config.yaml is not a value run's); choose a new --out")
     if resume and not rows and _started_here(out):
         log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")

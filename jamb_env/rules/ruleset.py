@@ -759,7 +759,8 @@ class Ruleset:
         """
         R = len(self.rows)
         arr = np.asarray(values)
-        numbers = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all()
+        numbers = (np.issubdtype(arr.dtype, np.integer)
+                   or np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all()))
         if arr.shape != (R,) or not numbers:
             raise ValueError(f"values must be {R} finite numbers (one per row of {self.name}), got an array of shape "
                              f"{arr.shape} and dtype {arr.dtype}{'' if numbers else ' (or not finite)'}")
