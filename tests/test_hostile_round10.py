@@ -8,7 +8,8 @@ env answered a non-integer action with an AssertionError where the raw env says 
 jamb-web served with a ``--records`` folder it could not make (every new game a 500);
 jamb-train-value wrote its ``config.yaml`` over another run's; ``jamb-play --save`` of a
 new game replaced an existing file (a saved game, or any other); ``jamb-zoo train -f`` behind
-a file was the zoo's NotADirectoryError traceback.
+a file was the zoo's NotADirectoryError traceback; ``write_video`` at 0 frames a second was a
+ZeroDivisionError.
 """
 
 from __future__ import annotations
@@ -147,3 +148,16 @@ def test_jamb_zoo_train_refuses_a_log_folder_behind_a_file(tmp_path, capsys):
     rc = zoo_cli.main(["train", "--algo", "ppo_mask", "--env", "Jamb-classic-v1", "-n", "10", "-f", str(blocker)])
     assert rc == 2  # before: the zoo's NotADirectoryError traceback (exit status 1)
     assert f"--log-folder {blocker}: " in capsys.readouterr().err and blocker.read_text() == "not a folder\n"
+
+
+# ---------------------------------------------------------------------- write_video's frame rate
+@pytest.mark.parametrize("fps", [0, -1, float("nan"), float("inf"), "2", True])
+def test_write_video_refuses_a_frame_rate_that_is_not_a_positive_number(tmp_path, fps):
+    pytest.importorskip("PIL")
+    from jamb_env.video import write_video
+
+    frames = [np.zeros((8, 8, 3), dtype=np.uint8)] * 2
+    with pytest.raises(ValueError, match="fps must be a positive finite number"):  # before: 0 a ZeroDivisionError
+        write_video(tmp_path / "v.gif", frames, fps)
+    assert not any(tmp_path.iterdir())
+    assert write_video(tmp_path / "v.gif", frames, 2).is_file()
