@@ -3,9 +3,22 @@ optimizer's moment estimates. Loaded back by :class:`agents.ppo_agent.PPOAgent`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from jamb_env.files import atomic_save_model
+
+
+def check_not_source(src: str | Path, dst: str | Path) -> None:
+    """Raise ValueError when ``dst`` is ``src`` itself (the same file, by any name or link):
+    the copy would replace the model it is made of, and its optimizer state with it."""
+    try:
+        same = Path(dst).exists() and os.path.samefile(src, dst)
+    except OSError:
+        return  # src is unreadable: loading it says so
+    if same:
+        raise ValueError(f"{dst} is the model to export itself; give another file name for the copy "
+                         "(writing over it would lose its optimizer state)")
 
 
 def export_model(src: str | Path, dst: str | Path) -> Path:
@@ -15,7 +28,7 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
     Returns the path written (``dst``, with ``.zip`` added if it lacks it).
 
     Raises:
-        ValueError: ``src`` is not a MaskablePPO model file.
+        ValueError: ``src`` is not a MaskablePPO model file, or ``dst`` is ``src`` itself.
         OSError: ``dst`` cannot be written (IsADirectoryError: it is a folder, where the
             copy would otherwise go beside it, to ``<folder>.zip``).
     """
@@ -32,4 +45,5 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
     dst = Path(dst)
     if dst.suffix != ".zip":
         dst = dst.with_name(dst.name + ".zip")  # SB3 adds .zip anyway: say where it went
+    check_not_source(src, dst)
     return atomic_save_model(model, dst)  # creates the folder; never a half-written file

@@ -113,9 +113,12 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         return super().last(observe)
 
     def step(self, action) -> None:
-        n = self.unwrapped._layout.num_actions
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and not 0 <= int(action) < n:
-            raise ValueError(f"action must be an integer in 0..{n - 1}, got {action!r}")  # AssertOutOfBounds: OverflowError past int64
+        raw = self.unwrapped
+        n, a = raw._layout.num_actions, _integer(action)
+        dead = raw._match is not None and raw.agents and (raw.terminations.get(raw.agent_selection)
+                                                          or raw.truncations.get(raw.agent_selection))
+        if not (action is None and dead) and (a is None or not 0 <= a < n):  # AssertOutOfBounds: an AssertionError,
+            raise ValueError(f"action must be an integer in 0..{n - 1}, got {action!r}")  # an OverflowError past int64
         super().step(action)
 
 

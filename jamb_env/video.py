@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .checks import finite_number
 from .files import atomic_path, check_output_file
 from .records import GameRecord, MatchRecord, match_env, replay_match
 
@@ -52,7 +53,8 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
     the path written.
 
     Raises:
-        ValueError: a suffix other than .gif / .mp4, or no frames.
+        ValueError: a suffix other than .gif / .mp4, no frames, or ``fps`` not a positive
+            finite number.
         MissingDependency: an .mp4 without moviepy.
         OSError: the file cannot be written.
     """
@@ -62,6 +64,8 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
         raise ValueError(f"{path}: a video is .gif or .mp4, not {suffix or 'a name without a suffix'}")
     if not frames:
         raise ValueError("no frames to write")
+    if not finite_number(fps) or fps <= 0:  # 0 was a ZeroDivisionError
+        raise ValueError(f"fps must be a positive finite number of frames a second, got {fps!r}")
     if suffix == ".mp4" and not have_moviepy():
         raise MissingDependency(MOVIEPY_MISSING)
     with atomic_path(path, keep_suffix=True) as tmp:  # the writers choose the format by the suffix

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from agents.export import export_model
+from agents.export import check_not_source, export_model
 from jamb_env.files import atomic_path, check_output_file
 
 
@@ -30,7 +30,8 @@ def main(argv=None) -> int:
         dst = dst.with_name(dst.name + ".zip")  # as export_model and SB3 do: say where it goes
     try:
         check_output_file(dst)
-    except OSError as exc:
+        check_not_source(src, dst)
+    except (OSError, ValueError) as exc:
         parser.error(str(exc))
     try:
         with atomic_path(dst) as tmp:  # a failed export leaves a previous copy at dst intact

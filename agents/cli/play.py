@@ -27,7 +27,8 @@ by name, but loads a seat that names a file (a model .zip, ``hybrid:``/``search:
 runs the code pickled in it.
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
-sheet / save / quit). ``--save FILE`` saves the game after every move and on quit;
+sheet / save / quit). ``--save FILE`` saves the game after every move and on quit (FILE
+new or empty: an existing file is never replaced, resume the game in it with ``--load``);
 ``--load FILE`` resumes it (and saves there unless ``--save`` says elsewhere; a file of
 several games is never saved over: ``--game K --save OTHER``, OTHER not the same file). Saves and
 ``--record`` files are game records (JSON lines, jamb_env/records.py) that ``--replay``
@@ -538,6 +539,10 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
                 check_output_file(getattr(args, name))
             except OSError as exc:
                 parser.error(f"--{name}: {exc}")
+    resumed_in_place = args.load and args.save and same_file(args.save, args.load)
+    if args.save and os.path.isfile(args.save) and os.path.getsize(args.save) and not resumed_in_place:
+        parser.error(f"--save {args.save}: the file exists, and saving would replace it; to resume a game saved there, "
+                     f"--load {args.save}; else save this game in a new file")
     for name in ("load", "replay"):
         path = getattr(args, name)
         if path and not os.path.isfile(path):

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from agents.registry import parse_spec
 from agents.web import DEFAULT_HOST, DEFAULT_PORT, Lobby, make_server
+from jamb_env.files import check_output_folder
 
 
 def agent_spec(text: str) -> str:
@@ -80,8 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         print("error: jamb-web needs Flask: pip install -e '.[web]' (or make web)", file=sys.stderr)
         return 2
     records = Path(args.records)
-    if records.exists() and not records.is_dir():
-        parser.error(f"--records {args.records}: not a folder")
+    try:  # a file on the way or a system folder: say so now, not as every new game's internal error
+        check_output_folder(records)
+    except OSError as exc:
+        parser.error(f"--records {args.records}: {exc}")
     try:
         server = make_server(args.host, args.port, Lobby(records, agents=args.agent))
     except OSError as exc:

@@ -74,6 +74,20 @@ def _check_conf_file(rest: list[str]) -> None:
                              f"got {type(data[key]).__name__}")
 
 
+def _check_log_folder(rest: list[str]) -> None:
+    """ValueError unless the ``-f`` log folder of ``rest`` can be made (a file on the way was
+    the zoo's NotADirectoryError traceback once it had set the run up)."""
+    from jamb_env.files import check_output_folder
+
+    probe = argparse.ArgumentParser(add_help=False)
+    probe.add_argument("-f", "--log-folder", default="logs")
+    known, _ = probe.parse_known_args(rest)
+    try:
+        check_output_folder(known.log_folder)
+    except OSError as exc:
+        raise ValueError(f"--log-folder {known.log_folder}: {exc}") from None
+
+
 def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="jamb-zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=COMMANDS, help="the rl_zoo3 script to run")
@@ -95,6 +109,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         if args.command == "train":
             _check_conf_file(rest)
+            _check_log_folder(rest)
         script()
     except (ValueError, AssertionError, FileNotFoundError) as exc:  # the zoo's own checks (env id, config, model folder)
         print(f"error: {exc or type(exc).__name__}", file=sys.stderr)

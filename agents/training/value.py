@@ -325,7 +325,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     resumes from iteration 0.
 
     Raises:
-        FileExistsError: ``out`` holds a run and ``resume`` is False.
+        FileExistsError: ``out`` holds a run and ``resume`` is False, or holds another kind
+            of run (a ``config.yaml`` that is not a value run's: jamb-train's, self-play's).
         ValueError: ``resume`` of a folder with no value run, or whose network is of
             another ruleset, seed or size; a damaged ``history.csv``.
     """
@@ -334,6 +335,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
+    if not rows and os.path.lexists(out / "config.yaml") and not _started_here(out):  # it would replace its config.yaml
+        raise FileExistsError(f"{out} holds another run (its config.yaml is not a value run's); choose a new --out")
     if resume and not rows and _started_here(out):
         log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")
         net = None

@@ -159,7 +159,7 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
                     "(or pass a path to a YAML file)"
                 )
         stamp = path.stat().st_mtime_ns
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: expanduser of ~user, no such user
         if isinstance(exc, (FileNotFoundError, RulesetError)):
             raise
         raise RulesetError(f"cannot read ruleset {text[:80]!r}: {exc}") from exc
@@ -750,9 +750,24 @@ class Ruleset:
 
     def column_parts(self, values, filled: int) -> tuple[int, int, int, int]:
         """(upper, bonus, difference, lower) credited so far, as RULES.md §2
-        (:func:`jamb_env.rules.kernels.column_parts`)."""
+        (:func:`jamb_env.rules.kernels.column_parts`).
+
+        Raises:
+            ValueError: ``values`` is not R finite numbers, or ``filled`` is not a mask of R bits
+                (the kernel reads ``values[r]`` unchecked: a shorter array would be read
+                past its end).
+        """
+        R = len(self.rows)
+        arr = np.asarray(values)
+        numbers = (np.issubdtype(arr.dtype, np.integer)
+                   or np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all()))
+        if arr.shape != (R,) or not numbers:
+            raise ValueError(f"values must be {R} finite numbers (one per row of {self.name}), got an array of shape "
+                             f"{arr.shape} and dtype {arr.dtype}{'' if numbers else ' (or not finite)'}")
+        if isinstance(filled, bool) or not isinstance(filled, (int, np.integer)) or not 0 <= filled < 1 << R:
+            raise ValueError(f"filled must be a mask of the {R} rows, an integer in 0..{(1 << R) - 1}, got {filled!r}")
         out = np.zeros(4, dtype=np.int64)
-        kernels.column_parts(np.asarray(values, dtype=np.int64), int(filled), self.arrays, out)
+        kernels.column_parts(arr.astype(np.int64), int(filled), self.arrays, out)
         return int(out[0]), int(out[1]), int(out[2]), int(out[3])
 
     @cached_property
