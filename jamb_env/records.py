@@ -426,8 +426,9 @@ def replay(record: GameRecord | MatchRecord, env=None):
 
     Raises:
         RecordError: the record's ruleset cannot be loaded, a step after the game's end,
-            an illegal action, or dice that differ from the record (the message names the
-            file and line when read from a file).
+            an illegal action, dice that differ from the record, or an end line whose score
+            differs or whose game is not over (raised after the last step is yielded; the
+            message names the file and line when read from a file).
     """
     if isinstance(record, MatchRecord):
         yield from replay_match(record, env)
@@ -453,6 +454,12 @@ def replay(record: GameRecord | MatchRecord, env=None):
         except IllegalActionError as exc:
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         yield env, step
+    if record.final_score is not None:  # the end line must be what the steps replay to
+        where = record.source or "the record"
+        if not is_over(env.ruleset, env.game):
+            raise RecordError(f"{where}: the record has an end line but its steps stop before the game's end")
+        if env.score != record.final_score:
+            raise RecordError(f"{where}: the replay scored {env.score}, the record's end line says {record.final_score}")
 
 
 def match_env(record: MatchRecord, render_mode: str | None = None):

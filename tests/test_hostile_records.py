@@ -342,3 +342,21 @@ def test_sigterm_at_a_match_prompt_saves_the_match(tmp_path):
     assert moved and "Traceback" not in err, err
     record = read_matches(save)[0]
     assert record.players == ["human", "greedy"] and len(record.steps) == int(moved.group(1))
+
+
+def test_the_library_replay_checks_a_solitaire_end_line():
+    """records.replay (the one replay every reader uses) refuses an end line its steps
+    contradict: a forged score, or an end line after steps that stop mid-game."""
+    env = JambEnv("classic_down")
+    rec = GameRecord(ruleset="classic_down", seed=7)
+    env.reset(seed=7)
+    done = False
+    while not done:
+        _, _, done, _, _ = rec.play(env, int(env.action_masks().nonzero()[0][-1]))
+    assert [s for _, s in replay(rec)][-1] is rec.steps[-1]  # the true record replays
+    forged = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps, final_score=rec.final_score + 1)
+    with pytest.raises(RecordError, match="the replay scored .*, the record's end line says"):
+        list(replay(forged))
+    cut = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps[:-1], final_score=rec.final_score)
+    with pytest.raises(RecordError, match="stop before the game's end"):
+        list(replay(cut))
