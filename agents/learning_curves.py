@@ -12,9 +12,10 @@ from jamb_env.files import atomic_path
 from jamb_env.render import printable
 
 
-def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every scalar of a run folder's TensorBoard event files: tag -> (steps int64 (N,),
-    values float (N,)) in logged order. TensorBoard raises assorted errors on damaged files."""
+    values float (N,), wall times float (N,), seconds since the epoch) in logged order.
+    TensorBoard raises assorted errors on damaged files."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
@@ -22,7 +23,8 @@ def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {}
     for tag in acc.Tags()["scalars"]:
         events = acc.Scalars(tag)
-        out[tag] = (np.array([e.step for e in events]), np.array([e.value for e in events]))
+        out[tag] = (np.array([e.step for e in events]), np.array([e.value for e in events]),
+                    np.array([e.wall_time for e in events], dtype=np.float64))
     return out
 
 
@@ -86,32 +88,44 @@ def init_steps(run: Path, init_from: str) -> int:
         return 0
 
 
-def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray]], tag: str, offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+#: ``jamb-plot --x``: what the horizontal axis shows, and its label.
+X_AXES = {"steps": "environment steps", "minutes": "wall-clock minutes since the run's first logged value"}
+
+
+def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tag: str, offset: int = 0,
+              x: str = "steps") -> tuple[np.ndarray, np.ndarray]:
     """One run's curve of ``tag``: (steps + ``offset``, values), by step, each step once (a
-    resumed run logs its checkpoint step again: the later value is kept). Raises KeyError
-    for a tag the run does not have."""
-    steps, values = scalars[tag]
-    last = {int(x) + offset: v for x, v in zip(steps, values)}
-    return np.array(sorted(last)), np.array([last[x] for x in sorted(last)])
+    resumed run logs its checkpoint step again: the later value is kept). With ``x =
+    "minutes"`` the first array is instead the wall-clock minutes of each kept value since
+    the run's first logged scalar (a resumed run's pause included; ``offset`` unused).
+    Raises KeyError for a tag the run does not have."""
+    steps, values, wall = scalars[tag]
+    last = {int(s) + offset: (v, w) for s, v, w in zip(steps, values, wall)}
+    order = sorted(last)
+    if x == "minutes":
+        start = min(float(w[0]) for _, _, w in scalars.values() if len(w))
+        return np.array([(last[s][1] - start) / 60 for s in order]), np.array([last[s][0] for s in order])
+    return np.array(order), np.array([last[s][0] for s in order])
 
 
 def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]], baselines: dict[str, dict[str, float]],
-                  tag: str, title: str | None = None):
+                  tag: str, title: str | None = None, xlabel: str = X_AXES["steps"]):
     """The matplotlib figure of learning curves: a panel per ruleset; per group (``(ruleset,
     label)`` -> one ``(steps, values)`` curve per run) the mean over its runs at every step
     any of them logged, with their range shaded; a run counts only from its first to its
     last logged step (linear between them), never with values held past its ends; ``baselines`` (ruleset ->
-    agent -> points) as dashed horizontal lines. The caller saves and closes it."""
+    agent -> points) as dashed horizontal lines; ``xlabel`` names the horizontal axis
+    (:data:`X_AXES`). The caller saves and closes it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     with matplotlib.rc_context({"text.parse_math": False}):  # names from files, e.g. '$\\frac{$', are text, not TeX
-        return _curves_figure(plt, groups, baselines, tag, title)
+        return _curves_figure(plt, groups, baselines, tag, title, xlabel)
 
 
-def _curves_figure(plt, groups, baselines, tag, title):
+def _curves_figure(plt, groups, baselines, tag, title, xlabel):
     rulesets = list(dict.fromkeys(r for r, _ in groups))
     fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
     for ax, ruleset in zip(axes[0], rulesets):
@@ -125,7 +139,7 @@ def _curves_figure(plt, groups, baselines, tag, title):
                 ax.fill_between(steps, np.nanmin(ys, axis=0), np.nanmax(ys, axis=0), color=line.get_color(), alpha=0.2)
         for k, (name, value) in enumerate(sorted(baselines.get(ruleset, {}).items(), key=lambda x: x[1])):
             ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
-        ax.set_xlabel("environment steps")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(f"{tag} (points)")
         ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not title else title)
         ax.legend(fontsize=8, loc="lower right")

@@ -419,3 +419,20 @@ def test_evaluation_callback_plays_the_canonical_games(tmp_path, monkeypatch, ve
         assert (seen[0][i] == JambEnv("classic").reset(seed=20_000_000 + i)[0]).all()
     env.close()
     eval_env.close()
+
+
+def test_run_curve_by_steps_and_by_wall_clock_minutes():
+    """jamb-plot --x minutes: the same kept values (each step once, the later one), placed at
+    their wall-clock minutes since the run's first logged scalar of any tag."""
+    import numpy as np
+
+    from agents.learning_curves import run_curve
+
+    scalars = {
+        "eval/score": (np.array([0, 100, 100, 200]), np.array([1.0, 2.0, 3.0, 4.0]), np.array([130.0, 190.0, 250.0, 370.0])),
+        "time/fps": (np.array([50]), np.array([9.0]), np.array([10.0])),
+    }
+    steps, values = run_curve(scalars, "eval/score", offset=5)
+    assert steps.tolist() == [5, 105, 205] and values.tolist() == [1.0, 3.0, 4.0]
+    minutes, values = run_curve(scalars, "eval/score", offset=5, x="minutes")
+    assert minutes.tolist() == [2.0, 4.0, 6.0] and values.tolist() == [1.0, 3.0, 4.0]

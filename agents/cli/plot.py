@@ -1,12 +1,14 @@
 """Learning curves from training run folders to a PNG: score vs steps, baselines as lines.
 
-    python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score]
+    python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score] [--x minutes]
 
 Runs of one ruleset and config (read from each run's ``config.yaml``; else folder names
 ``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn
 with the range over its runs (seeds) shaded. Each ruleset gets its own panel, with the
 ``eval/baseline_<agent>`` scalars of its runs drawn as horizontal lines. A run started
-from another model (``init_from``, fine-tuning) is drawn after that model's steps.
+from another model (``init_from``, fine-tuning) is drawn after that model's steps. ``--x
+minutes`` draws the same values against wall-clock minutes since each run's first logged
+value (TensorBoard's wall times; a resumed run's pause included) instead of env steps.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.cli import interruptible
-from agents.learning_curves import curves_figure, read_scalars, run_curve, run_info, save_figure
+from agents.learning_curves import X_AXES, curves_figure, read_scalars, run_curve, run_info, save_figure
 from jamb_env.files import check_output_file
 from jamb_env.render import printable
 
@@ -30,6 +32,8 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
     parser.add_argument("--out", default="curves.png", help="the figure: a .png, .pdf or .svg file (written atomically)")
     parser.add_argument("--title", default=None)
+    parser.add_argument("--x", choices=sorted(X_AXES), default="steps",
+                        help="horizontal axis: env steps (default) or wall-clock minutes since each run's start")
     args = parser.parse_args(argv)
     groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     baselines: dict[str, dict[str, float]] = defaultdict(dict)  # ruleset -> name -> points
@@ -57,15 +61,15 @@ def _main(argv: list[str] | None = None) -> int:
             print(printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"), file=sys.stderr)  # tags from the files
             return 2
         ruleset, config, offset = run_info(run)
-        groups[ruleset, config].append(run_curve(scalars, args.tag, offset))
-        for tag, (_, values) in scalars.items():
+        groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
+        for tag, (_, values, _) in scalars.items():
             if tag.startswith("eval/baseline_"):
                 name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
                 if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
                     print(printable(f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
                                     f"{value:.1f} in {run.name}); the panel shows those of the last run given"), file=sys.stderr)
                 baselines[ruleset][name] = value
-    fig = curves_figure(groups, baselines, args.tag, args.title)
+    fig = curves_figure(groups, baselines, args.tag, args.title, X_AXES[args.x])
     try:
         save_figure(fig, out)
     except OSError as exc:
