@@ -40,6 +40,7 @@ import torch as th
 import torch.nn.functional as F
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.utils import explained_variance
 
 from .config import TRAINERS
@@ -94,7 +95,9 @@ class LeanMaskablePPO(MaskablePPO):
         callback.on_rollout_start()
         device = self.device
         for _ in range(n_rollout_steps):
-            masks = np.asarray(env.action_masks(), dtype=bool)
+            # JambVecEnv's masks in one call; SB3's VecEnvs (vec_env: dummy, subproc) ask each JambEnv
+            masks = env.action_masks() if hasattr(env, "action_masks") else get_action_masks(env)
+            masks = np.asarray(masks, dtype=bool)
             with th.no_grad():
                 logits, values = self._heads(th.as_tensor(self._last_obs, device=device))
                 logp_all = self._masked_log_probs(logits, th.as_tensor(masks, device=device))
