@@ -16,7 +16,8 @@ What is left out, and why it does not change the algorithm:
   twice); the masked logits (illegal actions at ``MASKED_LOGIT``, as sb3-contrib's
   ``MaskableCategorical``) are normalised once by ``log_softmax`` and sampled with
   ``torch.multinomial``: the same distribution. The masks are the env's
-  ``action_masks()`` (``JambVecEnv``: the engine's legal masks, no per-env Python call).
+  ``action_masks()`` (``JambVecEnv``: the engine's legal masks, no per-env Python call;
+  SB3's VecEnvs, ``vec_env: dummy`` or ``subproc``: each ``JambEnv``'s, as sb3-contrib asks).
   Jamb games never truncate (a game ends when the sheet is full), so SB3's bootstrapping
   of time-limit truncations has nothing to do; a truncated step is refused
   (RuntimeError) rather than trained on wrongly.
