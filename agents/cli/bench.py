@@ -32,6 +32,7 @@ import os
 import sys
 
 from agents.benchmarking import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows
+from agents.training.config import ConfigError
 
 
 def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[dict] | None = None,
@@ -122,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         from agents.training.config import load_config
 
         try:
-            load_config(args.trainers)
-        except (ValueError, OSError) as exc:  # ConfigError, and a config that does not exist or cannot be read
+            load_ruleset(load_config(args.trainers)["ruleset"])
+        except (ValueError, OSError) as exc:  # ConfigError, RulesetError; a file missing or unreadable
             parser.error(f"--trainers {args.trainers}: {exc}")
     try:
         print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
@@ -132,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
         agent_table = agent_rows(args.agents, presets[0], args.agent_games) if args.agents else []
         trainer_table = trainer_rows(args.train_steps, args.trainers) if args.trainers is not None else []
+    except ConfigError as exc:  # settings MaskablePPO itself refuses (new_model), found when the trainer rows build it
+        print(f"error: --trainers {args.trainers}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
         return 130

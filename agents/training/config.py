@@ -116,6 +116,8 @@ MAX_PROCESSES = 1024
 MAX_SUBPROC_ENVS = 64
 #: SB3's ``n_steps`` when ``algo`` leaves it out.
 SB3_DEFAULT_N_STEPS = 2048
+#: SB3's ``batch_size`` when ``algo`` leaves it out.
+SB3_DEFAULT_BATCH_SIZE = 64
 
 
 class ConfigError(ValueError):
@@ -277,6 +279,12 @@ def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:
     if n_envs * n_steps > MAX_ROLLOUT:
         raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} envs x algo.n_steps {n_steps:,} = {n_envs * n_steps:,} steps per "
                           f"rollout is too large; allowed: at most {MAX_ROLLOUT:,} (the rollout buffer holds every step)")
+    batch_size = cfg["algo"].get("batch_size", SB3_DEFAULT_BATCH_SIZE)
+    if cfg["algo"].get("normalize_advantage", True) and n_envs * n_steps % batch_size == 1:
+        raise ConfigError(f"{path}: key 'algo.batch_size': {n_envs:,} envs x algo.n_steps {n_steps:,} = "
+                          f"{n_envs * n_steps:,} steps per rollout leave a last minibatch of 1 step in minibatches of "
+                          f"{batch_size:,} (advantage normalisation needs 2 samples: MaskablePPO's weights would turn "
+                          "NaN); choose another batch_size")
     if cfg["env"]["vec_env"] == "subproc" and n_envs > MAX_SUBPROC_ENVS:
         raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} is too many for vec_env subproc (one process per env); "
                           f"allowed: 1..{MAX_SUBPROC_ENVS}, or vec_env batched for more")

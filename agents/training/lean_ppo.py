@@ -16,7 +16,8 @@ What is left out, and why it does not change the algorithm:
   twice); the masked logits (illegal actions at ``MASKED_LOGIT``, as sb3-contrib's
   ``MaskableCategorical``) are normalised once by ``log_softmax`` and sampled with
   ``torch.multinomial``: the same distribution. The masks are the env's
-  ``action_masks()`` (``JambVecEnv``: the engine's legal masks, no per-env Python call).
+  ``action_masks()`` (``JambVecEnv``: the engine's legal masks, no per-env Python call;
+  SB3's VecEnvs, ``vec_env: dummy`` or ``subproc``: each ``JambEnv``'s, as sb3-contrib asks).
   Jamb games never truncate (a game ends when the sheet is full), so SB3's bootstrapping
   of time-limit truncations has nothing to do; a truncated step is refused
   (RuntimeError) rather than trained on wrongly.
@@ -40,6 +41,7 @@ import torch as th
 import torch.nn.functional as F
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.utils import explained_variance
 
 from .config import TRAINERS
@@ -94,7 +96,9 @@ class LeanMaskablePPO(MaskablePPO):
         callback.on_rollout_start()
         device = self.device
         for _ in range(n_rollout_steps):
-            masks = np.asarray(env.action_masks(), dtype=bool)
+            # JambVecEnv's masks in one call; SB3's VecEnvs (vec_env: dummy, subproc) ask each JambEnv
+            masks = env.action_masks() if hasattr(env, "action_masks") else get_action_masks(env)
+            masks = np.asarray(masks, dtype=bool)
             with th.no_grad():
                 logits, values = self._heads(th.as_tensor(self._last_obs, device=device))
                 logp_all = self._masked_log_probs(logits, th.as_tensor(masks, device=device))
