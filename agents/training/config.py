@@ -120,6 +120,14 @@ SB3_DEFAULT_N_STEPS = 2048
 SB3_DEFAULT_BATCH_SIZE = 64
 
 
+def leaves_one_sample(rollout: int, batch_size: int) -> bool:
+    """Whether a rollout of ``rollout`` samples in minibatches of ``batch_size`` leaves a last
+    minibatch of one sample: PPO's advantage normalisation divides by the standard deviation
+    of a minibatch, NaN for one sample (MaskablePPO's weights turn NaN). Every trainer's
+    settings (the SB3 and lean configs, self-play) are checked with it."""
+    return rollout % batch_size == 1
+
+
 class ConfigError(ValueError):
     """A malformed training config; the message names the file and the key."""
 
@@ -280,7 +288,7 @@ def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:
         raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} envs x algo.n_steps {n_steps:,} = {n_envs * n_steps:,} steps per "
                           f"rollout is too large; allowed: at most {MAX_ROLLOUT:,} (the rollout buffer holds every step)")
     batch_size = cfg["algo"].get("batch_size", SB3_DEFAULT_BATCH_SIZE)
-    if cfg["algo"].get("normalize_advantage", True) and n_envs * n_steps % batch_size == 1:
+    if cfg["algo"].get("normalize_advantage", True) and leaves_one_sample(n_envs * n_steps, batch_size):
         raise ConfigError(f"{path}: key 'algo.batch_size': {n_envs:,} envs x algo.n_steps {n_steps:,} = "
                           f"{n_envs * n_steps:,} steps per rollout leave a last minibatch of 1 step in minibatches of "
                           f"{batch_size:,} (advantage normalisation needs 2 samples: MaskablePPO's weights would turn "

@@ -40,7 +40,7 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 from ..evaluation import eval_seeds, wilson_interval
-from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left, finite_number
+from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left, finite_number, leaves_one_sample
 from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
                    save_checkpoint, save_final, save_record)
 
@@ -171,7 +171,7 @@ def batch_size_for(rollout: int, largest: int = 512) -> int:
     if rollout < 2:
         raise ValueError(f"a rollout needs at least 2 samples (n_envs x n_steps), got {rollout}")
     size = min(largest, rollout)
-    while size > 2 and rollout % size == 1:
+    while size > 2 and leaves_one_sample(rollout, size):
         size -= 1
     return size
 
@@ -308,7 +308,7 @@ def ppo_settings(n_envs: int, n_steps: int, ppo_kwargs: dict | None = None) -> d
               "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
     kwargs.update(ppo_kwargs or {})
     batch = kwargs["batch_size"]
-    if not isinstance(batch, int) or batch < 2 or rollout % batch == 1:
+    if not isinstance(batch, int) or batch < 2 or leaves_one_sample(rollout, batch):
         raise ValueError(f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}")
     return kwargs
 
