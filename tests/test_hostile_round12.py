@@ -2,12 +2,16 @@
 
 Each case failed before its fix: the in-game ``save FILE`` command of ``jamb-play`` (a
 solitaire game or a match) wrote over any existing file, another saved game or not,
-where ``--save FILE`` refuses it (round 10);
+where ``--save FILE`` refuses it (round 10); ``jamb-plot --x minutes`` of a run whose
+TensorBoard wall times are not finite or go backwards (a damaged file, a clock set back)
+wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its only sign).
 """
 
 from __future__ import annotations
 
 import io
+
+import pytest
 
 from rich.console import Console
 
@@ -37,3 +41,27 @@ def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
         assert out.getvalue().count("saved to") == 3 and "exists" not in out.getvalue()
         out.truncate(0), out.seek(0)
         fresh.unlink(), own.unlink()
+
+
+# ---------------------------------------------------------------------- jamb-plot --x minutes of bad wall times
+@pytest.mark.parametrize("walls", [(float("nan"),) * 3, (5.0, 3.0, 1.0), (1.0, float("inf"), 3.0)])
+def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path, capsys, walls):
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    from agents.cli.plot import main
+
+    run = tmp_path / "classic__ppo_classic__0__x"
+    writer = EventFileWriter(str(run))
+    for i, wall in enumerate(walls):
+        writer.add_event(Event(wall_time=wall, step=100 * (i + 1),
+                               summary=Summary(value=[Summary.Value(tag="eval/score", simple_value=100.0 + i)])))
+    writer.close()
+    out = tmp_path / "curves.png"
+    assert main([str(run), "--x", "minutes", "--out", str(out)]) == 2  # before: 0, an empty or wrong curve
+    err = capsys.readouterr().err
+    assert "wall-clock time" in err and "--x steps" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert main([str(run), "--out", str(out)]) == 0 and out.exists()  # the steps axis does not need them

@@ -8,7 +8,8 @@ with the range over its runs (seeds) shaded. Each ruleset gets its own panel, wi
 ``eval/baseline_<agent>`` scalars of its runs drawn as horizontal lines. A run started
 from another model (``init_from``, fine-tuning) is drawn after that model's steps. ``--x
 minutes`` draws the same values against wall-clock minutes since each run's first logged
-value (TensorBoard's wall times; a resumed run's pause included) instead of env steps.
+value (TensorBoard's wall times; a resumed run's pause included) instead of env steps; a
+run whose wall times are not finite or go back as its steps go on is an error (exit 2).
 """
 
 from __future__ import annotations
@@ -61,7 +62,11 @@ def _main(argv: list[str] | None = None) -> int:
             print(printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"), file=sys.stderr)  # tags from the files
             return 2
         ruleset, config, offset = run_info(run)
-        groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
+        try:
+            groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
+        except ValueError as exc:  # wall times of a damaged file or a clock set back (--x minutes)
+            print(printable(f"error: {run}: {exc}"), file=sys.stderr)
+            return 2
         for tag, (_, values, _) in scalars.items():
             if tag.startswith("eval/baseline_"):
                 name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
