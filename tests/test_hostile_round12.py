@@ -21,7 +21,8 @@ from jamb_env.play import MatchSession, PlaySession
 # ---------------------------------------------------------------------- the in-game save FILE over an existing file
 def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
     other = tmp_path / "other.jsonl"
-    other.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n')
+    other.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", '
+                     '"player": "human"}\n')
     notes = tmp_path / "notes.txt"
     notes.write_text("precious notes\n")
     before = {p: p.read_text() for p in (other, notes)}
