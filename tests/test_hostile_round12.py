@@ -4,7 +4,9 @@ Each case failed before its fix: the in-game ``save FILE`` command of ``jamb-pla
 solitaire game or a match) wrote over any existing file, another saved game or not,
 where ``--save FILE`` refuses it (round 10); ``jamb-plot --x minutes`` of a run whose
 TensorBoard wall times are not finite or go backwards (a damaged file, a clock set back)
-wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its only sign).
+wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its only sign);
+``jamb-train --run-dir DIR`` of a folder holding no run but files of a run's names
+(``models/`` and its ``best.json``) replaced them.
 """
 
 from __future__ import annotations
@@ -66,3 +68,21 @@ def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path
     assert "wall-clock time" in err and "--x steps" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
     assert main([str(run), "--out", str(out)]) == 0 and out.exists()  # the steps axis does not need them
+
+
+# ---------------------------------------------------------------------- jamb-train --run-dir of a folder with a run's file names
+def test_a_new_run_refuses_a_folder_holding_files_a_run_writes(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from agents.cli.train import main
+
+    models = tmp_path / "models"
+    models.mkdir()
+    best = models / "best.json"
+    best.write_text('{"classic": {"agent": "ppo", "mean": 1066.3}}\n')
+    config = tmp_path / "c.yaml"
+    config.write_text("total_timesteps: 32\nenv: {n_envs: 2}\nalgo: {n_steps: 16, batch_size: 16, n_epochs: 1}\n"
+                      "eval: {freq: 16, episodes: 2, n_envs: 2}\ncheckpoint: {freq: 16}\n")
+    before = best.read_text()
+    assert main(["--config", str(config), "--run-dir", str(models), "--no-progress"]) == 2  # before: 0
+    assert "best.json" in capsys.readouterr().err
+    assert best.read_text() == before and sorted(p.name for p in models.iterdir()) == ["best.json"]
