@@ -6,7 +6,8 @@ where ``--save FILE`` refuses it (round 10); ``jamb-plot --x minutes`` of a run 
 TensorBoard wall times are not finite or go backwards (a damaged file, a clock set back)
 wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its only sign);
 ``jamb-train --run-dir DIR`` of a folder holding no run but files of a run's names
-(``models/`` and its ``best.json``) replaced them.
+(``models/`` and its ``best.json``) replaced them; ``jamb-train-value --out DIR`` of a folder
+holding a ``value.npz`` (no value run) replaced that network.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path
     assert main([str(run), "--out", str(out)]) == 0 and out.exists()  # the steps axis does not need them
 
 
-# ---------------------------------------------------------------------- jamb-train --run-dir of a folder with a run's file names
+# ---------------------------------------------------------------------- jamb-train --run-dir of a run's file names
 def test_a_new_run_refuses_a_folder_holding_files_a_run_writes(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from agents.cli.train import main
@@ -86,3 +87,21 @@ def test_a_new_run_refuses_a_folder_holding_files_a_run_writes(tmp_path, capsys)
     assert main(["--config", str(config), "--run-dir", str(models), "--no-progress"]) == 2  # before: 0
     assert "best.json" in capsys.readouterr().err
     assert best.read_text() == before and sorted(p.name for p in models.iterdir()) == ["best.json"]
+
+
+# ---------------------------------------------------------------------- jamb-train-value --out with a network
+def test_a_new_value_run_refuses_a_folder_holding_a_network_of_its_names(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from agents.cli.train_value import main
+
+    out = tmp_path / "downloads"
+    out.mkdir()
+    net = out / "value.npz"
+    net.write_bytes(b"PK\x05\x06" + bytes(18))  # any file of that name: someone's network
+    before = net.read_bytes()
+    argv = ["--ruleset", "classic_down", "--out", str(out), "--iterations", "1", "--games", "2", "--first-games", "2",
+            "--epochs", "1"]
+    with pytest.raises(SystemExit) as exc:  # before: trained, and value.npz became the new network
+        main(argv)
+    assert exc.value.code == 2 and "value.npz" in capsys.readouterr().err
+    assert net.read_bytes() == before and [p.name for p in out.iterdir()] == ["value.npz"]
