@@ -7,7 +7,9 @@ TensorBoard wall times are not finite or go backwards (a damaged file, a clock s
 wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its only sign);
 ``jamb-train --run-dir DIR`` of a folder holding no run but files of a run's names
 (``models/`` and its ``best.json``) replaced them; ``jamb-train-value --out DIR`` of a folder
-holding a ``value.npz`` (no value run) replaced that network.
+holding a ``value.npz`` (no value run) replaced that network; ``jamb-plot runs/*`` matching a
+file, and ``jamb-tune --out`` of a folder with trial runs, printed the names from the disk
+raw, a name's escape sequences driving the terminal.
 """
 
 from __future__ import annotations
@@ -105,3 +107,29 @@ def test_a_new_value_run_refuses_a_folder_holding_a_network_of_its_names(tmp_pat
         main(argv)
     assert exc.value.code == 2 and "value.npz" in capsys.readouterr().err
     assert net.read_bytes() == before and [p.name for p in out.iterdir()] == ["value.npz"]
+
+
+# ---------------------------------------------------------------------- file names from the disk printed raw
+ESCAPE = "\x1b]0;pwned\x07"
+
+
+def test_plot_escapes_the_name_of_a_file_its_glob_matched(tmp_path, capsys):
+    from agents.cli.plot import main
+
+    (tmp_path / f"a{ESCAPE}b").write_text("")  # what runs/* matched: a file, not a run folder
+    assert main([str(tmp_path / f"a{ESCAPE}b"), "--out", str(tmp_path / "c.png")]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\\x1b]0;pwned\\x07" in err  # before: the raw escape sequence
+
+
+def test_tune_escapes_the_names_of_trial_runs_it_refuses(tmp_path, capsys):
+    pytest.importorskip("optuna")
+    from agents.cli.tune import main
+
+    trial = tmp_path / "out" / f"trial_{ESCAPE}"
+    trial.mkdir(parents=True)
+    (trial / "config.yaml").write_text("seed: 0\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["--out", str(tmp_path / "out"), "--trials", "1", "--steps", "16"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "\x1b" not in err and "\\x1b]0;pwned\\x07" in err

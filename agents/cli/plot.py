@@ -51,7 +51,8 @@ def _main(argv: list[str] | None = None) -> int:
         run = Path(name)
         if not run.is_dir():
             hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
-            print(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}", file=sys.stderr)
+            print(printable(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}"),
+                  file=sys.stderr)  # a name a glob matched: from the folder, not typed
             return 2
         try:
             scalars = read_scalars(run)
