@@ -108,7 +108,7 @@ def _main(argv: list[str] | None = None) -> int:
     used = used_trial_runs(out)
     if used:
         names = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
-        parser.error(printable(f"--out {out} already holds a search ({names}); choose another --out or delete it"))  # from the disk
+        parser.error(printable(f"--out {out} already holds a search ({names}); choose another --out or delete it"))
     trial_base = trial_config(base, args.steps)  # at least one evaluation per trial; not written to best_config
     if args.ray:
         from agents.ray_backend import RayUnavailable, import_ray
