@@ -8,8 +8,9 @@ wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its o
 ``jamb-train --run-dir DIR`` of a folder holding no run but files of a run's names
 (``models/`` and its ``best.json``) replaced them; ``jamb-train-value --out DIR`` of a folder
 holding a ``value.npz`` (no value run) replaced that network; ``jamb-plot runs/*`` matching a
-file, and ``jamb-tune --out`` of a folder with trial runs, printed the names from the disk
-raw, a name's escape sequences driving the terminal.
+file, and ``jamb-tune --out`` of a folder with trial runs, and ``jamb-train --resume`` removing a
+run's cut-short temporary files, printed the names from the disk raw, a name's escape
+sequences driving the terminal.
 """
 
 from __future__ import annotations
@@ -133,3 +134,14 @@ def test_tune_escapes_the_names_of_trial_runs_it_refuses(tmp_path, capsys):
         main(["--out", str(tmp_path / "out"), "--trials", "1", "--steps", "16"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "\x1b" not in err and "\\x1b]0;pwned\\x07" in err
+
+
+def test_resume_escapes_the_names_of_the_temporary_files_it_removes(tmp_path, capsys):
+    from agents.training.runs import remove_killed_writes  # what jamb-train --resume runs first
+
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / f".best.json.tmp-{ESCAPE}").write_text("")
+    (tmp_path / "checkpoints" / f".model_32_steps.zip.tmp-{ESCAPE}").write_text("")
+    assert len(remove_killed_writes(tmp_path)) == 2
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and out.count("\\x1b]0;pwned\\x07") == 2  # before: the raw escape sequences

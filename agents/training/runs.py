@@ -158,13 +158,13 @@ def remove_killed_writes(run_dir: str | Path) -> list[Path]:
     removed = []
     for folder in (run_dir, run_dir / CHECKPOINTS):
         for p in remove_temp_files(folder):
-            print(f"removed {p}: a write cut short when the run was killed")
+            print(printable(f"removed {p}: a write cut short when the run was killed"))  # a name from the disk
             removed.append(p)
     folder = run_dir / CHECKPOINTS
     for p in sorted(folder.iterdir()) if folder.is_dir() else []:
         if is_temp_file(p) and p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
-            print(f"removed {p}: a checkpoint write or delete cut short when the run was killed")
+            print(printable(f"removed {p}: a checkpoint write or delete cut short when the run was killed"))
             removed.append(p)
     return removed
 
