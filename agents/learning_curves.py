@@ -98,13 +98,22 @@ def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tag
     resumed run logs its checkpoint step again: the later value is kept). With ``x =
     "minutes"`` the first array is instead the wall-clock minutes of each kept value since
     the run's first logged scalar (a resumed run's pause included; ``offset`` unused).
-    Raises KeyError for a tag the run does not have."""
+    Raises KeyError for a tag the run does not have, ValueError (minutes) for wall times
+    that are not finite or go backwards as the steps go on (a damaged file, a clock set
+    back): the curve would be drawn wrong or not at all."""
     steps, values, wall = scalars[tag]
     last = {int(s) + offset: (v, w) for s, v, w in zip(steps, values, wall)}
     order = sorted(last)
     if x == "minutes":
         start = min(float(w[0]) for _, _, w in scalars.values() if len(w))
-        return np.array([(last[s][1] - start) / 60 for s in order]), np.array([last[s][0] for s in order])
+        minutes = np.array([(last[s][1] - start) / 60 for s in order])
+        if not np.isfinite(minutes).all():
+            raise ValueError(f"{tag}: a wall-clock time that is not a finite number of seconds; plot it with --x steps")
+        back = np.flatnonzero(np.diff(minutes) < 0)
+        if len(back):
+            raise ValueError(f"{tag}: the wall-clock time goes back at step {order[back[0] + 1]} (a clock set back?); "
+                             "plot it with --x steps")
+        return minutes, np.array([last[s][0] for s in order])
     return np.array(order), np.array([last[s][0] for s in order])
 
 

@@ -43,8 +43,8 @@ from typing import IO, Any
 
 __all__ = [
     "SYSTEM_FOLDERS", "TEMP_MARK", "OutputPathError", "atomic_path", "atomic_save_model", "atomic_write", "atomic_write_bytes",
-    "atomic_write_text", "check_output_file", "check_output_folder", "is_temp_file", "output_target", "remove_temp_files",
-    "write_text_file",
+    "atomic_write_text", "check_new_file", "check_output_file", "check_output_folder", "is_temp_file", "output_target",
+    "remove_temp_files", "same_file", "write_text_file",
 ]
 
 #: The part of a temporary file's name between the destination's name and the random tail.
@@ -293,6 +293,30 @@ def check_output_file(path: str | Path) -> Path:
     check_output_folder(path.parent, for_file=path)
     if target.parent != Path(os.path.abspath(path.parent)):  # a link: the temporary file goes beside its target
         check_output_folder(target.parent, for_file=path)
+    return path
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether paths ``a`` and ``b`` name one file, however spelt (``./x``, a symlink, a
+    hard link): :func:`os.path.samefile` where both exist, else their resolved paths."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_new_file(path: str | Path, what: str) -> Path:
+    """``path`` as a Path unless it is an existing, non-empty file, which a new save (a
+    game ``what`` names, e.g. ``"--save x.jsonl"``) would replace: ``jamb-play --save``
+    and the in-game ``save FILE`` never write over another game or any other file.
+
+    Raises:
+        FileExistsError: the file exists and is not empty (the message says what to do).
+    """
+    path = Path(path)
+    if path.is_file() and path.stat().st_size:
+        raise FileExistsError(f"{what}: the file exists, and saving would replace it; to resume a game saved there, "
+                              f"--load {path}; else save this game in a new file")
     return path
 
 

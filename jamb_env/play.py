@@ -12,7 +12,7 @@ ones..sixes, positions 1..n are the dice as shown, sorted)::
     basket            Joly: cancel the turn's rolls and roll all dice again as roll 1 (two per game)
     hint              the coach's advice (with --coach)
     sheet             draw the sheet again
-    save [FILE]       save the game (a replayable record)
+    save [FILE]       save the game (a replayable record; FILE new or empty, or this game's own)
     help, quit
 
 Every invalid command gets a message that says why; the game state never changes on one.
@@ -26,6 +26,7 @@ typing these commands or an agent that moves by itself.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ from rich.text import Text
 from . import rules as core
 from .env import JambEnv
 from .errors import IllegalActionError
+from .files import check_new_file, same_file
 from .records import GameRecord, MatchRecord
 from .render import jokers_text, printable, sheet_view
 from .rules import match as M
@@ -318,6 +320,19 @@ class CommandSession:
             self.console.print(f"saved to {shown(str(path))} (resume with --load {shown(str(path))})")
         return True
 
+    def _may_replace(self, target: str, save_path: str | Path | None) -> bool:
+        """Whether ``save FILE`` may write ``target``: the session's own save file, one
+        this session saved to before, or a new or empty file (:func:`check_new_file`: never
+        another game or any other file); else it says why and returns False."""
+        if (save_path and same_file(target, save_path)) or os.path.realpath(target) in getattr(self, "_saved_to", ()):
+            return True
+        try:
+            check_new_file(target, f"save {target}")
+        except OSError as exc:
+            self.console.print(f"[red]{shown(str(exc))}[/] (save FILE to try another)")
+            return False
+        return True
+
     def handle(self, line: str, save_path: str | Path | None = None) -> str | None:
         """Run one command line: a move (applied, shown, saved to ``save_path``), or a meta
         command; an invalid one gets its message. Returns ``"quit"``, ``"move"`` or None."""
@@ -339,8 +354,8 @@ class CommandSession:
             target = words[1].strip() if len(words) > 1 else save_path
             if not target:
                 self.console.print("[red]save where? save FILE (or start with --save FILE)[/]")
-            else:
-                self.save(target)
+            elif self._may_replace(target, save_path) and self.save(target):
+                self._saved_to = {*getattr(self, "_saved_to", ()), os.path.realpath(target)}
         elif cmd == "quit":
             return "quit"
         else:

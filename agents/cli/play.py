@@ -65,7 +65,7 @@ from pathlib import Path
 from rich.console import Console
 
 from jamb_env import RulesetError
-from jamb_env.files import check_output_file, write_text_file
+from jamb_env.files import check_new_file, check_output_file, same_file, write_text_file
 from jamb_env.play import (HUMAN, MatchSession, PlaySession, match_board, match_result, match_status, match_step_line,
                            sheet_table, shown, status_line)
 from jamb_env.render import printable
@@ -443,15 +443,6 @@ def interactive(args, console: Console) -> int:
     return 0
 
 
-def same_file(a: str, b: str) -> bool:
-    """Whether paths ``a`` and ``b`` name one file, however spelt (``./x``, a symlink, a
-    hard link): :func:`os.path.samefile` where both exist, else their resolved paths."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
 def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     """Refuse options that the chosen mode would ignore, and bad values."""
     if args.players is not None and args.watch_players is not None:
@@ -534,9 +525,11 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
             except OSError as exc:
                 parser.error(f"--{name}: {exc}")
     resumed_in_place = args.load and args.save and same_file(args.save, args.load)
-    if args.save and os.path.isfile(args.save) and os.path.getsize(args.save) and not resumed_in_place:
-        parser.error(f"--save {args.save}: the file exists, and saving would replace it; to resume a game saved there, "
-                     f"--load {args.save}; else save this game in a new file")
+    if args.save and not resumed_in_place:
+        try:
+            check_new_file(args.save, f"--save {args.save}")
+        except FileExistsError as exc:
+            parser.error(str(exc))
     for name in ("load", "replay"):
         path = getattr(args, name)
         if path and not os.path.isfile(path):

@@ -8,7 +8,8 @@ with the range over its runs (seeds) shaded. Each ruleset gets its own panel, wi
 ``eval/baseline_<agent>`` scalars of its runs drawn as horizontal lines. A run started
 from another model (``init_from``, fine-tuning) is drawn after that model's steps. ``--x
 minutes`` draws the same values against wall-clock minutes since each run's first logged
-value (TensorBoard's wall times; a resumed run's pause included) instead of env steps.
+value (TensorBoard's wall times; a resumed run's pause included) instead of env steps; a
+run whose wall times are not finite or go back as its steps go on is an error (exit 2).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def _main(argv: list[str] | None = None) -> int:
         run = Path(name)
         if not run.is_dir():
             hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
-            print(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}", file=sys.stderr)
+            print(printable(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}"),
+                  file=sys.stderr)  # a name a glob matched: from the folder, not typed
             return 2
         try:
             scalars = read_scalars(run)
@@ -61,7 +63,11 @@ def _main(argv: list[str] | None = None) -> int:
             print(printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"), file=sys.stderr)  # tags from the files
             return 2
         ruleset, config, offset = run_info(run)
-        groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
+        try:
+            groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
+        except ValueError as exc:  # wall times of a damaged file or a clock set back (--x minutes)
+            print(printable(f"error: {run}: {exc}"), file=sys.stderr)
+            return 2
         for tag, (_, values, _) in scalars.items():
             if tag.startswith("eval/baseline_"):
                 name, value = tag.removeprefix("eval/baseline_"), float(values[-1])

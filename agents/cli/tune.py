@@ -50,6 +50,7 @@ from agents.training.rllib_config import is_rllib_config
 from agents.training.tuning import (load_base, optuna_module, search_local, search_with_ray, trial_config, trial_cpus,
                                     used_trial_runs)
 from jamb_env.files import check_output_folder
+from jamb_env.render import printable
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -106,7 +107,8 @@ def _main(argv: list[str] | None = None) -> int:
         parser.error(f"--out {out}: {exc}")
     used = used_trial_runs(out)
     if used:
-        parser.error(f"--out {out} already holds a search ({', '.join(used[:3])}{', ...' if len(used) > 3 else ''}); choose another --out or delete it")
+        names = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
+        parser.error(printable(f"--out {out} already holds a search ({names}); choose another --out or delete it"))
     trial_base = trial_config(base, args.steps)  # at least one evaluation per trial; not written to best_config
     if args.ray:
         from agents.ray_backend import RayUnavailable, import_ray

@@ -69,6 +69,9 @@ CHECKPOINTS = "checkpoints"
 RUNS_ROOT = Path("runs")
 #: What marks a folder as holding a run (a new run refuses it).
 RUN_MARKERS = (CONFIG, CHECKPOINTS)
+#: The other files a run writes at the top of its folder: a new run refuses a folder that
+#: holds one (``models/`` holds ``best.json``), rather than replace it.
+RUN_FILES = (BEST_RECORD, BEST_MODEL, FINAL_MODEL, EVALUATIONS, PROGRESS, INIT_RECORD)
 #: What no part of a default run-folder name may hold.
 SEPARATORS = frozenset({"/", "\\", "\0", os.sep, os.altsep or "/"})
 
@@ -115,10 +118,11 @@ def default_run_dir(cfg: Mapping[str, Any], root: Path = RUNS_ROOT) -> Path:
 
 def check_new_run_dir(run_dir: str | Path, empty: bool = False) -> Path:
     """``run_dir`` as a Path if a new run can start there: not a file, and holding no run
-    (neither :data:`RUN_MARKERS`; with ``empty``, nothing at all).
+    (neither :data:`RUN_MARKERS`; with ``empty``, nothing at all) and none of the files a
+    run writes (:data:`RUN_FILES`, which it would replace).
 
     Raises:
-        ConfigError: it is a file, or holds a run (or anything, with ``empty``).
+        ConfigError: it is a file, or holds a run or a run's file (or anything, with ``empty``).
     """
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
@@ -127,6 +131,10 @@ def check_new_run_dir(run_dir: str | Path, empty: bool = False) -> Path:
         raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
     if any((run_dir / marker).exists() for marker in RUN_MARKERS):
         raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
+    clashes = [name for name in RUN_FILES if os.path.lexists(run_dir / name)]
+    if clashes:
+        raise ConfigError(f"{run_dir} holds {', '.join(clashes)}, which a new run would replace (it holds no run: no "
+                          f"{CONFIG}); choose another --run-dir")
     return run_dir
 
 
@@ -150,13 +158,13 @@ def remove_killed_writes(run_dir: str | Path) -> list[Path]:
     removed = []
     for folder in (run_dir, run_dir / CHECKPOINTS):
         for p in remove_temp_files(folder):
-            print(f"removed {p}: a write cut short when the run was killed")
+            print(printable(f"removed {p}: a write cut short when the run was killed"))  # a name from the disk
             removed.append(p)
     folder = run_dir / CHECKPOINTS
     for p in sorted(folder.iterdir()) if folder.is_dir() else []:
         if is_temp_file(p) and p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
-            print(f"removed {p}: a checkpoint write or delete cut short when the run was killed")
+            print(printable(f"removed {p}: a checkpoint write or delete cut short when the run was killed"))
             removed.append(p)
     return removed
 

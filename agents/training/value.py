@@ -326,7 +326,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
 
     Raises:
         FileExistsError: ``out`` holds a run and ``resume`` is False, or holds another kind
-            of run (a ``config.yaml`` that is not a value run's: jamb-train's, self-play's).
+            of run (a ``config.yaml`` that is not a value run's: jamb-train's, self-play's),
+            or networks of a run's names (``value.npz``, ``value_iter<k>.npz``) but no value run.
         ValueError: ``resume`` of a folder with no value run, or whose network is of
             another ruleset, seed or size; a damaged ``history.csv``.
     """
@@ -337,6 +338,10 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
     if not rows and os.path.lexists(out / "config.yaml") and not _started_here(out):  # it would replace its config.yaml
         raise FileExistsError(f"{out} holds another run (its config.yaml is not a value run's); choose a new --out")
+    clashes = sorted(p.name for p in out.glob("value*.npz") if p.name == "value.npz" or p.name.startswith("value_iter"))
+    if not rows and clashes and not _started_here(out):  # no value run's: a network someone put there
+        raise FileExistsError(f"{out} holds {', '.join(clashes[:3])}, which the run would replace "
+                              "(it holds no value run: no config.yaml of one); choose a new --out")
     if resume and not rows and _started_here(out):
         log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")
         net = None
