@@ -23,7 +23,8 @@ def check_not_source(src: str | Path, dst: str | Path) -> None:
 
 def export_model(src: str | Path, dst: str | Path) -> Path:
     """Write ``src`` (a MaskablePPO .zip) to ``dst`` for shipping: the same policy with
-    a fresh optimizer (no Adam moments), a third of the size. It loads, predicts and
+    a fresh optimizer (no Adam moments) and without the last rollout's observations, a
+    third of the size or less. It loads, predicts and
     evaluates like the original; training it further starts new optimizer statistics.
     Returns the path written (``dst``, with ``.zip`` added if it lacks it).
 
@@ -42,6 +43,8 @@ def export_model(src: str | Path, dst: str | Path) -> Path:
         raise ValueError(f"{src} is not a MaskablePPO model file: {exc}") from exc
     policy = model.policy
     policy.optimizer = policy.optimizer_class(policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs)
+    # the last rollout's observations are training state (3.5 MB with 1,024 games): not shipped
+    model._last_obs = model._last_episode_starts = model._last_original_obs = None
     dst = Path(dst)
     if dst.suffix != ".zip":
         dst = dst.with_name(dst.name + ".zip")  # SB3 adds .zip anyway: say where it went

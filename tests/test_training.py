@@ -84,6 +84,11 @@ def test_exported_model_is_smaller_and_acts_the_same(tmp_path):
     model.save(tmp_path / "full.zip")
     small = export_model(tmp_path / "full.zip", tmp_path / "models" / "m.zip")
     assert small.stat().st_size < 0.6 * (tmp_path / "full.zip").stat().st_size
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(small) as zf:  # the last rollout's observations stay behind (MBs with many games)
+        assert json.loads(zf.read("data"))["_last_obs"] is None
     a, b = MaskablePPO.load(tmp_path / "full.zip"), MaskablePPO.load(small)
     obs, _ = env.reset(seed=3)
     for _ in range(20):
