@@ -55,8 +55,8 @@ class ZooMaskablePPO(MaskablePPO):
                 raise ValueError(f"ppo_mask hyper-parameter {name} must be a positive integer, got {value!r}")
         rollout = self.n_steps * self.n_envs
         if getattr(self, "normalize_advantage", True) and leaves_one_sample(rollout, self.batch_size):
-            raise ValueError(f"ppo_mask hyper-parameters: {self.n_envs} envs x n_steps {self.n_steps} = {rollout} steps "
-                             f"in minibatches of batch_size {self.batch_size} leave a last minibatch of one step "
+            raise ValueError(f"ppo_mask hyper-parameters: {self.n_envs} envs x n_steps {self.n_steps} = "
+                             f"{rollout} steps in minibatches of batch_size {self.batch_size} leave a last minibatch of one step "
                              "(its advantage normalisation makes the weights NaN); change n_steps or batch_size")
         super()._setup_model()
 
