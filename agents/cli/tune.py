@@ -61,7 +61,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=8, help="Optuna trials (at least 1)")
     parser.add_argument("--steps", type=int, default=200_000, help="env steps per trial (at least 1)")
     parser.add_argument("--seed", type=int, default=0, help="sampler and training seed (0..2**32-1)")
-    parser.add_argument("--out", help="output folder, new or without trial runs (default runs/tune/<ruleset>)")
+    parser.add_argument("--out", help="output folder, new or without an earlier search (trial runs, trials.csv, best_config.yaml; default runs/tune/<ruleset>)")
     parser.add_argument("--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs make install-ray)")
     parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
     parser.add_argument("--jobs", type=int, help="with --ray: trials at once, the CPUs of the local Ray (default 2; a cluster uses its own)")
