@@ -38,3 +38,30 @@ def test_jamb_tune_refuses_an_out_folder_holding_a_file_a_search_writes(tmp_path
     # before: the search ran and replaced the file
     assert (out / name).read_text() == "results of an earlier search, its trial runs deleted\n"
     assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+# ---------------------------------------------------------------------- a zip in a compression method Python lacks
+def _unreadable_zip(path):
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("data", '{"num_timesteps": 5}')
+        zf.writestr("policy.pth", "weights")
+    raw = bytearray(path.read_bytes())
+    for at in (i for i in range(len(raw) - 4) if raw[i:i + 4] in (b"PK\x03\x04", b"PK\x01\x02")):
+        offset = 8 if raw[at:at + 4] == b"PK\x03\x04" else 10  # the compression method of each header
+        raw[at + offset:at + offset + 2] = struct.pack("<H", 99)  # 99: AES, which zipfile cannot read
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_a_model_zip_in_an_unknown_compression_method_is_no_traceback(tmp_path, capsys):
+    from agents.learning_curves import init_steps
+    from agents.training.runs import checkpoint_problem, model_steps
+
+    model = _unreadable_zip(tmp_path / "model.zip")
+    # before: zipfile's NotImplementedError escaped each (jamb-train --resume of such a checkpoint, jamb-plot of
+    # a run whose config's init_from is such a model: a traceback)
+    assert checkpoint_problem(model).startswith("unreadable: NotImplementedError") and model_steps(model) is None
+    assert init_steps(tmp_path, str(model)) == 0 and "whose step count is unknown" in capsys.readouterr().err
