@@ -66,7 +66,7 @@ def init_steps(run: Path, init_from: str) -> int:
     import zipfile
 
     from agents.training.runs import init_record
-    from jamb_env.files import SMALL_FILE_BYTES, check_regular_input
+    from jamb_env.files import SMALL_FILE_BYTES, ZIP_ERRORS, check_regular_input
 
     steps = init_record(run).get("steps_before")
     if _step_count(steps):
@@ -82,7 +82,7 @@ def init_steps(run: Path, init_from: str) -> int:
         if not _step_count(steps):
             raise ValueError(f"num_timesteps {steps!r} is no step count")
         return steps
-    except (OSError, KeyError, ValueError, RecursionError, AttributeError, zipfile.BadZipFile):
+    except (OSError, KeyError, ValueError, RecursionError, AttributeError, *ZIP_ERRORS):
         print(f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown here; "
               "drawing it from step 0", file=sys.stderr)
         return 0

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from sb3_contrib import MaskablePPO
 
+from agents.training.config import leaves_one_sample
 from agents.training.tuning import NETS
 
 #: The name of MaskablePPO in the zoo (``--algo ppo_mask``; hyper-parameters in configs/zoo/ppo_mask.yml).
@@ -40,6 +41,24 @@ class ZooMaskablePPO(MaskablePPO):
     ``mask_in_observation=True``) when it is given none, so callers that know nothing of
     masks (the zoo's evaluation and ``enjoy``, SB3's ``evaluate_policy``) play legal moves.
     Training is MaskablePPO's own (masks from ``action_masks()``)."""
+
+    def _setup_model(self) -> None:
+        """MaskablePPO's, after checking the rollout settings a zoo hyper-parameter may
+        give (``--hyperparams n_steps:0``, a ``-conf`` file): ValueError, which jamb-zoo
+        reports with exit status 2, for no steps per rollout or minibatch, or a rollout
+        leaving a last minibatch of one sample (:func:`agents.training.config.leaves_one_sample`).
+        MaskablePPO checks neither: no steps failed in its first rollout, one sample made
+        the weights NaN."""
+        for name in ("n_steps", "batch_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"ppo_mask hyper-parameter {name} must be a positive integer, got {value!r}")
+        rollout = self.n_steps * self.n_envs
+        if getattr(self, "normalize_advantage", True) and leaves_one_sample(rollout, self.batch_size):
+            raise ValueError(f"ppo_mask hyper-parameters: {self.n_envs} envs x n_steps {self.n_steps} = "
+                             f"{rollout} steps in minibatches of batch_size {self.batch_size} leave a last minibatch of one step "
+                             "(its advantage normalisation makes the weights NaN); change n_steps or batch_size")
+        super()._setup_model()
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = False, action_masks=None):
         """MaskablePPO's ``predict``; ``action_masks`` defaults to ``observation["action_mask"]``.

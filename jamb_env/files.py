@@ -37,6 +37,7 @@ import errno
 import os
 import secrets
 import stat
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -55,6 +56,11 @@ TEMP_MARK = ".tmp-"
 SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")
 #: Folders inside :data:`SYSTEM_FOLDERS` that hold ordinary files.
 _FILE_FOLDERS = ("/dev/shm",)
+
+
+#: What reading a damaged or forged zip (a model .zip, an .npz) raises besides OSError and
+#: ValueError: not a zip, cut short, or a member in a compression method Python cannot read.
+ZIP_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError)
 
 
 class OutputPathError(OSError):

@@ -12,7 +12,8 @@ trial on 2 CPU cores) is a starting point, not a tuned result. Writes ``trials.c
 evaluates at least once within ``--steps``) and one run folder per trial under ``--out``.
 ``trials.csv`` is rewritten after every trial and both files are written atomically, so
 an interrupted search (Ctrl-C: exit status 130) keeps the finished trials and the best
-config among them. ``--out`` must be a new or empty folder, or one without trial runs.
+config among them. ``--out`` must be a new or empty folder, or one without a search's
+trial runs, ``trials.csv`` or ``best_config.yaml`` (a new search would replace them).
 
 With ``--ray`` (the ``ray`` extra: ``make install-ray``) the same search space and objective
 run on Ray Tune: Optuna's TPE chooses the settings (``OptunaSearch``), ``--jobs`` trials
@@ -48,7 +49,7 @@ from agents.cli import interruptible
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
 from agents.training.tuning import (load_base, optuna_module, search_local, search_with_ray, trial_config, trial_cpus,
-                                    used_trial_runs)
+                                    used_search_files, used_trial_runs)
 from jamb_env.files import check_output_folder
 from jamb_env.render import printable
 
@@ -60,7 +61,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=8, help="Optuna trials (at least 1)")
     parser.add_argument("--steps", type=int, default=200_000, help="env steps per trial (at least 1)")
     parser.add_argument("--seed", type=int, default=0, help="sampler and training seed (0..2**32-1)")
-    parser.add_argument("--out", help="output folder, new or without trial runs (default runs/tune/<ruleset>)")
+    parser.add_argument("--out", help="output folder, new or without an earlier search (trial runs, trials.csv, best_config.yaml; default runs/tune/<ruleset>)")
     parser.add_argument("--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs make install-ray)")
     parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
     parser.add_argument("--jobs", type=int, help="with --ray: trials at once, the CPUs of the local Ray (default 2; a cluster uses its own)")
@@ -105,7 +106,7 @@ def _main(argv: list[str] | None = None) -> int:
         check_output_folder(out)
     except OSError as exc:
         parser.error(f"--out {out}: {exc}")
-    used = used_trial_runs(out)
+    used = used_trial_runs(out) + used_search_files(out)  # either would be replaced
     if used:
         names = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
         parser.error(printable(f"--out {out} already holds a search ({names}); choose another --out or delete it"))

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import time
-import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from jamb_env.checks import finite_number
-from jamb_env.files import atomic_save_model, atomic_write, check_regular_input
+from jamb_env.files import ZIP_ERRORS, atomic_save_model, atomic_write, check_regular_input
 
 #: Teacher games per chunk file (and per task of a parallel generation).
 CHUNK = 25
@@ -95,7 +94,7 @@ def _read_chunk(path: Path, seeds: list[int], obs_size: int, n_actions: int) -> 
         check_regular_input(path)  # a FIFO would block np.load for ever
         with np.load(path, allow_pickle=False) as data:
             chunk = {k: data[k] for k in (*ARRAYS, "seeds")}
-    except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile):  # MemoryError: a forged huge shape
+    except (OSError, ValueError, KeyError, MemoryError, *ZIP_ERRORS):  # MemoryError: a forged huge shape
         return None
     if any(chunk[k].dtype != dtype for k, dtype in ARRAYS.items()) or chunk["seeds"].dtype.kind != "U":
         return None

@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import (SMALL_FILE_BYTES, TEMP_MARK, _fsync_dir, atomic_save_model, atomic_write, atomic_write_text,
-                            check_regular_input, is_temp_file, read_regular_bytes, remove_temp_files)
+from jamb_env.files import (SMALL_FILE_BYTES, TEMP_MARK, ZIP_ERRORS, _fsync_dir, atomic_save_model, atomic_write,
+                            atomic_write_text, check_regular_input, is_temp_file, read_regular_bytes, remove_temp_files)
 from jamb_env.render import printable
 
 from .config import ConfigError, config_text
@@ -227,7 +227,7 @@ def checkpoint_problem(path: Path) -> str | None:
             missing = {"data", "policy.pth"} - set(zf.namelist())
             if missing:
                 return f"not a model file (no {', '.join(sorted(missing))} in the zip)"
-    except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+    except (OSError, ValueError, *ZIP_ERRORS) as exc:
         return f"unreadable: {type(exc).__name__}: {str(exc)[:200]}"
     return None
 
@@ -241,7 +241,7 @@ def model_steps(path: Path) -> int | None:
             if zf.getinfo("data").file_size > SMALL_FILE_BYTES:
                 return None
             steps = json.loads(zf.read("data")).get("num_timesteps")
-    except (OSError, KeyError, ValueError, AttributeError, RecursionError, zipfile.BadZipFile, EOFError):
+    except (OSError, KeyError, ValueError, AttributeError, RecursionError, *ZIP_ERRORS):
         return None
     return steps if isinstance(steps, int) else None
 

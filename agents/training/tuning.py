@@ -6,6 +6,7 @@ one trial at a time with Optuna (:func:`search_local`) or on Ray Tune (:func:`se
     load_base(path, overrides) -> dict           the base config of a search (SB3, or RLlib: engine: rllib)
     trial_config(base, steps) -> dict            the base every trial trains (at least one evaluation within steps)
     used_trial_runs(out) -> list[str]            the trial run folders a search already left in out
+    used_search_files(out) -> list[str]          its trials.csv / best_config.yaml already in out
     run_trial(trial, number, trial_base, out)    the objective: train one trial, return its trials.csv row
     search_local(...) -> int                     the search, one trial at a time (Optuna TPE)
     search_with_ray(...) -> int                  the same search on Ray Tune (OptunaSearch + ASHA / median / none)
@@ -132,6 +133,16 @@ def used_trial_runs(out: Path) -> list[str]:
     return sorted(p.name for p in out.glob("trial_*") if (p / "config.yaml").exists() or (p / "checkpoints").exists())
 
 
+#: The files a search writes at the top of its ``--out`` (a new search refuses a folder holding one).
+SEARCH_FILES = ("trials.csv", "best_config.yaml")
+
+
+def used_search_files(out: Path) -> list[str]:
+    """The :data:`SEARCH_FILES` already in ``out`` (an earlier search's results, its trial
+    runs deleted, or any file of those names): a new search would replace them."""
+    return [name for name in SEARCH_FILES if os.path.lexists(out / name)]
+
+
 def trials_csv(rows: list[dict]) -> str:
     """The text of trials.csv: one row per finished trial, the columns of all rows in order of appearance."""
     buf = io.StringIO()
@@ -166,7 +177,7 @@ def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how
     best = sample(optuna_module().trial.FixedTrial(params), base)
     best.pop("config_name", None)
     best.pop("total_timesteps", None)
-    return write_text_file(out / "best_config.yaml", f"# best of {trials} {how} trials x {steps} steps on {base['ruleset']} (scripts/tune.py)\n"
+    return write_text_file(out / SEARCH_FILES[1], f"# best of {trials} {how} trials x {steps} steps on {base['ruleset']} (scripts/tune.py)\n"
                            + yaml.safe_dump(best, sort_keys=False))
 
 
@@ -235,7 +246,7 @@ def search_local(*, trials: int, steps: int, seed: int, base: dict, trial_base: 
     def objective(trial) -> float:
         row = run_trial(trial, trial.number, trial_base, out)
         rows.append(row)
-        write_text_file(out / "trials.csv", trials_csv(rows))  # after every trial: an interrupted search keeps them
+        write_text_file(out / SEARCH_FILES[0], trials_csv(rows))  # after every trial: an interrupted search keeps them
         print(trial_line(row), flush=True)
         return row["score"]
 
@@ -374,7 +385,7 @@ def search_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: i
                     rows.append(row)
                     rows.sort(key=lambda r: r["trial"])
                     try:
-                        write_text_file(out / "trials.csv", trials_csv(rows))
+                        write_text_file(out / SEARCH_FILES[0], trials_csv(rows))
                     except OSError as exc:
                         write_errors.append(exc)
                     print(trial_line(row), flush=True)
