@@ -346,19 +346,20 @@ def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
     import agents.training.train as training
     import jamb_env.files as files
 
-    out = tmp_path / "t"
-    out.mkdir()
-    (out / "trials.csv").write_text("old trials\n")
-    (out / "best_config.yaml").write_text("old: config\n")
+    out = tmp_path / "t"  # a folder holding a search is refused: the old outputs are the first trial's
     monkeypatch.setattr(training, "train", fake_train([]))
+    real_replace, old = files.os.replace, {}
 
-    def failing_replace(src, dst):
-        raise OSError(28, "No space left on device")
+    def failing_replace(src, dst):  # the writes after the first trial's fail
+        if Path(dst).name == "trials.csv" and Path(dst).exists():
+            old.update({p.name: p.read_text() for p in out.iterdir() if p.is_file() and ".tmp-" not in p.name})
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
 
     monkeypatch.setattr(files.os, "replace", failing_replace)
-    code, err = run_main("tune", ["--trials", "1", "--steps", "1000", "--out", str(out)], capsys)
+    code, err = run_main("tune", ["--trials", "2", "--steps", "1000", "--out", str(out)], capsys)
     assert code == 2 and "No space left on device" in err
-    assert (out / "trials.csv").read_text() == "old trials\n" and (out / "best_config.yaml").read_text() == "old: config\n"
+    assert old and all((out / name).read_text() == text for name, text in old.items())
     assert not [p for p in out.iterdir() if ".tmp-" in p.name]  # no temporary file left behind
 
 
