@@ -3,20 +3,15 @@ optimizer's moment estimates. Loaded back by :class:`agents.ppo_agent.PPOAgent`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from jamb_env.files import atomic_save_model
+from jamb_env.files import atomic_save_model, same_file
 
 
 def check_not_source(src: str | Path, dst: str | Path) -> None:
     """Raise ValueError when ``dst`` is ``src`` itself (the same file, by any name or link):
     the copy would replace the model it is made of, and its optimizer state with it."""
-    try:
-        same = Path(dst).exists() and os.path.samefile(src, dst)
-    except OSError:
-        return  # src is unreadable: loading it says so
-    if same:
+    if Path(dst).exists() and same_file(src, dst):
         raise ValueError(f"{dst} is the model to export itself; give another file name for the copy "
                          "(writing over it would lose its optimizer state)")
 
