@@ -3,7 +3,7 @@
     python scripts/train_selfplay.py --ruleset standard --players 2 --reward win
         [--scoring separate] [--total-timesteps N] [--n-envs 64] [--n-steps 64] [--snapshot-freq 50000]
         [--eval-freq 50000] [--eval-games 50] [--baselines random greedy] [--seed 0]
-        [--run-dir runs/selfplay_standard] [--resume]
+        [--run-dir runs/selfplay_standard] [--resume] [--init-from MODEL.zip] [--algo KEY=VALUE ...]
 
 The learner plays a random seat against opponents drawn every game from a pool: its own
 past snapshots (with probability --self-play once one exists) and the baselines.
@@ -18,6 +18,12 @@ continues a run from its newest valid checkpoint with those settings: a differen
 writes nothing. A run stopped before its first checkpoint starts again from step 0 in its
 folder, with its saved settings. The baselines are loaded before the run folder is made: one that cannot
 play the ruleset leaves nothing behind.
+``--init-from MODEL.zip`` (a new run) starts the learner from a model's weights: a
+solitaire model of the ruleset plays its seat exactly as it plays alone (its observation
+leads the seat's; the extra inputs start at weight 0), a self-play model of the same
+table as it played there. ``--algo KEY=VALUE`` sets a PPO setting as a config's ``algo:``
+key does (learning_rate, clip_range, gamma, gae_lambda, n_epochs, batch_size, ent_coef,
+vf_coef, max_grad_norm, target_kl; default: the tuned solitaire settings).
 Ctrl-C (or SIGTERM) saves a checkpoint and the final model, then exits with 130 (143).
 Bad arguments exit with status 2 and a message.
 """
@@ -45,6 +51,33 @@ SETTING_DEFAULTS = {"ruleset": "standard", "players": 2, "scoring": "separate", 
 MAX_N_ENVS = config.MAX_N_ENVS
 MAX_EVAL_GAMES = config.MAX_EVAL_GAMES
 MAX_ROLLOUT = config.MAX_ROLLOUT  # steps per rollout, n-envs x n-steps (so --n-steps too)
+#: The PPO settings --algo may set (a config's ``algo:`` keys).
+ALGO_KEYS = ("learning_rate", "clip_range", "gamma", "gae_lambda", "n_epochs", "batch_size", "ent_coef", "vf_coef",
+             "max_grad_norm", "target_kl")
+
+
+def algo_settings(parser: argparse.ArgumentParser, items: list[str] | None) -> dict:
+    """The ``--algo KEY=VALUE`` items as PPO settings, checked as a config's ``algo:`` keys."""
+    import yaml
+
+    algo = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or key not in ALGO_KEYS:
+            parser.error(f"--algo {item}: expected KEY=VALUE with KEY one of {', '.join(ALGO_KEYS)}")
+        if key in algo:
+            parser.error(f"--algo {key} is given twice")
+        try:
+            algo[key] = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError:
+            parser.error(f"--algo {item}: the value is not a number")
+        if algo[key] is None and key != "target_kl":
+            parser.error(f"--algo {item}: give a value")
+    try:
+        config.check_algo(algo, "--algo")
+    except ConfigError as exc:
+        parser.error(str(exc))
+    return config.algo_kwargs(algo)
 
 
 def option(key: str) -> str:
@@ -131,6 +164,9 @@ def run(argv: list[str] | None) -> int:
     parser.add_argument("--baselines", nargs="+", help="baseline opponents (agents.load names; default random greedy)")
     parser.add_argument("--seed", type=int, help="default 0")
     parser.add_argument("--run-dir", help="default runs/selfplay_<ruleset>_<players>p_<scoring>_<reward>_s<seed>")
+    parser.add_argument("--init-from", metavar="MODEL", help="a new run's learner starts from this model's weights "
+                        "(a solitaire model of the ruleset, or a self-play model of the same table)")
+    parser.add_argument("--algo", nargs="+", metavar="KEY=VALUE", help=f"PPO settings ({', '.join(ALGO_KEYS)})")
     parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint, with its saved settings")
     args = parser.parse_args(argv)
     check_values(parser, args)
@@ -138,6 +174,14 @@ def run(argv: list[str] | None) -> int:
         parser.error("--run-dir is empty: give a folder (or leave --run-dir out for the default)")
     if args.resume and args.run_dir is None:
         parser.error("--resume needs --run-dir (the run to continue)")
+    if args.resume and args.init_from is not None:
+        parser.error("--init-from starts a new run; --resume goes on from the run's own checkpoint")
+    if args.init_from is not None and not Path(args.init_from).is_file():
+        what = "is a folder" if Path(args.init_from).is_dir() else "no such file"
+        parser.error(f"--init-from {args.init_from}: {what}; give a model file (.zip)")
+    if args.resume and args.algo:
+        parser.error("--algo sets a new run's PPO settings; a resumed run keeps its own")
+    ppo_kwargs = algo_settings(parser, args.algo)
 
     reward_scale = None
     if args.resume:
@@ -163,6 +207,12 @@ def run(argv: list[str] | None) -> int:
         if getattr(args, key) is None:
             setattr(args, key, default)
     check_values(parser, args)  # saved settings too
+    from agents.training.selfplay import ppo_settings
+
+    try:
+        ppo_settings(args.n_envs, args.n_steps, ppo_kwargs)
+    except ValueError as exc:
+        parser.error(f"--algo: {exc}")
     try:
         M.check_match(load_ruleset(args.ruleset), args.players, args.scoring)
     except (RulesetError, ValueError, OSError) as exc:
@@ -190,8 +240,9 @@ def run(argv: list[str] | None) -> int:
     try:
         model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, n_steps=args.n_steps, baselines=tuple(args.baselines),
                                self_play=args.self_play, snapshot_freq=args.snapshot_freq, eval_freq=args.eval_freq,
-                               eval_games=args.eval_games, seed=args.seed, resume=args.resume, baseline_agents=baseline_agents)
-    except (ConfigError, OSError) as exc:
+                               eval_games=args.eval_games, seed=args.seed, resume=args.resume, baseline_agents=baseline_agents,
+                               init_from=args.init_from, ppo_kwargs=ppo_kwargs)
+    except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line (a space's repr spans several)
         return 2
     except TrainingInterrupted as exc:  # SIGINT / SIGTERM: what was saved, and how to go on

@@ -168,7 +168,7 @@ def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping
     path = Path(path)
     cfg = _fill_config(raw, path, overrides)
     _check_timesteps_and_seed(cfg, path)
-    _check_algo(cfg["algo"], path)
+    check_algo(cfg["algo"], path)
     _check_eval_seed(cfg["eval"], path)
     _check_device_init_and_ruleset(cfg, path)
     _check_counts(cfg, path)
@@ -218,7 +218,7 @@ def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
             raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
 
 
-def _check_algo(algo: dict[str, Any], path: Path) -> None:
+def check_algo(algo: dict[str, Any], path: Path | str) -> None:
     """The algo keys, counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
     for key in algo:
         if not isinstance(key, str) or key.startswith("_") or key in TRAINER_ALGO_KEYS:

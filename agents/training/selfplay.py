@@ -41,8 +41,8 @@ from jamb_env.rules import match as M
 
 from ..evaluation import eval_seeds, wilson_interval
 from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left, finite_number, leaves_one_sample
-from .runs import (checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes, resume_model,
-                   save_checkpoint, save_final, save_record)
+from .runs import (INIT_RECORD, checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes,
+                   resume_model, save_checkpoint, save_final, save_record)
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
@@ -365,7 +365,8 @@ def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPl
 def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 64, n_steps: int = 64,
                    baselines: tuple[str, ...] = ("random", "greedy"), self_play: float = 0.8, snapshot_freq: int = 50_000,
                    eval_freq: int = 50_000, eval_games: int = 50, seed: int = 0, resume: bool = False,
-                   ppo_kwargs: dict | None = None, handle_signals: bool = True, baseline_agents: Mapping[str, Any] | None = None):
+                   ppo_kwargs: dict | None = None, handle_signals: bool = True, baseline_agents: Mapping[str, Any] | None = None,
+                   init_from: str | Path | None = None):
     """Train (or resume) a self-play run in ``run_dir``; returns the model.
 
     A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
@@ -378,12 +379,19 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     KeyboardInterrupt); before training starts, or a second time, they raise it at once.
     ``baseline_agents`` (name -> agent, from :func:`load_baselines`) saves loading the
     baselines again; by default they are loaded here, before anything is written.
+    ``init_from`` (a new run only): the learner starts from that model's weights
+    (:func:`.weights.load_policy_weights` with ``widen``: a solitaire model of the ruleset
+    plays its seat exactly as it plays alone, the extra inputs weighted 0), and the run
+    folder gets :data:`~.runs.INIT_RECORD`; ``ppo_kwargs`` are the PPO settings (a
+    config's ``algo:`` keys, :func:`ppo_settings`).
 
     A resumed run whose checkpoint has ``total_timesteps`` steps or more is refused
     (nothing to train) before anything is written: ``final_model.zip`` is left as it was.
 
     Raises:
-        ConfigError: a baseline that cannot play the ruleset (nothing written);
+        ConfigError: a baseline that cannot play the ruleset (nothing written); an
+            ``init_from`` that is no model of this ruleset's actions and network, or given
+            with ``resume`` (nothing written);
             ``resume`` and the run has other settings, neither a checkpoint nor saved
             settings (with them and no checkpoint it starts again from step 0), none that loads,
             one that does not fit these settings' env, or ``total_timesteps`` steps
@@ -399,23 +407,36 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
 
     from .callbacks import StopOnRequestCallback, StopRequest, run_logger
     from .train import TrainingInterrupted, _Signals
+    from .weights import load_policy_weights
 
     kwargs = ppo_settings(n_envs, n_steps, ppo_kwargs)
     M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
     run_dir = Path(run_dir)
     record = settings.saved(seed, baselines, self_play, n_envs, n_steps)
+    if resume and init_from is not None:
+        raise ConfigError("init_from starts a new run; a resumed run goes on from its own checkpoint")
     saved, candidates = _resumable(run_dir, record) if resume else (None, None)
+    if resume and not candidates and (run_dir / INIT_RECORD).exists():  # a model file a data file names is never loaded
+        raise ConfigError(f"{run_dir} was started from a model ({INIT_RECORD}) and stopped before its first checkpoint: "
+                          "remove the folder and start the run again with its init_from")
     agents = dict(baseline_agents) if baseline_agents is not None else load_baselines(baselines, settings.ruleset)  # before any write
 
     stop = StopRequest()
     with _Signals(stop, handle_signals) as signals:
         torch.set_num_threads(1)
-        if not resume:
-            save_record(run_dir / SETTINGS_FILE, record)
         pool = OpponentPool(list(agents.values()), self_play=self_play)
         venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
                           num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
                           reward_scale=settings.reward_scale, seed=seed)
+        started_from = None
+        if not resume:
+            model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
+            if init_from is not None:  # checked before anything is written
+                started_from = {"init_from": str(Path(init_from).resolve()),
+                                "steps_before": load_policy_weights(model, init_from, widen=True)}
+            save_record(run_dir / SETTINGS_FILE, record)
+            if started_from is not None:
+                save_record(run_dir / INIT_RECORD, started_from)
         if resume and not candidates:  # stopped before its first checkpoint: nothing learnt to lose
             print(f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
                   f"with its saved settings")
@@ -425,8 +446,6 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
             check_steps_left(run_dir, int(model.num_timesteps), total_timesteps)
             if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
                 save_record(run_dir / SETTINGS_FILE, record)
-        else:
-            model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
         # a new events file per (re)start: history kept, what came after the checkpoint hidden
         model.set_logger(run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False))
         try:

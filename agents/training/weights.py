@@ -19,15 +19,22 @@ def init_from(model, src: str | Path | None) -> dict | None:
     return {"init_from": str(Path(src).resolve()), "steps_before": steps_before}
 
 
-def load_policy_weights(model, src: str | Path) -> int:
+def load_policy_weights(model, src: str | Path, widen: bool = False) -> int:
     """Copy the policy (and value) weights of the model file ``src`` into ``model``; return
     the env steps behind them (the source's own, plus its run's ``steps_before`` when that
     run was itself started from a model).
 
+    ``widen``: ``src`` may read a shorter observation than ``model``, the leading part of
+    ``model``'s (a solitaire model starting a multiplayer seat, whose observation begins
+    with the seat's solitaire one: :mod:`jamb_env.multiplayer`). Each first-layer weight
+    matrix ``(H, D)`` of ``src`` fills the first ``D`` input columns of ``model``'s
+    ``(H, D')``, the others are zero, so ``model`` acts and values exactly as ``src`` on
+    every observation until it learns to read the rest.
+
     Raises:
         FileNotFoundError: no such file.
-        ConfigError: ``src`` is not a MaskablePPO model, or its observation space, action
-            space or network differ from ``model``'s.
+        ConfigError: ``src`` is not a MaskablePPO model, or its observation space (with
+            ``widen``: longer than ``model``'s), action space or network differ from ``model``'s.
     """
     from sb3_contrib import MaskablePPO
 
@@ -46,6 +53,8 @@ def load_policy_weights(model, src: str | Path) -> int:
 
     for what in ("observation_space", "action_space"):
         theirs, ours = getattr(source, what), getattr(model, what)
+        if what == "observation_space" and widen and _leading_part(theirs, ours):
+            continue
         if theirs != ours:
             raise ConfigError(
                 f"key 'init_from': {src} was trained with another {what.replace('_', ' ')} ({brief(theirs)}) "
@@ -58,7 +67,8 @@ def load_policy_weights(model, src: str | Path) -> int:
     if net(source.policy) != net(model.policy):
         raise ConfigError(f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); see 'algo.policy_kwargs'")
     try:
-        model.policy.load_state_dict(source.policy.state_dict())
+        model.policy.load_state_dict(_widened(source.policy.state_dict(), model.policy.state_dict()) if widen
+                                     else source.policy.state_dict())
     except RuntimeError as exc:
         raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}") from exc
     before = init_record(src.parent).get("steps_before", 0)
@@ -67,3 +77,24 @@ def load_policy_weights(model, src: str | Path) -> int:
               "step count; counting only the model's own steps")
         before = 0
     return int(source.num_timesteps) + before
+
+
+def _leading_part(theirs, ours) -> bool:
+    """``theirs`` is a 1-D Box no longer than the 1-D Box ``ours``."""
+    shapes = getattr(theirs, "shape", None), getattr(ours, "shape", None)
+    return all(isinstance(sh, tuple) and len(sh) == 1 for sh in shapes) and shapes[0][0] <= shapes[1][0]
+
+
+def _widened(source: dict, target: dict) -> dict:
+    """``source``'s tensors in ``target``'s shapes: a tensor narrower than its target only
+    in the last (input) dimension fills its leading columns, the rest zero."""
+    out = {}
+    for key, value in source.items():
+        goal = target.get(key)
+        if goal is not None and value.dim() == 2 and goal.dim() == 2 and value.shape[0] == goal.shape[0] \
+                and value.shape[1] < goal.shape[1]:
+            wide = goal.new_zeros(goal.shape)
+            wide[:, : value.shape[1]] = value
+            value = wide
+        out[key] = value
+    return out
