@@ -29,8 +29,8 @@ def test_best_loads_the_listed_agent_and_expectimax_elsewhere():
 
     listed = shipped.best_agent("classic")
     assert isinstance(load("best", ruleset="classic"), PPOAgent if parse_spec(listed).kind in ("ppo", "model") else object)
-    assert shipped.best_agent("standard") == shipped.BEST_FALLBACK == "expectimax"
-    assert isinstance(load("best", ruleset="standard"), ExpectimaxAgent)
+    assert shipped.best_agent("master") == shipped.BEST_FALLBACK == "expectimax"
+    assert isinstance(load("best", ruleset="master"), ExpectimaxAgent)
 
 
 @pytest.mark.parametrize("text", ["not json", '{"classic": {"agent": "best"}}', '{"classic": 3}', '{"classic": {"mean": 1}}'])

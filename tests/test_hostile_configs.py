@@ -257,7 +257,7 @@ def test_selfplay_rollout_sizes_have_upper_bounds(args, message, tmp_path, capsy
 
 # ---------------------------------------------------------------- 3: self-play baselines
 @pytest.mark.parametrize("baseline, why", [
-    ("ppo", "no shipped PPO model for ruleset 'standard'"),
+    ("ppo", "no shipped PPO model for ruleset 'master'"),
     ("optimal", "the exact solver needs a sheet of one down or up column"),
 ])
 def test_selfplay_checks_its_baselines_before_making_the_run(baseline, why, tmp_path, capsys):
@@ -266,12 +266,12 @@ def test_selfplay_checks_its_baselines_before_making_the_run(baseline, why, tmp_
     run = tmp_path / "run"
     for attempt in range(2):  # refused the same way again: nothing was left behind
         with pytest.raises(SystemExit) as exc:
-            main(["--ruleset", "standard", "--baselines", "greedy", baseline, "--total-timesteps", "64", "--run-dir", str(run)])
+            main(["--ruleset", "master", "--baselines", "greedy", baseline, "--total-timesteps", "64", "--run-dir", str(run)])
         err = capsys.readouterr().err
-        assert exc.value.code == 2 and f"error: --baselines: baseline {baseline!r} cannot play standard: {why}" in err, err
+        assert exc.value.code == 2 and f"error: --baselines: baseline {baseline!r} cannot play master: {why}" in err, err
         assert "Traceback" not in err and not run.exists()
     with pytest.raises(SystemExit):
-        main(["--ruleset", "standard", "--baselines", baseline, "--run-dir", str(run), "--resume"])
+        main(["--ruleset", "master", "--baselines", baseline, "--run-dir", str(run), "--resume"])
     assert "no checkpoint in" in capsys.readouterr().err and not run.exists()
 
 

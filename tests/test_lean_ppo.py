@@ -112,7 +112,8 @@ def test_lean_rollout_refuses_a_truncated_game():
 def test_trainer_key_and_model_class(tmp_path):
     assert model_class("sb3") is MaskablePPO and model_class("lean") is LeanMaskablePPO
     assert load_config(ROOT / "configs" / "ppo_classic.yaml")["trainer"] == "sb3"
-    assert load_config(ROOT / "configs" / "ppo_classic_lean.yaml")["trainer"] == "lean"
+    for name in ("ppo_classic_lean", "ppo_jnn_lean", "ppo_standard_lean"):
+        assert load_config(ROOT / "configs" / f"{name}.yaml")["trainer"] == "lean", name
     bad = tmp_path / "bad.yaml"
     bad.write_text("trainer: cleanrl\n")
     with pytest.raises(ConfigError, match="key 'trainer': 'cleanrl'; allowed: sb3, lean"):

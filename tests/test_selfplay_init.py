@@ -90,9 +90,10 @@ def test_a_run_started_from_a_model_records_it_and_uses_the_ppo_settings(tmp_pat
     solo.save(tmp_path / "solo.zip")
     run = tmp_path / "run"
     args = ["--ruleset", RULESET, "--n-envs", "4", "--n-steps", "32", "--snapshot-freq", "10000", "--eval-freq", "10000",
-            "--eval-games", "1", "--reward", "score", "--run-dir", str(run), "--total-timesteps", "128"]
+            "--eval-games", "1", "--reward", "margin", "--run-dir", str(run), "--total-timesteps", "128"]
     assert main(args + ["--init-from", str(tmp_path / "solo.zip"), "--algo", "learning_rate=1e-4", "clip_range=0.1",
                         "gamma=0.995", "batch_size=64", "n_epochs=2"]) == 0
+    assert json.loads((run / "selfplay.json").read_text())["reward_scale"] == 0.01  # margins are points, scaled as scores
     record = json.loads((run / "init_from.json").read_text())
     assert record == {"init_from": str((tmp_path / "solo.zip").resolve()), "steps_before": 0}
     model = MaskablePPO.load(run / "final_model.zip", device="cpu")

@@ -230,7 +230,7 @@ def run(argv: list[str] | None) -> int:
         run_dir = Path(args.run_dir or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}")
         make_new_run_dir(parser, run_dir)
     if reward_scale is None:
-        reward_scale = 0.01 if args.reward == "score" else 1.0
+        reward_scale = 0.01 if args.reward in ("score", "margin") else 1.0  # points, as the solitaire configs scale them
 
     from agents.training.selfplay import SelfPlaySettings, train_selfplay
     from agents.training.train import TrainingInterrupted
