@@ -126,3 +126,18 @@ def test_a_run_started_from_a_model_that_stopped_before_its_first_checkpoint_is_
     err = capsys.readouterr().err
     assert "stopped before its first checkpoint" in err and "Traceback" not in err
     assert not (run / "final_model.zip").exists()
+
+
+def test_the_shipped_two_player_standard_model_plays_its_seat():
+    """models/selfplay/standard_2p.zip (docs/results.md "Multiplayer"): a self-play model of
+    the 2-player standard table, reading the whole seat observation."""
+    from pathlib import Path
+
+    from agents import load
+    from agents.match_evaluation import play_match
+
+    path = Path(__file__).resolve().parents[1] / "models" / "selfplay" / "standard_2p.zip"
+    agent = load(str(path), ruleset="standard")
+    assert agent._multiplayer
+    result = play_match("standard", [agent, load("greedy", ruleset="standard")], seed=20_000_000)
+    assert result["steps"] > 2 * 104 and min(result["scores"]) > 0
