@@ -50,8 +50,38 @@ def run_info(run: Path) -> tuple[str, str, int]:
             if not cfg.get("init_from"):
                 return ruleset, label, 0
             return ruleset, f"{label} (from a model)", init_steps(run, cfg["init_from"])
+    ruleset = _selfplay_ruleset(run)
+    if ruleset is not None:  # a self-play run (jamb-train-selfplay): its own group, drawn from its step 0
+        return ruleset, f"{run.name} (self-play)", 0
     parts = run.name.split("__")
     return (parts[0], parts[1], 0) if len(parts) >= 4 else ("?", run.name, 0)
+
+
+def _selfplay_ruleset(run: Path) -> str | None:
+    """The ruleset (a preset name, or a YAML file's stem) in a self-play run's
+    ``selfplay.json``, or None where there is none that reads."""
+    from agents.training.config import ConfigError
+    from agents.training.runs import read_record
+    from agents.training.selfplay import SETTINGS_FILE
+
+    if not (run / SETTINGS_FILE).is_file():
+        return None
+    try:
+        saved = read_record(run / SETTINGS_FILE)
+    except ConfigError:
+        return None
+    ruleset = saved.get("ruleset") if isinstance(saved, dict) else None
+    return Path(ruleset).stem if isinstance(ruleset, str) and ruleset.strip() else None
+
+
+def tag_unit(tag: str) -> str:
+    """The unit a scalar's axis names: a share of games for rates (``selfplay/win_rate_vs_…``,
+    ``eval/bonus_rate``, ``jamb/illegal_rate``), points for scores and margins, else none."""
+    if "rate" in tag.rsplit("/", 1)[-1]:
+        return "share"
+    if tag.startswith(("eval/", "jamb/")) or "margin" in tag or "score" in tag:
+        return "points"
+    return ""
 
 
 def _step_count(value) -> bool:
@@ -149,7 +179,7 @@ def _curves_figure(plt, groups, baselines, tag, title, xlabel):
         for k, (name, value) in enumerate(sorted(baselines.get(ruleset, {}).items(), key=lambda x: x[1])):
             ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"{tag} (points)")
+        ax.set_ylabel(f"{tag} ({tag_unit(tag)})" if tag_unit(tag) else tag)
         ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not title else title)
         ax.legend(fontsize=8, loc="lower right")
     if title and len(rulesets) > 1:

@@ -141,3 +141,17 @@ def test_the_shipped_two_player_standard_model_plays_its_seat():
     assert agent._multiplayer
     result = play_match("standard", [agent, load("greedy", ruleset="standard")], seed=20_000_000)
     assert result["steps"] > 2 * 104 and min(result["scores"]) > 0
+
+
+def test_a_self_play_run_is_plotted_under_its_ruleset_with_a_rate_as_a_share(tmp_path):
+    from agents.learning_curves import run_info, tag_unit
+
+    run = tmp_path / "sp_run"
+    run.mkdir()
+    assert run_info(run) == ("?", "sp_run", 0)  # nothing to read the ruleset from
+    (run / "selfplay.json").write_text(json.dumps({"ruleset": "standard", "players": 2}))
+    assert run_info(run) == ("standard", "sp_run (self-play)", 0)
+    (run / "selfplay.json").write_text("{not json")
+    assert run_info(run) == ("?", "sp_run", 0)
+    assert [tag_unit(t) for t in ("selfplay/win_rate_vs_expectimax", "eval/bonus_rate", "eval/score", "selfplay/margin_vs_greedy",
+                                  "train/value_loss")] == ["share", "share", "points", "points", ""]
