@@ -179,7 +179,8 @@ def _curves_figure(plt, groups, baselines, tag, title, xlabel):
         for k, (name, value) in enumerate(sorted(baselines.get(ruleset, {}).items(), key=lambda x: x[1])):
             ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"{tag} ({tag_unit(tag)})" if tag_unit(tag) else tag)
+        unit = tag_unit(tag)
+        ax.set_ylabel(f"{tag} ({unit})" if unit else tag)
         ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not title else title)
         ax.legend(fontsize=8, loc="lower right")
     if title and len(rulesets) > 1:

@@ -380,7 +380,7 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
     ``baseline_agents`` (name -> agent, from :func:`load_baselines`) saves loading the
     baselines again; by default they are loaded here, before anything is written.
     ``init_from`` (a new run only): the learner starts from that model's weights
-    (:func:`.weights.load_policy_weights` with ``widen``: a solitaire model of the ruleset
+    (:func:`.weights.init_from` with ``widen``: a solitaire model of the ruleset
     plays its seat exactly as it plays alone, the extra inputs weighted 0), and the run
     folder gets :data:`~.runs.INIT_RECORD`; ``ppo_kwargs`` are the PPO settings (a
     config's ``algo:`` keys, :func:`ppo_settings`).
@@ -407,7 +407,7 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
 
     from .callbacks import StopOnRequestCallback, StopRequest, run_logger
     from .train import TrainingInterrupted, _Signals
-    from .weights import load_policy_weights
+    from .weights import init_from as start_from_model
 
     kwargs = ppo_settings(n_envs, n_steps, ppo_kwargs)
     M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
@@ -428,12 +428,9 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
         venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
                           num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
                           reward_scale=settings.reward_scale, seed=seed)
-        started_from = None
         if not resume:
             model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-            if init_from is not None:  # checked before anything is written
-                started_from = {"init_from": str(Path(init_from).resolve()),
-                                "steps_before": load_policy_weights(model, init_from, widen=True)}
+            started_from = start_from_model(model, init_from, widen=True)  # checked before anything is written
             save_record(run_dir / SETTINGS_FILE, record)
             if started_from is not None:
                 save_record(run_dir / INIT_RECORD, started_from)

@@ -10,12 +10,13 @@ from .config import ConfigError
 from .runs import INIT_RECORD, init_record
 
 
-def init_from(model, src: str | Path | None) -> dict | None:
-    """Load the policy weights of ``src`` into ``model`` (nothing when ``src`` is None);
-    return the run's :data:`~agents.training.runs.INIT_RECORD` content, or None."""
+def init_from(model, src: str | Path | None, widen: bool = False) -> dict | None:
+    """Load the policy weights of ``src`` into ``model`` (nothing when ``src`` is None;
+    ``widen`` as :func:`load_policy_weights`); return the run's
+    :data:`~agents.training.runs.INIT_RECORD` content, or None."""
     if src is None:
         return None
-    steps_before = load_policy_weights(model, src)
+    steps_before = load_policy_weights(model, src, widen=widen)
     return {"init_from": str(Path(src).resolve()), "steps_before": steps_before}
 
 
