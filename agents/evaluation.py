@@ -32,7 +32,7 @@ from jamb_env.rules import column_totals
 
 EVAL_SEED_BASE = 20_000_000
 #: Agent specs that end in a path (``<prefix><path>``; a glob in the path names several agents).
-PATH_PREFIXES = ("hybrid:", "rllib:", "search:")
+PATH_PREFIXES = ("hybrid:", "rllib:", "search:", "critic:")
 
 
 def eval_seeds(games: int, base: int = EVAL_SEED_BASE) -> list[int]:

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from .shipped import MODELS_DIR, best_agent, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's models/<ruleset>.zip)
 
-AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search", "best")
+AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search", "critic", "best")
 
 
 class AgentSpec(NamedTuple):
@@ -15,8 +15,8 @@ class AgentSpec(NamedTuple):
 
     ``kind``: one of :data:`AGENT_NAMES`, ``"rllib"`` (an RLlib checkpoint) or ``"model"``
     (a MaskablePPO file). ``path``: the file or folder the spec names (the text after
-    ``search:``, ``hybrid:`` or ``rllib:``, possibly empty; a model's path), or None for a
-    name alone (``ppo``, ``hybrid`` and ``search`` then use the shipped file of the ruleset).
+    ``search:``, ``hybrid:``, ``critic:`` or ``rllib:``, possibly empty; a model's path), or None for a
+    name alone (``ppo``, ``hybrid``, ``critic`` and ``search`` then use the shipped file of the ruleset).
     """
 
     kind: str
@@ -26,8 +26,8 @@ class AgentSpec(NamedTuple):
 def parse_spec(spec: str) -> AgentSpec:
     """What an agent spec names, without loading anything or looking at files.
 
-    ``random`` ... ``columnwise``, ``ppo``, ``hybrid``, ``search``: that agent;
-    ``search:<file>``, ``hybrid:<file>``, ``rllib:<path>``: that agent on the path given;
+    ``random`` ... ``columnwise``, ``ppo``, ``hybrid``, ``search``, ``critic``: that agent;
+    ``search:<file>``, ``hybrid:<file>``, ``critic:<file>``, ``rllib:<path>``: that agent on the path given;
     a spec ending in ``.zip`` or holding a ``/``: a MaskablePPO model file.
 
     Raises:
@@ -37,12 +37,12 @@ def parse_spec(spec: str) -> AgentSpec:
         raise ValueError(f"an agent is a name ({', '.join(AGENT_NAMES)}) or a MaskablePPO .zip path, got {spec!r}")
     if spec in AGENT_NAMES:
         return AgentSpec(spec, None)
-    for kind in ("search", "rllib", "hybrid"):
+    for kind in ("search", "rllib", "hybrid", "critic"):
         if spec.startswith(kind + ":"):
             return AgentSpec(kind, spec[len(kind) + 1 :])
     if spec.endswith(".zip") or "/" in spec:
         return AgentSpec("model", spec)
-    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz> or rllib:<RLlib checkpoint>")
+    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>")
 
 
 def check_plays(name: str, ruleset: str) -> None:
@@ -73,7 +73,7 @@ def check_plays(name: str, ruleset: str) -> None:
         from .search import shipped_value_path
 
         shipped_value_path(rules.name)
-    elif name in ("ppo", "hybrid"):
+    elif name in ("ppo", "hybrid", "critic"):
         shipped_model_path(rules.name)
 
 
@@ -103,7 +103,9 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     that model's cell choices with the exact turn planner's holds (``hybrid:<model.zip>``:
     another model's; :mod:`agents.hybrid`). ``search`` plans each turn exactly with the
     shipped afterstate value network of the ruleset, ``models/value_<ruleset>.npz``, at
-    its leaves (``search:<file.npz>``: another network; :mod:`agents.search`). ``best`` is
+    its leaves (``search:<file.npz>``: another network; :mod:`agents.search`).
+    ``critic`` plans each turn exactly with the shipped model's critic at the leaves
+    (``critic:<model.zip>``: another model's; :mod:`agents.critic_search`). ``best`` is
     the strongest shipped agent of the ruleset as measured (``models/best.json``;
     expectimax where it lists none: :func:`agents.shipped.best_agent`).
 
@@ -153,19 +155,23 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             return RLlibAgent(path, ruleset=ruleset)
         except RLlibUnavailable as exc:
             raise ValueError(f"agent {spec}: {exc}") from exc
-    if kind in ("ppo", "hybrid"):
+    if kind in ("ppo", "hybrid", "critic"):
         if path is None:
             from jamb_env import load_ruleset
 
             path = shipped_model_path(load_ruleset(ruleset).name)  # RulesetError for an unknown ruleset or a missing YAML file
         elif not path:
-            raise ValueError("hybrid: needs a model path after the colon (hybrid:<MaskablePPO .zip>), or plain 'hybrid' for the shipped model")
+            raise ValueError(f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the shipped model")
         elif not Path(path).is_file():
-            raise FileNotFoundError(f"no model file {path} (hybrid:<MaskablePPO .zip>)")
+            raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
         if kind == "ppo":
             from .ppo_agent import PPOAgent
 
             return PPOAgent(path, ruleset=ruleset)
+        if kind == "critic":
+            from .critic_search import CriticSearchAgent
+
+            return CriticSearchAgent(path, ruleset=ruleset)
         from .hybrid import HybridAgent
 
         return HybridAgent(path, ruleset=ruleset)

@@ -225,7 +225,63 @@ def cell_value_index(rules: Ruleset) -> list[tuple[np.ndarray, np.ndarray, np.nd
     return out
 
 
-class SearchAgent(ExpectimaxAgent):
+def write_candidates(rules: Ruleset, cells) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """Every distinct write of ``cells`` (sorted): (the cells sorted, and int arrays ``(N,)``
+    of each candidate's cell, a roll and a dice multiset that give its value), in
+    :func:`cell_value_index` order, cell after cell."""
+    index = cell_value_index(rules)
+    cells = sorted(cells)
+    at_cell = np.concatenate([np.full(len(index[x][0]), x) for x in cells])
+    rolls = np.concatenate([index[x][1] for x in cells])
+    dice = np.concatenate([index[x][2] for x in cells])
+    return cells, at_cell, rolls, dice
+
+
+class LeafSearch(ExpectimaxAgent):
+    """Expectimax's exact rest-of-turn plan with leaves a subclass values: writing value
+    ``v`` in cell ``x`` is worth :meth:`leaf_tables`' entry, computed for every distinct
+    value of every cell a plan asks for in one batch per turn, then read from a table.
+
+    Subclasses set ``self.rules`` (the ruleset the leaves are for) and implement
+    :meth:`leaf_tables`. Joly's jokers are weighed with expectimax's option costs.
+    """
+
+    def __init__(self, rules: Ruleset):
+        super().__init__(shared_aware=False, joker_costs=JOKER_COSTS["expectimax"])
+        self.rules = rules
+
+    def act(self, env, observation, mask) -> int:
+        if env.ruleset.name != self.rules.name:
+            raise ValueError(f"this {self.name} agent plays {self.rules.name!r} (the ruleset its values were learned on), not {env.ruleset.name!r}")
+        return super().act(env, observation, mask)
+
+    def leaf_tables(self, st: GameState, cells) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per cell of ``cells`` (empty cells of ``st``): (its distinct values sorted,
+        float64 leaf value of writing each)."""
+        raise NotImplementedError
+
+    def _prepare_leaves(self, env, st: GameState, cells: set[int]) -> None:
+        leaves = self._turn_cache(st, env).setdefault("leaf", {})
+        leaves.update(self.leaf_tables(st, set(cells) - set(leaves)))
+
+    def _write_values(self, env, st: GameState, c: int, row: int, v: np.ndarray) -> np.ndarray:
+        cell = c * self.rules.num_rows + row
+        self._prepare_leaves(env, st, {cell})
+        values, leaf = self._turn_cache(st, env)["leaf"][cell]
+        return leaf[np.searchsorted(values, v)]
+
+    @staticmethod
+    def _split(rules: Ruleset, cells: list[int], leaf: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        index = cell_value_index(rules)
+        out, at = {}, 0
+        for x in cells:
+            n = len(index[x][0])
+            out[x] = (index[x][0], leaf[at : at + n])
+            at += n
+        return out
+
+
+class SearchAgent(LeafSearch):
     """Exact rest-of-turn expectation with the learned afterstate value at the leaves
     (module docstring).
 
@@ -242,19 +298,13 @@ class SearchAgent(ExpectimaxAgent):
     explain_unit = "expected points of the rest of the game (this turn's writes plus the learned value of the sheet after)"
 
     def __init__(self, value: ValueNet | str | Path, ruleset: str | Ruleset = "classic"):
-        super().__init__(shared_aware=False, joker_costs=JOKER_COSTS["expectimax"])
-        self.rules = load_ruleset(ruleset)
+        super().__init__(load_ruleset(ruleset))
         self.value = value if isinstance(value, ValueNet) else ValueNet.load(value)
         if self.value.ruleset != self.rules.name:
             raise ValueError(f"the value network was trained for ruleset {self.value.ruleset!r}, not {self.rules.name!r}")
         if self.value.input_size != feature_size(self.rules):
             raise ValueError(f"the value network takes {self.value.input_size} features; {self.rules.name} sheets have "
                              f"{feature_size(self.rules)} (trained on another version of the observation?)")
-
-    def act(self, env, observation, mask) -> int:
-        if env.ruleset.name != self.rules.name:
-            raise ValueError(f"this search agent plays {self.rules.name!r} (its value network's ruleset), not {env.ruleset.name!r}")
-        return super().act(env, observation, mask)
 
     def prior(self, st: GameState) -> float:
         """:func:`sheet_prior` of ``st``."""
@@ -266,13 +316,10 @@ class SearchAgent(ExpectimaxAgent):
         from one batched call of the network."""
         rules = self.rules
         R = rules.num_rows
-        index = cell_value_index(rules)
-        cells = sorted(cells)
         if not cells:
             return {}
-        at_cell = np.concatenate([np.full(len(index[x][0]), x) for x in cells])
-        rolls = np.concatenate([index[x][1] for x in cells])
-        dice = np.concatenate([index[x][2] for x in cells])
+        cells, at_cell, rolls, dice = write_candidates(rules, cells)
+        index = cell_value_index(rules)
         points, sheet = encoder(rules, turn_features=False).afterstates(st, at_cell, rolls, dice)
         if is_last_turn(rules, st):  # the last write: nothing follows
             leaf = points.astype(np.float64)
@@ -283,22 +330,7 @@ class SearchAgent(ExpectimaxAgent):
             prior = np.concatenate([before - col[x // R] + model.column_prior(st.values[x // R], int(st.filled[x // R]), x % R, index[x][0])
                                     for x in cells])
             leaf = points + prior + self.value(afterstate_features(rules, sheet, jokers_features(rules, st)))
-        out, at = {}, 0
-        for x in cells:
-            n = len(index[x][0])
-            out[x] = (index[x][0], leaf[at : at + n])
-            at += n
-        return out
-
-    def _prepare_leaves(self, env, st: GameState, cells: set[int]) -> None:
-        leaves = self._turn_cache(st, env).setdefault("leaf", {})
-        leaves.update(self.leaf_tables(st, set(cells) - set(leaves)))
-
-    def _write_values(self, env, st: GameState, c: int, row: int, v: np.ndarray) -> np.ndarray:
-        cell = c * self.rules.num_rows + row
-        self._prepare_leaves(env, st, {cell})
-        values, leaf = self._turn_cache(st, env)["leaf"][cell]
-        return leaf[np.searchsorted(values, v)]
+        return self._split(rules, cells, leaf)
 
 
 def load_search(spec: str, ruleset: str) -> SearchAgent:

@@ -49,7 +49,7 @@ def agent_spec(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if spec.kind == "model" and not path.is_file():
         raise argparse.ArgumentTypeError(f"no model file {text}")
-    if spec.kind in ("search", "hybrid") and spec.path and not Path(spec.path).is_file():
+    if spec.kind in ("search", "hybrid", "critic") and spec.path and not Path(spec.path).is_file():
         raise argparse.ArgumentTypeError(f"no file {spec.path}")
     return text
 
