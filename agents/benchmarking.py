@@ -97,7 +97,11 @@ def vec_env_loop(make, seconds: float, seed: int = 0, warmup: int = 3):
     env.seed(seed)
     env.reset()
     rng = np.random.default_rng(seed)
-    masks_of = (lambda: env.action_masks()) if hasattr(env, "action_masks") else (lambda: np.stack(env.env_method("action_masks")))
+    masks_of = (
+        (lambda: env.action_masks())
+        if hasattr(env, "action_masks")
+        else (lambda: np.stack(env.env_method("action_masks")))
+    )
     for _ in range(warmup):  # compile and warm caches
         env.step(sample_actions(rng, masks_of()))
     steps, t_env, t_sample = 0, 0.0, 0.0
@@ -137,7 +141,10 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
     for preset in presets:
         configs = [("JambEnv", 1, None)]
         configs += [(f"JambVecEnv({n})", n, (lambda n=n: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)]
-        configs += [(f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)]))) for n in (8, 64)]
+        configs += [
+            (f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)])))
+            for n in (8, 64)
+        ]
         # multiplayer, 2 players: the AEC env (every move) and the learner seat of SeatVecEnv
         # (learner moves; the random opponents' moves happen inside each step, not counted)
         configs += [("multiplayer raw_env (AEC, 2p)", 1, "aec")]
@@ -160,11 +167,22 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
             else:
                 mem = peak_memory_mb(vec_env_loop, make, min(seconds, 0.5), 0, 1)
             rate = float(np.median(env_rates))
-            rows.append({"preset": preset, "env": name, "games": n, "env_steps_per_s": rate,
-                         "env_range": (min(env_rates), max(env_rates)),
-                         "with_sampling_per_s": float(np.median(all_rates)), "peak_mb": mem})
-            print(f"  {preset:10s} {name:28s} {rate:>12,.0f} steps/s (median of {repeats}: "
-                  f"{min(env_rates):,.0f}-{max(env_rates):,.0f})", file=sys.stderr)
+            rows.append(
+                {
+                    "preset": preset,
+                    "env": name,
+                    "games": n,
+                    "env_steps_per_s": rate,
+                    "env_range": (min(env_rates), max(env_rates)),
+                    "with_sampling_per_s": float(np.median(all_rates)),
+                    "peak_mb": mem,
+                }
+            )
+            print(
+                f"  {preset:10s} {name:28s} {rate:>12,.0f} steps/s (median of {repeats}: "
+                f"{min(env_rates):,.0f}-{max(env_rates):,.0f})",
+                file=sys.stderr,
+            )
     return rows
 
 
@@ -218,11 +236,15 @@ def train_rows(total_steps: int) -> list[dict]:
     torch.set_num_threads(cfg["torch_threads"])
     rows = []
     for kind in ("batched", "dummy", "subproc"):
-        n = cfg["env"]["n_envs"] if kind == "batched" else min(cfg["env"]["n_envs"], 8)  # one env object (a process) per game
+        n = (
+            cfg["env"]["n_envs"] if kind == "batched" else min(cfg["env"]["n_envs"], 8)
+        )  # one env object (a process) per game
         if kind == "batched":
             venv = JambVecEnv(n, cfg["ruleset"], seed=0, reward_scale=cfg["env"]["reward_scale"])
         else:
-            venv = make_vec_env(make_env_fn(cfg), n_envs=n, seed=0, vec_env_cls=DummyVecEnv if kind == "dummy" else SubprocVecEnv)
+            venv = make_vec_env(
+                make_env_fn(cfg), n_envs=n, seed=0, vec_env_cls=DummyVecEnv if kind == "dummy" else SubprocVecEnv
+            )
         env = Timed(venv)
         model = MaskablePPO("MlpPolicy", env, seed=0, device=cfg["device"], verbose=0, **cfg["algo"])
         model.learn(total_timesteps=2048)  # warm-up (numba compile, torch init)
@@ -234,7 +256,10 @@ def train_rows(total_steps: int) -> list[dict]:
         done = model.num_timesteps - before  # whole rollouts: at least n_steps x n_envs, whatever total_steps says
         env.close()
         rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": done / wall, "env_share": env.seconds / wall})
-        print(f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), env {100 * env.seconds / wall:.1f}% of wall time", file=sys.stderr)
+        print(
+            f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), env {100 * env.seconds / wall:.1f}% of wall time",
+            file=sys.stderr,
+        )
     return rows
 
 
@@ -275,10 +300,20 @@ def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
         wall = time.perf_counter() - start
         done = model.num_timesteps - before
         env.close()
-        rows.append({"trainer": trainer, "n_envs": env.num_envs, "rollout": rollout, "steps_per_s": done / wall,
-                     "update_share": update[0] / wall})
-        print(f"  trainer {trainer:4s} {done / wall:,.0f} steps/s ({done:,} steps), "
-              f"updates {100 * update[0] / wall:.1f}% of wall time", file=sys.stderr)
+        rows.append(
+            {
+                "trainer": trainer,
+                "n_envs": env.num_envs,
+                "rollout": rollout,
+                "steps_per_s": done / wall,
+                "update_share": update[0] / wall,
+            }
+        )
+        print(
+            f"  trainer {trainer:4s} {done / wall:,.0f} steps/s ({done:,} steps), "
+            f"updates {100 * update[0] / wall:.1f}% of wall time",
+            file=sys.stderr,
+        )
     return rows
 
 
@@ -298,9 +333,17 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
         logging.getLogger(name).setLevel(logging.ERROR)
     rows = []
     for n in runners:
-        cfg = load_rllib_config(ROOT / "configs" / "rllib_classic.yaml", {"num_env_runners": n, "rollout_fragment_length": "auto"})
+        cfg = load_rllib_config(
+            ROOT / "configs" / "rllib_classic.yaml", {"num_env_runners": n, "rollout_fragment_length": "auto"}
+        )
         torch.set_num_threads(cfg["torch_threads"])
-        ray.init(address="local", num_cpus=max(2, n), include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(
+            address="local",
+            num_cpus=max(2, n),
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
         try:
             rllib_train._register_env()
             algo = rllib_train.algo_config(cfg).build_algo()
@@ -311,7 +354,9 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
             if n == 0:
                 episodes = [algo.env_runner.sample(num_timesteps=per_runner, explore=True)]
             else:
-                episodes = group.foreach_env_runner(lambda er: er.sample(num_timesteps=per_runner, explore=True), local_env_runner=False)
+                episodes = group.foreach_env_runner(
+                    lambda er: er.sample(num_timesteps=per_runner, explore=True), local_env_runner=False
+                )
             sample_wall = time.perf_counter() - start
             sampled = sum(len(e) for eps in episodes for e in eps)
             done, start = 0, time.perf_counter()
@@ -321,10 +366,20 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
             rllib_train.stop_algo(algo)
         finally:
             ray.shutdown()
-        rows.append({"env_runners": n, "games": cfg["num_envs_per_env_runner"], "sample_per_s": sampled / sample_wall,
-                     "steps_per_s": done / wall, "steps": done})
-        print(f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, training {done / wall:,.0f} steps/s "
-              f"({done:,} steps)", file=sys.stderr)
+        rows.append(
+            {
+                "env_runners": n,
+                "games": cfg["num_envs_per_env_runner"],
+                "sample_per_s": sampled / sample_wall,
+                "steps_per_s": done / wall,
+                "steps": done,
+            }
+        )
+        print(
+            f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, training {done / wall:,.0f} steps/s "
+            f"({done:,} steps)",
+            file=sys.stderr,
+        )
     return rows
 
 
@@ -348,7 +403,14 @@ def agent_rows(specs: list[str], ruleset: str, games: int) -> list[dict]:
             start = time.perf_counter()
             play_game(agent, env, 30_000_000 + g)
             times.append(time.perf_counter() - start)
-        rows.append({"agent": spec, "ruleset": ruleset, "games": games, "s_per_game": float(np.median(times)),
-                     "range": (min(times), max(times))})
+        rows.append(
+            {
+                "agent": spec,
+                "ruleset": ruleset,
+                "games": games,
+                "s_per_game": float(np.median(times)),
+                "range": (min(times), max(times)),
+            }
+        )
         print(f"  {spec} on {ruleset}: {rows[-1]['s_per_game']:.2f} s/game", file=sys.stderr)
     return rows

@@ -36,7 +36,9 @@ class ColumnwiseAgent:
         none is derived); solves nothing."""
         unsupported = [k for k in rules.columns if k not in SUPPORTED] + list(rules.derived_columns)
         if unsupported:
-            raise ValueError(f"columnwise plays columns {', '.join(SUPPORTED)}; {rules.name} also has {', '.join(unsupported)}")
+            raise ValueError(
+                f"columnwise plays columns {', '.join(SUPPORTED)}; {rules.name} also has {', '.join(unsupported)}"
+            )
 
     @property
     def expected_score(self) -> float:

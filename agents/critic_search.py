@@ -72,14 +72,23 @@ class CriticSearchAgent(LeafSearch):
     name = "critic"
     explain_unit = "expected points of the rest of the game (this turn's writes plus the critic's value after them)"
 
-    def __init__(self, path: str | Path, ruleset: str | Ruleset = "classic", rolls: int = DEFAULT_ROLLS,
-                 reward_scale: float = 0.01):
+    def __init__(
+        self,
+        path: str | Path,
+        ruleset: str | Ruleset = "classic",
+        rolls: int = DEFAULT_ROLLS,
+        reward_scale: float = 0.01,
+    ):
         from .ppo_agent import PPOAgent
 
         super().__init__(load_ruleset(ruleset))
         if isinstance(rolls, bool) or not isinstance(rolls, (int, np.integer)) or rolls < 1:
             raise ValueError(f"rolls must be a positive integer, got {rolls!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not 0 < reward_scale < float("inf"):
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float))
+            or not 0 < reward_scale < float("inf")
+        ):
             raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
         path = Path(path)
         if not path.is_file():
@@ -88,8 +97,10 @@ class CriticSearchAgent(LeafSearch):
         size = int(model.observation_space.shape[0])
         sizes = {encoder(self.rules, turn_features=t).size: t for t in (True, False)}
         if size not in sizes:
-            raise ValueError(f"model {path} reads observations of size {size}; the {self.rules.name} solitaire env gives "
-                             f"{' or '.join(map(str, sorted(sizes)))} (a model of a multiplayer seat or of another ruleset?)")
+            raise ValueError(
+                f"model {path} reads observations of size {size}; the {self.rules.name} solitaire env gives "
+                f"{' or '.join(map(str, sorted(sizes)))} (a model of a multiplayer seat or of another ruleset?)"
+            )
         self.turn_features = sizes[size]
         self.policy = model.policy
         self.rolls = int(rolls)

@@ -48,7 +48,9 @@ def play_game(agent, env: JambEnv, seed: int, record: bool = False) -> dict:
 
     obs, info = env.reset(seed=int(seed))
     done, steps = False, 0
-    rec = GameRecord(ruleset=env.ruleset.name, seed=int(seed), player=getattr(agent, "name", "agent")) if record else None
+    rec = (
+        GameRecord(ruleset=env.ruleset.name, seed=int(seed), player=getattr(agent, "name", "agent")) if record else None
+    )
     while not done:
         action = agent.act(env, obs, env.action_masks())
         obs, _, done, _, info = rec.play(env, action) if rec is not None else env.step(action)
@@ -150,8 +152,16 @@ def _cancel(futures) -> None:
                 cancel()
 
 
-def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: int = 1, chunk: int = 25,
-              progress: bool = True, record: bool = False, executor=None) -> dict[str, list[dict]]:
+def run_games(
+    specs: Sequence[str],
+    ruleset: str,
+    seeds: Sequence[int],
+    jobs: int = 1,
+    chunk: int = 25,
+    progress: bool = True,
+    record: bool = False,
+    executor=None,
+) -> dict[str, list[dict]]:
     """Play ``seeds`` with each agent spec; return label -> game results in seed order
     (with ``record``, each result holds its replayable ``"record"``).
 
@@ -165,7 +175,11 @@ def run_games(specs: Sequence[str], ruleset: str, seeds: Sequence[int], jobs: in
 
     load_ruleset(ruleset)  # fail early on an unknown ruleset
     entries = expand_specs(specs)
-    tasks = [(label, (spec, ruleset, list(seeds[i : i + chunk]), record)) for label, spec, _ in entries for i in range(0, len(seeds), chunk)]
+    tasks = [
+        (label, (spec, ruleset, list(seeds[i : i + chunk]), record))
+        for label, spec, _ in entries
+        for i in range(0, len(seeds), chunk)
+    ]
     results: dict[str, list[dict]] = {label: [] for label, _, _ in entries}
     bar = tqdm(total=len(tasks) * chunk if tasks else 0, disable=not progress, unit="game", desc="evaluating")
     with bar:
@@ -243,7 +257,11 @@ def summarise(results: dict[str, list[dict]]) -> list[Summary]:
     out = []
     for label, games in results.items():
         s = np.array([g["score"] for g in games], dtype=np.float64)
-        parts = {k: float(np.mean([g[k] for g in games])) for k in games[0] if k.startswith(("col_", "row_")) or k in ("upper", "bonus", "difference", "lower", "steps")}
+        parts = {
+            k: float(np.mean([g[k] for g in games]))
+            for k in games[0]
+            if k.startswith(("col_", "row_")) or k in ("upper", "bonus", "difference", "lower", "steps")
+        }
         out.append(
             Summary(
                 label=label,
@@ -307,8 +325,21 @@ def write_summary_csv(path: Path, summaries: list[Summary], exact: dict[str, flo
     Raises:
         OSError: the file cannot be written.
     """
-    rows = [{"agent": s.label, "games": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95, "min": s.min, "max": s.max,
-             "bonus_rate": s.bonus_rate, "exact": exact.get(s.label, ""), **s.parts} for s in summaries]
+    rows = [
+        {
+            "agent": s.label,
+            "games": s.n,
+            "mean": s.mean,
+            "std": s.std,
+            "ci95": s.ci95,
+            "min": s.min,
+            "max": s.max,
+            "bonus_rate": s.bonus_rate,
+            "exact": exact.get(s.label, ""),
+            **s.parts,
+        }
+        for s in summaries
+    ]
     write_text_file(path, csv_text(rows, SUMMARY_KEYS + list(summaries[0].parts)))
 
 
@@ -319,7 +350,10 @@ def write_games_csv(path: Path, results: dict[str, list[dict]]) -> None:
         OSError: the file cannot be written.
     """
     first = next(iter(results.values()))[0]
-    write_text_file(path, csv_text([{"agent": label, **g} for label, games in results.items() for g in games], ["agent"] + list(first)))
+    write_text_file(
+        path,
+        csv_text([{"agent": label, **g} for label, games in results.items() for g in games], ["agent"] + list(first)),
+    )
 
 
 def record_file_name(label: str) -> str:

@@ -12,8 +12,10 @@ def check_not_source(src: str | Path, dst: str | Path) -> None:
     """Raise ValueError when ``dst`` is ``src`` itself (the same file, by any name or link):
     the copy would replace the model it is made of, and its optimizer state with it."""
     if Path(dst).exists() and same_file(src, dst):
-        raise ValueError(f"{dst} is the model to export itself; give another file name for the copy "
-                         "(writing over it would lose its optimizer state)")
+        raise ValueError(
+            f"{dst} is the model to export itself; give another file name for the copy "
+            "(writing over it would lose its optimizer state)"
+        )
 
 
 def export_model(src: str | Path, dst: str | Path) -> Path:

@@ -109,18 +109,30 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from functools import cmp_to_key, lru_cache
+from functools import cache, cmp_to_key
 
 import numpy as np
 
 from jamb_env import JambEnv, Ruleset
-from jamb_env.rules import (Action, GameState, apply_action, column_totals, decode, encode, is_basket, is_over, layout,
-                            legal_mask, max_rolls, new_game, writable_bits)
+from jamb_env.rules import (
+    Action,
+    GameState,
+    apply_action,
+    column_totals,
+    decode,
+    encode,
+    is_basket,
+    is_over,
+    layout,
+    legal_mask,
+    max_rolls,
+    new_game,
+    writable_bits,
+)
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as match_rules
-from jamb_env.rules.tables import UPPER_ROWS
-
 from jamb_env.rules.planner import NEG, best_hold, first_roll_distribution, hold_index, hold_value, plan_turn, ranked
+from jamb_env.rules.tables import UPPER_ROWS
 
 
 class _ColumnModel:
@@ -158,8 +170,16 @@ class _ColumnModel:
         """Points credited in column ``c`` by writing values ``v`` (array) in row ``r``
         (:func:`jamb_env.rules.kernels.column_gains`)."""
         out = np.zeros(len(v), dtype=np.int64)
-        rk.column_gains(st.values[c], int(st.filled[c]), r, np.asarray(v, dtype=np.int64), self.rules.arrays, out,
-                        np.zeros(4, dtype=np.int64), np.zeros(self.rules.num_rows, dtype=np.int64))
+        rk.column_gains(
+            st.values[c],
+            int(st.filled[c]),
+            r,
+            np.asarray(v, dtype=np.int64),
+            self.rules.arrays,
+            out,
+            np.zeros(4, dtype=np.int64),
+            np.zeros(self.rules.num_rows, dtype=np.int64),
+        )
         return out.astype(np.float64)
 
     def upper_sum(self, values: np.ndarray, filled: int, skip: int | None = None) -> int:
@@ -228,7 +248,9 @@ class _ColumnModel:
         if self.upper and filled & self.upper_bits != self.upper_bits:
             upper = self.upper_sum(values, filled, r) + (v if r in self.face else 0.0)
             remaining = [q for q in self.upper if not filled >> q & 1]
-            out = out + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * self._p_bonus(np.asarray(upper, dtype=np.float64), remaining)
+            out = out + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * self._p_bonus(
+                np.asarray(upper, dtype=np.float64), remaining
+            )
         bits = (1 << self.ones) | (1 << self.max) | (1 << self.min) if self.diff_rows else 0
         if bits and filled & bits != bits:
             if r is None:
@@ -242,7 +264,7 @@ def _erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x) if np.ndim(x) else math.erf(float(x))
 
 
-@lru_cache(maxsize=None)
+@cache
 def column_model(rules: Ruleset) -> _ColumnModel:
     return _ColumnModel(rules)
 
@@ -320,7 +342,7 @@ class _SharedModel:
             else:
                 q = self.nonzero[row] / num_players
                 S = (1.0 - 2.0 * q) * S + q * (A + B)
-        out = (float(S[R + 1:].sum() + S[R, 1]), float(S[:R].sum() + S[R, 2]))
+        out = (float(S[R + 1 :].sum() + S[R, 1]), float(S[:R].sum() + S[R, 2]))
         self._pairs[key] = out
         return out
 
@@ -341,9 +363,15 @@ class _SharedModel:
         beat = np.ones((N, N))
         for p in range(N):
             for q in range(p + 1, N):
-                beat[p, q], beat[q, p] = self.beats(tuple(0 if w == -2 else 1 if w == p else 2 if w == q else 3 for w in who), N)
+                beat[p, q], beat[q, p] = self.beats(
+                    tuple(0 if w == -2 else 1 if w == p else 2 if w == q else 3 for w in who), N
+                )
         raw = beat.prod(axis=1)
-        none = 0.0 if any(w >= 0 for w in who) else float(np.prod([1.0 - self.nonzero[r] for r, w in zip(rows, who) if w == -2]))
+        none = (
+            0.0
+            if any(w >= 0 for w in who)
+            else float(np.prod([1.0 - self.nonzero[r] for r, w in zip(rows, who) if w == -2]))
+        )
         total = raw.sum()
         return raw * ((1.0 - none) / total) if total > 0 else raw
 
@@ -361,8 +389,9 @@ class _SharedModel:
 
 def replace_state(st: GameState, values: np.ndarray, filled: np.ndarray) -> GameState:
     """``st`` with other written values and filled masks (a hypothetical sheet)."""
-    return dataclasses.replace(st, values=values.astype(st.values.dtype), filled=filled.astype(st.filled.dtype),
-                               dice=st.dice.copy())
+    return dataclasses.replace(
+        st, values=values.astype(st.values.dtype), filled=filled.astype(st.filled.dtype), dice=st.dice.copy()
+    )
 
 
 def impure(st: GameState) -> GameState:
@@ -384,7 +413,7 @@ def par_column(rules: Ruleset) -> int:
     return next((c for c in range(len(rules.columns)) if ra.first_roll[c] == 1 and ra.last_roll[c] >= rules.rolls), 0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def shared_model(rules: Ruleset) -> _SharedModel:
     return _SharedModel(rules)
 
@@ -438,7 +467,9 @@ class _SharedStanding:
         flat = np.asarray(v, dtype=np.int64).reshape(-1)
         cand = np.concatenate([flat, [self.model.par_values[r]]])
         out = np.zeros(len(cand), dtype=np.int64)
-        rk.column_gains(col, f, r, cand, self.rules.arrays, out, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))
+        rk.column_gains(
+            col, f, r, cand, self.rules.arrays, out, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64)
+        )
         return (out[:-1] - out[-1]).astype(np.float64).reshape(np.shape(v))
 
     def value(self, c: int, r: int, v: np.ndarray, delta: np.ndarray) -> np.ndarray:
@@ -520,8 +551,15 @@ class _TurnAgent:
         self._cache: dict = {}
 
     def _turn_cache(self, st: GameState, env=None) -> dict:
-        key = (st.turn, st.announced, st.answer_due, st.copy_row, st.values.tobytes(), st.filled.tobytes(),
-               st.roll if st.pure else 0)  # a pure roll (jnn) opens cells at that roll only
+        key = (
+            st.turn,
+            st.announced,
+            st.answer_due,
+            st.copy_row,
+            st.values.tobytes(),
+            st.filled.tobytes(),
+            st.roll if st.pure else 0,
+        )  # a pure roll (jnn) opens cells at that roll only
         if self._shared(env):
             key += (int(env.player), int(env.num_players), np.asarray(env.owner).tobytes())
         if key != self._key:
@@ -530,8 +568,12 @@ class _TurnAgent:
 
     def _shared(self, env) -> bool:
         """True when ``env`` is a seat on a shared sheet and this agent plays for the standing."""
-        return (self.shared_aware and env is not None and getattr(env, "scoring", None) == "shared"
-                and getattr(env, "owner", None) is not None)
+        return (
+            self.shared_aware
+            and env is not None
+            and getattr(env, "scoring", None) == "shared"
+            and getattr(env, "owner", None) is not None
+        )
 
     def _standing(self, env, st: GameState) -> _SharedStanding | None:
         """The turn's :class:`_SharedStanding` (cached), or None off a shared sheet."""
@@ -558,8 +600,10 @@ class GreedyAgent(_TurnAgent):
         if standing is None:
             points = model.immediate_points
         else:  # shared sheet: the change of the match standing
+
             def points(st, c, row, v):
                 return standing.value(c, row, v, standing.par_gains(c, row, v))
+
         write_now = _cells(rules, writable_bits(rules, st, r))
         if not write_now and mask[: lay.num_holds].any():  # nothing to write yet (``second``: before roll 2): re-roll
             best_next = self._best_points(rules, st, points, r + 1)
@@ -572,7 +616,9 @@ class GreedyAgent(_TurnAgent):
                 if pts > best_pts:
                     best, best_pts = lay.announce_offset + int(j), pts
             return int(best)
-        gains = [points(st, c, row, model.cell_values[r - 1, m : m + 1, c * rules.num_rows + row])[0] for c, row in write_now]
+        gains = [
+            points(st, c, row, model.cell_values[r - 1, m : m + 1, c * rules.num_rows + row])[0] for c, row in write_now
+        ]
         i = int(np.argmax(gains))
         if mask[: lay.num_holds].any():
             nxt = _cells(rules, writable_bits(rules, impure(st), r + 1))
@@ -622,7 +668,9 @@ class GreedyAgent(_TurnAgent):
         basket, if it beats writing now net of its cost (module docstring); else None."""
         rules = env.ruleset
         best = self._best_points(rules, st, points, st.roll)
-        jokers = [(a, float(best[m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)]
+        jokers = [
+            (a, float(best[m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)
+        ]
         basket = None
         b = basket_action(rules)
         if mask[b]:
@@ -695,7 +743,9 @@ class ExpectimaxAgent(_TurnAgent):
         if only_cell is not None:
             per_roll = [[divmod(only_cell, rules.num_rows)]] * R
         else:
-            per_roll = [_cells(rules, writable_bits(rules, st if k + 1 == st.roll else impure(st), k + 1)) for k in range(R)]
+            per_roll = [
+                _cells(rules, writable_bits(rules, st if k + 1 == st.roll else impure(st), k + 1)) for k in range(R)
+            ]
         self._prepare_leaves(env, st, {c * rules.num_rows + row for cells in per_roll for c, row in cells})
         for k in range(R):
             for c, row in per_roll[k]:
@@ -786,7 +836,9 @@ class ExpectimaxAgent(_TurnAgent):
         cache = self._turn_cache(st, env)
         W = cache[("cell", st.announced) if st.announced >= 0 else ("free",)][0]
         r = st.roll
-        jokers = [(a, float(W[r - 1, m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)]
+        jokers = [
+            (a, float(W[r - 1, m]) - joker_cost(rules, st, a, self.joker_costs)) for a, m in joker_uses(rules, st, mask)
+        ]
         b = basket_action(rules)
         basket = (b, self.fresh_turn_value(env, st) - joker_cost(rules, st, b, self.joker_costs)) if mask[b] else None
         return jokers, basket

@@ -23,8 +23,11 @@ def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarra
     out = {}
     for tag in acc.Tags()["scalars"]:
         events = acc.Scalars(tag)
-        out[tag] = (np.array([e.step for e in events]), np.array([e.value for e in events]),
-                    np.array([e.wall_time for e in events], dtype=np.float64))
+        out[tag] = (
+            np.array([e.step for e in events]),
+            np.array([e.value for e in events]),
+            np.array([e.wall_time for e in events], dtype=np.float64),
+        )
     return out
 
 
@@ -44,7 +47,10 @@ def run_info(run: Path) -> tuple[str, str, int]:
         except (OSError, ValueError):
             cfg = None
         if not isinstance(cfg, dict) or not cfg.get("config_name"):
-            print(printable(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name"), file=sys.stderr)
+            print(
+                printable(f"warning: {saved} is not a readable run config; grouping {run.name} by its folder name"),
+                file=sys.stderr,
+            )
         else:
             ruleset, label = Path(str(cfg.get("ruleset", "?"))).stem, str(cfg["config_name"])
             if not cfg.get("init_from"):
@@ -113,8 +119,11 @@ def init_steps(run: Path, init_from: str) -> int:
             raise ValueError(f"num_timesteps {steps!r} is no step count")
         return steps
     except (OSError, KeyError, ValueError, RecursionError, AttributeError, *ZIP_ERRORS):
-        print(f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown here; "
-              "drawing it from step 0", file=sys.stderr)
+        print(
+            f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown here; "
+            "drawing it from step 0",
+            file=sys.stderr,
+        )
         return 0
 
 
@@ -122,8 +131,9 @@ def init_steps(run: Path, init_from: str) -> int:
 X_AXES = {"steps": "environment steps", "minutes": "wall-clock minutes since the run's first logged value"}
 
 
-def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tag: str, offset: int = 0,
-              x: str = "steps") -> tuple[np.ndarray, np.ndarray]:
+def run_curve(
+    scalars: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tag: str, offset: int = 0, x: str = "steps"
+) -> tuple[np.ndarray, np.ndarray]:
     """One run's curve of ``tag``: (steps + ``offset``, values), by step, each step once (a
     resumed run logs its checkpoint step again: the later value is kept). With ``x =
     "minutes"`` the first array is instead the wall-clock minutes of each kept value since
@@ -141,14 +151,21 @@ def run_curve(scalars: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tag
             raise ValueError(f"{tag}: a wall-clock time that is not a finite number of seconds; plot it with --x steps")
         back = np.flatnonzero(np.diff(minutes) < 0)
         if len(back):
-            raise ValueError(f"{tag}: the wall-clock time goes back at step {order[back[0] + 1]} (a clock set back?); "
-                             "plot it with --x steps")
+            raise ValueError(
+                f"{tag}: the wall-clock time goes back at step {order[back[0] + 1]} (a clock set back?); "
+                "plot it with --x steps"
+            )
         return minutes, np.array([last[s][0] for s in order])
     return np.array(order), np.array([last[s][0] for s in order])
 
 
-def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]], baselines: dict[str, dict[str, float]],
-                  tag: str, title: str | None = None, xlabel: str = X_AXES["steps"]):
+def curves_figure(
+    groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]],
+    baselines: dict[str, dict[str, float]],
+    tag: str,
+    title: str | None = None,
+    xlabel: str = X_AXES["steps"],
+):
     """The matplotlib figure of learning curves: a panel per ruleset; per group (``(ruleset,
     label)`` -> one ``(steps, values)`` curve per run) the mean over its runs at every step
     any of them logged, with their range shaded; a run counts only from its first to its
@@ -166,18 +183,31 @@ def curves_figure(groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarra
 
 def _curves_figure(plt, groups, baselines, tag, title, xlabel):
     rulesets = list(dict.fromkeys(r for r, _ in groups))
-    fig, axes = plt.subplots(1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(rulesets), figsize=(8 * len(rulesets) if len(rulesets) < 3 else 6 * len(rulesets), 4.5), squeeze=False
+    )
     for ax, ruleset in zip(axes[0], rulesets):
         for (rs, config), curves in groups.items():
             if rs != ruleset:
                 continue
             steps = np.unique(np.concatenate([s for s, _ in curves]))
-            ys = np.array([np.where((steps >= s[0]) & (steps <= s[-1]), np.interp(steps, s, v), np.nan) for s, v in curves])
-            line = ax.plot(steps, np.nanmean(ys, axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})")[0]
+            ys = np.array(
+                [np.where((steps >= s[0]) & (steps <= s[-1]), np.interp(steps, s, v), np.nan) for s, v in curves]
+            )
+            line = ax.plot(
+                steps, np.nanmean(ys, axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})"
+            )[0]
             if len(curves) > 1:
                 ax.fill_between(steps, np.nanmin(ys, axis=0), np.nanmax(ys, axis=0), color=line.get_color(), alpha=0.2)
         for k, (name, value) in enumerate(sorted(baselines.get(ruleset, {}).items(), key=lambda x: x[1])):
-            ax.axhline(value, linestyle="--", linewidth=1, color="0.5" if k % 2 else "0.2", dashes=(2 + 2 * k, 2), label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}")
+            ax.axhline(
+                value,
+                linestyle="--",
+                linewidth=1,
+                color="0.5" if k % 2 else "0.2",
+                dashes=(2 + 2 * k, 2),
+                label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}",
+            )
         ax.set_xlabel(xlabel)
         unit = tag_unit(tag)
         ax.set_ylabel(f"{tag} ({unit})" if unit else tag)

@@ -61,8 +61,14 @@ def _env(ruleset, num_players: int, scoring: str):
     return raw_env(ruleset=ruleset, num_players=num_players, scoring=scoring, reward="score")
 
 
-def play_match(ruleset: str | Ruleset, policies: Sequence, seed: int, scoring: str = "separate",
-               num_players: int | None = None, env=None) -> dict:
+def play_match(
+    ruleset: str | Ruleset,
+    policies: Sequence,
+    seed: int,
+    scoring: str = "separate",
+    num_players: int | None = None,
+    env=None,
+) -> dict:
     """Play one multiplayer game, ``policies[p]`` in seat ``p`` (``player_p``).
 
     Args:
@@ -88,7 +94,9 @@ def play_match(ruleset: str | Ruleset, policies: Sequence, seed: int, scoring: s
     if env is None:
         env = _env(ruleset, num_players, scoring)
     elif env.num_players != num_players or env.scoring != scoring:
-        raise ValueError(f"env has {env.num_players} players, scoring {env.scoring!r}; asked {num_players}, {scoring!r}")
+        raise ValueError(
+            f"env has {env.num_players} players, scoring {env.scoring!r}; asked {num_players}, {scoring!r}"
+        )
     from jamb_env.multiplayer import SeatView
     from jamb_env.observation import encoder
 
@@ -103,13 +111,26 @@ def play_match(ruleset: str | Ruleset, policies: Sequence, seed: int, scoring: s
         agent = env.agent_selection
         obs = env.observe(agent)
         mask = obs["action_mask"].astype(bool)
-        view = SeatView(rules, M.sheet_in_play(ms), env.infos[agent]["score"], mask, player=p, num_players=ms.num_players,
-                        scoring=ms.scoring, owner=ms.owner)
+        view = SeatView(
+            rules,
+            M.sheet_in_play(ms),
+            env.infos[agent]["score"],
+            mask,
+            player=p,
+            num_players=ms.num_players,
+            scoring=ms.scoring,
+            owner=ms.owner,
+        )
         full = obs["observation"]
         seen = full if getattr(policies[p], "observation_size", None) == len(full) else full[:solo]
         env.step(int(policies[p].act(view, seen, mask)))
         steps += 1
-    return {"seed": int(seed), "first": int(first), "scores": [int(s) for s in M.scores(rules, env.match)], "steps": steps}
+    return {
+        "seed": int(seed),
+        "first": int(first),
+        "scores": [int(s) for s in M.scores(rules, env.match)],
+        "steps": steps,
+    }
 
 
 # ---------------------------------------------------------------------------- tournaments
@@ -131,7 +152,9 @@ def _check(ruleset, names: Sequence[str], players: int, scoring: str) -> Ruleset
     if len(names) < 2:
         raise ValueError(f"a match needs at least 2 agents, got {len(names)}")
     if players > 2 and len(names) != players:
-        raise ValueError(f"with {players} players all the agents sit at one table: give exactly {players} agents, got {len(names)}")
+        raise ValueError(
+            f"with {players} players all the agents sit at one table: give exactly {players} agents, got {len(names)}"
+        )
     return rules
 
 
@@ -251,12 +274,24 @@ def pairings(rows: Sequence[dict], labels: Sequence[str], players: int) -> list[
         w = np.array([np.mean([x[0] for x in u]) for u in units.values()])
         m = np.array([np.mean([x[1] for x in u]) for u in units.values()])
         low, high = wilson_interval(float(w.mean()), len(w))
-        out.append(Pairing(
-            a=a, b=b, units=len(units), games=len(flat),
-            wins_a=sum(x[0] == 1.0 for x in flat), wins_b=sum(x[0] == 0.0 for x in flat), ties=sum(x[0] == 0.5 for x in flat),
-            win_rate=float(w.mean()), win_low=low, win_high=high, margin=float(m.mean()), margin_ci95=t_interval(m),
-            mean_a=float(np.mean([x[2] for x in flat])), mean_b=float(np.mean([x[3] for x in flat])),
-        ))
+        out.append(
+            Pairing(
+                a=a,
+                b=b,
+                units=len(units),
+                games=len(flat),
+                wins_a=sum(x[0] == 1.0 for x in flat),
+                wins_b=sum(x[0] == 0.0 for x in flat),
+                ties=sum(x[0] == 0.5 for x in flat),
+                win_rate=float(w.mean()),
+                win_low=low,
+                win_high=high,
+                margin=float(m.mean()),
+                margin_ci95=t_interval(m),
+                mean_a=float(np.mean([x[2] for x in flat])),
+                mean_b=float(np.mean([x[3] for x in flat])),
+            )
+        )
     return out
 
 
@@ -275,14 +310,31 @@ def ratings(rows: Sequence[dict], labels: Sequence[str], players: int) -> list[R
         for lab, team, s in zip(seated, new, sc):
             rating[lab] = team[0]
             scores[lab].append(s)
-    out = [Rating(lab, float(rating[lab].mu), float(rating[lab].sigma), float(rating[lab].ordinal()), len(scores[lab]),
-                  float(np.mean(scores[lab])) if scores[lab] else math.nan) for lab in labels]
+    out = [
+        Rating(
+            lab,
+            float(rating[lab].mu),
+            float(rating[lab].sigma),
+            float(rating[lab].ordinal()),
+            len(scores[lab]),
+            float(np.mean(scores[lab])) if scores[lab] else math.nan,
+        )
+        for lab in labels
+    ]
     return sorted(out, key=lambda x: -x.ordinal)
 
 
-def round_robin(ruleset: str, agent_names: Sequence[str], games: int, scoring: str = "separate",
-                seed_base: int = EVAL_SEED_BASE, jobs: int = 1, players: int = 2, chunk: int | None = None,
-                progress: bool = False) -> RoundRobin:
+def round_robin(
+    ruleset: str,
+    agent_names: Sequence[str],
+    games: int,
+    scoring: str = "separate",
+    seed_base: int = EVAL_SEED_BASE,
+    jobs: int = 1,
+    players: int = 2,
+    chunk: int | None = None,
+    progress: bool = False,
+) -> RoundRobin:
     """Play every table (module docstring) on seeds ``seed_base .. seed_base + games - 1``,
     each seed in every seat rotation; return the per-game rows, the pairings and the
     ratings. The numbers do not depend on ``jobs`` or ``chunk``.
@@ -304,7 +356,11 @@ def round_robin(ruleset: str, agent_names: Sequence[str], games: int, scoring: s
     jobs = max(1, int(jobs))
     if chunk is None:
         chunk = max(1, min(25, math.ceil(len(seeds) * len(tabs) / (4 * jobs))))
-    tasks = [(ruleset, scoring, names, labels, t, tab, seeds[k:k + chunk]) for t, tab in enumerate(tabs) for k in range(0, len(seeds), chunk)]
+    tasks = [
+        (ruleset, scoring, names, labels, t, tab, seeds[k : k + chunk])
+        for t, tab in enumerate(tabs)
+        for k in range(0, len(seeds), chunk)
+    ]
     from tqdm.auto import tqdm
 
     rows: list[dict] = []
@@ -314,13 +370,22 @@ def round_robin(ruleset: str, agent_names: Sequence[str], games: int, scoring: s
                 rows.extend(_play_chunk(task))
                 bar.update(len(task[-1]) * players)
         else:
-            with process_pool(jobs) as pool:  # an exception or Ctrl-C terminates the workers instead of playing the queue
+            with process_pool(
+                jobs
+            ) as pool:  # an exception or Ctrl-C terminates the workers instead of playing the queue
                 for task, fut in [(task, pool.submit(_play_chunk, task)) for task in tasks]:
                     rows.extend(fut.result())
                     bar.update(len(task[-1]) * players)
     rows.sort(key=lambda r: (r["seed"], r["table"], r["order"]))
-    return RoundRobin(ruleset=rules.name, scoring=scoring, players=players, labels=labels, games=rows,
-                      pairings=pairings(rows, labels, players), ratings=ratings(rows, labels, players))
+    return RoundRobin(
+        ruleset=rules.name,
+        scoring=scoring,
+        players=players,
+        labels=labels,
+        games=rows,
+        pairings=pairings(rows, labels, players),
+        ratings=ratings(rows, labels, players),
+    )
 
 
 def write_match_csvs(rr: RoundRobin, pairs_path, ratings_path, games_path) -> None:
@@ -334,14 +399,65 @@ def write_match_csvs(rr: RoundRobin, pairs_path, ratings_path, games_path) -> No
         OSError: a file cannot be written (the ones before it are written).
     """
     common = {"ruleset": rr.ruleset, "scoring": rr.scoring, "players": rr.players}
-    write_text_file(pairs_path, csv_text(
-        [{**common, "agent_a": p.a, "agent_b": p.b, "seeds": p.units, "games": p.games, "wins_a": p.wins_a, "wins_b": p.wins_b,
-          "ties": p.ties, "win_rate_a": p.win_rate, "win_rate_low": p.win_low, "win_rate_high": p.win_high, "margin": p.margin, "margin_ci95": p.margin_ci95,
-          "mean_a": p.mean_a, "mean_b": p.mean_b} for p in rr.pairings],
-        list(common) + ["agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a", "win_rate_low", "win_rate_high",
-                        "margin", "margin_ci95", "mean_a", "mean_b"]))
-    write_text_file(ratings_path, csv_text(
-        [{**common, "rank": k, "agent": r.agent, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games,
-          "mean_score": r.mean_score} for k, r in enumerate(rr.ratings, 1)],
-        list(common) + ["rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"]))
+    write_text_file(
+        pairs_path,
+        csv_text(
+            [
+                {
+                    **common,
+                    "agent_a": p.a,
+                    "agent_b": p.b,
+                    "seeds": p.units,
+                    "games": p.games,
+                    "wins_a": p.wins_a,
+                    "wins_b": p.wins_b,
+                    "ties": p.ties,
+                    "win_rate_a": p.win_rate,
+                    "win_rate_low": p.win_low,
+                    "win_rate_high": p.win_high,
+                    "margin": p.margin,
+                    "margin_ci95": p.margin_ci95,
+                    "mean_a": p.mean_a,
+                    "mean_b": p.mean_b,
+                }
+                for p in rr.pairings
+            ],
+            list(common)
+            + [
+                "agent_a",
+                "agent_b",
+                "seeds",
+                "games",
+                "wins_a",
+                "wins_b",
+                "ties",
+                "win_rate_a",
+                "win_rate_low",
+                "win_rate_high",
+                "margin",
+                "margin_ci95",
+                "mean_a",
+                "mean_b",
+            ],
+        ),
+    )
+    write_text_file(
+        ratings_path,
+        csv_text(
+            [
+                {
+                    **common,
+                    "rank": k,
+                    "agent": r.agent,
+                    "mu": r.mu,
+                    "sigma": r.sigma,
+                    "ordinal": r.ordinal,
+                    "games": r.games,
+                    "mean_score": r.mean_score,
+                }
+                for k, r in enumerate(rr.ratings, 1)
+            ],
+            list(common) + ["rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"],
+        ),
+    )
     write_text_file(games_path, csv_text(rr.games, list(rr.games[0])))

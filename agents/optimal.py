@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 from jamb_env import JambEnv, Ruleset, load_ruleset
-from jamb_env.rules import kernels as rk
 from jamb_env.rules import is_over, layout
-
+from jamb_env.rules import kernels as rk
 from jamb_env.rules.planner import best_hold, first_roll_distribution, hold_value, plan_turn, ranked
 
 _BLOCK = 256  # states per vectorised block (bounds memory of the hold gather)
@@ -114,7 +113,9 @@ class ColumnSolver:
         difference it completes)."""
         values, filled = self._column(k, x)
         out = np.zeros(len(v), dtype=np.int64)
-        rk.column_gains(values, filled, self.order[k], np.asarray(v, dtype=np.int64), self.rules.arrays, out, *self._scratch)
+        rk.column_gains(
+            values, filled, self.order[k], np.asarray(v, dtype=np.int64), self.rules.arrays, out, *self._scratch
+        )
         return out
 
     def _next(self, k: int, x: tuple, v: int) -> tuple:
@@ -197,7 +198,7 @@ def fixed_order(rules: Ruleset, kind: str) -> list[int]:
     return list(range(rules.num_rows)) if order is None else order
 
 
-@lru_cache(maxsize=None)
+@cache
 def solver_for(rules: Ruleset, column: int, rolls_last: int | None = None) -> ColumnSolver:
     return ColumnSolver(rules, fixed_order(rules, rules.columns[column]), column, rolls_last)
 
@@ -259,8 +260,10 @@ def check_env(agent, env) -> None:
     game is not over: the solver's tables fit that ruleset's sheet alone, and a finished
     game has no action to choose."""
     if env.ruleset.name != agent.rules.name:
-        raise ValueError(f"this {agent.name} agent was solved for ruleset {agent.rules.name!r}, the env plays "
-                         f"{env.ruleset.name!r}: load one for it (agents.load({agent.name!r}, ruleset=...))")
+        raise ValueError(
+            f"this {agent.name} agent was solved for ruleset {agent.rules.name!r}, the env plays "
+            f"{env.ruleset.name!r}: load one for it (agents.load({agent.name!r}, ruleset=...))"
+        )
     if is_over(env.ruleset, env.game):
         raise ValueError(f"no legal action: the game is over (the {agent.name} agent acts on a game in play)")
 
@@ -294,7 +297,9 @@ def play_column_turn(env: JambEnv, solver: ColumnSolver, column: int, owner) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Exact expected score of optimal play on a one-column preset.")
-    parser.add_argument("ruleset", help="a one-column preset (classic_down, classic_up, yu48_down, standard_down) or YAML path")
+    parser.add_argument(
+        "ruleset", help="a one-column preset (classic_down, classic_up, yu48_down, standard_down) or YAML path"
+    )
     args = parser.parse_args(argv)
     try:
         agent = OptimalAgent(args.ruleset)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 V1_SEGMENTS = ("target", "cell_reach", "cell_hold")
 
 
@@ -42,7 +41,10 @@ class PPOAgent:
                 self._keep = keep
             elif self._multiplayer_model(env):
                 self._multiplayer = True  # trained on a multiplayer seat: it reads the whole multiplayer observation
-            elif self.model.observation_space.shape != env.observation_space.shape or self.model.action_space != env.action_space:
+            elif (
+                self.model.observation_space.shape != env.observation_space.shape
+                or self.model.action_space != env.action_space
+            ):
                 raise ValueError(
                     f"model {self.path} acts on observations {self.model.observation_space.shape} and "
                     f"{self.model.action_space}; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
@@ -62,9 +64,12 @@ class PPOAgent:
         if self.model.action_space != env.action_space:
             return False
         rules = env.ruleset
-        return any(self.observation_size == observation_size(rules, n, scoring)
-                   for n in range(match.MIN_PLAYERS, match.MAX_PLAYERS + 1) for scoring in match.SCORING_MODES
-                   if not (scoring == "shared" and rules.derived_columns))
+        return any(
+            self.observation_size == observation_size(rules, n, scoring)
+            for n in range(match.MIN_PLAYERS, match.MAX_PLAYERS + 1)
+            for scoring in match.SCORING_MODES
+            if not (scoring == "shared" and rules.derived_columns)
+        )
 
     def _model_input(self, observation: np.ndarray) -> np.ndarray:
         if self._keep is not None and observation.shape == self._keep.shape:
@@ -73,8 +78,11 @@ class PPOAgent:
             raise ValueError(
                 f"model {self.path} expects observations of shape {self.model.observation_space.shape}, "
                 f"the env gives {observation.shape} "
-                + ("(a model of a multiplayer seat: trained for another number of players or scoring?)" if self._multiplayer
-                   else "(another ruleset or env version?)")
+                + (
+                    "(a model of a multiplayer seat: trained for another number of players or scoring?)"
+                    if self._multiplayer
+                    else "(another ruleset or env version?)"
+                )
             )
         return observation
 

@@ -53,14 +53,18 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
         return
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not host or not port.isdigit():
-        raise RayUnavailable(f"--address {address}: expected HOST:PORT (the head node's address, e.g. 192.168.1.10:6379), ray://HOST:PORT or auto")
+        raise RayUnavailable(
+            f"--address {address}: expected HOST:PORT (the head node's address, e.g. 192.168.1.10:6379), ray://HOST:PORT or auto"
+        )
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             pass
     except OSError as exc:
         why = exc.strerror or str(exc) or type(exc).__name__
-        raise RayUnavailable(f"cannot reach a Ray cluster at {address} ({why}): start one there with `ray start --head`, "
-                             "or leave out --address to run on a local Ray") from exc
+        raise RayUnavailable(
+            f"cannot reach a Ray cluster at {address} ({why}): start one there with `ray start --head`, "
+            "or leave out --address to run on a local Ray"
+        ) from exc
 
 
 def init_ray(address: str | None = None, num_cpus: int = DEFAULT_CPUS) -> bool:
@@ -86,9 +90,17 @@ def init_ray(address: str | None = None, num_cpus: int = DEFAULT_CPUS) -> bool:
         raise
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray"
-        hint = ("; if that cluster uses token authentication (an `InvalidAuthToken` above), give this machine its token: "
-                "RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<`ray get-auth-token` on the head>") if address else ""
-        raise RayUnavailable(f"cannot start or join {where}: {type(exc).__name__}: {str(exc).strip()[:300]}{hint}") from exc
+        hint = (
+            (
+                "; if that cluster uses token authentication (an `InvalidAuthToken` above), give this machine its token: "
+                "RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<`ray get-auth-token` on the head>"
+            )
+            if address
+            else ""
+        )
+        raise RayUnavailable(
+            f"cannot start or join {where}: {type(exc).__name__}: {str(exc).strip()[:300]}{hint}"
+        ) from exc
     return True
 
 

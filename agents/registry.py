@@ -42,7 +42,9 @@ def parse_spec(spec: str) -> AgentSpec:
             return AgentSpec(kind, spec[len(kind) + 1 :])
     if spec.endswith(".zip") or "/" in spec:
         return AgentSpec("model", spec)
-    raise ValueError(f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>")
+    raise ValueError(
+        f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>"
+    )
 
 
 def check_plays(name: str, ruleset: str) -> None:
@@ -85,8 +87,10 @@ def shipped_model_path(name: str) -> Path:
             shipped ones are listed).
     """
     if not shipped_name(name):
-        raise ValueError(f"no shipped PPO model for ruleset {name!r}: shipped models are models/<name>.zip, and "
-                         "this name is not a plain file name (give a model path instead)")
+        raise ValueError(
+            f"no shipped PPO model for ruleset {name!r}: shipped models are models/<name>.zip, and "
+            "this name is not a plain file name (give a model path instead)"
+        )
     path = MODELS_DIR / f"{name}.zip"
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.zip"))) or "none"
@@ -148,7 +152,9 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         return load_search(spec, ruleset)
     if kind == "rllib":
         if not path:
-            raise ValueError("rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>")
+            raise ValueError(
+                "rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>"
+            )
         from .rllib_agent import RLlibAgent, RLlibUnavailable
 
         try:
@@ -159,9 +165,13 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         if path is None:
             from jamb_env import load_ruleset
 
-            path = shipped_model_path(load_ruleset(ruleset).name)  # RulesetError for an unknown ruleset or a missing YAML file
+            path = shipped_model_path(
+                load_ruleset(ruleset).name
+            )  # RulesetError for an unknown ruleset or a missing YAML file
         elif not path:
-            raise ValueError(f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the shipped model")
+            raise ValueError(
+                f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the shipped model"
+            )
         elif not Path(path).is_file():
             raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
         if kind == "ppo":

@@ -56,7 +56,7 @@ def import_rllib():
 def checkpoint_step(path: Path) -> int | None:
     """The env steps in a checkpoint folder's name ``checkpoint_<steps>`` (None for other names)."""
     name = Path(path).name
-    digits = name[len(CHECKPOINT_PREFIX):]
+    digits = name[len(CHECKPOINT_PREFIX) :]
     return int(digits) if name.startswith(CHECKPOINT_PREFIX) and digits.isascii() and digits.isdigit() else None
 
 
@@ -102,20 +102,26 @@ def find_module_dir(path: str | Path) -> Path:
     """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no RLlib checkpoint at {path}: no such file or folder "
-                                "(give rllib:<run folder>, rllib:<run>/checkpoints/checkpoint_<steps> or its RLModule folder)")
+        raise FileNotFoundError(
+            f"no RLlib checkpoint at {path}: no such file or folder "
+            "(give rllib:<run folder>, rllib:<run>/checkpoints/checkpoint_<steps> or its RLModule folder)"
+        )
     if (path / "class_and_ctor_args.pkl").is_file() and any(path.glob("module_state*")):
         return path
     if (path / module_subpath(path) / "class_and_ctor_args.pkl").is_file():
         problem = checkpoint_problem(path) if checkpoint_step(path) is not None else None
         if problem is not None:
-            raise FileNotFoundError(f"{path} is an incomplete RLlib checkpoint ({problem}); use an older one in {path.parent}")
+            raise FileNotFoundError(
+                f"{path} is an incomplete RLlib checkpoint ({problem}); use an older one in {path.parent}"
+            )
         return path / module_subpath(path)
     found = checkpoints(path)
     if found:
         return found[0] / module_subpath(found[0])
-    raise FileNotFoundError(f"no RLlib checkpoint in {path}: expected a run folder of jamb-train --engine rllib (with "
-                            f"{CHECKPOINTS}/{CHECKPOINT_PREFIX}<steps>/), a checkpoint folder or an RLModule folder")
+    raise FileNotFoundError(
+        f"no RLlib checkpoint in {path}: expected a run folder of jamb-train --engine rllib (with "
+        f"{CHECKPOINTS}/{CHECKPOINT_PREFIX}<steps>/), a checkpoint folder or an RLModule folder"
+    )
 
 
 class RLlibAgent:
@@ -141,22 +147,28 @@ class RLlibAgent:
         step = checkpoint_step(ckpt)
         name = f"rllib:{ckpt.parent.parent.name}@{step}" if step is not None else f"rllib:{self.path.name}"
         try:
-            module = RLModule.from_checkpoint(str(self.module_dir.resolve()))  # a relative path is read as a URI without a scheme
+            module = RLModule.from_checkpoint(
+                str(self.module_dir.resolve())
+            )  # a relative path is read as a URI without a scheme
         except Exception as exc:  # pickle, torch and RLlib raise assorted errors for damaged folders
-            raise ValueError(f"{self.module_dir} is not a loadable RLlib RLModule: {type(exc).__name__}: {str(exc)[:300]}") from exc
+            raise ValueError(
+                f"{self.module_dir} is not a loadable RLlib RLModule: {type(exc).__name__}: {str(exc)[:300]}"
+            ) from exc
         self._setup(module, name)
         if ruleset is not None:
             from jamb_env import JambEnv
-
             from jamb_env.multiplayer import observation_size
 
             env = JambEnv(ruleset)
-            sizes = {env.observation_space.shape} | {(observation_size(env.ruleset, n, scoring),) for n in range(2, 6)
-                                                     for scoring in ("separate", "shared")}  # a self-play module plays a seat
+            sizes = {env.observation_space.shape} | {
+                (observation_size(env.ruleset, n, scoring),) for n in range(2, 6) for scoring in ("separate", "shared")
+            }  # a self-play module plays a seat
             if self.observation_shape not in sizes or env.action_space.n != self.num_actions:
-                raise ValueError(f"RLlib policy {self.path} acts on observations {self.observation_shape} and {self.num_actions} "
-                                 f"actions; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
-                                 f"{env.action_space.n} (trained on another ruleset?)")
+                raise ValueError(
+                    f"RLlib policy {self.path} acts on observations {self.observation_shape} and {self.num_actions} "
+                    f"actions; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
+                    f"{env.action_space.n} (trained on another ruleset?)"
+                )
 
     @classmethod
     def from_module(cls, module, name: str = "rllib") -> RLlibAgent:
@@ -175,10 +187,14 @@ class RLlibAgent:
         space = getattr(module, "observation_space", None)
         try:
             self.observation_shape = tuple(space["observations"].shape)
-            self.observation_size = int(np.prod(self.observation_shape))  # play_match gives a self-play module the whole observation
+            self.observation_size = int(
+                np.prod(self.observation_shape)
+            )  # play_match gives a self-play module the whole observation
             self.num_actions = int(module.action_space.n)
         except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{self.module_dir or name}: not a Jamb action-masking module (observation space {space})") from exc
+            raise ValueError(
+                f"{self.module_dir or name}: not a Jamb action-masking module (observation space {space})"
+            ) from exc
 
     def logits(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """float32 ``(N, A)``: the module's masked logits for observations float32 ``(N, D)``
@@ -190,10 +206,14 @@ class RLlibAgent:
         obs = np.asarray(observations, dtype=np.float32)
         mask = np.asarray(masks).astype(bool)
         if obs.ndim != 2 or obs.shape[1:] != self.observation_shape or mask.shape != (obs.shape[0], self.num_actions):
-            raise ValueError(f"expected observations (N, {self.observation_shape[0]}) and masks (N, {self.num_actions}), "
-                             f"got {obs.shape} and {mask.shape}")
+            raise ValueError(
+                f"expected observations (N, {self.observation_shape[0]}) and masks (N, {self.num_actions}), "
+                f"got {obs.shape} and {mask.shape}"
+            )
         torch = self._torch
-        batch = {"obs": {"observations": torch.from_numpy(obs), "action_mask": torch.from_numpy(mask.astype(np.float32))}}
+        batch = {
+            "obs": {"observations": torch.from_numpy(obs), "action_mask": torch.from_numpy(mask.astype(np.float32))}
+        }
         with torch.no_grad():
             out = self.module.forward_inference(batch)
         logits = out["action_dist_inputs"].numpy().astype(np.float32, copy=True)

@@ -49,7 +49,7 @@ expectimax's option costs (:data:`agents.heuristic.JOKER_COSTS`), in points.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,7 @@ VALUE_DIR = Path(__file__).resolve().parents[1] / "models"
 VALUE_FORMAT = 2  # 2: the network is the residual over the prior
 
 
-@lru_cache(maxsize=None)
+@cache
 def _blas():
     from threadpoolctl import ThreadpoolController
 
@@ -122,11 +122,15 @@ class ValueNet:
             raise ValueError("a value network needs at least one layer and meta['ruleset']")
         for i, (W, b) in enumerate(layers):
             if np.ndim(W) != 2 or np.ndim(b) != 1:
-                raise ValueError(f"value network layer {i}: weights {np.shape(W)} and bias {np.shape(b)} are not a matrix and a vector")
+                raise ValueError(
+                    f"value network layer {i}: weights {np.shape(W)} and bias {np.shape(b)} are not a matrix and a vector"
+                )
         width = layers[0][0].shape[0]
         for i, (W, b) in enumerate(layers):
             if W.shape[0] != width or b.shape != (W.shape[1],):
-                raise ValueError(f"value network layer {i}: weights {W.shape} and bias {b.shape} do not chain from width {width}")
+                raise ValueError(
+                    f"value network layer {i}: weights {W.shape} and bias {b.shape} do not chain from width {width}"
+                )
             width = W.shape[1]
         if width != 1:
             raise ValueError(f"a value network has one output, this one has {width}")
@@ -154,7 +158,9 @@ class ValueNet:
     def save(self, path: str | Path) -> Path:
         """Write the network to ``path`` (``.npz``) atomically; returns the path."""
         path = Path(path)
-        arrays = {f"W{i}": W for i, (W, _) in enumerate(self.layers)} | {f"b{i}": b for i, (_, b) in enumerate(self.layers)}
+        arrays = {f"W{i}": W for i, (W, _) in enumerate(self.layers)} | {
+            f"b{i}": b for i, (_, b) in enumerate(self.layers)
+        }
         meta = self.meta | {"format": VALUE_FORMAT, "mean": self.mean, "std": self.std, "layers": len(self.layers)}
         atomic_write(path, lambda f: np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays))
         return path
@@ -178,7 +184,9 @@ class ValueNet:
                 n = int(meta["layers"])
                 layers = [(z[f"W{i}"], z[f"b{i}"]) for i in range(n)]
         except Exception as exc:  # any damage (empty, truncated, not a zip, missing keys) is one error
-            raise ValueError(f"{path} is not a value network file (.npz written by ValueNet.save): {exc or type(exc).__name__}") from None
+            raise ValueError(
+                f"{path} is not a value network file (.npz written by ValueNet.save): {exc or type(exc).__name__}"
+            ) from None
         if meta.get("format") != VALUE_FORMAT:
             raise ValueError(f"{path}: value network format {meta.get('format')!r}, this version reads {VALUE_FORMAT}")
         for i, (W, b) in enumerate(layers):
@@ -209,10 +217,12 @@ def sheet_prior(rules: Ruleset, st: GameState) -> float:
 def sheet_sample(rules: Ruleset, st: GameState) -> np.ndarray:
     """float32 ``(feature_size,)``: :func:`afterstate_features` of the sheet of ``st`` (a
     state right after a write: the afterstate, whatever its dice)."""
-    return afterstate_features(rules, encoder(rules, turn_features=False).sheet_features(st)[None], jokers_features(rules, st))[0]
+    return afterstate_features(
+        rules, encoder(rules, turn_features=False).sheet_features(st)[None], jokers_features(rules, st)
+    )[0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def cell_value_index(rules: Ruleset) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per cell: (distinct values sorted, a roll and a dice multiset giving each) over
     every roll and multiset of the ruleset's value table."""
@@ -252,7 +262,9 @@ class LeafSearch(ExpectimaxAgent):
 
     def act(self, env, observation, mask) -> int:
         if env.ruleset.name != self.rules.name:
-            raise ValueError(f"this {self.name} agent plays {self.rules.name!r} (the ruleset its values were learned on), not {env.ruleset.name!r}")
+            raise ValueError(
+                f"this {self.name} agent plays {self.rules.name!r} (the ruleset its values were learned on), not {env.ruleset.name!r}"
+            )
         return super().act(env, observation, mask)
 
     def leaf_tables(self, st: GameState, cells) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -295,16 +307,22 @@ class SearchAgent(LeafSearch):
     """
 
     name = "search"
-    explain_unit = "expected points of the rest of the game (this turn's writes plus the learned value of the sheet after)"
+    explain_unit = (
+        "expected points of the rest of the game (this turn's writes plus the learned value of the sheet after)"
+    )
 
     def __init__(self, value: ValueNet | str | Path, ruleset: str | Ruleset = "classic"):
         super().__init__(load_ruleset(ruleset))
         self.value = value if isinstance(value, ValueNet) else ValueNet.load(value)
         if self.value.ruleset != self.rules.name:
-            raise ValueError(f"the value network was trained for ruleset {self.value.ruleset!r}, not {self.rules.name!r}")
+            raise ValueError(
+                f"the value network was trained for ruleset {self.value.ruleset!r}, not {self.rules.name!r}"
+            )
         if self.value.input_size != feature_size(self.rules):
-            raise ValueError(f"the value network takes {self.value.input_size} features; {self.rules.name} sheets have "
-                             f"{feature_size(self.rules)} (trained on another version of the observation?)")
+            raise ValueError(
+                f"the value network takes {self.value.input_size} features; {self.rules.name} sheets have "
+                f"{feature_size(self.rules)} (trained on another version of the observation?)"
+            )
 
     def prior(self, st: GameState) -> float:
         """:func:`sheet_prior` of ``st``."""
@@ -327,8 +345,14 @@ class SearchAgent(LeafSearch):
             model = column_model(rules)
             col = column_priors(rules, st)
             before = sum(col)
-            prior = np.concatenate([before - col[x // R] + model.column_prior(st.values[x // R], int(st.filled[x // R]), x % R, index[x][0])
-                                    for x in cells])
+            prior = np.concatenate(
+                [
+                    before
+                    - col[x // R]
+                    + model.column_prior(st.values[x // R], int(st.filled[x // R]), x % R, index[x][0])
+                    for x in cells
+                ]
+            )
             leaf = points + prior + self.value(afterstate_features(rules, sheet, jokers_features(rules, st)))
         return self._split(rules, cells, leaf)
 
@@ -343,9 +367,11 @@ def load_search(spec: str, ruleset: str) -> SearchAgent:
     if spec == "search":
         name = load_ruleset(ruleset).name
         return SearchAgent(shipped_value_path(name), ruleset=name)
-    path = spec[len("search:"):]
+    path = spec[len("search:") :]
     if not path:
-        raise ValueError("search: needs a value network path after the colon (search:<file.npz>), or plain 'search' for the shipped one")
+        raise ValueError(
+            "search: needs a value network path after the colon (search:<file.npz>), or plain 'search' for the shipped one"
+        )
     return SearchAgent(path, ruleset=ruleset)
 
 
@@ -359,11 +385,15 @@ def shipped_value_path(name: str) -> Path:
     from .shipped import shipped_name
 
     if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside models/
-        raise ValueError(f"no shipped value network for ruleset {name!r}: shipped ones are models/value_<name>.npz, "
-                         "and this name is not a plain file name (give search:<file.npz> instead)")
+        raise ValueError(
+            f"no shipped value network for ruleset {name!r}: shipped ones are models/value_<name>.npz, "
+            "and this name is not a plain file name (give search:<file.npz> instead)"
+        )
     path = value_path(name)
     if not path.is_file():
-        have = ", ".join(sorted(p.stem[len("value_"):] for p in VALUE_DIR.glob("value_*.npz"))) or "none"
-        raise ValueError(f"no shipped value network for ruleset {name!r} ({path}); shipped for: {have}; "
-                         f"train one with scripts/train_value.py --ruleset {name}, then use search:<file>")
+        have = ", ".join(sorted(p.stem[len("value_") :] for p in VALUE_DIR.glob("value_*.npz"))) or "none"
+        raise ValueError(
+            f"no shipped value network for ruleset {name!r} ({path}); shipped for: {have}; "
+            f"train one with scripts/train_value.py --ruleset {name}, then use search:<file>"
+        )
     return path

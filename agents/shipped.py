@@ -54,7 +54,11 @@ def best_agent(ruleset_name: str) -> str:
         return BEST_FALLBACK
     if not isinstance(entry, dict) or not isinstance(entry.get("agent"), str) or entry["agent"] == "best":
         raise ValueError(f"{BEST_FILE}: entry {ruleset_name!r} names no agent: {entry!r}")
-    if not _AGENT_NAME.fullmatch(entry["agent"]):  # a file path or "kind:<path>" would load (and run) a file from anywhere
-        raise ValueError(f"{BEST_FILE}: entry {ruleset_name!r} names {entry['agent']!r}, not a built-in agent's name "
-                         "(best names a shipped agent such as ppo or expectimax, never a file)")
+    if not _AGENT_NAME.fullmatch(
+        entry["agent"]
+    ):  # a file path or "kind:<path>" would load (and run) a file from anywhere
+        raise ValueError(
+            f"{BEST_FILE}: entry {ruleset_name!r} names {entry['agent']!r}, not a built-in agent's name "
+            "(best names a shipped agent such as ppo or expectimax, never a file)"
+        )
     return entry["agent"]

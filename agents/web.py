@@ -174,6 +174,7 @@ def _own_file(path: Path) -> bool:
 
 def parse_body(raw: bytes) -> object:
     """A request body as strict JSON (no NaN or Infinity); WebError when it is not."""
+
     def constant(name):
         raise ValueError(f"{name} is not a JSON number")
 
@@ -226,7 +227,9 @@ def write_points(rules, game, action: int) -> int:
 def best_write_now(rules, game, mask: np.ndarray) -> tuple[int, int] | None:
     """(action, points) of the legal write that records the most points now, or None."""
     lay = core.layout(rules)
-    writes = [int(a) for a in np.flatnonzero(mask[lay.write_offset : lay.write_offset + rules.num_cells]) + lay.write_offset]
+    writes = [
+        int(a) for a in np.flatnonzero(mask[lay.write_offset : lay.write_offset + rules.num_cells]) + lay.write_offset
+    ]
     if not writes or not game.roll:
         return None
     return max(((a, write_points(rules, game, a)) for a in writes), key=lambda x: x[1])
@@ -266,11 +269,25 @@ def coach_hint(coach, env, planner=None) -> dict:
     top = options[:TOP_CHOICES]
     if options and action not in dict(top):
         top = top[: TOP_CHOICES - 1] + [(action, values.get(action, float("nan")))]
-    shown = [{"action": a, "text": move_text(rules, game, a), "value": round(v, 2) if v == v else None, "chosen": a == action}
-             for a, v in top]
-    return {"coach": str(getattr(coach, "name", "coach")), "action": action, "move": move_of(rules, action),
-            "text": move_text(rules, game, action), "reason": hint_reason(rules, game, mask, action, options, rater, coach),
-            "rated_by": str(getattr(rater, "name", "")) if options else None, "unit": unit, "options": shown}
+    shown = [
+        {
+            "action": a,
+            "text": move_text(rules, game, a),
+            "value": round(v, 2) if v == v else None,
+            "chosen": a == action,
+        }
+        for a, v in top
+    ]
+    return {
+        "coach": str(getattr(coach, "name", "coach")),
+        "action": action,
+        "move": move_of(rules, action),
+        "text": move_text(rules, game, action),
+        "reason": hint_reason(rules, game, mask, action, options, rater, coach),
+        "rated_by": str(getattr(rater, "name", "")) if options else None,
+        "unit": unit,
+        "options": shown,
+    }
 
 
 def hint_reason(rules, game, mask, action: int, options: list[tuple[int, float]], rater, coach) -> str:
@@ -284,10 +301,14 @@ def hint_reason(rules, game, mask, action: int, options: list[tuple[int, float]]
         words.append(f"Writing {act.column}/{act.row} records {points} points now.")
         best = best_write_now(rules, game, mask)
         if best is not None and best[1] > points:
-            words.append(f"A bigger write is open ({move_text(rules, game, best[0])}, {best[1]} points), "
-                         "but it would spend a cell worth more later.")
+            words.append(
+                f"A bigger write is open ({move_text(rules, game, best[0])}, {best[1]} points), "
+                "but it would spend a cell worth more later."
+            )
     elif act.kind == "reroll":
-        words.append(f"{move_text(rules, game, action).capitalize()} (roll {game.roll} of {core.max_rolls(rules, game)}).")
+        words.append(
+            f"{move_text(rules, game, action).capitalize()} (roll {game.roll} of {core.max_rolls(rules, game)})."
+        )
         best = best_write_now(rules, game, mask)
         if best is not None:
             words.append(f"Writing now would record at most {best[1]} points ({move_text(rules, game, best[0])}).")
@@ -307,11 +328,15 @@ def hint_reason(rules, game, mask, action: int, options: list[tuple[int, float]]
             if nxt is None:
                 words.append(f"It is the only legal move ({who} value {mine:.2f}).")
             else:
-                words.append(f"By {who} expected values it is the best choice ({mine:.2f}), "
-                             f"{mine - nxt[1]:.2f} ahead of {move_text(rules, game, nxt[0])} ({nxt[1]:.2f}).")
+                words.append(
+                    f"By {who} expected values it is the best choice ({mine:.2f}), "
+                    f"{mine - nxt[1]:.2f} ahead of {move_text(rules, game, nxt[0])} ({nxt[1]:.2f})."
+                )
         else:
-            words.append(f"By {who} expected values {move_text(rules, game, best_a)} rates higher ({best_v:.2f} "
-                         f"against {mine:.2f}).")
+            words.append(
+                f"By {who} expected values {move_text(rules, game, best_a)} rates higher ({best_v:.2f} "
+                f"against {mine:.2f})."
+            )
     return " ".join(words)
 
 
@@ -348,8 +373,16 @@ class Table:
             (shared scoring with jokers or a derived column).
     """
 
-    def __init__(self, id: str, ruleset: str, seed: int, seats: Sequence[Seat], scoring: str = "separate",
-                 coach: str | None = None, path: Path | None = None):
+    def __init__(
+        self,
+        id: str,
+        ruleset: str,
+        seed: int,
+        seats: Sequence[Seat],
+        scoring: str = "separate",
+        coach: str | None = None,
+        path: Path | None = None,
+    ):
         self.id, self.ruleset_name, self.seed, self.seats = id, ruleset, int(seed), list(seats)
         self.scoring = scoring if len(seats) > 1 else None
         self.default_coach, self.path = coach, path
@@ -364,8 +397,9 @@ class Table:
                 self.session = PlaySession(ruleset, self.seed, console=_quiet_console(), player=seats[0].name)
             else:
                 players = [HUMAN if s.kind == "human" else s.name for s in seats]
-                self.session = MatchSession(ruleset, self.seed, players, scoring=scoring, policies=policies,
-                                            console=_quiet_console())
+                self.session = MatchSession(
+                    ruleset, self.seed, players, scoring=scoring, policies=policies, console=_quiet_console()
+                )
         except (ValueError, RulesetError) as exc:
             raise WebError(str(exc)) from None
         self.policies = policies
@@ -421,25 +455,57 @@ class Table:
         sheets = self._sheets(scores, mask)
         lay = core.layout(rules)
         view = sheet_view(rules, game, mask)
-        other = [{"action": int(a), "text": core.action_to_string(rules, int(a))}
-                 for a in np.flatnonzero(mask) if a >= lay.joker_offset or (rules.jokers and a == lay.basket)] if human else []
+        other = (
+            [
+                {"action": int(a), "text": core.action_to_string(rules, int(a))}
+                for a in np.flatnonzero(mask)
+                if a >= lay.joker_offset or (rules.jokers and a == lay.basket)
+            ]
+            if human
+            else []
+        )
         steps = self.record.steps
-        last = [{"player": int(s.get("player", 0)), "text": str(s.get("text", "")), "reward": s.get("reward")} for s in steps[-12:]]
+        last = [
+            {"player": int(s.get("player", 0)), "text": str(s.get("text", "")), "reward": s.get("reward")}
+            for s in steps[-12:]
+        ]
         out = {
-            "id": self.id, "ruleset": self.ruleset_name, "title": rules.title, "seed": self.seed,
-            "kind": "match" if self.match else "solo", "scoring": self.scoring,
+            "id": self.id,
+            "ruleset": self.ruleset_name,
+            "title": rules.title,
+            "seed": self.seed,
+            "kind": "match" if self.match else "solo",
+            "scoring": self.scoring,
             "seats": [{**s.as_json(), "score": int(scores[i])} for i, s in enumerate(self.seats)],
-            "columns": list(rules.columns), "rows": list(rules.rows), "parts": list(PARTS), "dice_count": rules.dice,
-            "bonus_threshold": int(rules.bonus_threshold), "num_cells": rules.num_cells,
-            "sheets": sheets, "over": over, "to_move": None if over else p, "human_to_move": human,
-            "turn": {"turn": view["turn"], "roll": int(game.roll), "max_rolls": int(core.max_rolls(rules, game)),
-                     "dice": view["dice"], "announced": view["announced"], "answer_due": view["answer_due"],
-                     "copy_row": view["copy_row"], "jokers": view["jokers"]},
-            "can_roll": bool(human and mask[: lay.num_holds].any()), "other_moves": other,
-            "steps": len(steps), "last": last, "coach": self.default_coach,
+            "columns": list(rules.columns),
+            "rows": list(rules.rows),
+            "parts": list(PARTS),
+            "dice_count": rules.dice,
+            "bonus_threshold": int(rules.bonus_threshold),
+            "num_cells": rules.num_cells,
+            "sheets": sheets,
+            "over": over,
+            "to_move": None if over else p,
+            "human_to_move": human,
+            "turn": {
+                "turn": view["turn"],
+                "roll": int(game.roll),
+                "max_rolls": int(core.max_rolls(rules, game)),
+                "dice": view["dice"],
+                "announced": view["announced"],
+                "answer_due": view["answer_due"],
+                "copy_row": view["copy_row"],
+                "jokers": view["jokers"],
+            },
+            "can_roll": bool(human and mask[: lay.num_holds].any()),
+            "other_moves": other,
+            "steps": len(steps),
+            "last": last,
+            "coach": self.default_coach,
             "record": f"/records/{self.id}.jsonl" if self.path else None,
             "replay": f"/records/{self.id}.html" if self.path and not self.match else None,
-            "saved": self.save_error is None, "save_error": self.save_error,
+            "saved": self.save_error is None,
+            "save_error": self.save_error,
         }
         if over:
             winners = [int(i) for i in np.flatnonzero(M.result(scores).win > 0)] if self.match else [0]
@@ -453,8 +519,16 @@ class Table:
         ms = self.session.aec.match
         over = self.over
         if ms.owner is None:
-            return [self._sheet(st, mask if p == ms.to_move and not over else core.legal_mask(rules, st), p, scores[p],
-                                p == ms.to_move and not over) for p, st in enumerate(ms.sheets)]
+            return [
+                self._sheet(
+                    st,
+                    mask if p == ms.to_move and not over else core.legal_mask(rules, st),
+                    p,
+                    scores[p],
+                    p == ms.to_move and not over,
+                )
+                for p, st in enumerate(ms.sheets)
+            ]
         sheet = self._sheet(ms.sheets[0], mask, None, None, not over)
         sheet["owner"] = [[int(ms.owner[c, r]) for c in range(len(rules.columns))] for r in range(rules.num_rows)]
         sheet["awards"] = [int(w) for w, _ in M.column_awards(rules, ms)]
@@ -470,9 +544,14 @@ class Table:
         cells = [[[state, value] for state, value in line] for line in view["cells"]]
         if not in_play:  # another player's sheet: nothing on it can be chosen now
             cells = [[["closed", None] if s in ("open", "announce") else [s, v] for s, v in line] for line in cells]
-        return {"player": player, "score": int(view["score"]) if score is None else int(score), "cells": cells,
-                "parts": [[int(x) for x in part] for part in view["parts"]],
-                "totals": {c: int(v) for c, v in view["totals"].items()}, "in_play": in_play}
+        return {
+            "player": player,
+            "score": int(view["score"]) if score is None else int(score),
+            "cells": cells,
+            "parts": [[int(x) for x in part] for part in view["parts"]],
+            "totals": {c: int(v) for c, v in view["totals"].items()},
+            "in_play": in_play,
+        }
 
     # ------------------------------------------------------------------ moves
     def action_of(self, body: dict) -> int:
@@ -481,10 +560,16 @@ class Table:
         if self.over:
             raise WebError("the game is over")
         if self.seats[self.to_move].kind != "human":
-            raise WebError(f"seat {self.to_move + 1} ({self.seats[self.to_move].name}) is an agent: ask it to move (POST .../agent)")
+            raise WebError(
+                f"seat {self.to_move + 1} ({self.seats[self.to_move].name}) is an agent: ask it to move (POST .../agent)"
+            )
         kind = _text(body.get("move"), "move", ("roll", "write", "announce", "action"))
-        fields = {"roll": ("move", "keep"), "write": ("move", "column", "row"), "announce": ("move", "row"),
-                  "action": ("move", "action")}[kind]
+        fields = {
+            "roll": ("move", "keep"),
+            "write": ("move", "column", "row"),
+            "announce": ("move", "row"),
+            "action": ("move", "action"),
+        }[kind]
         check_fields(body, fields, f"a {kind} move")
         rules, session = self.rules, self.session
         if kind == "roll":
@@ -544,7 +629,7 @@ class Table:
         cannot advise here."""
         spec = spec or self.default_coach
         if spec is None:
-            raise WebError("no coach: name one (\"coach\": \"expectimax\", ...)")
+            raise WebError('no coach: name one ("coach": "expectimax", ...)')
         if self.over:
             raise WebError("the game is over")
         if spec not in self._coaches:
@@ -559,8 +644,14 @@ class Table:
 
     # ------------------------------------------------------------------ records
     def meta(self) -> dict:
-        return {"table": 1, "ruleset": self.ruleset_name, "seed": self.seed, "seats": [s.as_json() for s in self.seats],
-                "scoring": self.scoring, "coach": self.default_coach}
+        return {
+            "table": 1,
+            "ruleset": self.ruleset_name,
+            "seed": self.seed,
+            "seats": [s.as_json() for s in self.seats],
+            "scoring": self.scoring,
+            "coach": self.default_coach,
+        }
 
     def save(self) -> None:
         """Write the record (and the seats beside it) atomically; a failure is kept in
@@ -610,15 +701,23 @@ class Lobby:
         return self._presets
 
     def config(self) -> dict:
-        return {"presets": self.presets, "agents": list(self.agents), "scoring": list(M.SCORING_MODES),
-                "max_seats": M.MAX_PLAYERS, "max_name": MAX_NAME, "default_coach": PLANNER}
+        return {
+            "presets": self.presets,
+            "agents": list(self.agents),
+            "scoring": list(M.SCORING_MODES),
+            "max_seats": M.MAX_PLAYERS,
+            "max_name": MAX_NAME,
+            "default_coach": PLANNER,
+        }
 
     def check_agent(self, spec) -> str:
         """``spec`` if a request may name it: a built-in agent or one the server was
         started with; WebError otherwise."""
         if not isinstance(spec, str) or spec not in self.agents:
-            raise WebError(f"agent {json.dumps(spec)[:80]} is not one of this server's agents: {', '.join(self.agents)} "
-                           "(start jamb-web with --agent SPEC to add a model)")
+            raise WebError(
+                f"agent {json.dumps(spec)[:80]} is not one of this server's agents: {', '.join(self.agents)} "
+                "(start jamb-web with --agent SPEC to add a model)"
+            )
         return spec
 
     def create(self, body) -> Table:
@@ -629,11 +728,11 @@ class Lobby:
         seed = secrets.randbelow(2**31) if seed is None else _integer(seed, "seed", 0, 2**32 - 1)
         seats_in = body.get("seats", [{"human": HUMAN}])
         if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= M.MAX_PLAYERS:
-            raise WebError(f"seats is a list of 1..{M.MAX_PLAYERS} seats, each {{\"human\": NAME}} or {{\"agent\": SPEC}}")
+            raise WebError(f'seats is a list of 1..{M.MAX_PLAYERS} seats, each {{"human": NAME}} or {{"agent": SPEC}}')
         seats = []
         for i, s in enumerate(seats_in):
             if not isinstance(s, dict) or len(s) != 1 or next(iter(s)) not in ("human", "agent"):
-                raise WebError(f"seat {i + 1} must be {{\"human\": NAME}} or {{\"agent\": SPEC}}, got {json.dumps(s)[:80]}")
+                raise WebError(f'seat {i + 1} must be {{"human": NAME}} or {{"agent": SPEC}}, got {json.dumps(s)[:80]}')
             kind, name = next(iter(s.items()))
             seats.append(Seat("human", check_name(name)) if kind == "human" else Seat("agent", self.check_agent(name)))
         scoring = _text(body.get("scoring", "separate"), "scoring", M.SCORING_MODES)
@@ -714,7 +813,11 @@ class Lobby:
         seats_meta = meta.get("seats") if isinstance(meta, dict) else None
         seats = []
         for i, name in enumerate(names):
-            given = seats_meta[i] if isinstance(seats_meta, list) and len(seats_meta) == len(names) and isinstance(seats_meta[i], dict) else {}
+            given = (
+                seats_meta[i]
+                if isinstance(seats_meta, list) and len(seats_meta) == len(names) and isinstance(seats_meta[i], dict)
+                else {}
+            )
             checked = _checked_name(given.get("name")) if given.get("kind") == "human" else None
             if checked is not None and (name == HUMAN or len(names) == 1):
                 seats.append(Seat("human", checked))
@@ -725,8 +828,10 @@ class Lobby:
         over = record.final_scores is not None if isinstance(record, MatchRecord) else record.final_score is not None
         refused = [s.name for s in seats if s.kind == "agent" and s.name not in self.agents]
         if refused and not over:
-            raise WebError(f"game {id} seats agent(s) {', '.join(refused)} that this server does not load "
-                           "(start jamb-web with --agent SPEC for each)")
+            raise WebError(
+                f"game {id} seats agent(s) {', '.join(refused)} that this server does not load "
+                "(start jamb-web with --agent SPEC for each)"
+            )
         live = [s if s.kind == "human" or s.name in self.agents else Seat("human", s.name) for s in seats]
         coach = meta.get("coach") if isinstance(meta, dict) and meta.get("coach") in self.agents else None
         scoring = record.scoring if isinstance(record, MatchRecord) else "separate"
@@ -753,16 +858,33 @@ class Lobby:
             except (RecordError, OSError):
                 continue
             if isinstance(record, MatchRecord):
-                players, scores = list(record.players), record.final_scores or (record.steps[-1].get("scores") if record.steps else None)
+                players, scores = (
+                    list(record.players),
+                    record.final_scores or (record.steps[-1].get("scores") if record.steps else None),
+                )
                 over = record.final_scores is not None
             else:
                 players = [record.player]
-                scores = [record.final_score if record.final_score is not None else (record.steps[-1].get("score", 0) if record.steps else 0)]
+                scores = [
+                    record.final_score
+                    if record.final_score is not None
+                    else (record.steps[-1].get("score", 0) if record.steps else 0)
+                ]
                 over = record.final_score is not None
-            out.append({"id": path.stem, "kind": "match" if isinstance(record, MatchRecord) else "solo",
-                        "ruleset": record.ruleset, "seed": record.seed, "players": players, "steps": len(record.steps),
-                        "over": over, "scores": scores, "record": f"/records/{path.stem}.jsonl",
-                        "replay": None if isinstance(record, MatchRecord) else f"/records/{path.stem}.html"})
+            out.append(
+                {
+                    "id": path.stem,
+                    "kind": "match" if isinstance(record, MatchRecord) else "solo",
+                    "ruleset": record.ruleset,
+                    "seed": record.seed,
+                    "players": players,
+                    "steps": len(record.steps),
+                    "over": over,
+                    "scores": scores,
+                    "record": f"/records/{path.stem}.jsonl",
+                    "replay": None if isinstance(record, MatchRecord) else f"/records/{path.stem}.html",
+                }
+            )
         return out
 
 
@@ -803,9 +925,11 @@ def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None =
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["Cache-Control"] = "no-store"
-        response.headers["Content-Security-Policy"] = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                                                       "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
-                                                       "base-uri 'none'; form-action 'none'")
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'none'"
+        )
         return response
 
     def body(optional: bool = False) -> dict:
@@ -881,8 +1005,11 @@ def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None =
     def record_file(id):
         path = lobby.record_path(id)
         text = read_regular_bytes(path, 256 * 2**20)
-        return Response(text, mimetype="application/x-ndjson",
-                        headers={"Content-Disposition": f"attachment; filename=jamb-{id}.jsonl"})
+        return Response(
+            text,
+            mimetype="application/x-ndjson",
+            headers={"Content-Disposition": f"attachment; filename=jamb-{id}.jsonl"},
+        )
 
     @app.get("/records/<id>.html")
     def record_page(id):
@@ -890,8 +1017,10 @@ def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None =
 
         record = lobby.read_record(id)
         if isinstance(record, MatchRecord):
-            raise WebError("the HTML replay is of a solitaire game; replay a match with jamb-play --replay "
-                           f"(download /records/{id}.jsonl)")
+            raise WebError(
+                "the HTML replay is of a solitaire game; replay a match with jamb-play --replay "
+                f"(download /records/{id}.jsonl)"
+            )
         try:
             return Response(replay_html(record), mimetype="text/html")
         except RecordError as exc:

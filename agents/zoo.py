@@ -55,9 +55,11 @@ class ZooMaskablePPO(MaskablePPO):
                 raise ValueError(f"ppo_mask hyper-parameter {name} must be a positive integer, got {value!r}")
         rollout = self.n_steps * self.n_envs
         if getattr(self, "normalize_advantage", True) and leaves_one_sample(rollout, self.batch_size):
-            raise ValueError(f"ppo_mask hyper-parameters: {self.n_envs} envs x n_steps {self.n_steps} = "
-                             f"{rollout} steps in minibatches of batch_size {self.batch_size} leave a last minibatch of one step "
-                             "(its advantage normalisation makes the weights NaN); change n_steps or batch_size")
+            raise ValueError(
+                f"ppo_mask hyper-parameters: {self.n_envs} envs x n_steps {self.n_steps} = "
+                f"{rollout} steps in minibatches of batch_size {self.batch_size} leave a last minibatch of one step "
+                "(its advantage normalisation makes the weights NaN); change n_steps or batch_size"
+            )
         super()._setup_model()
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = False, action_masks=None):
@@ -72,7 +74,8 @@ class ZooMaskablePPO(MaskablePPO):
                 raise ValueError(
                     "ZooMaskablePPO.predict was given no action_masks and the observation carries no 'action_mask': "
                     "wrap the env in jamb_env.wrappers.MaskInObservation (env_wrapper in configs/zoo/ppo_mask.yml) "
-                    "or pass action_masks=env.action_masks()")
+                    "or pass action_masks=env.action_masks()"
+                )
             action_masks = np.asarray(observation["action_mask"]).astype(bool)
         return super().predict(observation, state, episode_start, deterministic, action_masks=action_masks)
 

@@ -70,24 +70,34 @@ MAX_TORCH_THREADS = (os.cpu_count() or 1) * 4
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("--ruleset", default="classic", help="Jamb preset name or YAML path")
     p.add_argument("--seed", type=int, default=0, help=f"seed of torch, numpy and the training games, 0..{MAX_SEED}")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help=f"torch CPU threads, 1..{MAX_TORCH_THREADS} (one is fastest for this small MLP on a busy machine)")
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help=f"torch CPU threads, 1..{MAX_TORCH_THREADS} (one is fastest for this small MLP on a busy machine)",
+    )
     p.add_argument("--cuda", action=argparse.BooleanOptionalAction, default=True, help="use CUDA if available")
     p.add_argument("--run-dir", default="runs/cleanrl_ppo", help="TensorBoard folder")
     p.add_argument("--save-model", action="store_true", help="save the agent's weights to RUN_DIR/agent.pt")
     # algorithm
     p.add_argument("--total-timesteps", type=int, default=1_000_000, help="env steps in all (all games together)")
     p.add_argument("--learning-rate", type=float, default=5e-4, help="Adam learning rate")
-    p.add_argument("--anneal-lr", action=argparse.BooleanOptionalAction, default=True,
-                   help="decay the learning rate linearly to 0")
+    p.add_argument(
+        "--anneal-lr", action=argparse.BooleanOptionalAction, default=True, help="decay the learning rate linearly to 0"
+    )
     p.add_argument("--num-envs", type=int, default=64, help=f"games stepped together, 1..{MAX_NUM_ENVS}")
     p.add_argument("--num-steps", type=int, default=128, help="steps per game per rollout")
-    p.add_argument("--gamma", type=float, default=1.0,
-                   help="discount (1: fixed-length episodes whose score is the plain sum of rewards)")
+    p.add_argument(
+        "--gamma",
+        type=float,
+        default=1.0,
+        help="discount (1: fixed-length episodes whose score is the plain sum of rewards)",
+    )
     p.add_argument("--gae-lambda", type=float, default=0.9, help="GAE lambda")
     p.add_argument("--num-minibatches", type=int, default=16, help="minibatches per epoch")
     p.add_argument("--update-epochs", type=int, default=10, help="passes over each rollout")
@@ -99,18 +109,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-grad-norm", type=float, default=0.5, help="gradient clipping norm")
     p.add_argument("--target-kl", type=float, default=None, help="stop an update early past this KL")
     p.add_argument("--hidden-size", type=int, default=256, help="width of the two hidden layers")
-    p.add_argument("--reward-scale", type=float, default=0.01,
-                   help="env option multiplying every reward (0.01: returns in hundreds of points)")
+    p.add_argument(
+        "--reward-scale",
+        type=float,
+        default=0.01,
+        help="env option multiplying every reward (0.01: returns in hundreds of points)",
+    )
     # evaluation
-    p.add_argument("--eval-games", type=int, default=100,
-                   help=f"greedy evaluation games at the end, 1..{MAX_EVAL_GAMES} (the canonical seeds 20,000,000 + g)")
+    p.add_argument(
+        "--eval-games",
+        type=int,
+        default=100,
+        help=f"greedy evaluation games at the end, 1..{MAX_EVAL_GAMES} (the canonical seeds 20,000,000 + g)",
+    )
     args = p.parse_args(argv)
 
-    for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_timesteps",
-                 "torch_threads", "hidden_size", "eval_games"):
+    for name in (
+        "num_envs",
+        "num_steps",
+        "num_minibatches",
+        "update_epochs",
+        "total_timesteps",
+        "torch_threads",
+        "hidden_size",
+        "eval_games",
+    ):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    for name, most in (("num_envs", MAX_NUM_ENVS), ("eval_games", MAX_EVAL_GAMES), ("torch_threads", MAX_TORCH_THREADS)):
+    for name, most in (
+        ("num_envs", MAX_NUM_ENVS),
+        ("eval_games", MAX_EVAL_GAMES),
+        ("torch_threads", MAX_TORCH_THREADS),
+    ):
         if getattr(args, name) > most:
             p.error(f"--{name.replace('_', '-')} must be in 1..{most:,}, got {getattr(args, name):,}")
     if not 0 <= args.seed <= MAX_SEED:
@@ -137,13 +167,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
     args.batch_size = args.num_envs * args.num_steps
     if args.num_minibatches > args.batch_size:
-        p.error(f"--num-minibatches ({args.num_minibatches}) exceeds the batch size "
-                f"num_envs x num_steps = {args.batch_size}")
+        p.error(
+            f"--num-minibatches ({args.num_minibatches}) exceeds the batch size "
+            f"num_envs x num_steps = {args.batch_size}"
+        )
     args.minibatch_size = args.batch_size // args.num_minibatches
     args.num_iterations = args.total_timesteps // args.batch_size
     if args.num_iterations < 1:
-        p.error(f"--total-timesteps ({args.total_timesteps}) is less than one rollout: "
-                f"num_envs x num_steps = {args.batch_size}")
+        p.error(
+            f"--total-timesteps ({args.total_timesteps}) is less than one rollout: "
+            f"num_envs x num_steps = {args.batch_size}"
+        )
     check_run_dir(p, args.run_dir)  # last: it creates the folder
     return args
 
@@ -173,9 +207,14 @@ def make_envs(args: argparse.Namespace, num_envs: int):
     fake transition from the terminal observation, and the loss would have to mask it out.
     ``JambVectorEnv`` takes ``autoreset_mode`` as a constructor keyword, which ``make_vec``
     passes on (in this mode ``make_vec`` refuses ``vector_kwargs``)."""
-    return gym.make_vec("Jamb-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
-                        ruleset=args.ruleset, reward_scale=args.reward_scale,
-                        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    return gym.make_vec(
+        "Jamb-v1",
+        num_envs=num_envs,
+        vectorization_mode="vector_entry_point",
+        ruleset=args.ruleset,
+        reward_scale=args.reward_scale,
+        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+    )
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
@@ -190,13 +229,17 @@ class Agent(nn.Module):
     def __init__(self, obs_dim: int, num_actions: int, hidden: int):
         super().__init__()
         self.critic = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
-            layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(obs_dim, hidden)),
+            nn.Tanh(),
+            layer_init(nn.Linear(hidden, hidden)),
+            nn.Tanh(),
             layer_init(nn.Linear(hidden, 1), std=1.0),
         )
         self.actor = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
-            layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(obs_dim, hidden)),
+            nn.Tanh(),
+            layer_init(nn.Linear(hidden, hidden)),
+            nn.Tanh(),
             layer_init(nn.Linear(hidden, num_actions), std=0.01),
         )
 
@@ -239,7 +282,9 @@ def evaluate(agent: Agent, args: argparse.Namespace, device: torch.device) -> np
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     writer = SummaryWriter(args.run_dir)
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    writer.add_text(
+        "hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items())
+    )
 
     # seeding
     random.seed(args.seed)
@@ -352,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                 mb_inds = b_inds[start : start + args.minibatch_size]
 
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                    b_obs[mb_inds], b_masks[mb_inds], b_actions[mb_inds])
+                    b_obs[mb_inds], b_masks[mb_inds], b_actions[mb_inds]
+                )
                 logratio = newlogprob - b_logprobs[mb_inds]
                 ratio = logratio.exp()
 
@@ -376,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.clip_vloss:
                     v_loss_unclipped = (newvalue - b_returns[mb_inds]) ** 2
                     v_clipped = b_values[mb_inds] + torch.clamp(
-                        newvalue - b_values[mb_inds], -args.clip_coef, args.clip_coef)
+                        newvalue - b_values[mb_inds], -args.clip_coef, args.clip_coef
+                    )
                     v_loss_clipped = (v_clipped - b_returns[mb_inds]) ** 2
                     v_loss = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
                 else:
@@ -408,9 +455,13 @@ def main(argv: list[str] | None = None) -> int:
         writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
         writer.add_scalar("charts/SPS", sps, global_step)
-        score = f"{np.mean(ended_scores):7.1f} ({len(ended_scores)} games)" if ended_scores else "      - (no game ended)"
-        print(f"iteration {iteration}/{args.num_iterations}  step {global_step}  "
-              f"training score {score}  SPS {sps}", flush=True)
+        score = (
+            f"{np.mean(ended_scores):7.1f} ({len(ended_scores)} games)" if ended_scores else "      - (no game ended)"
+        )
+        print(
+            f"iteration {iteration}/{args.num_iterations}  step {global_step}  training score {score}  SPS {sps}",
+            flush=True,
+        )
 
     envs.close()
     if args.save_model:
@@ -422,9 +473,11 @@ def main(argv: list[str] | None = None) -> int:
     scores = evaluate(agent, args, device)
     writer.add_scalar("eval/score", scores.mean(), global_step)
     writer.close()
-    print(f"greedy evaluation: mean score {scores.mean():.1f} over {len(scores)} games "
-          f"(seeds {eval_seeds(1)[0]}..{eval_seeds(len(scores))[-1]}); "
-          f"{global_step} steps in {time.time() - start_time:.1f} s; TensorBoard: {args.run_dir}")
+    print(
+        f"greedy evaluation: mean score {scores.mean():.1f} over {len(scores)} games "
+        f"(seeds {eval_seeds(1)[0]}..{eval_seeds(len(scores))[-1]}); "
+        f"{global_step} steps in {time.time() - start_time:.1f} s; TensorBoard: {args.run_dir}"
+    )
     return 0
 
 

@@ -83,7 +83,9 @@ def endgame(game, seed: int):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ruleset", default="classic_down", help="preset name or rules YAML path (default classic_down)")
+    parser.add_argument(
+        "--ruleset", default="classic_down", help="preset name or rules YAML path (default classic_down)"
+    )
     parser.add_argument("--games", type=int, default=2, help="games for each player (default 2)")
     parser.add_argument("--simulations", type=int, default=100, help="MCTS simulations per move (default 100)")
     parser.add_argument("--uct-c", type=float, default=50.0, help="UCT exploration constant, in points (default 50)")
@@ -103,8 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--ruleset: {exc}")
 
     rng = np.random.RandomState(args.seed)
-    bot = mcts.MCTSBot(game, uct_c=args.uct_c, max_simulations=args.simulations, solve=False, random_state=rng,
-                       evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng))
+    bot = mcts.MCTSBot(
+        game,
+        uct_c=args.uct_c,
+        max_simulations=args.simulations,
+        solve=False,
+        random_state=rng,
+        evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng),
+    )
     start = time.perf_counter()
     seeds = range(args.seed, args.seed + args.games)
     scores = {"mcts": [play(game, bot.step, s) for s in seeds]}
@@ -112,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     pick = np.random.default_rng(args.seed)
     scores["random"] = [play(game, lambda state: int(pick.choice(state.legal_actions())), s) for s in seeds]
     for name, s in scores.items():
-        print(f"{name:6s} mean score {np.mean(s):7.1f} over {len(s)} games on {args.ruleset} (min {min(s)}, max {max(s)})")
+        print(
+            f"{name:6s} mean score {np.mean(s):7.1f} over {len(s)} games on {args.ruleset} (min {min(s)}, max {max(s)})"
+        )
     print(f"MCTS with {args.simulations} simulations a move: {mcts_seconds / args.games:.1f} s a game")
 
     if game.rules.jokers:
@@ -121,9 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     state, value, action = endgame(game, args.seed)
     st = state.sheet
-    print(f"endgame: one cell left, roll {st.roll}, dice {st.dice.tolist()}, score so far {state.scores()[0]}: "
-          f"expectiminimax plays {state.action_to_string(action)!r}, expected final score {value:.2f} "
-          f"({time.perf_counter() - start:.1f} s)")
+    print(
+        f"endgame: one cell left, roll {st.roll}, dice {st.dice.tolist()}, score so far {state.scores()[0]}: "
+        f"expectiminimax plays {state.action_to_string(action)!r}, expected final score {value:.2f} "
+        f"({time.perf_counter() - start:.1f} s)"
+    )
     return 0
 
 

@@ -31,7 +31,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class ChanceModel:
         return np.maximum.reduceat((self.Q @ V)[self.pair_sub], self.starts, axis=0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def chance_model(rules: Ruleset) -> ChanceModel:
     """The :class:`ChanceModel` of ``rules``, built once (it does not depend on the sheet)."""
     return ChanceModel(rules)
@@ -139,7 +139,11 @@ class Planner:
         self.chance = chance_model(rules)
         R = rules.num_rows
         self.upper = [rules.rows.index(r) for r in UPPER if r in rules.rows]
-        self.diff = tuple(rules.rows.index(r) for r in ("ones", "max", "min")) if {"ones", "max", "min"} <= set(rules.rows) else None
+        self.diff = (
+            tuple(rules.rows.index(r) for r in ("ones", "max", "min"))
+            if {"ones", "max", "min"} <= set(rules.rows)
+            else None
+        )
         self.diff_rows = set(self.diff or ())
         self.lower = [r for r in range(R) if r not in self.upper and r not in self.diff_rows]
         # distinct values of each cell and, per roll and multiset, which one it gets
@@ -281,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=20, help="games per agent (default 20)")
     parser.add_argument("--ruleset", default="classic", help="preset name (default classic)")
-    parser.add_argument("--seed", type=int, default=None, help="first game seed (default: the canonical evaluation seeds)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="first game seed (default: the canonical evaluation seeds)"
+    )
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")

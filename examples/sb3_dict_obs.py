@@ -45,13 +45,16 @@ MAX_TORCH_THREADS = (os.cpu_count() or 1) * 4
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("--ruleset", default="classic", help="Jamb preset name or YAML path")
     p.add_argument("--total-timesteps", type=int, default=100_000, help="env steps in all")
     p.add_argument("--n-envs", type=int, default=8, help=f"envs of the DummyVecEnv, 1..{MAX_N_ENVS}")
     p.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
-    p.add_argument("--eval-games", type=int, default=20, help=f"evaluation games (the canonical seeds), 1..{MAX_EVAL_GAMES}")
+    p.add_argument(
+        "--eval-games", type=int, default=20, help=f"evaluation games (the canonical seeds), 1..{MAX_EVAL_GAMES}"
+    )
     p.add_argument("--seed", type=int, default=0, help=f"seed of the model and of the training envs, 0..{MAX_SEED}")
     p.add_argument("--torch-threads", type=int, default=1, help=f"torch CPU threads, 1..{MAX_TORCH_THREADS}")
     args = p.parse_args(argv)
@@ -109,8 +112,18 @@ def main(argv: list[str] | None = None) -> int:
     while batch_size > 2 and batch % batch_size == 1:
         batch_size -= 1
     model = MaskablePPO(
-        "MultiInputPolicy", vec_env, n_steps=args.n_steps, batch_size=batch_size, n_epochs=5,
-        gamma=1.0, gae_lambda=0.9, ent_coef=0.001, learning_rate=5e-4, seed=args.seed, device="cpu", verbose=0,
+        "MultiInputPolicy",
+        vec_env,
+        n_steps=args.n_steps,
+        batch_size=batch_size,
+        n_epochs=5,
+        gamma=1.0,
+        gae_lambda=0.9,
+        ent_coef=0.001,
+        learning_rate=5e-4,
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
     )
     model.learn(total_timesteps=args.total_timesteps)  # masks: get_action_masks(env) -> env.action_masks()
     vec_env.close()
@@ -118,8 +131,10 @@ def main(argv: list[str] | None = None) -> int:
 
     scores = evaluate(model, args.ruleset, args.eval_games)
     print(f"trained {model.num_timesteps} steps in {trained:.1f} s")
-    print(f"deterministic evaluation: mean score {np.mean(scores):.1f} over {len(scores)} games "
-          f"(seeds {eval_seeds(1)[0]}..{eval_seeds(len(scores))[-1]}; min {min(scores)}, max {max(scores)})")
+    print(
+        f"deterministic evaluation: mean score {np.mean(scores):.1f} over {len(scores)} games "
+        f"(seeds {eval_seeds(1)[0]}..{eval_seeds(len(scores))[-1]}; min {min(scores)}, max {max(scores)})"
+    )
     return 0
 
 

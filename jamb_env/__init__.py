@@ -33,16 +33,25 @@ except ImportError:  # pragma: no cover - exercised by the import-blocking test
 
 def _register_envs() -> None:
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="jamb_env.env:JambEnv",
-                           vector_entry_point="jamb_env.gym_vector:JambVectorEnv")
+        gymnasium.register(
+            id=ENV_ID, entry_point="jamb_env.env:JambEnv", vector_entry_point="jamb_env.gym_vector:JambVectorEnv"
+        )
     if "Jamb-v0" not in gymnasium.registry:
-        gymnasium.register(id="Jamb-v0", entry_point="jamb_env.env:JambEnv", vector_entry_point="jamb_env.gym_vector:JambVectorEnv",
-                           kwargs={"turn_features": False})
+        gymnasium.register(
+            id="Jamb-v0",
+            entry_point="jamb_env.env:JambEnv",
+            vector_entry_point="jamb_env.gym_vector:JambVectorEnv",
+            kwargs={"turn_features": False},
+        )
     for preset in list_rulesets(playable=False):  # file names only: nothing is loaded at import
         env_id = f"Jamb-{preset}-v1"  # the same env as Jamb-v1 with ruleset=<preset>
         if preset.isidentifier() and env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="jamb_env.env:JambEnv",
-                               vector_entry_point="jamb_env.gym_vector:JambVectorEnv", kwargs={"ruleset": preset})
+            gymnasium.register(
+                id=env_id,
+                entry_point="jamb_env.env:JambEnv",
+                vector_entry_point="jamb_env.gym_vector:JambVectorEnv",
+                kwargs={"ruleset": preset},
+            )
 
 
 if gymnasium is not None:

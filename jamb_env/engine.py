@@ -20,10 +20,9 @@ from numba import prange
 from .observation import encoder, observe, sheet_column, sheet_features, sheet_turn
 from .rules import GameState, Ruleset, action_to_string, roll_dice, why_illegal
 from .rules import kernels as rk
-from .rules.game import SCORE_PARTS
 from .rules._jit import kernel
-from .rules.transition import Slots, new_slots, read_state, start_turn, stream_length, transition, write_state
-
+from .rules.game import SCORE_PARTS
+from .rules.transition import Slots, new_slots, read_state, start_turn, transition, write_state
 
 #: Step the games on numba's threads from this many games on (both vector envs; no gain below).
 PARALLEL_FROM = 256
@@ -70,8 +69,12 @@ class Engine:
         A = int(rules.arrays.P[rk.P_NUM_ACTIONS])
         D = self.encoder.size
         self.num_games = N
-        self.games = Games(**new_slots(rules, N), masks=np.zeros((N, A), dtype=np.bool_),
-                           sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32), obs=np.zeros((N, D), dtype=np.float32))
+        self.games = Games(
+            **new_slots(rules, N),
+            masks=np.zeros((N, A), dtype=np.bool_),
+            sheet=np.zeros((N, self.encoder.sheet_size), dtype=np.float32),
+            obs=np.zeros((N, D), dtype=np.float32),
+        )
         self.results = Results(
             points=np.zeros(N, dtype=np.int64),
             dones=np.zeros(N, dtype=np.bool_),
@@ -79,7 +82,10 @@ class Engine:
             cols=np.zeros((N, C + 1), dtype=np.int64),
         )
         self.scratch = Scratch(
-            np.zeros((N, C), np.int64), np.zeros((N, n), np.int64), np.zeros((N, 4), np.int64), np.zeros((N, R), np.int64)
+            np.zeros((N, C), np.int64),
+            np.zeros((N, n), np.int64),
+            np.zeros((N, 4), np.int64),
+            np.zeros((N, R), np.int64),
         )
 
     def fresh_outputs(self) -> None:
@@ -125,7 +131,9 @@ class Engine:
 
     def step_one(self, i: int, action: int) -> None:
         """Apply a legal ``action`` to game ``i`` only."""
-        step_game(i, action, self.games, self.rules.arrays, self.encoder.arrays, self.results, *(s[i] for s in self.scratch))
+        step_game(
+            i, action, self.games, self.rules.arrays, self.encoder.arrays, self.results, *(s[i] for s in self.scratch)
+        )
 
     def game_state(self, i: int) -> GameState:
         """Game ``i`` as a core :class:`~jamb_env.rules.GameState` (a copy)."""
@@ -155,8 +163,20 @@ class Engine:
 @kernel(inline=True)
 def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
     sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet, parts)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
-                  g.turn[i], g.jokers[i], ra, bits, g.masks[i])
+    rk.legal_mask(
+        g.filled[i],
+        g.dice_index[i],
+        g.roll[i],
+        g.announced[i],
+        g.answer_due[i],
+        g.copy_row[i],
+        g.pure[i],
+        g.turn[i],
+        g.jokers[i],
+        ra,
+        bits,
+        g.masks[i],
+    )
     observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.pure, g.sheet, g.masks, ra, oa, g.obs)
 
 
@@ -172,8 +192,20 @@ def step_state(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     if cell >= 0:  # only the written column's features and the turn's change
         sheet_column(i, cell // ra.P[rk.P_R], g.values, g.filled, ra, oa, g.sheet, parts)
         sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(g.filled[i], g.dice_index[i], g.roll[i], g.announced[i], g.answer_due[i], g.copy_row[i], g.pure[i],
-                  g.turn[i], g.jokers[i], ra, bits, g.masks[i])
+    rk.legal_mask(
+        g.filled[i],
+        g.dice_index[i],
+        g.roll[i],
+        g.announced[i],
+        g.answer_due[i],
+        g.copy_row[i],
+        g.pure[i],
+        g.turn[i],
+        g.jokers[i],
+        ra,
+        bits,
+        g.masks[i],
+    )
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
 

@@ -13,10 +13,10 @@ from gymnasium import spaces
 from . import rules as core
 from .checks import finite_number
 from .engine import Engine, stream_length
-from .rules.transition import stream_bounds
 from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 from .render import render_sheet, sheet_image
 from .rules import Action, GameState, Ruleset, load_ruleset
+from .rules.transition import stream_bounds
 
 ILLEGAL_MODES = ("terminate", "raise")
 #: The dtypes a handed-out action mask can have (``mask_dtype``): int8 (0/1, the default)
@@ -41,8 +41,10 @@ def check_mask_dtype(mask_dtype) -> np.dtype:
     except TypeError:
         dtype = None
     if dtype not in MASK_DTYPES.values():
-        raise ValueError(f"mask_dtype must be 'int8' (the default: 0/1 masks, a MultiBinary space) or 'bool' "
-                         f"(True/False masks, a bool Box space), got {mask_dtype!r}")
+        raise ValueError(
+            f"mask_dtype must be 'int8' (the default: 0/1 masks, a MultiBinary space) or 'bool' "
+            f"(True/False masks, a bool Box space), got {mask_dtype!r}"
+        )
     return dtype
 
 
@@ -223,15 +225,18 @@ class JambEnv(gym.Env):
                 f"autoreset_mode={autoreset_mode!r} is an option of the vector env, not of JambEnv: with "
                 "gym.make_vec(..., vectorization_mode='sync' or 'async') pass vector_kwargs={'autoreset_mode': ...}; "
                 "the default vectorization (the vector entry point) takes autoreset_mode=... itself, and "
-                "jamb_env.gym_vector.make_vec takes it in every mode")
+                "jamb_env.gym_vector.make_vec takes it in every mode"
+            )
         self.mask_dtype = check_mask_dtype(mask_dtype)
         self.ruleset = load_ruleset(ruleset)
         if not isinstance(turn_features, (bool, np.bool_)):
             raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
         self.turn_features = bool(turn_features)
         if not isinstance(mask_in_observation, (bool, np.bool_)):
-            raise ValueError("mask_in_observation must be True (Dict observation with 'action_mask') or False "
-                             f"(the Box alone), got {mask_in_observation!r}")
+            raise ValueError(
+                "mask_in_observation must be True (Dict observation with 'action_mask') or False "
+                f"(the Box alone), got {mask_in_observation!r}"
+            )
         self.mask_in_observation = bool(mask_in_observation)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
@@ -248,7 +253,11 @@ class JambEnv(gym.Env):
         if self.mask_in_observation:
             # keys in sorted order: the same space (and flattening order) on every gymnasium version
             self.observation_space = spaces.Dict(
-                {"action_mask": mask_space(self._layout.num_actions, self.mask_dtype), "observation": self.observation_space})
+                {
+                    "action_mask": mask_space(self._layout.num_actions, self.mask_dtype),
+                    "observation": self.observation_space,
+                }
+            )
         self._stream_len = stream_length(rules)
         self._warned_illegal = False
         self._started = False
@@ -280,7 +289,7 @@ class JambEnv(gym.Env):
         self._done = terminated
         info = self._info()
         if terminated:
-            (info["score_parts"], info["column_scores"]), = self._engine.final_scores([0])
+            ((info["score_parts"], info["column_scores"]),) = self._engine.final_scores([0])
         if self.render_mode == "human":
             self.render()
         return self.observe(), int(res.points[0]) * self.reward_scale, terminated, False, info
@@ -367,8 +376,14 @@ class JambEnv(gym.Env):
         stream, position = g.stream[0].copy(), int(g.pos[0])
         if resample is not None:
             stream[position:] = core.roll_dice(resample, len(stream) - position)
-        return EnvState(game=self.game, stream=stream, position=position, score=self.score,
-                        done=self._done, ruleset=self.ruleset.name)
+        return EnvState(
+            game=self.game,
+            stream=stream,
+            position=position,
+            score=self.score,
+            done=self._done,
+            ruleset=self.ruleset.name,
+        )
 
     def chance_outcomes(self, action: int) -> list[tuple[np.ndarray, float]]:
         """Every result of the re-roll ``action`` now, as (sorted dice int8 ``(n,)``, exact
@@ -392,7 +407,7 @@ class JambEnv(gym.Env):
         faces = core.rolled_faces(rules, game, int(action), dice)
         g = self._engine.games
         pos = int(g.pos[0])
-        g.stream[0, pos:pos + len(faces)] = faces
+        g.stream[0, pos : pos + len(faces)] = faces
         return self.step(int(action))
 
     def _check_playing(self) -> None:
@@ -420,15 +435,22 @@ class JambEnv(gym.Env):
             raise ValueError(f"this state belongs to ruleset {state.ruleset!r}, the env plays {rules.name!r}")
         core.validate_state(rules, state.game, solitaire=True)  # ValueError naming the inconsistency
         stream = state.stream
-        if (not isinstance(stream, np.ndarray) or stream.shape != (self._stream_len,) or stream.dtype.kind not in "iu"
-                or stream.min() < 1 or stream.max() > 6):
+        if (
+            not isinstance(stream, np.ndarray)
+            or stream.shape != (self._stream_len,)
+            or stream.dtype.kind not in "iu"
+            or stream.min() < 1
+            or stream.max() > 6
+        ):
             raise ValueError(f"state.stream must be an integer array of {self._stream_len} faces 1..6")
         if isinstance(state.position, bool) or not isinstance(state.position, (int, np.integer)):
             raise ValueError(f"state.position must be an integer, got {state.position!r}")
         low, high = stream_bounds(rules, state.game)
         if not low <= state.position <= high:
-            raise ValueError(f"state.position = {state.position} cannot be reached: a game at turn {state.game.turn}, roll "
-                             f"{state.game.roll} has drawn {low}..{high} dice from its stream")
+            raise ValueError(
+                f"state.position = {state.position} cannot be reached: a game at turn {state.game.turn}, roll "
+                f"{state.game.roll} has drawn {low}..{high} dice from its stream"
+            )
         sheet_score = core.score(rules, state.game)
         if state.score != sheet_score:
             raise ValueError(f"state.score = {state.score!r} but the sheet scores {sheet_score}")
@@ -436,8 +458,10 @@ class JambEnv(gym.Env):
         if not isinstance(state.done, (bool, np.bool_)) or (over and not state.done):
             raise ValueError("state.done must be a bool, and True once the sheet is full")
         if state.done and not over and self.illegal_action != "terminate":
-            raise ValueError("state.done = True mid-game: only an illegal action ends a game early, and this env raises "
-                             "on one (illegal_action='raise')")
+            raise ValueError(
+                "state.done = True mid-game: only an illegal action ends a game early, and this env raises "
+                "on one (illegal_action='raise')"
+            )
         self._engine.load_state(0, state.game, stream, int(state.position), int(state.score))
         self._started, self._done = True, bool(state.done)
 
@@ -482,10 +506,16 @@ class JambEnv(gym.Env):
         else:
             what = f"action {a} is outside the action space 0..{self._layout.num_actions - 1}"
         if self.illegal_action == "raise":
-            raise IllegalActionError(f"{what}; {int(self.legal_mask().sum())} actions are legal now (see action_masks())")
+            raise IllegalActionError(
+                f"{what}; {int(self.legal_mask().sum())} actions are legal now (see action_masks())"
+            )
         if not self._warned_illegal:
-            warnings.warn(f"{what}. The game ends here with reward {self.ILLEGAL_ACTION_PENALTY} points "
-                          f"(illegal_action='terminate'), {UNMASKED_HINT}", IllegalActionWarning, stacklevel=3)
+            warnings.warn(
+                f"{what}. The game ends here with reward {self.ILLEGAL_ACTION_PENALTY} points "
+                f"(illegal_action='terminate'), {UNMASKED_HINT}",
+                IllegalActionWarning,
+                stacklevel=3,
+            )
             self._warned_illegal = True
         self._done = True
         info = self._info()

@@ -27,7 +27,8 @@ UNMASKED_HINT = (
     "so this episode's return is a penalty, not a game score. Was the action sampled without the legal-action "
     "mask (CleanRL's scripts, SB3's PPO, SB3's evaluate_policy do that)? Give the mask to the policy "
     "(env.action_masks() or info['action_mask']: sb3-contrib's MaskablePPO and its own evaluate_policy), "
-    "or wrap the env in jamb_env.wrappers.LegalActions for a tool that cannot mask; see " + UNMASKED_DOC
+    "or wrap the env in jamb_env.wrappers.LegalActions for a tool that cannot mask; see "
+    + UNMASKED_DOC
     + ". Warned once per env; warnings.simplefilter('error', jamb_env.IllegalActionWarning) makes it an error"
 )
 

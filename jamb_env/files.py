@@ -43,9 +43,22 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
-    "SYSTEM_FOLDERS", "TEMP_MARK", "OutputPathError", "atomic_path", "atomic_save_model", "atomic_write", "atomic_write_bytes",
-    "atomic_write_text", "check_new_file", "check_output_file", "check_output_folder", "is_temp_file", "output_target",
-    "remove_temp_files", "same_file", "write_text_file",
+    "SYSTEM_FOLDERS",
+    "TEMP_MARK",
+    "OutputPathError",
+    "atomic_path",
+    "atomic_save_model",
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_new_file",
+    "check_output_file",
+    "check_output_folder",
+    "is_temp_file",
+    "output_target",
+    "remove_temp_files",
+    "same_file",
+    "write_text_file",
 ]
 
 #: The part of a temporary file's name between the destination's name and the random tail.
@@ -109,8 +122,12 @@ def check_regular_input(path: str | Path) -> Path:
 
 
 def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "FIFO (named pipe)"),
-                       (stat.S_ISSOCK, "socket")):
+    for test, kind in (
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISSOCK, "socket"),
+    ):
         if test(mode):
             return kind
     return "special file"
@@ -133,8 +150,10 @@ def _refuse_system_path(given: Path, resolved: Path, what: str, instead: str) ->
         top = _system_folder(candidate)
         if top is not None:
             via = "" if candidate == Path(os.path.abspath(given)) else f" (where its links lead: {resolved})"
-            raise OutputPathError(f"{what} {given}: it is inside {top}{via}, which holds the system's "
-                                  f"{'devices' if top == '/dev' else 'kernel interfaces'}, not output files; give {instead} elsewhere")
+            raise OutputPathError(
+                f"{what} {given}: it is inside {top}{via}, which holds the system's "
+                f"{'devices' if top == '/dev' else 'kernel interfaces'}, not output files; give {instead} elsewhere"
+            )
 
 
 def output_target(path: str | Path) -> Path:
@@ -158,8 +177,10 @@ def output_target(path: str | Path) -> Path:
         raise
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         where = "" if target == Path(os.path.abspath(given)) else f" (the target of its link, {target})"
-        raise OutputPathError(f"cannot write {given}: it is a {_file_kind(mode)}{where}, not a regular file; "
-                              "output goes to regular files only (writing would replace it by one)")
+        raise OutputPathError(
+            f"cannot write {given}: it is a {_file_kind(mode)}{where}, not a regular file; "
+            "output goes to regular files only (writing would replace it by one)"
+        )
     _refuse_system_path(given, target, "cannot write", "a regular file")
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(f"{given} is a folder; give a file name")
@@ -321,8 +342,10 @@ def check_new_file(path: str | Path, what: str) -> Path:
     """
     path = Path(path)
     if path.is_file() and path.stat().st_size:
-        raise FileExistsError(f"{what}: the file exists, and saving would replace it; to resume a game saved there, "
-                              f"--load {path}; else save this game in a new file")
+        raise FileExistsError(
+            f"{what}: the file exists, and saving would replace it; to resume a game saved there, "
+            f"--load {path}; else save this game in a new file"
+        )
     return path
 
 

@@ -34,8 +34,17 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMo
 RENDER_MODES = ("rgb_array", "ansi")
 #: JambEnv attributes ``call`` refuses: they change a game, or hand out the env itself, and
 #: ``call`` evaluates each game on one stand-in JambEnv (they would act on the stand-in).
-CALL_REFUSED = ("reset", "step", "step_outcome", "set_state", "close", "unwrapped", "get_wrapper_attr",
-                "set_wrapper_attr", "has_wrapper_attr")
+CALL_REFUSED = (
+    "reset",
+    "step",
+    "step_outcome",
+    "set_state",
+    "close",
+    "unwrapped",
+    "get_wrapper_attr",
+    "set_wrapper_attr",
+    "has_wrapper_attr",
+)
 #: The info keys of every game on every reset and step (JambEnv's ``info``).
 STATE_KEYS = ("score", "dice", "roll", "announced", "turn", "action_mask")
 
@@ -46,8 +55,10 @@ def _autoreset_mode(mode) -> AutoresetMode:
         known = {m.value: m for m in AutoresetMode} | {m.name.lower(): m for m in AutoresetMode}
         mode = known.get(mode, known.get(mode.lower(), mode))
     if mode not in AUTORESET_MODES:
-        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP ('next_step', the default), "
-                         f"AutoresetMode.SAME_STEP ('same_step') or AutoresetMode.DISABLED ('disabled'), got {mode!r}")
+        raise ValueError(
+            f"autoreset_mode must be AutoresetMode.NEXT_STEP ('next_step', the default), "
+            f"AutoresetMode.SAME_STEP ('same_step') or AutoresetMode.DISABLED ('disabled'), got {mode!r}"
+        )
     return mode
 
 
@@ -55,8 +66,15 @@ def _seed_ok(x) -> bool:
     return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer)) and x >= 0
 
 
-def make_vec(id: str = "Jamb-v1", num_envs: int = 1, vectorization_mode: str | VectorizeMode | None = None, *,
-             autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, vector_kwargs: dict | None = None, **kwargs):
+def make_vec(
+    id: str = "Jamb-v1",
+    num_envs: int = 1,
+    vectorization_mode: str | VectorizeMode | None = None,
+    *,
+    autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    vector_kwargs: dict | None = None,
+    **kwargs,
+):
     """``gymnasium.make_vec(id, num_envs, vectorization_mode, **kwargs)`` with
     ``autoreset_mode`` given the same way in every mode: to :class:`JambVectorEnv` as a
     keyword (the vector entry point, the default mode), to Gymnasium's ``SyncVectorEnv`` /
@@ -76,8 +94,9 @@ def make_vec(id: str = "Jamb-v1", num_envs: int = 1, vectorization_mode: str | V
         try:
             resolved = VectorizeMode(vectorization_mode)
         except ValueError:
-            raise ValueError(f"vectorization_mode must be None, 'vector_entry_point', 'sync' or 'async', "
-                             f"got {vectorization_mode!r}") from None
+            raise ValueError(
+                f"vectorization_mode must be None, 'vector_entry_point', 'sync' or 'async', got {vectorization_mode!r}"
+            ) from None
     vector_kwargs = dict(vector_kwargs or {})
     if resolved is VectorizeMode.VECTOR_ENTRY_POINT:
         return gym.make_vec(id, num_envs, resolved, vector_kwargs=vector_kwargs, autoreset_mode=mode, **kwargs)
@@ -166,10 +185,19 @@ class JambVectorEnv(VectorEnv):
     ``call(name)``.
     """
 
-    def __init__(self, num_envs: int, ruleset: str | Ruleset = "classic", *,
-                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, illegal_action: str = "terminate",
-                 reward_scale: float = 1.0, turn_features: bool = True, mask_in_observation: bool = False,
-                 mask_dtype: str = "int8", render_mode: str | None = None):
+    def __init__(
+        self,
+        num_envs: int,
+        ruleset: str | Ruleset = "classic",
+        *,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        illegal_action: str = "terminate",
+        reward_scale: float = 1.0,
+        turn_features: bool = True,
+        mask_in_observation: bool = False,
+        mask_dtype: str = "int8",
+        render_mode: str | None = None,
+    ):
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         mode = _autoreset_mode(autoreset_mode)
@@ -179,12 +207,17 @@ class JambVectorEnv(VectorEnv):
                 raise ValueError(f"{name} must be True or False, got {flag!r}")
         self.mask_dtype = check_mask_dtype(mask_dtype)
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'rgb_array' or 'ansi', got {render_mode!r} "
-                             "(JambEnv(render_mode='human') prints one game)")
+            raise ValueError(
+                f"render_mode must be None, 'rgb_array' or 'ansi', got {render_mode!r} "
+                "(JambEnv(render_mode='human') prints one game)"
+            )
         self.ruleset = load_ruleset(ruleset)
         self.autoreset_mode = mode
-        self.metadata = {"render_modes": list(RENDER_MODES), "render_fps": JambEnv.metadata["render_fps"],
-                         "autoreset_mode": mode}
+        self.metadata = {
+            "render_modes": list(RENDER_MODES),
+            "render_fps": JambEnv.metadata["render_fps"],
+            "autoreset_mode": mode,
+        }
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.reward_scale = float(reward_scale)
@@ -197,7 +230,8 @@ class JambVectorEnv(VectorEnv):
         box = spaces.Box(enc.low, enc.high, dtype=np.float32)
         self.single_observation_space = (
             spaces.Dict({"action_mask": mask_space(A, self.mask_dtype), "observation": box})
-            if self.mask_in_observation else box
+            if self.mask_in_observation
+            else box
         )
         self.single_action_space = spaces.Discrete(A)
         self.observation_space = batch_space(self.single_observation_space, N)
@@ -237,8 +271,10 @@ class JambVectorEnv(VectorEnv):
         elif isinstance(seed, (list, tuple, np.ndarray)) and len(seed) == N and all(_seed_ok(x) for x in seed):
             seeds = [int(x) for x in seed]
         else:
-            raise ValueError(f"seed must be None, a non-negative integer or a list of {N} non-negative integers "
-                             f"(one per game), got {seed!r:.200}")
+            raise ValueError(
+                f"seed must be None, a non-negative integer or a list of {N} non-negative integers "
+                f"(one per game), got {seed!r:.200}"
+            )
         for i in idx.tolist():
             if seeds[i] is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seeds[i])
@@ -268,8 +304,10 @@ class JambVectorEnv(VectorEnv):
         a = self._check_actions(actions)
         if self.autoreset_mode == AutoresetMode.DISABLED and self._over.any():
             over = np.flatnonzero(self._over).tolist()
-            raise RuntimeError(f"games {over} are over (autoreset_mode=DISABLED): start them anew with "
-                               "reset(options={'reset_mask': mask}) before the next step; the games are unchanged")
+            raise RuntimeError(
+                f"games {over} are over (autoreset_mode=DISABLED): start them anew with "
+                "reset(options={'reset_mask': mask}) before the next step; the games are unchanged"
+            )
         A, batch = self._num_actions, self._engine
         masks = batch.games.masks
         legal = (a >= 0) & (a < A)
@@ -302,9 +340,12 @@ class JambVectorEnv(VectorEnv):
             rewards[illegal], terminated[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY, True
             if not self._warned_illegal:
                 i = int(illegal[0])
-                warnings.warn(f"game {i}: {self._why(i, int(a[i]))}. The game ends here with reward "
-                              f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'), {UNMASKED_HINT}",
-                              IllegalActionWarning, stacklevel=2)
+                warnings.warn(
+                    f"game {i}: {self._why(i, int(a[i]))}. The game ends here with reward "
+                    f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'), {UNMASKED_HINT}",
+                    IllegalActionWarning,
+                    stacklevel=2,
+                )
                 self._warned_illegal = True
         rewards *= self.reward_scale
         done = np.flatnonzero(terminated)
@@ -315,11 +356,16 @@ class JambVectorEnv(VectorEnv):
                 obs_rows = batch.games.obs[done].copy()
                 ones = np.ones(self._num_actions, self.mask_dtype)
                 for k, i in enumerate(done.tolist()):
-                    final_obs[i] = {"observation": obs_rows[k], "action_mask": ones.copy()} if self.mask_in_observation else obs_rows[k]
+                    final_obs[i] = (
+                        {"observation": obs_rows[k], "action_mask": ones.copy()}
+                        if self.mask_in_observation
+                        else obs_rows[k]
+                    )
                 ended = self._state_info(terminated, over=terminated)
                 ended.update(self._end_info(done, ~legal))
-                info.update(final_obs=final_obs, _final_obs=terminated.copy(),
-                            final_info=ended, _final_info=terminated.copy())
+                info.update(
+                    final_obs=final_obs, _final_obs=terminated.copy(), final_info=ended, _final_info=terminated.copy()
+                )
                 self._new_games(done)
             self._over[:] = False
         else:  # NEXT_STEP and DISABLED: the ended games are over (until the next step, or their reset)
@@ -354,14 +400,18 @@ class JambVectorEnv(VectorEnv):
         if not isinstance(name, str):
             raise ValueError(f"call takes an attribute name (a string), got {name!r}")
         if name in CALL_REFUSED:
-            raise ValueError(f"call({name!r}) would act on a copy of each game, not on the game: use "
-                             "JambVectorEnv.reset / step (with options={'reset_mask': mask} to restart some games) "
-                             "and the vector env's own attributes")
+            raise ValueError(
+                f"call({name!r}) would act on a copy of each game, not on the game: use "
+                "JambVectorEnv.reset / step (with options={'reset_mask': mask} to restart some games) "
+                "and the vector env's own attributes"
+            )
         if name == "np_random":
             return tuple(self._rngs)
         if name.startswith("_") or name not in dir(self._twin_env()):
-            raise AttributeError(f"JambEnv has no public attribute {name!r} for call()/get_attr() "
-                                 "(e.g. 'action_masks', 'game', 'get_state', 'render')")
+            raise AttributeError(
+                f"JambEnv has no public attribute {name!r} for call()/get_attr() "
+                "(e.g. 'action_masks', 'game', 'get_state', 'render')"
+            )
         out = []
         for i in range(self.num_envs):
             value = getattr(self._load_twin(i), name)
@@ -381,9 +431,15 @@ class JambVectorEnv(VectorEnv):
 
     def _twin_env(self) -> JambEnv:
         if self._twin is None:
-            self._twin = JambEnv(self.ruleset, render_mode=self.render_mode, illegal_action=self.illegal_action,
-                                 reward_scale=self.reward_scale, turn_features=self.turn_features,
-                                 mask_in_observation=self.mask_in_observation, mask_dtype=self.mask_dtype)
+            self._twin = JambEnv(
+                self.ruleset,
+                render_mode=self.render_mode,
+                illegal_action=self.illegal_action,
+                reward_scale=self.reward_scale,
+                turn_features=self.turn_features,
+                mask_in_observation=self.mask_in_observation,
+                mask_dtype=self.mask_dtype,
+            )
         return self._twin
 
     def _load_twin(self, i: int) -> JambEnv:
@@ -411,8 +467,12 @@ class JambVectorEnv(VectorEnv):
         mask[over] = 1
         rolled = (has & (g.roll > 0))[:, None]
         values = {
-            "score": g.score, "dice": np.where(rolled, g.dice, 0).astype(np.int8), "roll": g.roll,
-            "announced": g.announced, "turn": g.turn, "action_mask": mask,
+            "score": g.score,
+            "dice": np.where(rolled, g.dice, 0).astype(np.int8),
+            "roll": g.roll,
+            "announced": g.announced,
+            "turn": g.turn,
+            "action_mask": mask,
         }
         out: dict[str, Any] = {}
         for key in STATE_KEYS:
@@ -450,8 +510,10 @@ class JambVectorEnv(VectorEnv):
     def _reset_mask(self, mask) -> np.ndarray:
         arr = np.asarray(mask)
         if arr.dtype != np.bool_ or arr.shape != (self.num_envs,):
-            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) (True for each "
-                             f"game to start anew), got {arr.dtype} {arr.shape}")
+            raise ValueError(
+                f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) (True for each "
+                f"game to start anew), got {arr.dtype} {arr.shape}"
+            )
         if not arr.any():
             raise ValueError("options['reset_mask'] is all False: it resets no game")
         return arr

@@ -52,8 +52,12 @@ def soak(preset: str, games: int, num_envs: int, seed: int = 0) -> dict:
             if info.get("illegal_action"):
                 raise AssertionError(f"{preset}: a sampled action was illegal (mask and step disagree)")
             parts = info["score_parts"]
-            if not (returns[i] == info["score"] == sum(info["column_scores"].values())
-                    == parts["upper"] + parts["bonus"] + parts["difference"] + parts["lower"]):
+            if not (
+                returns[i]
+                == info["score"]
+                == sum(info["column_scores"].values())
+                == parts["upper"] + parts["bonus"] + parts["difference"] + parts["lower"]
+            ):
                 raise AssertionError(f"{preset}: return {returns[i]} != score {info['score']} / parts {parts}")
             if info["terminal_observation"][progress] != 1.0:
                 raise AssertionError(f"{preset}: a game ended before every cell was written")
@@ -61,5 +65,12 @@ def soak(preset: str, games: int, num_envs: int, seed: int = 0) -> dict:
             returns[i] = 0.0
             done_games += 1
     wall = time.perf_counter() - start
-    return {"preset": preset, "games": done_games, "steps": steps, "seconds": wall, "mean": float(np.mean(scores)),
-            "min": int(np.min(scores)), "max": int(np.max(scores))}
+    return {
+        "preset": preset,
+        "games": done_games,
+        "steps": steps,
+        "seconds": wall,
+        "mean": float(np.mean(scores)),
+        "min": int(np.min(scores)),
+        "max": int(np.max(scores)),
+    }

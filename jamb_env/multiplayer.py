@@ -115,8 +115,11 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def step(self, action) -> None:
         raw = self.unwrapped
         n, a = raw._layout.num_actions, _integer(action)
-        dead = raw._match is not None and raw.agents and (raw.terminations.get(raw.agent_selection)
-                                                          or raw.truncations.get(raw.agent_selection))
+        dead = (
+            raw._match is not None
+            and raw.agents
+            and (raw.terminations.get(raw.agent_selection) or raw.truncations.get(raw.agent_selection))
+        )
         if not (action is None and dead) and (a is None or not 0 <= a < n):  # AssertOutOfBounds: an AssertionError,
             raise ValueError(f"action must be an integer in 0..{n - 1}, got {action!r}")  # an OverflowError past int64
         super().step(action)
@@ -127,7 +130,11 @@ def observation_size(rules: Ruleset, num_players: int, scoring: str) -> int:
     solitaire observation, the others' sheet features (``"separate"``) or every player's
     cell plane (``"shared"``), the player to move and the scores."""
     enc = encoder(rules)
-    others = (num_players - 1) * enc.sheet_size if scoring == "separate" else num_players * len(rules.columns) * rules.num_rows
+    others = (
+        (num_players - 1) * enc.sheet_size
+        if scoring == "separate"
+        else num_players * len(rules.columns) * rules.num_rows
+    )
     return enc.size + others + 2 * num_players
 
 
@@ -140,8 +147,11 @@ def state_segments(rules: Ruleset, num_players: int, scoring: str) -> dict[str, 
     (:func:`jamb_env.rules.match.check_match`)."""
     M.check_match(rules, num_players, scoring)
     D, CR = encoder(rules).size, len(rules.columns) * rules.num_rows
-    sizes = ([(f"sheet_{p}", D) for p in range(num_players)] if scoring == "separate"
-             else [("sheet", D)] + [(f"owner_{p}", CR) for p in range(num_players)])
+    sizes = (
+        [(f"sheet_{p}", D) for p in range(num_players)]
+        if scoring == "separate"
+        else [("sheet", D)] + [(f"owner_{p}", CR) for p in range(num_players)]
+    )
     sizes += [("to_move", num_players), ("scores", num_players)]
     out, at = {}, 0
     for name, size in sizes:
@@ -192,8 +202,16 @@ def match_state(rules: Ruleset, ms: M.MatchState, scores=None) -> np.ndarray:
     return np.concatenate(parts, dtype=np.float32)
 
 
-def seat_observations(solo: np.ndarray, seats: np.ndarray, to_move: np.ndarray, scores: np.ndarray, bound, *,
-                      sheets: np.ndarray | None = None, owner: np.ndarray | None = None) -> np.ndarray:
+def seat_observations(
+    solo: np.ndarray,
+    seats: np.ndarray,
+    to_move: np.ndarray,
+    scores: np.ndarray,
+    bound,
+    *,
+    sheets: np.ndarray | None = None,
+    owner: np.ndarray | None = None,
+) -> np.ndarray:
     """float32 ``(k, D)``: the multiplayer ``"observation"`` (module docstring) of player
     ``seats[k]`` in k games, the one assembly of the AEC env (:meth:`raw_env.observe`)
     and ``SeatVecEnv``, from
@@ -262,8 +280,18 @@ class SeatView:
             ``player`` outside ``0..num_players - 1``.
     """
 
-    def __init__(self, ruleset: Ruleset, game, score: int, mask: np.ndarray, *, player: int = 0, num_players: int = 1,
-                 scoring: str | None = None, owner: np.ndarray | None = None):
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        game,
+        score: int,
+        mask: np.ndarray,
+        *,
+        player: int = 0,
+        num_players: int = 1,
+        scoring: str | None = None,
+        owner: np.ndarray | None = None,
+    ):
         if scoring not in (None, *M.SCORING_MODES):
             raise ValueError(f"scoring must be None or one of {M.SCORING_MODES}, got {scoring!r}")
         if scoring == "shared" and owner is None:
@@ -283,7 +311,12 @@ class SeatView:
         mask = np.asarray(mask)
         if mask.shape != (core.layout(ruleset).num_actions,):
             raise ValueError(f"mask must have shape ({core.layout(ruleset).num_actions},), got {mask.shape}")
-        self.ruleset, self.game, self.score, self._mask = ruleset, game.copy(), _integer(score), mask.astype(bool, copy=True)
+        self.ruleset, self.game, self.score, self._mask = (
+            ruleset,
+            game.copy(),
+            _integer(score),
+            mask.astype(bool, copy=True),
+        )
         self.player, self.num_players, self.scoring = _integer(player), n, scoring
         self.owner = None if owner is None else np.array(owner, dtype=np.int8, copy=True)
 
@@ -311,11 +344,22 @@ class raw_env(AECEnv):
             column. FileNotFoundError: a rules YAML path that does not exist.
     """
 
-    metadata = {"name": "jamb_multiplayer_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
-                "render_fps": 4}
+    metadata = {
+        "name": "jamb_multiplayer_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 4,
+    }
 
-    def __init__(self, ruleset: str | Ruleset = "classic", num_players: int = 2, scoring: str = "separate",
-                 reward: str = "score", reward_scale: float = 1.0, render_mode: str | None = None):
+    def __init__(
+        self,
+        ruleset: str | Ruleset = "classic",
+        num_players: int = 2,
+        scoring: str = "separate",
+        reward: str = "score",
+        reward_scale: float = 1.0,
+        render_mode: str | None = None,
+    ):
         super().__init__()
         rules = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
         M.check_match(rules, num_players, scoring)
@@ -332,10 +376,18 @@ class raw_env(AECEnv):
         N, A = self.num_players, self._layout.num_actions
         C, R = len(rules.columns), rules.num_rows
         other = (N - 1) * self._enc.sheet_size if scoring == "separate" else N * C * R
-        low = [self._enc.low, np.full(other, -np.inf if scoring == "separate" else 0.0, np.float32), np.zeros(N, np.float32),
-               np.full(N, -1.0, np.float32)]
-        high = [self._enc.high, np.full(other, np.inf if scoring == "separate" else 1.0, np.float32), np.ones(N, np.float32),
-                np.ones(N, np.float32)]
+        low = [
+            self._enc.low,
+            np.full(other, -np.inf if scoring == "separate" else 0.0, np.float32),
+            np.zeros(N, np.float32),
+            np.full(N, -1.0, np.float32),
+        ]
+        high = [
+            self._enc.high,
+            np.full(other, np.inf if scoring == "separate" else 1.0, np.float32),
+            np.ones(N, np.float32),
+            np.ones(N, np.float32),
+        ]
         if scoring == "separate":  # the opponents' sheet features have the solitaire bounds of those segments
             lo, hi = self._sheet_bounds()
             low[1], high[1] = np.tile(lo, N - 1), np.tile(hi, N - 1)
@@ -344,7 +396,9 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{p}" for p in range(N)]
         self.agents = []
         self._index = {a: p for p, a in enumerate(self.possible_agents)}
-        self.observation_spaces = {a: spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(A)}) for a in self.possible_agents
+        }
         self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
         self.state_space = spaces.Box(*state_bounds(rules, N, scoring), dtype=np.float32)  # state(), module docstring
         # a dice stream per sheet (each player's own, or the shared sheet's), drawn in that
@@ -359,7 +413,10 @@ class raw_env(AECEnv):
         hi = np.empty(self._enc.sheet_size, np.float32)
         at = 0
         for start, size in self._enc.arrays.blocks:
-            lo[at:at + size], hi[at:at + size] = self._enc.low[start:start + size], self._enc.high[start:start + size]
+            lo[at : at + size], hi[at : at + size] = (
+                self._enc.low[start : start + size],
+                self._enc.high[start : start + size],
+            )
             at += size
         return lo, hi
 
@@ -387,7 +444,7 @@ class raw_env(AECEnv):
     def _roll(self, k: int) -> np.ndarray:
         """The next ``k`` dice of the stream of the sheet in play."""
         s = 0 if self.scoring == "shared" else self._match.to_move
-        faces = self._streams[s, self._pos[s]:self._pos[s] + k]
+        faces = self._streams[s, self._pos[s] : self._pos[s] + k]
         self._pos[s] += k
         return faces
 
@@ -449,7 +506,9 @@ class raw_env(AECEnv):
         reason = why_illegal(rules, M.sheet_in_play(ms), a)
         if reason is not None:
             what = f" ({action_to_string(rules, a)})" if 0 <= a < self._layout.num_actions else ""
-            raise IllegalActionError(f"{self.agent_selection}: illegal action {a}{what}: {reason}; the game is unchanged")
+            raise IllegalActionError(
+                f"{self.agent_selection}: illegal action {a}{what}: {reason}; the game is unchanged"
+            )
         self._cumulative_rewards[self.agent_selection] = 0.0  # the acting agent has seen its reward
         rolled = core.reroll_count(rules, a)  # a re-roll or a basket rolls dice
         dice = self._roll(rolled) if rolled else None
@@ -520,14 +579,23 @@ class raw_env(AECEnv):
         ``num_players``, ``scoring`` and, on a shared sheet, a copy of ``owner``)."""
         p = self._agent(agent)
         ms = self.match
-        return SeatView(self.ruleset, ms.sheets[0] if ms.owner is not None else ms.sheets[p], self._scores[p],
-                        self.observe(agent)["action_mask"].astype(bool), player=p, num_players=self.num_players,
-                        scoring=self.scoring, owner=ms.owner)
+        return SeatView(
+            self.ruleset,
+            ms.sheets[0] if ms.owner is not None else ms.sheets[p],
+            self._scores[p],
+            self.observe(agent)["action_mask"].astype(bool),
+            player=p,
+            num_players=self.num_players,
+            scoring=self.scoring,
+            owner=ms.owner,
+        )
 
     # ------------------------------------------------------------------ pictures
     def render(self):
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'"
+            )
             return None
         from .render import render_sheet, sheet_image
 
@@ -536,11 +604,21 @@ class raw_env(AECEnv):
             return np.concatenate([sheet_image(rules, st, core.legal_mask(rules, st)) for st in ms.sheets], axis=1)
         head = f"{self.metadata['name']} {rules.name} {self.scoring}, to move: {self.agent_selection}, scores {self._scores}"
         if ms.owner is None:
-            text = "\n".join([head] + [f"-- {a}\n" + render_sheet(rules, st, core.legal_mask(rules, st))
-                                       for a, st in zip(self.possible_agents, ms.sheets)])
+            text = "\n".join(
+                [head]
+                + [
+                    f"-- {a}\n" + render_sheet(rules, st, core.legal_mask(rules, st))
+                    for a, st in zip(self.possible_agents, ms.sheets)
+                ]
+            )
         else:
             owners = "\n".join(" ".join("." if o < 0 else str(o) for o in row) for row in ms.owner.T)
-            text = f"{head}\n" + render_sheet(rules, ms.sheets[0], core.legal_mask(rules, ms.sheets[0])) + "\nwho wrote each cell (rows x columns):\n" + owners
+            text = (
+                f"{head}\n"
+                + render_sheet(rules, ms.sheets[0], core.legal_mask(rules, ms.sheets[0]))
+                + "\nwho wrote each cell (rows x columns):\n"
+                + owners
+            )
         if self.render_mode == "human":
             print(text)
             return None
@@ -548,7 +626,6 @@ class raw_env(AECEnv):
 
     def close(self) -> None:
         pass
-
 
 
 class SeatEnv(gymnasium.Env):
@@ -579,9 +656,19 @@ class SeatEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
-    def __init__(self, opponents, ruleset: str | Ruleset = "classic", num_players: int = 2, scoring: str = "separate",
-                 reward: str = "score", seat: int | None = None, reward_scale: float = 1.0,
-                 mask_in_observation: bool = False, illegal_action: str = "terminate", render_mode: str | None = None):
+    def __init__(
+        self,
+        opponents,
+        ruleset: str | Ruleset = "classic",
+        num_players: int = 2,
+        scoring: str = "separate",
+        reward: str = "score",
+        seat: int | None = None,
+        reward_scale: float = 1.0,
+        mask_in_observation: bool = False,
+        illegal_action: str = "terminate",
+        render_mode: str | None = None,
+    ):
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
         if not isinstance(mask_in_observation, (bool, np.bool_)):
@@ -589,17 +676,27 @@ class SeatEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         self.illegal_action = illegal_action
-        self.aec = raw_env(ruleset=ruleset, num_players=num_players, scoring=scoring, reward=reward,
-                           reward_scale=reward_scale, render_mode=render_mode)
+        self.aec = raw_env(
+            ruleset=ruleset,
+            num_players=num_players,
+            scoring=scoring,
+            reward=reward,
+            reward_scale=reward_scale,
+            render_mode=render_mode,
+        )
         others = num_players - 1
         self.pool = opponents if callable(getattr(opponents, "draw", None)) else None
         if self.pool is None:
             opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents] * others
             if len(opponents) != others:
-                raise ValueError(f"opponents must be {others} agent(s) (one per other player) or one for all, got {len(opponents)}")
+                raise ValueError(
+                    f"opponents must be {others} agent(s) (one per other player) or one for all, got {len(opponents)}"
+                )
             for o in opponents:
                 self._check_opponent(o)
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players
+        ):
             raise ValueError(f"seat must be None (random) or a player 0..{num_players - 1}, got {seat!r}")
         self.opponents, self.fixed_seat = opponents, seat
         self.mask_in_observation, self.render_mode = bool(mask_in_observation), render_mode
@@ -611,8 +708,10 @@ class SeatEnv(gymnasium.Env):
     @staticmethod
     def _check_opponent(o) -> None:
         if not callable(getattr(o, "act", None)):
-            raise ValueError("an opponent is an agent with act(view, observation, mask) -> action (e.g. agents.load('greedy')) "
-                             f"or a pool with draw(rng) -> such an agent; got {type(o).__name__}")
+            raise ValueError(
+                "an opponent is an agent with act(view, observation, mask) -> action (e.g. agents.load('greedy')) "
+                f"or a pool with draw(rng) -> such an agent; got {type(o).__name__}"
+            )
 
     def _obs(self):
         obs = self.aec.observe(self.learner)
@@ -632,8 +731,10 @@ class SeatEnv(gymnasium.Env):
             a = _integer(action)
             if a is None or not 0 <= a < self.action_space.n or not obs["action_mask"][a]:
                 self._broken = True
-                raise ValueError(f"opponent {type(policy).__name__} ({agent}) returned {action!r}, not a legal action; "
-                                 "call reset() for a new game")
+                raise ValueError(
+                    f"opponent {type(policy).__name__} ({agent}) returned {action!r}, not a legal action; "
+                    "call reset() for a new game"
+                )
             aec.step(a)
             gained += aec.rewards[self.learner]
         return gained
@@ -644,7 +745,9 @@ class SeatEnv(gymnasium.Env):
         super().reset(seed=None if seed is None else _integer(seed))
         self._broken = True  # until the opponents have made their first moves
         self.aec.reset(seed=int(self.np_random.integers(2**63)))
-        self._seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.aec.num_players))
+        self._seat = (
+            self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.aec.num_players))
+        )
         if self.pool is not None:  # a fresh draw of opponents for every game
             self.opponents = [self.pool.draw(self.np_random) for _ in range(self.aec.num_players - 1)]
             for o in self.opponents:

@@ -61,8 +61,26 @@ step_slots_parallel = _make_step_slots(True)
 
 
 @kernel
-def end_turns(games, writers, cells, S, num_players, g, owner, ra, oa, s, scores, to_move, over, counts, parts_out, cols,
-              parts, tmp):
+def end_turns(
+    games,
+    writers,
+    cells,
+    S,
+    num_players,
+    g,
+    owner,
+    ra,
+    oa,
+    s,
+    scores,
+    to_move,
+    over,
+    counts,
+    parts_out,
+    cols,
+    parts,
+    tmp,
+):
     """After the player ``writers[k]`` of game ``games[k]`` wrote ``cells[k]`` (its slots
     ``games[k] * S ..``): the match's step, :func:`jamb_env.rules.match.end_turn` (turn,
     obligations, owners, ``scores[game]``), into ``to_move`` / ``over``; with separate
@@ -72,9 +90,25 @@ def end_turns(games, writers, cells, S, num_players, g, owner, ra, oa, s, scores
         i = games[k]
         i0 = i * S
         w = writers[k]
-        nxt, done = M.end_turn(S == 1, cells[k], w, num_players, g.values[i0:i0 + S], g.filled[i0:i0 + S], g.turn[i0:i0 + S],
-                               g.answer_due[i0:i0 + S], g.copy_row[i0:i0 + S], owner[i], ra, scores[i], counts, parts_out,
-                               cols, parts, tmp)
+        nxt, done = M.end_turn(
+            S == 1,
+            cells[k],
+            w,
+            num_players,
+            g.values[i0 : i0 + S],
+            g.filled[i0 : i0 + S],
+            g.turn[i0 : i0 + S],
+            g.answer_due[i0 : i0 + S],
+            g.copy_row[i0 : i0 + S],
+            owner[i],
+            ra,
+            scores[i],
+            counts,
+            parts_out,
+            cols,
+            parts,
+            tmp,
+        )
         to_move[i] = nxt
         over[i] = done
         if S > 1:
@@ -98,7 +132,9 @@ def batched_policy(opponent):
         return _ModelPolicy(opponent)
     if callable(getattr(opponent, "act", None)):
         return _AgentPolicy(opponent)
-    raise ValueError(f"an opponent is an SB3 model (predict), an agent (act) or a batched function, got {type(opponent).__name__}")
+    raise ValueError(
+        f"an opponent is an SB3 model (predict), an agent (act) or a batched function, got {type(opponent).__name__}"
+    )
 
 
 class _ModelPolicy:
@@ -120,8 +156,12 @@ class _AgentPolicy:
         self.agent, self.solo = agent, getattr(agent, "observation_size", None)
 
     def __call__(self, obs, masks, views):
-        return np.array([self.agent.act(views(k), obs[k] if self.solo == obs.shape[1] else obs[k, :views.solo], masks[k])
-                         for k in range(len(masks))])  # not cast: a float or None is refused, not truncated
+        return np.array(
+            [
+                self.agent.act(views(k), obs[k] if self.solo == obs.shape[1] else obs[k, : views.solo], masks[k])
+                for k in range(len(masks))
+            ]
+        )  # not cast: a float or None is refused, not truncated
 
 
 class _Views:
@@ -135,9 +175,16 @@ class _Views:
 
         env, g, p = self.env, int(self.games[k]), int(self.seats[k])
         slot = env._slot(g, p)
-        return SeatView(env.ruleset, env._engine.game_state(slot), int(env._scores[g, p]), env._engine.games.masks[slot].copy(),
-                        player=p, num_players=env.num_players, scoring=env.scoring,
-                        owner=env._owner[g] if env.scoring == "shared" else None)
+        return SeatView(
+            env.ruleset,
+            env._engine.game_state(slot),
+            int(env._scores[g, p]),
+            env._engine.games.masks[slot].copy(),
+            player=p,
+            num_players=env.num_players,
+            scoring=env.scoring,
+            owner=env._owner[g] if env.scoring == "shared" else None,
+        )
 
 
 # ---------------------------------------------------------------------------- the env
@@ -166,14 +213,26 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
     broken policy).
     """
 
-    def __init__(self, num_envs: int, opponent, ruleset: str | Ruleset = "classic", num_players: int = 2,
-                 scoring: str = "separate", reward: str = "score", reward_scale: float = 1.0, seed: int | None = None,
-                 seat: int | None = None, illegal_action: str = "terminate"):
+    def __init__(
+        self,
+        num_envs: int,
+        opponent,
+        ruleset: str | Ruleset = "classic",
+        num_players: int = 2,
+        scoring: str = "separate",
+        reward: str = "score",
+        reward_scale: float = 1.0,
+        seed: int | None = None,
+        seat: int | None = None,
+        illegal_action: str = "terminate",
+    ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         rules = load_ruleset(ruleset) if not isinstance(ruleset, Ruleset) else ruleset
         raw_env(rules, num_players, scoring, reward, reward_scale)  # the same argument checks as the AEC env
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players
+        ):
             raise ValueError(f"seat must be None (rotating) or a player 0..{num_players - 1}, got {seat!r}")
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
@@ -201,8 +260,13 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         self._ep_return = np.zeros(N, np.float64)
         self._ep_len = np.zeros(N, np.int64)
         self._ep_start = np.zeros(N, np.float64)
-        self._scratch = (np.zeros(P, np.int64), np.zeros(5, np.int64), np.zeros(C + 1, np.int64), np.zeros(4, np.int64),
-                         np.zeros(R, np.int64))  # end_turn's
+        self._scratch = (
+            np.zeros(P, np.int64),
+            np.zeros(5, np.int64),
+            np.zeros(C + 1, np.int64),
+            np.zeros(4, np.int64),
+            np.zeros(R, np.int64),
+        )  # end_turn's
         self._rngs: list = [None] * N
         self._seeds = game_seeds(int(seed), N) if seed is not None else [None] * N
         self._actions = np.zeros(N, np.int64)
@@ -272,9 +336,22 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         if not wrote.any():
             return
         cells = (actions[wrote] - self._lay.write_offset).astype(np.int64)
-        end_turns(games[wrote].astype(np.int64), seats[wrote].astype(np.int64), cells, self._S, self.num_players, b.games,
-                  self._owner, self.ruleset.arrays, b.encoder.arrays, b.scratch, self._scores, self._to_move, self._over,
-                  *self._scratch)
+        end_turns(
+            games[wrote].astype(np.int64),
+            seats[wrote].astype(np.int64),
+            cells,
+            self._S,
+            self.num_players,
+            b.games,
+            self._owner,
+            self.ruleset.arrays,
+            b.encoder.arrays,
+            b.scratch,
+            self._scores,
+            self._to_move,
+            self._over,
+            *self._scratch,
+        )
 
     def _learner_values(self, games: np.ndarray, over: np.ndarray) -> np.ndarray:
         """The learner's reward function's current value (score, margin, or the win
@@ -307,12 +384,16 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         out = policy(obs, masks, _Views(self, idx, seats))
         actions = np.asarray(out[0] if isinstance(out, tuple) else out)
         if not np.issubdtype(actions.dtype, np.integer) or actions.shape not in ((len(idx),), (len(idx), 1)):
-            raise ValueError(f"the opponent policy must return {len(idx)} integer actions, got {type(out).__name__} "
-                             f"of shape {actions.shape} and dtype {actions.dtype}; call reset() for new games")
+            raise ValueError(
+                f"the opponent policy must return {len(idx)} integer actions, got {type(out).__name__} "
+                f"of shape {actions.shape} and dtype {actions.dtype}; call reset() for new games"
+            )
         actions = actions.reshape(-1).astype(np.int64)
         if actions.min() < 0 or actions.max() >= masks.shape[1] or not masks[np.arange(len(idx)), actions].all():
-            raise ValueError("the opponent policy returned an illegal action (it must follow the masks it is given); "
-                             "call reset() for new games")
+            raise ValueError(
+                "the opponent policy returned an illegal action (it must follow the masks it is given); "
+                "call reset() for new games"
+            )
         return actions
 
     def _observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -321,9 +402,17 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         b, S = self._engine, self._S
         solo = b.games.obs[games * S + (seats if S > 1 else 0)]
         if S > 1:
-            return seat_observations(solo, seats, self._to_move[games], self._scores[games], self._bound,
-                                     sheets=b.games.sheet.reshape(self.num_envs, S, -1)[games])
-        return seat_observations(solo, seats, self._to_move[games], self._scores[games], self._bound, owner=self._owner[games])
+            return seat_observations(
+                solo,
+                seats,
+                self._to_move[games],
+                self._scores[games],
+                self._bound,
+                sheets=b.games.sheet.reshape(self.num_envs, S, -1)[games],
+            )
+        return seat_observations(
+            solo, seats, self._to_move[games], self._scores[games], self._bound, owner=self._owner[games]
+        )
 
     # ------------------------------------------------------------------ VecEnv API
     def seed(self, seed: int | None = None):
@@ -360,7 +449,9 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
 
     def step_wait(self):
         if not self._started:
-            raise RuntimeError("call reset() before step() (after an opponent's error too: the games were left mid-turn)")
+            raise RuntimeError(
+                "call reset() before step() (after an opponent's error too: the games were left mid-turn)"
+            )
         N = self.num_envs
         games = np.arange(N)
         a = self._actions
@@ -371,8 +462,10 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
             from .errors import IllegalActionError
 
             i = int(np.flatnonzero(~legal)[0])
-            raise IllegalActionError(f"game {i}: illegal action {int(a[i])} for the learner; the games are unchanged "
-                                     "(step again with legal actions)")
+            raise IllegalActionError(
+                f"game {i}: illegal action {int(a[i])} for the learner; the games are unchanged "
+                "(step again with legal actions)"
+            )
         self._started = False  # until this step is through: an error on the way leaves games mid-turn
         ok = games[legal]
         before = self._learner_values(games, self._over)
@@ -398,7 +491,11 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
                 info["terminal_observation"] = obs[g].copy()
                 info["scores"] = self._scores[g].tolist()
                 info["seat"], info["score"] = p, int(self._scores[g, p])
-                info["episode"] = {"r": float(self._ep_return[g]), "l": int(self._ep_len[g]), "t": round(now - self._ep_start[g], 6)}
+                info["episode"] = {
+                    "r": float(self._ep_return[g]),
+                    "l": int(self._ep_len[g]),
+                    "t": round(now - self._ep_start[g], 6),
+                }
                 if not legal[g]:
                     info["illegal_action"] = True
             self._new_games(done_idx)

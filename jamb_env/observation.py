@@ -56,7 +56,7 @@ Source rules: RULES.md §1-2 (rows, columns, difference, bonus), §3 (rolls and 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -200,7 +200,11 @@ def _segment_starts(seg: dict, size: int, dice_len: int) -> tuple[np.ndarray, np
     S[S_JOKERS], S[S_JOKERS_LEN] = seg["jokers"].start, seg["jokers"].size
     S[S_PURE], S[S_PURE_LEN] = seg["pure"].start, seg["pure"].size
     S[S_FILLED], S[S_WRITTEN], S[S_VALUE_NOW] = seg["filled"].start, seg["written"].start, seg["value_now"].start
-    S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = seg["upper_sum"].start, seg["upper_to_bonus"].start, seg["upper_left"].start
+    S[S_UPPER_SUM], S[S_UPPER_TO_BONUS], S[S_UPPER_LEFT] = (
+        seg["upper_sum"].start,
+        seg["upper_to_bonus"].start,
+        seg["upper_left"].start,
+    )
     S[S_DIFFERENCE], S[S_PROGRESS] = seg["difference"].start, seg["progress"].start
     S[S_TURN], S[S_TURN_LEN] = seg["target"].start, seg["target"].size + seg["cell_reach"].size + seg["cell_hold"].size
     # the sheet features: answer_due..written, then upper_sum..progress
@@ -300,8 +304,18 @@ class ObservationEncoder:
         """float32 ``(sheet_size,)``: the segments that change on a write (answer_due,
         copy_row, filled, written, then upper_sum .. progress), compact (``arrays.SS``)."""
         out = np.zeros((1, self.sheet_size), dtype=np.float32)
-        sheet_features(0, st.values[None], st.filled[None], np.array([st.answer_due]), np.array([st.copy_row]),
-                       np.array([st.turn]), self.rules.arrays, self.arrays, out, np.zeros(4, np.int64))
+        sheet_features(
+            0,
+            st.values[None],
+            st.filled[None],
+            np.array([st.answer_due]),
+            np.array([st.copy_row]),
+            np.array([st.turn]),
+            self.rules.arrays,
+            self.arrays,
+            out,
+            np.zeros(4, np.int64),
+        )
         return out[0]
 
     def encode(self, st: GameState, sheet: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
@@ -312,12 +326,25 @@ class ObservationEncoder:
         sheet = self.sheet_features(st) if sheet is None else sheet
         mask = legal_mask(self.rules, st) if mask is None else mask
         out = np.zeros((1, self.size), dtype=np.float32)
-        observe(0, np.array([st.dice_index]), np.array([st.roll]), np.array([st.announced]), np.array([st.turn]),
-                np.array([st.jokers]), np.array([st.pure]), sheet[None], mask[None], self.rules.arrays, self.arrays, out)
+        observe(
+            0,
+            np.array([st.dice_index]),
+            np.array([st.roll]),
+            np.array([st.announced]),
+            np.array([st.turn]),
+            np.array([st.jokers]),
+            np.array([st.pure]),
+            sheet[None],
+            mask[None],
+            self.rules.arrays,
+            self.arrays,
+            out,
+        )
         return out[0]
 
-
-    def afterstates(self, st: GameState, cells: np.ndarray, rolls: np.ndarray, dice_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def afterstates(
+        self, st: GameState, cells: np.ndarray, rolls: np.ndarray, dice_index: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The sheets after candidate writes from ``st``, for afterstate-value methods.
 
         Candidate ``i`` writes cell ``cells[i]`` with the dice multiset ``dice_index[i]``
@@ -342,12 +369,21 @@ class ObservationEncoder:
         g.roll[:], g.dice_index[:] = rolls, dice_index
         points = np.zeros(N, dtype=np.int64)
         out = np.zeros((N, self.sheet_size), dtype=np.float32)
-        afterstate_kernel(g, cells + layout(rules).write_offset, rules.arrays, self.arrays, points,
-                          np.zeros(rules.dice, np.int64), np.zeros(4, np.int64), np.zeros(rules.num_rows, np.int64), out)
+        afterstate_kernel(
+            g,
+            cells + layout(rules).write_offset,
+            rules.arrays,
+            self.arrays,
+            points,
+            np.zeros(rules.dice, np.int64),
+            np.zeros(4, np.int64),
+            np.zeros(rules.num_rows, np.int64),
+            out,
+        )
         return points, out
 
 
-@lru_cache(maxsize=None)
+@cache
 def encoder(rules: Ruleset, turn_features: bool = True) -> ObservationEncoder:
     """The :class:`ObservationEncoder` of ``rules`` (one per ruleset and layout, shared
     by every env: its tables are read-only)."""

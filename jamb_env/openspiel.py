@@ -74,15 +74,17 @@ strings you made yourself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 try:
     import pyspiel
 except ImportError as exc:  # the door needs OpenSpiel; nothing else in jamb_env imports this module
-    raise ImportError("jamb_env.openspiel needs OpenSpiel's pyspiel: pip install open_spiel "
-                      "(the project's extra: pip install -e '.[openspiel]')") from exc
+    raise ImportError(
+        "jamb_env.openspiel needs OpenSpiel's pyspiel: pip install open_spiel "
+        "(the project's extra: pip install -e '.[openspiel]')"
+    ) from exc
 
 from .errors import IllegalActionError
 from .observation import encoder
@@ -154,7 +156,7 @@ class _Context:
         return observation_size(self.rules, self.players, self.scoring)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _context(ruleset: str, players: int, scoring: str) -> _Context:
     """The shared context of the game with these parameters (checked)."""
     if not isinstance(ruleset, str) or not ruleset:
@@ -236,16 +238,18 @@ class JambGame(pyspiel.Game):
             raise ValueError(f"a serialized {GAME_NAME} state is a str, got {type(text).__name__}")
         lines = text.split("\n", 2)
         if len(lines) < 2 or not lines[0].startswith("history=") or not lines[1].startswith("move_number="):
-            raise ValueError(f"not a serialized {GAME_NAME} state: expected the lines 'history=<player>:<action>,...' "
-                             f"and 'move_number=<n>' (state.serialize()), got {text[:80]!r}")
+            raise ValueError(
+                f"not a serialized {GAME_NAME} state: expected the lines 'history=<player>:<action>,...' "
+                f"and 'move_number=<n>' (state.serialize()), got {text[:80]!r}"
+            )
         moves = []
-        history = lines[0][len("history="):]
+        history = lines[0][len("history=") :]
         for item in history.split(",") if history else []:
             player, _, action = item.partition(":")
             if not (_is_decimal(player) and _is_decimal(action)):
                 raise ValueError(f"serialized state: history entry {item[:40]!r} is not <player>:<action> (integers)")
             moves.append((int(player), int(action)))
-        count = lines[1][len("move_number="):]
+        count = lines[1][len("move_number=") :]
         if not _is_decimal(count) or int(count) != len(moves):
             raise ValueError(f"serialized state: move_number={count[:40]!r}, but the history holds {len(moves)} moves")
         state = self.new_initial_state()
@@ -253,8 +257,10 @@ class JambGame(pyspiel.Game):
             if state.is_terminal():
                 raise ValueError(f"serialized state: the game is over after {k} moves, the history holds {len(moves)}")
             if player != state.current_player():
-                raise ValueError(f"serialized state: move {k} is by player {player}, but player {state.current_player()} "
-                                 "is to move (-1: chance)")
+                raise ValueError(
+                    f"serialized state: move {k} is by player {player}, but player {state.current_player()} "
+                    "is to move (-1: chance)"
+                )
             try:
                 state.apply_action(action)
             except (ValueError, TypeError, pyspiel.SpielError) as exc:  # IllegalActionError is a ValueError
@@ -338,7 +344,9 @@ class JambState(pyspiel.State):
         """Probability of each outcome of the chance node (by outcome id)."""
         if self._in_play() is None:
             return np.full(self._ctx.players, 1.0 / self._ctx.players)
-        return outcome_distribution(self._ctx.rules, self._in_play(), self._pending if self._pending >= 0 else None, check=False)
+        return outcome_distribution(
+            self._ctx.rules, self._in_play(), self._pending if self._pending >= 0 else None, check=False
+        )
 
     def chance_outcomes(self):
         """``[(outcome id, probability), ...]`` in ascending id order (module docstring)."""
@@ -355,8 +363,10 @@ class JambState(pyspiel.State):
         st = self._in_play()
         reason = why_illegal(rules, st, action)  # ValueError outside the action space
         if reason is not None:
-            raise IllegalActionError(f"illegal action {action} ({action_to_string(rules, action)}): {reason}; "
-                                     f"legal now: {self._legal_actions(self.current_player())}")
+            raise IllegalActionError(
+                f"illegal action {action} ({action_to_string(rules, action)}): {reason}; "
+                f"legal now: {self._legal_actions(self.current_player())}"
+            )
         a = int(action)
         if reroll_count(rules, a):  # the dice are the next chance node's
             self._pending = a
@@ -371,13 +381,21 @@ class JambState(pyspiel.State):
     def _apply_outcome(self, outcome) -> None:
         ctx, rules = self._ctx, self._ctx.rules
         row = self._distribution()
-        if isinstance(outcome, (bool, np.bool_)) or not isinstance(outcome, (int, np.integer)) \
-                or not 0 <= outcome < len(row) or row[outcome] <= 0:
+        if (
+            isinstance(outcome, (bool, np.bool_))
+            or not isinstance(outcome, (int, np.integer))
+            or not 0 <= outcome < len(row)
+            or row[outcome] <= 0
+        ):
             ids = np.flatnonzero(row).tolist()
-            what = (f"the starting player 0..{ctx.players - 1}" if self._in_play() is None else
-                    f"{len(ids)} dice multiset ids in 0..{len(row) - 1}" + (f": {ids}" if len(ids) <= 12 else ""))
-            raise ValueError(f"chance outcome {outcome!r} is not possible here; the outcomes are {what} "
-                             "(state.chance_outcomes())")
+            what = (
+                f"the starting player 0..{ctx.players - 1}"
+                if self._in_play() is None
+                else f"{len(ids)} dice multiset ids in 0..{len(row) - 1}" + (f": {ids}" if len(ids) <= 12 else "")
+            )
+            raise ValueError(
+                f"chance outcome {outcome!r} is not possible here; the outcomes are {what} (state.chance_outcomes())"
+            )
         m = int(outcome)
         st = self._in_play()
         if st is None:
@@ -393,16 +411,19 @@ class JambState(pyspiel.State):
         if self._match is None:
             self._sheet = apply_outcome(rules, st, self._pending, dice, check=False)
         else:
-            self._match, _ = M.apply_action(rules, self._match, self._pending, rolled_faces(rules, st, self._pending, dice),
-                                            check=False)
+            self._match, _ = M.apply_action(
+                rules, self._match, self._pending, rolled_faces(rules, st, self._pending, dice), check=False
+            )
         self._pending = -1
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
             count = self._ctx.players if self._in_play() is None else len(self._ctx.dice_names)
             if not 0 <= action < count:
-                raise ValueError(f"chance outcome {action} is outside 0..{count - 1} "
-                                 + ("(the starting player)" if self._in_play() is None else "(the dice multiset ids)"))
+                raise ValueError(
+                    f"chance outcome {action} is outside 0..{count - 1} "
+                    + ("(the starting player)" if self._in_play() is None else "(the dice multiset ids)")
+                )
             if self._in_play() is None:
                 return f"player_{action} starts"
             return self._ctx.dice_names[action]
@@ -432,10 +453,15 @@ class JambState(pyspiel.State):
             head += f"rolling: {action_to_string(rules, self._pending)}, "
         lines = [head + f"scores {self._scores}"]
         for p, st in enumerate(sheets):
-            cells = " ".join(str(int(st.values[c, r])) if int(st.filled[c]) >> r & 1 else "."
-                             for c in range(len(rules.columns)) for r in range(rules.num_rows))
-            lines.append(f"sheet {p}: turn {st.turn} roll {st.roll} dice {st.dice.tolist()} announced {st.announced} "
-                         f"answer_due {st.answer_due} copy_row {st.copy_row} jokers {st.jokers} pure {st.pure} | {cells}")
+            cells = " ".join(
+                str(int(st.values[c, r])) if int(st.filled[c]) >> r & 1 else "."
+                for c in range(len(rules.columns))
+                for r in range(rules.num_rows)
+            )
+            lines.append(
+                f"sheet {p}: turn {st.turn} roll {st.roll} dice {st.dice.tolist()} announced {st.announced} "
+                f"answer_due {st.answer_due} copy_row {st.copy_row} jokers {st.jokers} pure {st.pure} | {cells}"
+            )
         if self._match is not None and self._match.owner is not None:
             lines.append("owners: " + " ".join(map(str, self._match.owner.ravel().tolist())))
         return "\n".join(lines)
@@ -464,7 +490,7 @@ class JambObserver:
 def _is_decimal(text: str) -> bool:
     """``text`` is an integer in OpenSpiel's int range, written in ASCII digits (a leading minus allowed)."""
     digits = text[1:] if text.startswith("-") else text
-    return digits.isascii() and digits.isdigit() and len(digits) <= 10 and -2**31 <= int(text) < 2**31
+    return digits.isascii() and digits.isdigit() and len(digits) <= 10 and -(2**31) <= int(text) < 2**31
 
 
 def load_state(text: str) -> tuple[JambGame, JambState]:
@@ -494,11 +520,15 @@ def load_state(text: str) -> tuple[JambGame, JambState]:
         game = pyspiel.load_game(game_string)
     except pyspiel.SpielError as exc:
         raise ValueError(f"the game {game_string[:80]!r}: {exc}") from None
-    return game, game.deserialize_state("\n".join(lines[state_at + 1:]))
+    return game, game.deserialize_state("\n".join(lines[state_at + 1 :]))
 
 
 def _check_player(ctx: _Context, player) -> None:
-    if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) or not 0 <= player < ctx.players:
+    if (
+        isinstance(player, (bool, np.bool_))
+        or not isinstance(player, (int, np.integer))
+        or not 0 <= player < ctx.players
+    ):
         raise ValueError(f"player must be 0..{ctx.players - 1}, got {player!r}")
 
 

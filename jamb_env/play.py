@@ -66,8 +66,16 @@ class CommandError(ValueError):
 PLAYER_COLOURS = ("cyan", "magenta", "bright_red", "bright_blue", "dark_orange")
 
 
-def sheet_table(env: JambEnv, *, title: str | None = None, caption: str | None = None, owner: np.ndarray | None = None,
-                highlight: bool = False, awards: Sequence[tuple[int, int]] | None = None, fixed_width: bool = False) -> Table:
+def sheet_table(
+    env: JambEnv,
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+    owner: np.ndarray | None = None,
+    highlight: bool = False,
+    awards: Sequence[tuple[int, int]] | None = None,
+    fixed_width: bool = False,
+) -> Table:
     """The scoresheet as a rich Table: written values, open cells (``○`` and the value a
     write gets now), announceable cells (``a``), totals (from :func:`render.sheet_view`).
     ``env``: anything with ``ruleset``, ``game``, ``legal_mask()`` and ``score``.
@@ -80,7 +88,9 @@ def sheet_table(env: JambEnv, *, title: str | None = None, caption: str | None =
     its widest entry, measured once here (drawing several tables is much faster)."""
     rules = env.ruleset
     view = sheet_view(rules, env.game, env.legal_mask())
-    table = Table(caption=caption if caption is not None else f"{shown(rules.title)}: {env.score} points", caption_justify="left")
+    table = Table(
+        caption=caption if caption is not None else f"{shown(rules.title)}: {env.score} points", caption_justify="left"
+    )
     if title is not None:
         table.title, table.title_justify = title, "left"
     if highlight:
@@ -92,8 +102,10 @@ def sheet_table(env: JambEnv, *, title: str | None = None, caption: str | None =
     for r, (row, line) in enumerate(zip(rules.rows, view["cells"])):
         cells = [style[state].format(v) for state, v in line]
         if owner is not None:
-            cells = [f"{text} {player_mark(int(owner[c, r]))}" if state == "written" and owner[c, r] >= 0 else text
-                     for c, (text, (state, _)) in enumerate(zip(cells, line))]
+            cells = [
+                f"{text} {player_mark(int(owner[c, r]))}" if state == "written" and owner[c, r] >= 0 else text
+                for c, (text, (state, _)) in enumerate(zip(cells, line))
+            ]
         table.add_row(shown(row), *cells, end_section=row in ("sixes", "min"))
     for i, name in enumerate(("upper", "bonus", "difference", "lower")):
         table.add_row(f"[italic]{name}[/]", *(str(p[i]) for p in view["parts"]))
@@ -157,7 +169,16 @@ class CommandSession:
         if not words:
             return None
         cmd, args = words[0], words[1:]
-        meta = {"help": "help", "?": "help", "sheet": "sheet", "hint": "hint", "quit": "quit", "exit": "quit", "q": "quit", "save": "save"}
+        meta = {
+            "help": "help",
+            "?": "help",
+            "sheet": "sheet",
+            "hint": "hint",
+            "quit": "quit",
+            "exit": "quit",
+            "q": "quit",
+            "save": "save",
+        }
         if cmd in meta:
             return meta[cmd]
         if self.over:
@@ -184,7 +205,9 @@ class CommandSession:
             elif len(args) == 1:
                 row = self._row(args[0])
                 mask = core.legal_mask(rules, self.env.game)
-                options = [c for c in rules.columns if mask[core.encode(rules, core.Action("write", column=c, row=row))]]
+                options = [
+                    c for c in rules.columns if mask[core.encode(rules, core.Action("write", column=c, row=row))]
+                ]
                 if len(options) != 1:
                     raise CommandError(f"say which column: {row} is open in {', '.join(options) or 'no column'} now")
                 column = options[0]
@@ -199,12 +222,16 @@ class CommandSession:
                 raise CommandError("usage: basket (no arguments: all dice are rolled again as the turn's roll 1)")
             return self._checked(core.encode(rules, core.Action("basket")))
         extra = ", joker, basket" if rules.jokers else ""
-        raise CommandError(f"unknown command {cmd!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit")
+        raise CommandError(
+            f"unknown command {cmd!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit"
+        )
 
     def _need_jokers(self, what: str) -> None:
         rules = self.env.ruleset
         if not rules.jokers:
-            raise CommandError(f"{rules.name} has no jokers, so no {what} (Joly's jokers, RULES.md §6: e.g. --ruleset joly)")
+            raise CommandError(
+                f"{rules.name} has no jokers, so no {what} (Joly's jokers, RULES.md §6: e.g. --ruleset joly)"
+            )
 
     def _joker_action(self, args: list[str]) -> int:
         """The joker action of ``joker V DIE`` (fixed joker ``V``) or ``joker J V DIE`` (a
@@ -383,7 +410,11 @@ class PlaySession(CommandSession):
     def __init__(self, ruleset: str, seed: int, console: Console | None = None, coach=None, player: str = "human"):
         self.env = JambEnv(ruleset, illegal_action="raise")
         self.env.reset(seed=seed)
-        self.record = GameRecord(ruleset=self.env.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset), seed=seed, player=player)
+        self.record = GameRecord(
+            ruleset=self.env.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset),
+            seed=seed,
+            player=player,
+        )
         self.console = console or Console(emoji=False)
         self.coach = coach
 
@@ -445,14 +476,27 @@ def match_board(env, players: Sequence[str]) -> Columns | Table:
         for p, st in enumerate(ms.sheets):
             moving = p == ms.to_move and not over
             title = f"[bold]▶ {_seat(p, players)} (to move)[/]" if moving else _seat(p, players)
-            tables.append(sheet_table(SeatView(rules, st, scores[p], core.legal_mask(rules, st)), title=title,
-                                      caption=f"{scores[p]} points", highlight=moving, fixed_width=True))
+            tables.append(
+                sheet_table(
+                    SeatView(rules, st, scores[p], core.legal_mask(rules, st)),
+                    title=title,
+                    caption=f"{scores[p]} points",
+                    highlight=moving,
+                    fixed_width=True,
+                )
+            )
         return Columns(tables)
     st = ms.sheets[0]
     who = "" if over else f": {_seat(ms.to_move, players)} to move"
-    return sheet_table(SeatView(rules, st, scores[ms.to_move], core.legal_mask(rules, st)), title=f"[bold]shared sheet{who}[/]",
-                       caption="goes to: most non-zero cells",
-                       owner=ms.owner, awards=M.column_awards(rules, ms), highlight=not over, fixed_width=True)
+    return sheet_table(
+        SeatView(rules, st, scores[ms.to_move], core.legal_mask(rules, st)),
+        title=f"[bold]shared sheet{who}[/]",
+        caption="goes to: most non-zero cells",
+        owner=ms.owner,
+        awards=M.column_awards(rules, ms),
+        highlight=not over,
+        fixed_width=True,
+    )
 
 
 def match_scores(env, players: Sequence[str]) -> str:
@@ -478,10 +522,16 @@ def match_step_line(step: dict, players: Sequence[str]) -> str:
     """One recorded match step in words (markup): who, turn and roll, the dice it was
     chosen on, the action and, for a write, the points."""
     p = int(step["player"])
-    where = f", turn {step['turn'] + 1} roll {step['roll']}" if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int) else ""
+    where = (
+        f", turn {step['turn'] + 1} roll {step['roll']}"
+        if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int)
+        else ""
+    )
     dice = f": dice {' '.join(str(d) for d in step['dice'])}" if step.get("dice") else ""
     text = str(step.get("text", step["action"]))
-    points = f"  ({step['reward']:+g})" if text.startswith("write") and isinstance(step.get("reward"), (int, float)) else ""
+    points = (
+        f"  ({step['reward']:+g})" if text.startswith("write") and isinstance(step.get("reward"), (int, float)) else ""
+    )
     return f"{_seat(p, players)}{where}{dice} → [bold]{shown(text)}[/]{points}"
 
 
@@ -515,8 +565,18 @@ class MatchSession(CommandSession):
             without a policy.
     """
 
-    def __init__(self, ruleset, seed: int, players: Sequence[str], scoring: str = "separate", policies: dict | None = None,
-                 console: Console | None = None, coach=None, delay: float = 0.0, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        ruleset,
+        seed: int,
+        players: Sequence[str],
+        scoring: str = "separate",
+        policies: dict | None = None,
+        console: Console | None = None,
+        coach=None,
+        delay: float = 0.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         from .multiplayer import raw_env
         from .observation import encoder
 
@@ -626,7 +686,9 @@ class MatchSession(CommandSession):
             if self.over:
                 self.console.print(match_result(self.scores, self.players))
             else:
-                self.console.print(f"the match stops after {len(self.record.steps)} moves; {match_scores(self.aec, self.players)}")
+                self.console.print(
+                    f"the match stops after {len(self.record.steps)} moves; {match_scores(self.aec, self.players)}"
+                )
             if saved:
                 self.console.print(f"saved to {shown(str(save_path))} (resume with --load {shown(str(save_path))})")
         return self.scores

@@ -73,14 +73,31 @@ class GameRecord:
         text = env.action_to_string(action)
         result = env.step(action)
         _, reward, done, _, info = result
-        self.steps.append({"turn": turn, "roll": roll, "dice": dice, "action": int(action), "text": text,
-                           "reward": float(reward), "score": int(info["score"]), "dice_after": info["dice"].tolist() if info["roll"] else []})
+        self.steps.append(
+            {
+                "turn": turn,
+                "roll": roll,
+                "dice": dice,
+                "action": int(action),
+                "text": text,
+                "reward": float(reward),
+                "score": int(info["score"]),
+                "dice_after": info["dice"].tolist() if info["roll"] else [],
+            }
+        )
         if done:
             self.final_score = int(info["score"])
         return result
 
     def header(self) -> dict:
-        return {"type": "game", "format": FORMAT, "ruleset": self.ruleset, "seed": self.seed, "env": "Jamb-v1", "player": self.player}
+        return {
+            "type": "game",
+            "format": FORMAT,
+            "ruleset": self.ruleset,
+            "seed": self.seed,
+            "env": "Jamb-v1",
+            "player": self.player,
+        }
 
     def lines(self) -> Iterator[str]:
         yield json.dumps(self.header())
@@ -145,15 +162,33 @@ class MatchRecord:
         over = M.is_over(env.ruleset, ms)
         after = M.sheet_in_play(ms)
         scores = [int(x) for x in M.scores(env.ruleset, ms)]
-        self.steps.append({"player": int(p), "turn": turn, "roll": roll, "dice": dice, "action": int(action), "text": text,
-                           "reward": float(env.rewards[agent]), "scores": scores,
-                           "dice_after": [] if over or not after.roll else [int(d) for d in after.dice]})
+        self.steps.append(
+            {
+                "player": int(p),
+                "turn": turn,
+                "roll": roll,
+                "dice": dice,
+                "action": int(action),
+                "text": text,
+                "reward": float(env.rewards[agent]),
+                "scores": scores,
+                "dice_after": [] if over or not after.roll else [int(d) for d in after.dice],
+            }
+        )
         if over:
             self.final_scores = scores
 
     def header(self) -> dict:
-        return {"type": "match", "format": MATCH_FORMAT, "ruleset": self.ruleset, "seed": self.seed, "env": MATCH_ENV,
-                "players": list(self.players), "num_players": self.num_players, "scoring": self.scoring}
+        return {
+            "type": "match",
+            "format": MATCH_FORMAT,
+            "ruleset": self.ruleset,
+            "seed": self.seed,
+            "env": MATCH_ENV,
+            "players": list(self.players),
+            "num_players": self.num_players,
+            "scoring": self.scoring,
+        }
 
     def lines(self) -> Iterator[str]:
         yield json.dumps(self.header())
@@ -229,14 +264,21 @@ def _match_header(path, n: int, item: dict) -> MatchRecord:
     from .rules.match import MAX_PLAYERS, MIN_PLAYERS, SCORING_MODES
 
     if item.get("format") != MATCH_FORMAT:
-        raise RecordError(f"{path}:{n}: match record format {_short(item.get('format'))}; this version reads {MATCH_FORMAT}")
+        raise RecordError(
+            f"{path}:{n}: match record format {_short(item.get('format'))}; this version reads {MATCH_FORMAT}"
+        )
     seed, ruleset, players = item.get("seed"), item.get("ruleset"), item.get("players")
     if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
         raise RecordError(f"{path}:{n}: a match header needs a ruleset name and a non-negative integer seed")
-    if not isinstance(players, list) or not all(isinstance(x, str) and x for x in players) \
-            or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-        raise RecordError(f"{path}:{n}: a match header needs \"players\": a list of {MIN_PLAYERS}..{MAX_PLAYERS} "
-                          f"seat names, got {_short(players)}")
+    if (
+        not isinstance(players, list)
+        or not all(isinstance(x, str) and x for x in players)
+        or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS
+    ):
+        raise RecordError(
+            f'{path}:{n}: a match header needs "players": a list of {MIN_PLAYERS}..{MAX_PLAYERS} '
+            f"seat names, got {_short(players)}"
+        )
     count = item.get("num_players", len(players))
     if type(count) is not int or count != len(players):
         raise RecordError(f"{path}:{n}: num_players is {_short(count)} but {len(players)} players are named")
@@ -272,11 +314,15 @@ def _lines(path: Path, f, limits: RecordLimits) -> Iterator[tuple[int, str]]:
             return
         total += len(raw)
         if total > limits.max_file_bytes:
-            raise RecordError(f"{path}: more than {limits.max_file_bytes:,} bytes; a record file is at most that big "
-                              "(split it, or read it with a larger RecordLimits.max_file_bytes)")
+            raise RecordError(
+                f"{path}: more than {limits.max_file_bytes:,} bytes; a record file is at most that big "
+                "(split it, or read it with a larger RecordLimits.max_file_bytes)"
+            )
         if len(raw.rstrip(b"\r\n")) > limits.max_line_bytes:
-            raise RecordError(f"{path}:{n}: a line longer than {limits.max_line_bytes:,} bytes; record lines are short "
-                              "(a header or one step)")
+            raise RecordError(
+                f"{path}:{n}: a line longer than {limits.max_line_bytes:,} bytes; record lines are short "
+                "(a header or one step)"
+            )
         try:
             yield n, raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -303,8 +349,9 @@ def _json_line(path: Path, n: int, line: str, limits: RecordLimits):
         for ch in _BRACKETS.findall(_STRINGS.sub("", line)):
             depth += 1 if ch in "[{" else -1
             if depth > limits.max_depth:
-                raise RecordError(f"{path}:{n}: JSON nested more than {limits.max_depth} levels deep; "
-                                  "record lines are flat objects")
+                raise RecordError(
+                    f"{path}:{n}: JSON nested more than {limits.max_depth} levels deep; record lines are flat objects"
+                )
     try:
         item = json.loads(line, parse_constant=_reject_constant, parse_float=_finite)
     except RecursionError as exc:  # defensive: the depth test above comes first
@@ -330,9 +377,13 @@ def _is_ints(x) -> bool:
 #: the fields a step may hold, with the test a value passes and what it must be (a field
 #: not named here is kept as it is, for tools that add their own)
 _STEP_FIELDS = {
-    "turn": (_is_int, "an integer"), "roll": (_is_int, "an integer"), "score": (_is_int, "an integer"),
-    "dice": (_is_ints, "a list of integers"), "dice_after": (_is_ints, "a list of integers"),
-    "scores": (_is_ints, "a list of integers"), "text": (lambda x: isinstance(x, str), "a string"),
+    "turn": (_is_int, "an integer"),
+    "roll": (_is_int, "an integer"),
+    "score": (_is_int, "an integer"),
+    "dice": (_is_ints, "a list of integers"),
+    "dice_after": (_is_ints, "a list of integers"),
+    "scores": (_is_ints, "a list of integers"),
+    "text": (lambda x: isinstance(x, str), "a string"),
     "reward": (lambda x: type(x) in (int, float) and abs(x) <= 1e12, "a number (|x| <= 1e12)"),
 }
 
@@ -358,14 +409,18 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
         kind = item.get("type") if isinstance(item, dict) else None
         if kind in ("game", "match") and kind not in kinds:
             if kind == "match":
-                raise RecordError(f"{path}:{n}: a multiplayer match record (type \"match\"), not a solitaire game; "
-                                  "read it with read_matches or read_any, replay it with jamb-play --replay")
-            raise RecordError(f"{path}:{n}: a solitaire game record (type \"game\"), not a multiplayer match")
+                raise RecordError(
+                    f'{path}:{n}: a multiplayer match record (type "match"), not a solitaire game; '
+                    "read it with read_matches or read_any, replay it with jamb-play --replay"
+                )
+            raise RecordError(f'{path}:{n}: a solitaire game record (type "game"), not a multiplayer match')
         if kind in ("game", "match") and len(games) >= limits.max_games:
             raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
         if kind == "game":
             if item.get("format") != FORMAT:
-                raise RecordError(f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}")
+                raise RecordError(
+                    f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}"
+                )
             seed, ruleset = item.get("seed"), item.get("ruleset")
             if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
                 raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
@@ -381,32 +436,48 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
             if not games:
                 raise RecordError(f"{path}:{n}: a {kind} line before any game header")
             if end_line is not None:
-                raise RecordError(f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} ended on line {end_line}); "
-                                  "a new game starts with a game header line")
+                raise RecordError(
+                    f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} ended on line {end_line}); "
+                    "a new game starts with a game header line"
+                )
             game = games[-1]
             if kind == "step":
                 if type(item.get("action")) is not int:
                     raise RecordError(f"{path}:{n}: a step needs an integer action")
                 if len(game.steps) >= limits.max_steps:
-                    raise RecordError(f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}")
+                    raise RecordError(
+                        f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}"
+                    )
                 _check_step(path, n, item)
-                if isinstance(game, MatchRecord) and not (type(item.get("player")) is int and 0 <= item["player"] < game.num_players):
-                    raise RecordError(f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, "
-                                      f"got {_short(item.get('player'))}")
+                if isinstance(game, MatchRecord) and not (
+                    type(item.get("player")) is int and 0 <= item["player"] < game.num_players
+                ):
+                    raise RecordError(
+                        f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, "
+                        f"got {_short(item.get('player'))}"
+                    )
                 game.steps.append({k: v for k, v in item.items() if k != "type"})
                 game.step_lines.append(n)
             else:
                 count = item.get("steps", len(game.steps))
                 if isinstance(game, MatchRecord):
                     scores = item.get("scores")
-                    if not isinstance(scores, list) or len(scores) != game.num_players or not all(type(x) is int for x in scores):
-                        raise RecordError(f"{path}:{n}: a match's end line needs \"scores\": {game.num_players} integers, got {_short(scores)}")
+                    if (
+                        not isinstance(scores, list)
+                        or len(scores) != game.num_players
+                        or not all(type(x) is int for x in scores)
+                    ):
+                        raise RecordError(
+                            f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, got {_short(scores)}'
+                        )
                 else:
                     score = item.get("score")
                     if type(score) is not int:
                         raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
                 if count != len(game.steps):
-                    raise RecordError(f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}")
+                    raise RecordError(
+                        f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}"
+                    )
                 if isinstance(game, MatchRecord):
                     game.final_scores, game.end_line = list(scores), n
                 else:
@@ -416,7 +487,9 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
             expected = f"{kinds[0]}, step or end" if len(kinds) == 1 else "game, match, step or end"
             raise RecordError(f"{path}:{n}: unknown line type {_short(kind)}; expected {expected}")
     if not games:
-        raise RecordError(f"{path}: no {'game' if kinds == ('game',) else 'match' if kinds == ('match',) else 'game or match'} in the file")
+        raise RecordError(
+            f"{path}: no {'game' if kinds == ('game',) else 'match' if kinds == ('match',) else 'game or match'} in the file"
+        )
     return games
 
 
@@ -445,10 +518,14 @@ def replay(record: GameRecord | MatchRecord, env=None):
     env.reset(seed=record.seed)
     for k, step in enumerate(record.steps):
         if is_over(env.ruleset, env.game):
-            raise RecordError(f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, score {env.score})")
+            raise RecordError(
+                f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, score {env.score})"
+            )
         dice = list(env.game.dice.tolist()) if env.game.roll else []
         if "dice" in step and step["dice"] != dice:
-            raise RecordError(f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)")
+            raise RecordError(
+                f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
+            )
         try:
             env.step(step["action"])
         except IllegalActionError as exc:
@@ -459,7 +536,9 @@ def replay(record: GameRecord | MatchRecord, env=None):
         if not is_over(env.ruleset, env.game):
             raise RecordError(f"{where}: the record has an end line but its steps stop before the game's end")
         if env.score != record.final_score:
-            raise RecordError(f"{where}: the replay scored {env.score}, the record's end line says {record.final_score}")
+            raise RecordError(
+                f"{where}: the replay scored {env.score}, the record's end line says {record.final_score}"
+            )
 
 
 def match_env(record: MatchRecord, render_mode: str | None = None):
@@ -469,8 +548,13 @@ def match_env(record: MatchRecord, render_mode: str | None = None):
     from .multiplayer import raw_env
 
     try:
-        return raw_env(ruleset=record.ruleset, num_players=record.num_players, scoring=record.scoring, reward="score",
-                       render_mode=render_mode)
+        return raw_env(
+            ruleset=record.ruleset,
+            num_players=record.num_players,
+            scoring=record.scoring,
+            reward="score",
+            render_mode=render_mode,
+        )
     except (ValueError, OSError) as exc:  # RulesetError included, and a missing ruleset file
         raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
 
@@ -494,27 +578,39 @@ def replay_match(record: MatchRecord, env=None):
     for k, step in enumerate(record.steps):
         ms = env.match
         if M.is_over(rules, ms):
-            raise RecordError(f"{record.where(k)}: a step after the game's end (every sheet was full by step {k - 1}, "
-                              f"scores {M.scores(rules, ms)})")
+            raise RecordError(
+                f"{record.where(k)}: a step after the game's end (every sheet was full by step {k - 1}, "
+                f"scores {M.scores(rules, ms)})"
+            )
         if step.get("player", ms.to_move) != ms.to_move:
-            raise RecordError(f"{record.where(k)}: the record has player {step.get('player')!r} moving, the env has "
-                              f"player {ms.to_move} to move (another env version?)")
+            raise RecordError(
+                f"{record.where(k)}: the record has player {step.get('player')!r} moving, the env has "
+                f"player {ms.to_move} to move (another env version?)"
+            )
         st = M.sheet_in_play(ms)
         dice = [int(d) for d in st.dice] if st.roll else []
         if "dice" in step and step["dice"] != dice:
-            raise RecordError(f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)")
+            raise RecordError(
+                f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
+            )
         try:
             env.step(step["action"])
         except ValueError as exc:  # IllegalActionError, or an action outside the action space
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         scores = [int(x) for x in M.scores(rules, env.match)]
         if "scores" in step and step["scores"] != scores:
-            raise RecordError(f"{record.where(k)}: the record has scores {step['scores']} after this step, the replay {scores}")
+            raise RecordError(
+                f"{record.where(k)}: the record has scores {step['scores']} after this step, the replay {scores}"
+            )
         yield env, step
     if record.final_scores is not None:
-        where = f"{record.source}:{record.end_line}" if record.source is not None and record.end_line else "the end line"
+        where = (
+            f"{record.source}:{record.end_line}" if record.source is not None and record.end_line else "the end line"
+        )
         if not M.is_over(rules, env.match):
             raise RecordError(f"{where}: the record has an end line but its steps stop before the game's end")
         scores = [int(x) for x in M.scores(rules, env.match)]
         if scores != list(record.final_scores):
-            raise RecordError(f"{where}: the replay scored {scores}, the record's end line says {list(record.final_scores)}")
+            raise RecordError(
+                f"{where}: the replay scored {scores}, the record's end line says {list(record.final_scores)}"
+            )

@@ -12,7 +12,6 @@ import numpy as np
 from . import rules as core
 from .rules import GameState, Ruleset
 
-
 #: Characters that are not plain printable ASCII (the candidates :func:`printable` looks at).
 _NOT_ASCII = re.compile(r"[^\x20-\x7e]")
 #: Unicode categories :func:`printable` escapes: controls (C0, DEL, C1: ESC, CSI, OSC ...),
@@ -63,7 +62,11 @@ def sheet_view(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) ->
     """
     lay = core.layout(rules)
     R = rules.num_rows
-    mask = np.zeros(lay.num_actions, dtype=bool) if mask is None or len(mask) != lay.num_actions else np.asarray(mask, dtype=bool)
+    mask = (
+        np.zeros(lay.num_actions, dtype=bool)
+        if mask is None or len(mask) != lay.num_actions
+        else np.asarray(mask, dtype=bool)
+    )
     open_cells = mask[lay.writes]
     announceable = set(lay.announce_cells[mask[lay.announce_offset : lay.write_offset]].tolist())
     cells = []
@@ -118,8 +121,10 @@ def render_sheet(rules: Ruleset, st: GameState, mask: np.ndarray | None = None) 
     head = f"{'':<12}" + "".join(f"{c:>{width}}" for c in cols)
     lines = []
     dice = " ".join(map(str, view["dice"])) or "-"
-    lines.append(f"{printable(rules.name)}  turn {view['turn']}/{rules.num_cells}  {view['roll']}  dice [{dice}]  "
-                 f"announced {printable(view['announced'])}")
+    lines.append(
+        f"{printable(rules.name)}  turn {view['turn']}/{rules.num_cells}  {view['roll']}  dice [{dice}]  "
+        f"announced {printable(view['announced'])}"
+    )
     if view["answer_due"] is not None:
         lines.append(f"answer due: {printable(view['answer_due'])}")
     if view["copy_row"] is not None:
@@ -145,8 +150,14 @@ PARTS = ("upper", "bonus", "difference", "lower")
 _PAD, _LINE, _DIE = 8, 18, 34
 _FILL = {"written": "white", "open": "#d6f5d0", "announce": "#fff1a8", "closed": "#eeeeee"}
 #: Pip positions (3x3 grid, column and row in 0..2) of each face.
-_PIPS = {1: [(1, 1)], 2: [(0, 0), (2, 2)], 3: [(0, 0), (1, 1), (2, 2)], 4: [(0, 0), (2, 0), (0, 2), (2, 2)],
-         5: [(0, 0), (2, 0), (1, 1), (0, 2), (2, 2)], 6: [(0, 0), (2, 0), (0, 1), (2, 1), (0, 2), (2, 2)]}
+_PIPS = {
+    1: [(1, 1)],
+    2: [(0, 0), (2, 2)],
+    3: [(0, 0), (1, 1), (2, 2)],
+    4: [(0, 0), (2, 0), (0, 2), (2, 2)],
+    5: [(0, 0), (2, 0), (1, 1), (0, 2), (2, 2)],
+    6: [(0, 0), (2, 0), (0, 1), (2, 1), (0, 2), (2, 2)],
+}
 
 
 @lru_cache(maxsize=1)
@@ -163,8 +174,12 @@ def _geometry(rules: Ruleset, text_width) -> tuple[int, int, int, int, int]:
     long_col, long_row = max(cols, key=text_width), max(rules.rows, key=text_width)
     cell = int(max(text_width("-8888"), *map(text_width, cols))) + 10
     label = int(max(map(text_width, (*rules.rows, *PARTS, "total")))) + 12
-    worst = [f"{rules.name}  turn {rules.num_cells}/{rules.num_cells}  roll 88/88", f"announced {long_col}/{long_row}",
-             f"answer due: {long_row}", "score 88888" + "".join(f"  {k} 8888" for k in rules.derived_columns)]
+    worst = [
+        f"{rules.name}  turn {rules.num_cells}/{rules.num_cells}  roll 88/88",
+        f"announced {long_col}/{long_row}",
+        f"answer due: {long_row}",
+        "score 88888" + "".join(f"  {k} 8888" for k in rules.derived_columns),
+    ]
     width = max(label + cell * len(cols), n * (_DIE + 8), *map(text_width, worst)) + 2 * _PAD
     top = _PAD + 3 * _LINE + _DIE + 10
     height = top + (rules.num_rows + len(PARTS) + 2) * _LINE + _LINE + _PAD

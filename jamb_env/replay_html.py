@@ -23,8 +23,8 @@ import html
 import json
 from collections.abc import Iterator
 
-from .records import GameRecord, RecordError, replay
 from .page_js import SHEET_JS
+from .records import GameRecord, RecordError, replay
 from .render import CELL_STATES, PARTS, sheet_view
 
 __all__ = ["replay_html", "replay_states", "page_data"]
@@ -67,12 +67,24 @@ def page_data(record: GameRecord) -> dict:
         rules = env.ruleset
         view = sheet_view(rules, env.game, env.legal_mask())
         item = {
-            "turn": view["turn"], "roll": view["roll"], "dice": view["dice"], "score": int(view["score"]),
-            "announced": view["announced"], "answer_due": view["answer_due"], "copy_row": view["copy_row"], "jokers": view["jokers"],
+            "turn": view["turn"],
+            "roll": view["roll"],
+            "dice": view["dice"],
+            "score": int(view["score"]),
+            "announced": view["announced"],
+            "answer_due": view["answer_due"],
+            "copy_row": view["copy_row"],
+            "jokers": view["jokers"],
             "cells": [[[CELL_STATES.index(s), v] for s, v in line] for line in view["cells"]],
             "parts": [[int(p) for p in part] for part in view["parts"]],
             "totals": {c: int(v) for c, v in view["totals"].items()},
-            "action": None, "kind": None, "target": None, "before": [], "kept": None, "points": 0, "at": None,
+            "action": None,
+            "kind": None,
+            "target": None,
+            "before": [],
+            "kept": None,
+            "points": 0,
+            "at": None,
         }
         if step is not None:
             action = int(step["action"])
@@ -93,9 +105,16 @@ def page_data(record: GameRecord) -> dict:
         before = view["dice"]
     assert rules is not None  # replay_states yields the start at least
     return {
-        "title": rules.name, "ruleset": record.ruleset, "seed": record.seed, "player": record.player,
-        "columns": list(rules.columns), "rows": list(rules.rows), "parts": list(PARTS),
-        "num_cells": rules.num_cells, "dice": rules.dice, "final_score": record.final_score,
+        "title": rules.name,
+        "ruleset": record.ruleset,
+        "seed": record.seed,
+        "player": record.player,
+        "columns": list(rules.columns),
+        "rows": list(rules.rows),
+        "parts": list(PARTS),
+        "num_cells": rules.num_cells,
+        "dice": rules.dice,
+        "final_score": record.final_score,
         "steps": steps,
     }
 
@@ -104,8 +123,13 @@ def _json_for_script(data: dict) -> str:
     """JSON that cannot end its ``<script>`` block early: ``<``, ``>`` and ``&`` (so ``</``
     and ``<!--``) as ``\\u`` escapes, valid JSON all the same."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def replay_html(record: GameRecord) -> str:

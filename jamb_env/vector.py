@@ -25,7 +25,6 @@ from .rules import Ruleset, layout, load_ruleset
 from .seeding import game_seeds
 
 
-
 class ArrayVecEnvMethods:
     """The SB3 ``VecEnv`` methods of a VecEnv whose games are arrays rather than env
     objects (``JambVecEnv``, ``SeatVecEnv``): attributes are the VecEnv's own and fixed,
@@ -83,9 +82,17 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
     ``score``, ``score_parts`` and ``column_scores`` (as JambEnv's last info).
     """
 
-    def __init__(self, num_envs: int, ruleset: str | Ruleset = "classic", seed: int | None = None,
-                 illegal_action: str = "terminate", reward_scale: float = 1.0, render_mode: str | None = None,
-                 turn_features: bool = True, game_seeds=None):
+    def __init__(
+        self,
+        num_envs: int,
+        ruleset: str | Ruleset = "classic",
+        seed: int | None = None,
+        illegal_action: str = "terminate",
+        reward_scale: float = 1.0,
+        render_mode: str | None = None,
+        turn_features: bool = True,
+        game_seeds=None,
+    ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         check_env_options(illegal_action, reward_scale)
@@ -147,7 +154,9 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         if len(seeds) != self.num_envs or any(
             isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0 for x in seeds
         ):
-            raise ValueError(f"game_seeds must be {self.num_envs} non-negative integers (one per game), got {seeds!r:.200}")
+            raise ValueError(
+                f"game_seeds must be {self.num_envs} non-negative integers (one per game), got {seeds!r:.200}"
+            )
         self._seeds = [int(x) for x in seeds]
         return list(self._seeds)
 
@@ -163,7 +172,9 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
     roll = property(lambda self: self._view("roll"), doc="int64 (N,) roll of the turn (read-only view)")
     announced = property(lambda self: self._view("announced"), doc="int64 (N,) announced cell or -1 (read-only view)")
     answer_due = property(lambda self: self._view("answer_due"), doc="int64 (N,) answer row or -1 (read-only view)")
-    copy_row = property(lambda self: self._view("copy_row"), doc="int64 (N,) row the copy column offers or -1 (read-only view)")
+    copy_row = property(
+        lambda self: self._view("copy_row"), doc="int64 (N,) row the copy column offers or -1 (read-only view)"
+    )
     turn = property(lambda self: self._view("turn"), doc="int64 (N,) cells written (read-only view)")
     score = property(lambda self: self._view("score"), doc="int64 (N,) running score, points (read-only view)")
     stream = property(lambda self: self._view("stream"), doc="int8 (N, L) dice streams (read-only view)")
@@ -234,8 +245,11 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
             rewards[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY
             dones[illegal] = True
             if not self._warned_illegal:
-                warnings.warn(f"game {int(illegal[0])}: {self._why(int(illegal[0]), int(a[illegal[0]]))}; the game ends with reward "
-                              f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate')", stacklevel=2)
+                warnings.warn(
+                    f"game {int(illegal[0])}: {self._why(int(illegal[0]), int(a[illegal[0]]))}; the game ends with reward "
+                    f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate')",
+                    stacklevel=2,
+                )
                 self._warned_illegal = True
         rewards *= self.reward_scale
         self._ep_return += rewards

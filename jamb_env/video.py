@@ -77,8 +77,9 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
             sample = list(frames[:: max(1, len(frames) // 12)]) + [frames[-1]]
             palette = Image.fromarray(np.concatenate(sample, axis=0)).quantize(256, method=Image.Quantize.FASTOCTREE)
             images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
-            images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:],
-                           duration=max(20, round(1000 / fps)), loop=0)
+            images[0].save(
+                tmp, format="GIF", save_all=True, append_images=images[1:], duration=max(20, round(1000 / fps)), loop=0
+            )
         else:
             try:
                 from moviepy import ImageSequenceClip
@@ -87,8 +88,9 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
 
             clip = ImageSequenceClip(list(frames), fps=fps)
             try:
-                clip.write_videofile(str(tmp), fps=fps, codec="libx264", audio=False, logger=None,
-                                     ffmpeg_params=["-pix_fmt", "yuv420p"])
+                clip.write_videofile(
+                    str(tmp), fps=fps, codec="libx264", audio=False, logger=None, ffmpeg_params=["-pix_fmt", "yuv420p"]
+                )
             finally:
                 clip.close()
             if not tmp.is_file():

@@ -29,8 +29,10 @@ def _masks_of(env: gym.Env, wrapper: str):
     except AttributeError:
         masks = None
     if not callable(masks) or not isinstance(env.action_space, spaces.Discrete):
-        raise ValueError(f"{wrapper} wraps an env with a Discrete action space and action_masks() (a Jamb env: "
-                         f"gymnasium.make('Jamb-v1') or jamb_env.JambEnv), got {env!r}")
+        raise ValueError(
+            f"{wrapper} wraps an env with a Discrete action space and action_masks() (a Jamb env: "
+            f"gymnasium.make('Jamb-v1') or jamb_env.JambEnv), got {env!r}"
+        )
     return masks
 
 
@@ -95,10 +97,13 @@ class MaskInObservation(gym.ObservationWrapper):
         super().__init__(env)
         self._masks = _masks_of(env, "MaskInObservation")
         if isinstance(env.observation_space, spaces.Dict):
-            raise ValueError("MaskInObservation wraps an env whose observation is the Box alone; this one is a Dict "
-                             "already (mask_in_observation=True?)")
+            raise ValueError(
+                "MaskInObservation wraps an env whose observation is the Box alone; this one is a Dict "
+                "already (mask_in_observation=True?)"
+            )
         self.observation_space = spaces.Dict(
-            {"action_mask": spaces.MultiBinary(int(env.action_space.n)), "observation": env.observation_space})
+            {"action_mask": spaces.MultiBinary(int(env.action_space.n)), "observation": env.observation_space}
+        )
 
     def observation(self, observation):
         return {"observation": observation, "action_mask": self._masks().astype(np.int8)}

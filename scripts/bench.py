@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Entry point of ``jamb-bench``: the tool is agents/cli/bench.py (``--help`` for its usage)."""
+
 from agents.cli.bench import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Entry point of ``jamb-plot``: the tool is agents/cli/plot.py (``--help`` for its usage)."""
+
 from agents.cli.plot import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Entry point of ``jamb-train``: the tool is agents/cli/train.py (``--help`` for its usage)."""
+
 from agents.cli.train import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file

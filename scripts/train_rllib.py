@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """``jamb-train --engine rllib`` (agents/cli/train.py and agents/cli/train_rllib.py; ``--help`` for the usage)."""
+
 import sys
 
 from agents.cli.train import main

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Entry point of ``jamb-train-selfplay``: the tool is agents/cli/train_selfplay.py (``--help`` for its usage)."""
+
 from agents.cli.train_selfplay import main
 
 if __name__ == "__main__":

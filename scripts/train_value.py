@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Entry point of ``jamb-train-value``: the tool is agents/cli/train_value.py (``--help`` for its usage)."""
+
 from agents.cli.train_value import main
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Entry point of ``jamb-web``: the tool is agents/cli/web.py (``--help`` for its usage)."""
+
 from agents.cli.web import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file

@@ -39,15 +39,27 @@ def headless_chromium(profile_dir, window: str = "1200,760"):
     online), its profile in ``profile_dir``; or a skip that says what is missing. The
     caller quits it."""
     if not (Path(CHROMIUM).is_file() and shutil.which(CHROMIUM) and Path(CHROMEDRIVER).is_file()):
-        pytest.skip(f"headless Chromium not found at {CHROMIUM}: apt-get install chromium chromium-driver (make browser)")
+        pytest.skip(
+            f"headless Chromium not found at {CHROMIUM}: apt-get install chromium chromium-driver (make browser)"
+        )
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is missing: pip install -e '.[dev]'")
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", f"--window-size={window}", f"--user-data-dir={profile_dir}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--window-size={window}",
+        f"--user-data-dir={profile_dir}",
+    ):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
@@ -85,8 +97,15 @@ def random_actions(rng, masks):
     return ((rng.random(masks.shape) + 1.0) * masks).argmax(axis=1)
 
 
-def sheet(rules: Ruleset, written: dict | None = None, dice=None, roll: int = 1, announced=None, answer_due=None,
-          copy_row=None) -> GameState:
+def sheet(
+    rules: Ruleset,
+    written: dict | None = None,
+    dice=None,
+    roll: int = 1,
+    announced=None,
+    answer_due=None,
+    copy_row=None,
+) -> GameState:
     """A state whose cells ``{(column, row): value}`` are written, with ``dice`` after ``roll``."""
     st = new_game(rules)
     values, filled = st.values.copy(), st.filled.copy()
@@ -127,7 +146,10 @@ def announceable(rules: Ruleset, st: GameState) -> set[tuple[str, str]]:
     from jamb_env.rules import legal_mask
 
     mask = legal_mask(rules, st)
-    return {rules.cell_name(int(lay.announce_cells[j])) for j in np.flatnonzero(mask[lay.announce_offset : lay.write_offset])}
+    return {
+        rules.cell_name(int(lay.announce_cells[j]))
+        for j in np.flatnonzero(mask[lay.announce_offset : lay.write_offset])
+    }
 
 
 def can_reroll(rules: Ruleset, st: GameState) -> bool:

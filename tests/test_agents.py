@@ -22,7 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def toy(tmp_path, name, **data):
     path = tmp_path / f"{name}.yaml"
-    base = {"schema_version": 1, "name": name, "rolls": 3, "columns": ["down"], "scoring": {"bonus": {"threshold": 14, "points": 10, "per_point": 0}}}
+    base = {
+        "schema_version": 1,
+        "name": name,
+        "rolls": 3,
+        "columns": ["down"],
+        "scoring": {"bonus": {"threshold": 14, "points": 10, "per_point": 0}},
+    }
     base.update(data)
     path.write_text(yaml.safe_dump(base))
     return load_ruleset(path)
@@ -96,7 +102,9 @@ def test_optimal_equals_brute_force_on_difference(tmp_path):
 @pytest.mark.parametrize("preset", ["classic_down", "classic_up"])
 def test_optimal_simulation_agrees_with_expectation(preset):
     agent = OptimalAgent(preset)
-    scores = np.array([g["score"] for g in run_games(["optimal"], preset, range(400), progress=False)["optimal"]], dtype=float)
+    scores = np.array(
+        [g["score"] for g in run_games(["optimal"], preset, range(400), progress=False)["optimal"]], dtype=float
+    )
     se = scores.std(ddof=1) / math.sqrt(len(scores))
     assert abs(scores.mean() - agent.expected_score) < 3 * se
 
@@ -106,7 +114,9 @@ def test_single_column_presets_and_cli():
         rules = load_ruleset(preset)
         assert len(rules.columns) == 1 and rules.rows == load_ruleset(preset.split("_")[0]).rows
     assert load_ruleset("standard_down").last_turn_rolls == 5
-    out = subprocess.run([sys.executable, "-m", "agents.optimal", "classic_down"], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "agents.optimal", "classic_down"], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 0 and out.stdout.strip() == f"{OptimalAgent('classic_down').expected_score:.4f}"
     bad = subprocess.run([sys.executable, "-m", "agents.optimal", "classic"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "one down or up column" in bad.stderr
@@ -119,7 +129,10 @@ def test_columnwise_expectation_is_the_sum_of_single_column_optima():
     up = OptimalAgent("classic_up").expected_score
     # down, free and announce are all played top-down; classic's last turn has 3 rolls
     assert cw.expected_score == pytest.approx(3 * down + up, abs=1e-9)
-    scores = np.array([g["score"] for g in run_games(["columnwise"], "classic", range(150), progress=False)["columnwise"]], dtype=float)
+    scores = np.array(
+        [g["score"] for g in run_games(["columnwise"], "classic", range(150), progress=False)["columnwise"]],
+        dtype=float,
+    )
     assert abs(scores.mean() - cw.expected_score) < 3 * scores.std(ddof=1) / math.sqrt(len(scores))
 
 
@@ -153,7 +166,16 @@ def test_solver_reads_order_and_points_off_the_kernels(tmp_path, base, kind):
             assert step == k
             candidates = solver._values[k]
             real = np.zeros(len(candidates), dtype=np.int64)
-            rk.column_gains(values, filled, row, candidates, rules.arrays, real, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))
+            rk.column_gains(
+                values,
+                filled,
+                row,
+                candidates,
+                rules.arrays,
+                real,
+                np.zeros(4, dtype=np.int64),
+                np.zeros(R, dtype=np.int64),
+            )
             assert solver._points(k, x, candidates).tolist() == real.tolist()
             values[row], filled = rng.choice(candidates), filled | 1 << row
 
@@ -171,8 +193,17 @@ def test_expectimax_beats_greedy_beats_random():
 
 def test_agents_play_legally_on_every_column_kind():
     """greedy and expectimax on presets with every column kind (raise mode catches illegal moves)."""
-    for preset in ("standard", "master", "nokaut", "six_dice", "six_dice_variation", "six_dice_copy", "joly", "jnn",
-                   "tests/rules/every_column.yaml"):
+    for preset in (
+        "standard",
+        "master",
+        "nokaut",
+        "six_dice",
+        "six_dice_variation",
+        "six_dice_copy",
+        "joly",
+        "jnn",
+        "tests/rules/every_column.yaml",
+    ):
         run_games(["greedy", "expectimax"], preset, [1], progress=False)
 
 
@@ -193,7 +224,10 @@ def test_parse_spec_is_what_load_and_evaluate_read():
     assert parse_spec("greedy") == AgentSpec("greedy", None) and parse_spec("ppo") == ("ppo", None)
     assert parse_spec("search:net.npz") == ("search", "net.npz") and parse_spec("hybrid:") == ("hybrid", "")
     assert parse_spec("rllib:runs/r") == ("rllib", "runs/r") and parse_spec("rllib:x.zip").kind == "rllib"
-    assert parse_spec("m.zip") == ("model", "m.zip") and parse_spec("runs/a/final_model") == ("model", "runs/a/final_model")
+    assert parse_spec("m.zip") == ("model", "m.zip") and parse_spec("runs/a/final_model") == (
+        "model",
+        "runs/a/final_model",
+    )
     for bad in ("smart", "", None):
         with pytest.raises(ValueError, match="unknown agent|an agent is a name"):
             parse_spec(bad)
@@ -207,7 +241,21 @@ def test_t_interval():
 def test_evaluate_cli_end_to_end(tmp_path):
     out = tmp_path / "ev" / "classic"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--agents", "random", "greedy", "columnwise", "--games", "4", "--jobs", "2", "--out", str(out), "--no-progress"],
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "evaluate.py"),
+            "--agents",
+            "random",
+            "greedy",
+            "columnwise",
+            "--games",
+            "4",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -219,7 +267,11 @@ def test_evaluate_cli_end_to_end(tmp_path):
     games = (out.parent / "classic_games.csv").read_text().splitlines()
     assert len(games) == 1 + 3 * 4
     assert (out.parent / "classic.png").stat().st_size > 1000
-    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--agents", "wizard", "--games", "3"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--agents", "wizard", "--games", "3"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
 
 

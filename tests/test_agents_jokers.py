@@ -44,7 +44,9 @@ def act(agent, st, rules=JOLY):
 
 def late(open_cells, dice, roll, jokers):
     """A joly sheet with every cell written (0, or the row's lowest possible value) but ``open_cells``."""
-    low = {row: 0 if 0 in JOLY._possible_values[r] else min(JOLY._possible_values[r]) for r, row in enumerate(JOLY.rows)}
+    low = {
+        row: 0 if 0 in JOLY._possible_values[r] else min(JOLY._possible_values[r]) for r, row in enumerate(JOLY.rows)
+    }
     written = {(c, row): low[row] for c, row in fill(JOLY, JOLY.columns) if (c, row) not in open_cells}
     return replace(sheet(JOLY, written, dice=dice, roll=roll), jokers=jokers)
 
@@ -106,7 +108,9 @@ def play(agent, seed, rules_name="joly"):
     return actions, info["score"]
 
 
-@pytest.mark.parametrize("make", [lambda: RandomAgent(seed=1), GreedyAgent, ExpectimaxAgent], ids=["random", "greedy", "expectimax"])
+@pytest.mark.parametrize(
+    "make", [lambda: RandomAgent(seed=1), GreedyAgent, ExpectimaxAgent], ids=["random", "greedy", "expectimax"]
+)
 def test_agents_play_joly_legally_and_use_their_jokers(make):
     for seed in (20_000_000, 20_000_001):
         actions, score = play(make(), seed)
@@ -129,9 +133,12 @@ def test_expectimax_explains_jokers_with_the_values_it_compares():
 
 # games of the no-jokers rulesets, pinned before jokers existed: (score, first actions)
 PINNED = {
-    ("classic", "greedy", 20_000_000): 773, ("classic", "greedy", 20_000_001): 784,
-    ("classic", "expectimax", 20_000_000): 871, ("classic", "expectimax", 20_000_001): 881,
-    ("joly_nojokers", "greedy", 20_000_000): 2330, ("joly_nojokers", "expectimax", 20_000_000): 3361,
+    ("classic", "greedy", 20_000_000): 773,
+    ("classic", "greedy", 20_000_001): 784,
+    ("classic", "expectimax", 20_000_000): 871,
+    ("classic", "expectimax", 20_000_001): 881,
+    ("joly_nojokers", "greedy", 20_000_000): 2330,
+    ("joly_nojokers", "expectimax", 20_000_000): 3361,
 }
 
 
@@ -157,7 +164,9 @@ def put(env, st):
     """Set the env's game state to ``st`` (its stream position the fewest dice that sheet has drawn)."""
     from jamb_env.rules import stream_bounds
 
-    env.set_state(replace(env.get_state(), game=st, score=score(env.ruleset, st), position=stream_bounds(env.ruleset, st)[0]))
+    env.set_state(
+        replace(env.get_state(), game=st, score=score(env.ruleset, st), position=stream_bounds(env.ruleset, st)[0])
+    )
 
 
 def set_game(s, dice, roll=1, jokers=K.JOKERS_FULL):
@@ -176,19 +185,22 @@ def test_joker_and_basket_commands_parse_to_their_actions():
         assert s.parse(s.command_for(a)) == a  # the coach's commands type back
 
 
-@pytest.mark.parametrize("line, message", [
-    ("joker", "usage: joker V DIE"),
-    ("joker 6", "usage: joker V DIE"),
-    ("joker J 6", "usage: joker V DIE"),
-    ("joker 6 2 1", "usage: joker V DIE"),
-    ("joker 7 1", "a joker's value is a face 1..6, got '7'"),
-    ("joker J x 1", "a joker's value is a face 1..6, got 'x'"),
-    ("joker 6 7", "dice positions are 1..6"),
-    ("joker 6 6", "die 6 shows 6 already"),
-    ("joker 2 1", "the joker 2 is used already"),
-    ("joker J 2 1", "no free joker J left"),
-    ("basket 1", "usage: basket (no arguments"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("joker", "usage: joker V DIE"),
+        ("joker 6", "usage: joker V DIE"),
+        ("joker J 6", "usage: joker V DIE"),
+        ("joker 6 2 1", "usage: joker V DIE"),
+        ("joker 7 1", "a joker's value is a face 1..6, got '7'"),
+        ("joker J x 1", "a joker's value is a face 1..6, got 'x'"),
+        ("joker 6 7", "dice positions are 1..6"),
+        ("joker 6 6", "die 6 shows 6 already"),
+        ("joker 2 1", "the joker 2 is used already"),
+        ("joker J 2 1", "no free joker J left"),
+        ("basket 1", "usage: basket (no arguments"),
+    ],
+)
 def test_bad_joker_commands_say_what_was_wrong(line, message):
     s = session()
     set_game(s, [1, 2, 2, 4, 5, 6], jokers=K.JOKERS_FULL & ~(1 << 1) & ~(3 << K.JOKER_FREE_SHIFT))
@@ -217,7 +229,7 @@ def test_joker_commands_play_and_the_status_shows_the_jokers_left():
     die = next(i for i, d in enumerate(dice) if d != 6 and (i == 0 or dice[i - 1] != d))
     assert "jokers left: 1 2 3 4 5 6 J J K K" in _status(s)
     assert s.handle(f"joker 6 {die + 1}") == "move"
-    assert sorted(dice[:die] + dice[die + 1:] + [6]) == s.env.game.dice.tolist()
+    assert sorted(dice[:die] + dice[die + 1 :] + [6]) == s.env.game.dice.tolist()
     assert "jokers left: 1 2 3 4 5 J J K K" in _status(s)
     assert s.handle("basket") == "move"
     assert s.env.game.roll == 1 and jokers_left(JOLY, s.env.game)["baskets"] == 1

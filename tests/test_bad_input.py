@@ -73,7 +73,9 @@ def test_ruleset_type_errors(tmp_path):
     path.write_text(yaml.safe_dump({"schema_version": True, "name": "x", "extends": "classic_down"}))
     with pytest.raises(RulesetError, match="'schema_version'"):
         load_ruleset(path)
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "x", "extends": "classic_down", "options": {"jokers": 0}}))
+    path.write_text(
+        yaml.safe_dump({"schema_version": 1, "name": "x", "extends": "classic_down", "options": {"jokers": 0}})
+    )
     with pytest.raises(RulesetError, match="options.jokers"):
         load_ruleset(path)
     with pytest.raises(RulesetError, match="cannot read"):
@@ -130,7 +132,12 @@ def test_records_reject_bad_types(tmp_path):
     bad.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": True}) + "\n")
     with pytest.raises(RecordError, match="non-negative integer seed"):
         read_records(bad)
-    bad.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1}) + "\n" + json.dumps({"type": "step", "action": True}) + "\n")
+    bad.write_text(
+        json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1})
+        + "\n"
+        + json.dumps({"type": "step", "action": True})
+        + "\n"
+    )
     with pytest.raises(RecordError, match="integer action"):
         read_records(bad)
 
@@ -144,13 +151,22 @@ def play_main(monkeypatch, capsys, argv, lines):
 
 
 def test_play_survives_markup_unicode_digits_and_bad_saves(monkeypatch, capsys, tmp_path):
-    code, out = play_main(monkeypatch, capsys, ["--seed", "1"], ["keep [/]", "foo[/bold]", "keep ¹", f"save {tmp_path}", "write free ones", "quit"])
+    code, out = play_main(
+        monkeypatch,
+        capsys,
+        ["--seed", "1"],
+        ["keep [/]", "foo[/bold]", "keep ¹", f"save {tmp_path}", "write free ones", "quit"],
+    )
     assert code == 0
     assert "dice positions are 1..5" in out.out and "could not save" in out.out and "> write free/ones" in out.out
 
 
 def test_play_cli_argument_errors(monkeypatch, capsys, tmp_path):
-    for argv, message in ((["--seed", "-1"], "--seed"), (["--delay", "inf"], "--delay"), (["--width", "-5"], "--width")):
+    for argv, message in (
+        (["--seed", "-1"], "--seed"),
+        (["--delay", "inf"], "--delay"),
+        (["--width", "-5"], "--width"),
+    ):
         with pytest.raises(SystemExit):
             play_main(monkeypatch, capsys, argv, ["quit"])
         assert message in capsys.readouterr().err
@@ -181,23 +197,44 @@ def test_coach_model_must_match_the_ruleset(tmp_path):
 
 def test_evaluate_and_train_cli_errors(tmp_path):
     ev = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--no-progress"]
-    out = subprocess.run(ev + ["--agents", "random", "random", "--games", "3"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        ev + ["--agents", "random", "random", "--games", "3"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2 and "named twice" in out.stderr
-    out = subprocess.run(ev + ["--agents", "random", "--games", "3", "--jobs", "0"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        ev + ["--agents", "random", "--games", "3", "--jobs", "0"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2 and "--jobs" in out.stderr
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    out = subprocess.run(ev + ["--agents", "random", "--games", "3", "--out", str(blocker / "x")], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        ev + ["--agents", "random", "--games", "3", "--out", str(blocker / "x")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "cannot write the outputs" in out.stderr
     tr = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
-    for text, message in (("algo: {n_steps: 0}", "algo.n_steps"), ("algo: {learning_rate: fast}", "algo.learning_rate"), ("device: tpu", "'device'"),
-                          ("eval: {seed: -5}", "eval.seed"), ("env: {reward_scale: .nan}", "reward_scale")):
+    for text, message in (
+        ("algo: {n_steps: 0}", "algo.n_steps"),
+        ("algo: {learning_rate: fast}", "algo.learning_rate"),
+        ("device: tpu", "'device'"),
+        ("eval: {seed: -5}", "eval.seed"),
+        ("env: {reward_scale: .nan}", "reward_scale"),
+    ):
         cfg = tmp_path / "c.yaml"
         cfg.write_text(text + "\ntotal_timesteps: 1000\n")
-        out = subprocess.run(tr + ["--config", str(cfg), "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            tr + ["--config", str(cfg), "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 2 and message in out.stderr, (text, out.stderr[-500:])
     assert not (tmp_path / "run" / "config.yaml").exists()  # failed configs leave no run behind
-    out = subprocess.run(tr + ["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--run-dir", str(blocker)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        tr + ["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--run-dir", str(blocker)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 2 and "is a file" in out.stderr
 
 
@@ -227,15 +264,18 @@ def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--presets", "nope"], "--presets nope: unknown ruleset 'nope'"),
-    (["--games-per-preset", "0"], "--games-per-preset must be at least 1, got 0"),
-    (["--games-per-preset", "-3"], "--games-per-preset must be at least 1, got -3"),
-    (["--num-envs", "0"], "--num-envs must be 1..1,000,000"),
-    (["--num-envs", "10000000000"], "--num-envs must be 1..1,000,000"),
-    (["--games-per-preset", "ten"], "invalid int value: 'ten'"),
-    (["--seed", "-1"], "--seed must be in 0..2**32-1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--presets", "nope"], "--presets nope: unknown ruleset 'nope'"),
+        (["--games-per-preset", "0"], "--games-per-preset must be at least 1, got 0"),
+        (["--games-per-preset", "-3"], "--games-per-preset must be at least 1, got -3"),
+        (["--num-envs", "0"], "--num-envs must be 1..1,000,000"),
+        (["--num-envs", "10000000000"], "--num-envs must be 1..1,000,000"),
+        (["--games-per-preset", "ten"], "invalid int value: 'ten'"),
+        (["--seed", "-1"], "--seed must be in 0..2**32-1"),
+    ],
+)
 def test_soak_bad_arguments(capsys, argv, message):
     code, err = run_main("soak", argv, capsys)
     assert code == 2 and message in err and "Traceback" not in err
@@ -252,16 +292,19 @@ def test_soak_ctrl_c(monkeypatch, capsys):
     assert code == 130 and "interrupted during classic" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--seconds", "0"], "--seconds must be more than 0"),
-    (["--seconds", "-2"], "--seconds must be more than 0"),
-    (["--seconds", "nan"], "--seconds must be more than 0"),
-    (["--seconds", "inf"], "at most 3600"),
-    (["--train-steps", "-5"], "--train-steps must be at least 1, got -5"),
-    (["--train-steps", "0", "--skip-train"], "--train-steps must be at least 1"),
-    (["--presets", "nope", "--skip-train"], "--presets nope: unknown ruleset"),
-    (["--repeats", "0", "--skip-train"], "--repeats must be 1 to 100, got 0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--seconds", "0"], "--seconds must be more than 0"),
+        (["--seconds", "-2"], "--seconds must be more than 0"),
+        (["--seconds", "nan"], "--seconds must be more than 0"),
+        (["--seconds", "inf"], "at most 3600"),
+        (["--train-steps", "-5"], "--train-steps must be at least 1, got -5"),
+        (["--train-steps", "0", "--skip-train"], "--train-steps must be at least 1"),
+        (["--presets", "nope", "--skip-train"], "--presets nope: unknown ruleset"),
+        (["--repeats", "0", "--skip-train"], "--repeats must be 1 to 100, got 0"),
+    ],
+)
 def test_bench_bad_arguments(capsys, argv, message):
     code, err = run_main("bench", argv, capsys)
     assert code == 2 and message in err
@@ -339,7 +382,9 @@ def test_tune_ctrl_c_keeps_finished_trials(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(training, "train", interrupted_second)
     code, err = run_main("tune", ["--trials", "3", "--steps", "1000", "--out", str(tmp_path / "t")], capsys)
     assert code == 130 and "interrupted; 1 finished trials" in err and "Traceback" not in err
-    assert (tmp_path / "t" / "best_config.yaml").is_file() and len((tmp_path / "t" / "trials.csv").read_text().splitlines()) == 2
+    assert (tmp_path / "t" / "best_config.yaml").is_file() and len(
+        (tmp_path / "t" / "trials.csv").read_text().splitlines()
+    ) == 2
 
 
 def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
@@ -366,14 +411,31 @@ def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
 def test_evaluate_out_folder_and_bad_outputs(capsys, tmp_path):
     folder = tmp_path / "results"
     folder.mkdir()
-    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(folder)], capsys)
+    code, err = run_main(
+        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(folder)], capsys
+    )
     assert code == 0, err
-    assert sorted(p.name for p in folder.iterdir()) == ["classic.csv", "classic.png", "classic_games.csv"]  # inside, named after the ruleset
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "classic.csv",
+        "classic.png",
+        "classic_games.csv",
+    ]  # inside, named after the ruleset
     assert not (tmp_path / "results.csv").exists()
-    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "new") + "/"], capsys)
+    code, err = run_main(
+        "evaluate",
+        ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "new") + "/"],
+        capsys,
+    )
     assert code == 0 and (tmp_path / "new" / "classic.csv").is_file()
-    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "x.csv")], capsys)
-    assert code == 0 and (tmp_path / "x.csv").is_file() and (tmp_path / "x_games.csv").is_file() and not (tmp_path / "x.csv.csv").exists()
+    code, err = run_main(
+        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "x.csv")], capsys
+    )
+    assert (
+        code == 0
+        and (tmp_path / "x.csv").is_file()
+        and (tmp_path / "x_games.csv").is_file()
+        and not (tmp_path / "x.csv.csv").exists()
+    )
     blocker = tmp_path / "file"
     blocker.write_text("x")
     for argv, message in (
@@ -408,14 +470,32 @@ def test_evaluate_failed_write_keeps_the_old_files(monkeypatch, capsys, tmp_path
         return real_replace(src, dst)
 
     monkeypatch.setattr(files.os, "replace", failing_replace)
-    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")], capsys)
+    code, err = run_main(
+        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")], capsys
+    )
     assert code == 2 and "cannot write the outputs" in err and "No space left" in err
     assert (tmp_path / "r.png").read_text() == "old" and (tmp_path / "r.csv").read_text() != "old"
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
-    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
     (tmp_path / "recs").mkdir()
     (tmp_path / "recs" / "random.jsonl").write_text("old")
-    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r"), "--records", str(tmp_path / "recs")], capsys)
+    code, err = run_main(
+        "evaluate",
+        [
+            "--agents",
+            "random",
+            "--games",
+            "2",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "r"),
+            "--records",
+            str(tmp_path / "recs"),
+        ],
+        capsys,
+    )
     assert code == 2 and (tmp_path / "recs" / "random.jsonl").read_text() == "old"
 
 
@@ -458,7 +538,9 @@ def test_plot_bad_input_and_atomic_write(monkeypatch, capsys, tmp_path):
         assert code == 2 and message in err, (argv, err)
     out = tmp_path / "c.svg"
     out.write_text("old")
-    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
     code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
     assert code == 2 and "No space left" in err and out.read_text() == "old"
     monkeypatch.undo()
@@ -514,7 +596,9 @@ def test_record_step_after_the_end(tmp_path, capsys):
     step = json.loads(lines[-2])
     step.pop("dice")  # no dice to compare: the step itself must be refused
     bad.write_text("\n".join(lines[:-1] + [json.dumps(step)]) + "\n")  # a step after the last cell, no end line
-    with pytest.raises(RecordError, match=rf"after_end.jsonl:{len(lines)}: step {len(lines) - 2}: a step after the game's end"):
+    with pytest.raises(
+        RecordError, match=rf"after_end.jsonl:{len(lines)}: step {len(lines) - 2}: a step after the game's end"
+    ):
         list(replay(read_records(bad)[0]))
     code, err = run_main("play", ["--load", str(bad)], capsys)
     assert code == 2 and "a step after the game's end" in err
@@ -534,7 +618,9 @@ def test_record_write_is_atomic(monkeypatch, tmp_path):
 
     path = tmp_path / "g.jsonl"
     path.write_text("old game\n")
-    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
     with pytest.raises(OSError, match="No space left"):
         GameRecord("classic", 1).write(path)
     assert path.read_text() == "old game\n" and [p.name for p in tmp_path.iterdir()] == ["g.jsonl"]
@@ -556,6 +642,13 @@ def test_plot_ctrl_c(monkeypatch, capsys, tmp_path):
 
 
 def test_evaluate_rejects_an_unknown_agent_before_playing():
-    out = subprocess.run([sys.executable, "scripts/evaluate.py", "--agents", "random", "nosuch", "--games", "2"],
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
-    assert out.returncode == 2 and "unknown agent 'nosuch'" in out.stderr and "evaluating" not in out.stderr + out.stdout
+    out = subprocess.run(
+        [sys.executable, "scripts/evaluate.py", "--agents", "random", "nosuch", "--games", "2"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=120,
+    )
+    assert (
+        out.returncode == 2 and "unknown agent 'nosuch'" in out.stderr and "evaluating" not in out.stderr + out.stdout
+    )

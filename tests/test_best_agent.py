@@ -19,7 +19,12 @@ def test_every_listed_agent_names_a_real_agent_of_a_real_preset():
     for preset, entry in table.items():
         assert load_ruleset(preset).name == preset
         kind, _ = parse_spec(entry["agent"])
-        assert kind != "best" and entry["mean"] > 0 and entry["games"] > 0 and entry["command"].startswith("python scripts/evaluate.py")
+        assert (
+            kind != "best"
+            and entry["mean"] > 0
+            and entry["games"] > 0
+            and entry["command"].startswith("python scripts/evaluate.py")
+        )
         assert f"--ruleset {preset} " in entry["command"] and entry["agent"] in entry["command"].split()
 
 
@@ -28,12 +33,16 @@ def test_best_loads_the_listed_agent_and_expectimax_elsewhere():
     from agents.ppo_agent import PPOAgent
 
     listed = shipped.best_agent("classic")
-    assert isinstance(load("best", ruleset="classic"), PPOAgent if parse_spec(listed).kind in ("ppo", "model") else object)
+    assert isinstance(
+        load("best", ruleset="classic"), PPOAgent if parse_spec(listed).kind in ("ppo", "model") else object
+    )
     assert shipped.best_agent("master") == shipped.BEST_FALLBACK == "expectimax"
     assert isinstance(load("best", ruleset="master"), ExpectimaxAgent)
 
 
-@pytest.mark.parametrize("text", ["not json", '{"classic": {"agent": "best"}}', '{"classic": 3}', '{"classic": {"mean": 1}}'])
+@pytest.mark.parametrize(
+    "text", ["not json", '{"classic": {"agent": "best"}}', '{"classic": 3}', '{"classic": {"mean": 1}}']
+)
 def test_a_damaged_table_is_a_clear_error(tmp_path, monkeypatch, text):
     path = tmp_path / "best.json"
     path.write_text(text)
@@ -45,6 +54,19 @@ def test_a_damaged_table_is_a_clear_error(tmp_path, monkeypatch, text):
 def test_jamb_evaluate_accepts_best(tmp_path, capsys):
     from agents.cli import evaluate
 
-    code = evaluate.main(["--ruleset", "classic_down", "--agents", "best", "expectimax", "--games", "3", "--out", str(tmp_path), "--no-progress"])
+    code = evaluate.main(
+        [
+            "--ruleset",
+            "classic_down",
+            "--agents",
+            "best",
+            "expectimax",
+            "--games",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert code in (0, None)
     assert "best" in capsys.readouterr().out

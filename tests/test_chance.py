@@ -58,8 +58,14 @@ def at(rules, dice, roll=1):
 
 
 def env_state(env, game, stream, position):
-    return EnvState(game=game, stream=stream, position=position, score=core.score(env.ruleset, game), done=False,
-                    ruleset=env.ruleset.name)
+    return EnvState(
+        game=game,
+        stream=stream,
+        position=position,
+        score=core.score(env.ruleset, game),
+        done=False,
+        ruleset=env.ruleset.name,
+    )
 
 
 # ---------------------------------------------------------------------------- distribution
@@ -162,7 +168,9 @@ def _chi2(counts: Counter, out, samples):
     return float(((o - e) ** 2 / e).sum()), len(e) - 1
 
 
-@pytest.mark.parametrize("name, dice, hold", [("classic", [2, 2, 3, 5, 6], 0b00011), ("six_dice", [1, 3, 3, 4, 6, 6], 0b110010)])
+@pytest.mark.parametrize(
+    "name, dice, hold", [("classic", [2, 2, 3, 5, 6], 0b00011), ("six_dice", [1, 3, 3, 4, 6, 6], 0b110010)]
+)
 def test_env_rerolls_follow_chance_outcomes(name, dice, hold):
     """The real env's re-rolls (its seeded dice stream) have the distribution of
     chance_outcomes, and sample_outcome too: a chi-square test with a fixed seed at a
@@ -200,7 +208,9 @@ def test_apply_outcome_equals_the_env_after_a_real_reroll(name):
             a = int(a)
             env.reset(seed=i)
             g = env.get_state()
-            env.set_state(env_state(env, st, g.stream, core.stream_bounds(rules, st)[0]))  # a position this sheet can have
+            env.set_state(
+                env_state(env, st, g.stream, core.stream_bounds(rules, st)[0])
+            )  # a position this sheet can have
             env.step(a)
             real = env.game
             new = apply_outcome(rules, st, a, real.dice[::-1].copy())  # any order
@@ -333,7 +343,7 @@ def _env_at_reroll(seed=3):
 
     env = JambEnv("classic")
     env.reset(seed=seed)
-    holds = [a for a in np.flatnonzero(env.action_masks()) if a < 2 ** env.ruleset.dice]
+    holds = [a for a in np.flatnonzero(env.action_masks()) if a < 2**env.ruleset.dice]
     return env, int(holds[0])
 
 
@@ -383,8 +393,10 @@ def test_get_state_resample_redraws_only_the_future_dice():
     other.set_state(r1)
     assert other.game.dice.tolist() == env.game.dice.tolist()
     other.step(a)  # plays on with the resampled dice
-    faces = sorted([int(env.game.dice[i]) for i in range(env.ruleset.dice) if a >> i & 1]
-                   + r1.stream[p:p + env.ruleset.dice - bin(a).count("1")].tolist())
+    faces = sorted(
+        [int(env.game.dice[i]) for i in range(env.ruleset.dice) if a >> i & 1]
+        + r1.stream[p : p + env.ruleset.dice - bin(a).count("1")].tolist()
+    )
     assert other.game.dice.tolist() == faces
     with pytest.raises(ValueError, match="Generator"):
         env.get_state(resample=5)

@@ -37,7 +37,23 @@ def announce_action(rules, column, row):
         (["min"], {"max", "trilling"}),
         (["max", "sixes", "fives", "min"], {"fours", "trilling"}),
         (["max", "sixes", "fives", "fours", "threes", "twos", "ones"], {"min"}),
-        (["max", "sixes", "fives", "fours", "threes", "twos", "ones", "min", "trilling", "straight", "full", "poker"], {"jamb"}),
+        (
+            [
+                "max",
+                "sixes",
+                "fives",
+                "fours",
+                "threes",
+                "twos",
+                "ones",
+                "min",
+                "trilling",
+                "straight",
+                "full",
+                "poker",
+            ],
+            {"jamb"},
+        ),
         (["sixes"], {"max", "min"}),  # (not reachable by play) sixes does not open fives without max
     ],
 )
@@ -127,7 +143,11 @@ def test_pending_obligation_comes_first_even_when_announce_is_full():
 
 def test_answer_not_forced(tmp_path):
     path = tmp_path / "loose.yaml"
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "loose", "extends": "standard", "options": {"answer_forced": False}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"schema_version": 1, "name": "loose", "extends": "standard", "options": {"answer_forced": False}}
+        )
+    )
     loose = load_ruleset(path)
     st = sheet(loose, answer_due="full")
     assert cells_in(loose, st, "answer") == {"full"}  # open during this turn only
@@ -179,7 +199,11 @@ def test_maximal_column_rules():
 def test_after_row(tmp_path):
     path = tmp_path / "eight.yaml"
     six = load_ruleset("six_dice")
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "eight", "extends": "six_dice", "columns": list(six.columns) + ["after_row"]}))
+    path.write_text(
+        yaml.safe_dump(
+            {"schema_version": 1, "name": "eight", "extends": "six_dice", "columns": list(six.columns) + ["after_row"]}
+        )
+    )
     rules = load_ruleset(path)
     others = [c for c in rules.columns if c != "after_row"]
     written = fill(rules, others, rows=["ones", "jamb"]) | {("free", "max"): 20}
@@ -298,8 +322,18 @@ def test_second_needs_two_rolls(tmp_path):
     from jamb_env import RulesetError
 
     path = tmp_path / "one_roll.yaml"
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "one_roll", "extends": "six_dice", "rolls": 1,
-                                    "options": {"last_turn_rolls": 1}, "columns": ["free", "second"]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "name": "one_roll",
+                "extends": "six_dice",
+                "rolls": 1,
+                "options": {"last_turn_rolls": 1},
+                "columns": ["free", "second"],
+            }
+        )
+    )
     with pytest.raises(RulesetError, match="'second' is written only after roll 2"):
         load_ruleset(path)
 

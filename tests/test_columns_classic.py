@@ -4,10 +4,24 @@ import numpy as np
 import pytest
 
 from jamb_env import IllegalActionError
-from jamb_env.rules import apply_action, layout, legal_mask, score, start_turn, new_game
+from jamb_env.rules import apply_action, layout, legal_mask, new_game, score, start_turn
 from tests.helpers import announceable, can_reroll, fill, open_cells, sheet
 
-ROWS = ("ones", "twos", "threes", "fours", "fives", "sixes", "max", "min", "trilling", "straight", "full", "poker", "jamb")
+ROWS = (
+    "ones",
+    "twos",
+    "threes",
+    "fours",
+    "fives",
+    "sixes",
+    "max",
+    "min",
+    "trilling",
+    "straight",
+    "full",
+    "poker",
+    "jamb",
+)
 
 
 def test_empty_sheet_roll1(classic):
@@ -105,7 +119,13 @@ def test_write_records_value_even_if_zero(classic):
 
 def test_bonus_credited_with_last_upper_cell(classic):
     """Upper 3+8+12+16+20 = 59 so far; the sixes cell (18) makes 77 and brings +30."""
-    written = {("free", "ones"): 3, ("free", "twos"): 8, ("free", "threes"): 12, ("free", "fours"): 16, ("free", "fives"): 20}
+    written = {
+        ("free", "ones"): 3,
+        ("free", "twos"): 8,
+        ("free", "threes"): 12,
+        ("free", "fours"): 16,
+        ("free", "fives"): 20,
+    }
     st = sheet(classic, written, dice=[6, 6, 6, 1, 2])
     assert score(classic, st) == 59
     st, pts = apply_action(classic, st, layout(classic).write_offset + classic.cell("free", "sixes"))

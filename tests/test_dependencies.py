@@ -22,4 +22,6 @@ def test_numpy_floor_covers_the_shipped_models():
         info = zipfile.ZipFile(model).read("system_info.txt").decode()
         saved_major = int(re.search(r"Numpy: (\d+)\.", info).group(1))
         # NumPy 2 pickles reference numpy._core, which NumPy 1.x cannot import
-        assert int(floor.group(1)) >= saved_major, f"{model.name} was saved with NumPy {saved_major}; pyproject allows {spec}"
+        assert int(floor.group(1)) >= saved_major, (
+            f"{model.name} was saved with NumPy {saved_major}; pyproject allows {spec}"
+        )

@@ -104,7 +104,9 @@ def test_dict_observation_equals_box_and_masks_and_terminal_masks_are_ones():
         assert set(obs_d) == {"observation", "action_mask"} and d.observation_space.contains(obs_d)
         assert obs_d["observation"].dtype == np.float32 and obs_d["action_mask"].dtype == np.int8
         assert (obs_d["observation"] == obs_b).all()
-        assert (obs_d["action_mask"] == d.action_masks()).all() and (obs_d["action_mask"] == info_d["action_mask"]).all()
+        assert (obs_d["action_mask"] == d.action_masks()).all() and (
+            obs_d["action_mask"] == info_d["action_mask"]
+        ).all()
         assert (info_d["action_mask"] == info_b["action_mask"]).all() and (b.action_masks() == d.action_masks()).all()
         assert obs_d["action_mask"] is not info_d["action_mask"] and prev is not obs_d["action_mask"]
         prev = obs_d["action_mask"]

@@ -20,8 +20,14 @@ PLAUSIBLE = (0.0, 5000.0)
 
 
 def run_example(script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, f"examples/{script}", *args], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, f"examples/{script}", *args],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def mean_score(out: str, pattern: str) -> float:
@@ -38,10 +44,27 @@ def check_ok(proc: subprocess.CompletedProcess) -> str:
 
 def test_cleanrl_ppo(tmp_path):
     run_dir = tmp_path / "run"
-    out = check_ok(run_example(
-        "cleanrl_ppo.py", "--total-timesteps", "1024", "--num-envs", "8", "--num-steps", "64",
-        "--num-minibatches", "2", "--update-epochs", "1", "--eval-games", "2", "--run-dir", str(run_dir),
-        "--seed", "4294967295"))  # the largest seed numpy takes
+    out = check_ok(
+        run_example(
+            "cleanrl_ppo.py",
+            "--total-timesteps",
+            "1024",
+            "--num-envs",
+            "8",
+            "--num-steps",
+            "64",
+            "--num-minibatches",
+            "2",
+            "--update-epochs",
+            "1",
+            "--eval-games",
+            "2",
+            "--run-dir",
+            str(run_dir),
+            "--seed",
+            "4294967295",
+        )
+    )  # the largest seed numpy takes
     score = mean_score(out, r"greedy evaluation: mean score (-?[\d.]+) over 2 games")
     assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
     assert "iteration 2/2" in out, out
@@ -50,8 +73,21 @@ def test_cleanrl_ppo(tmp_path):
 
 
 def test_sb3_dict_obs():
-    out = check_ok(run_example("sb3_dict_obs.py", "--total-timesteps", "256", "--n-envs", "2",
-                               "--n-steps", "128", "--eval-games", "2", "--seed", "4294967295"))  # the largest seed
+    out = check_ok(
+        run_example(
+            "sb3_dict_obs.py",
+            "--total-timesteps",
+            "256",
+            "--n-envs",
+            "2",
+            "--n-steps",
+            "128",
+            "--eval-games",
+            "2",
+            "--seed",
+            "4294967295",
+        )
+    )  # the largest seed
     assert "'action_mask': ('MultiBinary', (97,))" in out, out
     score = mean_score(out, r"deterministic evaluation: mean score (-?[\d.]+) over 2 games")
     assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
@@ -64,17 +100,23 @@ def test_planner():
         assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
 
 
-@pytest.mark.parametrize("script, args, message", [
-    ("cleanrl_ppo.py", ["--num-envs", "0"], "--num-envs must be at least 1"),
-    ("sb3_dict_obs.py", ["--ruleset", "no_such_preset"], "unknown ruleset 'no_such_preset'"),
-    ("cleanrl_ppo.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-    ("sb3_dict_obs.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-    ("cleanrl_ppo.py", ["--ruleset", "/no/such.yaml"], "ruleset file not found: /no/such.yaml"),
-])
+@pytest.mark.parametrize(
+    "script, args, message",
+    [
+        ("cleanrl_ppo.py", ["--num-envs", "0"], "--num-envs must be at least 1"),
+        ("sb3_dict_obs.py", ["--ruleset", "no_such_preset"], "unknown ruleset 'no_such_preset'"),
+        ("cleanrl_ppo.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+        ("sb3_dict_obs.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+        ("cleanrl_ppo.py", ["--ruleset", "/no/such.yaml"], "ruleset file not found: /no/such.yaml"),
+    ],
+)
 def test_bad_arguments(tmp_path, script, args, message):
     """As a subprocess: exit 2, the message, no traceback, nothing written."""
-    proc = run_example(script, "--run-dir", str(tmp_path / "run"), *args) if script == "cleanrl_ppo.py" \
+    proc = (
+        run_example(script, "--run-dir", str(tmp_path / "run"), *args)
+        if script == "cleanrl_ppo.py"
         else run_example(script, *args)
+    )
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "run").exists()  # nothing written before the arguments are checked
@@ -93,17 +135,20 @@ def examples():
 
 
 @pytest.mark.parametrize("script", ["cleanrl_ppo.py", "sb3_dict_obs.py"])
-@pytest.mark.parametrize("args, message", [
-    (["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-    (["--seed", "-1"], "--seed must be an integer in 0..4294967295"),
-    (["--ruleset", "/no/such.yaml"], "--ruleset /no/such.yaml: ruleset file not found"),
-    (["--ruleset", "{tmp}"], "--ruleset {tmp}: is a folder; give a preset name or a rules YAML file"),
-    (["--ruleset", "{tmp}/rules.yaml/"], "give a preset name or a rules YAML file"),  # a folder named like a file
-    (["--eval-games", "100001"], "--eval-games must be in 1..100,000, got 100,001"),
-    (["--torch-threads", "100000"], "--torch-threads must be in 1.."),
-    (["--torch-threads", "0"], "--torch-threads must be at least 1"),
-    (["--ENVS", "65537"], "--ENVS must be in 1..65,536, got 65,537"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+        (["--seed", "-1"], "--seed must be an integer in 0..4294967295"),
+        (["--ruleset", "/no/such.yaml"], "--ruleset /no/such.yaml: ruleset file not found"),
+        (["--ruleset", "{tmp}"], "--ruleset {tmp}: is a folder; give a preset name or a rules YAML file"),
+        (["--ruleset", "{tmp}/rules.yaml/"], "give a preset name or a rules YAML file"),  # a folder named like a file
+        (["--eval-games", "100001"], "--eval-games must be in 1..100,000, got 100,001"),
+        (["--torch-threads", "100000"], "--torch-threads must be in 1.."),
+        (["--torch-threads", "0"], "--torch-threads must be at least 1"),
+        (["--ENVS", "65537"], "--ENVS must be in 1..65,536, got 65,537"),
+    ],
+)
 def test_bad_arguments_in_process(examples, tmp_path, capsys, script, args, message):
     """``parse_args`` of both examples: a parser error (exit 2) naming the argument and what
     it allows; nothing created."""
@@ -119,11 +164,14 @@ def test_bad_arguments_in_process(examples, tmp_path, capsys, script, args, mess
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("where, message", [
-    ("file", "--run-dir {path} is a file, not a folder"),
-    ("file/run", "--run-dir: cannot create the folder {path}: {tmp}/file is a file, not a folder"),
-    ("", "--run-dir is empty"),
-])
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        ("file", "--run-dir {path} is a file, not a folder"),
+        ("file/run", "--run-dir: cannot create the folder {path}: {tmp}/file is a file, not a folder"),
+        ("", "--run-dir is empty"),
+    ],
+)
 def test_cleanrl_refuses_a_run_dir_it_cannot_write(examples, tmp_path, capsys, where, message):
     (tmp_path / "file").write_text("keep")
     path = str(tmp_path / where) if where else ""

@@ -6,10 +6,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from packaging.version import Version
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
+from packaging.version import Version
 
 from jamb_env import IllegalActionError, JambEnv, RulesetError
 from jamb_env.gym_vector import JambVectorEnv
@@ -41,8 +41,16 @@ def test_make_vec_vector_entry_point(env_id, size):
 
 
 def test_make_vec_passes_kwargs():
-    vec = gym.make_vec("Jamb-v0", num_envs=3, vectorization_mode="vector_entry_point", ruleset="classic_down",
-                       autoreset_mode="same_step", mask_in_observation=True, reward_scale=0.5, illegal_action="raise")
+    vec = gym.make_vec(
+        "Jamb-v0",
+        num_envs=3,
+        vectorization_mode="vector_entry_point",
+        ruleset="classic_down",
+        autoreset_mode="same_step",
+        mask_in_observation=True,
+        reward_scale=0.5,
+        illegal_action="raise",
+    )
     assert vec.ruleset.name == "classic_down" and not vec.turn_features and vec.reward_scale == 0.5
     assert vec.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP and vec.illegal_action == "raise"
     assert isinstance(vec.single_observation_space, gym.spaces.Dict)
@@ -209,8 +217,10 @@ def test_random_play_to_the_end(mode, sampler, one_torch_thread):
 @pytest.mark.parametrize("mode", MODES)
 def test_record_episode_statistics(mode):
     if mode == "same_step" and Version(gym.__version__) < Version("1.3"):
-        pytest.skip(f"gymnasium {gym.__version__} (pinned by ray[rllib]): its RecordEpisodeStatistics counts "
-                    "episode lengths for next_step autoreset only")
+        pytest.skip(
+            f"gymnasium {gym.__version__} (pinned by ray[rllib]): its RecordEpisodeStatistics counts "
+            "episode lengths for next_step autoreset only"
+        )
     vec = RecordEpisodeStatistics(JambVectorEnv(4, autoreset_mode=mode))
     obs, info = vec.reset(seed=2)
     rng = np.random.default_rng(2)
@@ -250,7 +260,9 @@ def test_mask_in_observation(mode):
     vec = JambVectorEnv(4, autoreset_mode=mode, mask_in_observation=True)
     box = JambVectorEnv(4, autoreset_mode=mode)
     space = vec.single_observation_space
-    assert space == gym.spaces.Dict({"observation": box.single_observation_space, "action_mask": gym.spaces.MultiBinary(97)})
+    assert space == gym.spaces.Dict(
+        {"observation": box.single_observation_space, "action_mask": gym.spaces.MultiBinary(97)}
+    )
     obs, info = vec.reset(seed=9)
     ref, _ = box.reset(seed=9)
     rng = np.random.default_rng(9)
@@ -350,21 +362,24 @@ def test_illegal_action_raises_and_changes_nothing():
 
 
 # ---------------------------------------------------------------------------- bad arguments
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"num_envs": 0}, ValueError, "num_envs must be a positive integer"),
-    ({"num_envs": True}, ValueError, "num_envs must be a positive integer"),
-    ({"num_envs": 2.0}, ValueError, "num_envs must be a positive integer"),
-    ({"ruleset": "no_such_rules"}, RulesetError, "no_such_rules"),
-    ({"autoreset_mode": "never"}, ValueError, "autoreset_mode must be"),
-    ({"autoreset_mode": 1}, ValueError, "DISABLED"),
-    ({"autoreset_mode": "sometimes"}, ValueError, "SAME_STEP"),
-    ({"illegal_action": "ignore"}, ValueError, "'terminate' or 'raise'"),
-    ({"reward_scale": 0}, ValueError, "positive finite"),
-    ({"reward_scale": float("nan")}, ValueError, "positive finite"),
-    ({"turn_features": "yes"}, ValueError, "turn_features must be True or False"),
-    ({"mask_in_observation": 1}, ValueError, "mask_in_observation must be True or False"),
-    ({"render_mode": "human"}, ValueError, "render_mode must be None"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"num_envs": 0}, ValueError, "num_envs must be a positive integer"),
+        ({"num_envs": True}, ValueError, "num_envs must be a positive integer"),
+        ({"num_envs": 2.0}, ValueError, "num_envs must be a positive integer"),
+        ({"ruleset": "no_such_rules"}, RulesetError, "no_such_rules"),
+        ({"autoreset_mode": "never"}, ValueError, "autoreset_mode must be"),
+        ({"autoreset_mode": 1}, ValueError, "DISABLED"),
+        ({"autoreset_mode": "sometimes"}, ValueError, "SAME_STEP"),
+        ({"illegal_action": "ignore"}, ValueError, "'terminate' or 'raise'"),
+        ({"reward_scale": 0}, ValueError, "positive finite"),
+        ({"reward_scale": float("nan")}, ValueError, "positive finite"),
+        ({"turn_features": "yes"}, ValueError, "turn_features must be True or False"),
+        ({"mask_in_observation": 1}, ValueError, "mask_in_observation must be True or False"),
+        ({"render_mode": "human"}, ValueError, "render_mode must be None"),
+    ],
+)
 def test_bad_constructor_arguments(kwargs, error, match):
     kwargs = {"num_envs": 2} | kwargs
     with pytest.raises(error, match=match):

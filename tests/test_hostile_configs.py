@@ -54,7 +54,11 @@ def tiny_sb3(path: Path, **top) -> Path:
 
 def digests(folder: Path) -> dict[str, str]:
     """Relative path -> sha256 of every file under ``folder``."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def every_path(folder: Path) -> set[str]:
@@ -92,8 +96,11 @@ def test_yaml_nested_past_the_limit_is_refused_by_every_reader(reader, tmp_path)
     for levels in (MAX_DEPTH + 1, 20_000):
         path = tmp_path / f"deep{levels}.yaml"
         path.write_text(nested(levels))
-        with pytest.raises(error, match=rf"{shown(reader, path)}: nested more than {MAX_DEPTH} levels deep \(line 1, column \d+\); "
-                                        rf"allowed: at most {MAX_DEPTH} levels"):
+        with pytest.raises(
+            error,
+            match=rf"{shown(reader, path)}: nested more than {MAX_DEPTH} levels deep \(line 1, column \d+\); "
+            rf"allowed: at most {MAX_DEPTH} levels",
+        ):
             read(path)
 
 
@@ -111,7 +118,10 @@ def test_a_yaml_file_over_1_mib_is_refused_by_every_reader(reader, tmp_path):
     read, error = READERS[reader]
     path = tmp_path / "big.yaml"
     path.write_text("# " + "x" * MAX_BYTES + "\n")  # a comment: valid (empty) YAML, too large to read
-    with pytest.raises(error, match=shown(reader, path) + r": more than 1,048,576 bytes; allowed: a YAML file of at most 1,048,576 bytes"):
+    with pytest.raises(
+        error,
+        match=shown(reader, path) + r": more than 1,048,576 bytes; allowed: a YAML file of at most 1,048,576 bytes",
+    ):
         read(path)
 
 
@@ -131,8 +141,11 @@ def test_an_extends_chain_past_the_limit_is_refused(tmp_path):
         (tmp_path / f"f{i}.yaml").write_text(yaml.safe_dump({"extends": f"f{i - 1}.yaml", "name": f"f{i}"}))
     assert load_ruleset(tmp_path / f"f{MAX_EXTENDS - 1}.yaml").name == "f31"  # 32 files: allowed
     for top in (MAX_EXTENDS, 1499):
-        with pytest.raises(RulesetError, match=rf"f{top}.yaml: key 'extends': a chain of more than {MAX_EXTENDS} files "
-                                               rf"\(.*f{top}.yaml -> .*f{top - 1}.yaml -> \.\.\. -> .*\); allowed: at most {MAX_EXTENDS} files"):
+        with pytest.raises(
+            RulesetError,
+            match=rf"f{top}.yaml: key 'extends': a chain of more than {MAX_EXTENDS} files "
+            rf"\(.*f{top}.yaml -> .*f{top - 1}.yaml -> \.\.\. -> .*\); allowed: at most {MAX_EXTENDS} files",
+        ):
             load_ruleset(tmp_path / f"f{top}.yaml")
 
 
@@ -148,23 +161,32 @@ def test_a_file_that_is_not_utf8_is_a_clear_error_for_every_reader(reader, tmp_p
     read, error = READERS[reader]
     path = tmp_path / "latin1.yaml"
     path.write_bytes("name: caf\xe9\n".encode("latin-1"))
-    with pytest.raises(error, match=shown(reader, path) + r": not UTF-8 text \(invalid continuation byte at byte 9\); allowed: a UTF-8 YAML file"):
+    with pytest.raises(
+        error,
+        match=shown(reader, path)
+        + r": not UTF-8 text \(invalid continuation byte at byte 9\); allowed: a UTF-8 YAML file",
+    ):
         read(path)
 
 
-@pytest.mark.parametrize("content, message", [
-    ("name: caf\xe9\n".encode("latin-1"), "not UTF-8 text (invalid continuation byte at byte 9)"),
-    (nested(20_000).encode(), "nested more than 64 levels deep"),
-    (b"# " + b"x" * MAX_BYTES, "more than 1,048,576 bytes"),
-    (b"- a list\n", "expected a mapping of keys at the top level, got list"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("name: caf\xe9\n".encode("latin-1"), "not UTF-8 text (invalid continuation byte at byte 9)"),
+        (nested(20_000).encode(), "nested more than 64 levels deep"),
+        (b"# " + b"x" * MAX_BYTES, "more than 1,048,576 bytes"),
+        (b"- a list\n", "expected a mapping of keys at the top level, got list"),
+    ],
+)
 def test_jamb_train_value_reports_a_bad_config_in_one_line(content, message, tmp_path, capsys):
     from agents.cli.train_value import main
 
     path = tmp_path / "value.yaml"
     path.write_bytes(content)
     with pytest.raises(SystemExit) as exc:
-        main(["--config", str(path), "--out", str(tmp_path / "out"), "--iterations", "0"])  # the file is refused before the option
+        main(
+            ["--config", str(path), "--out", str(tmp_path / "out"), "--iterations", "0"]
+        )  # the file is refused before the option
     err = capsys.readouterr().err
     assert exc.value.code == 2 and f"error: --config: {path}: {message}" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
@@ -176,7 +198,19 @@ def test_the_training_commands_report_a_deeply_nested_ruleset(tmp_path, capsys):
     deep = tmp_path / "deep.yaml"
     deep.write_text(nested(20_000))
     message = f"{deep}: nested more than 64 levels deep"
-    assert train.main(["--config", str(tiny_sb3(tmp_path / "tiny.yaml")), "--ruleset", str(deep), "--run-dir", str(tmp_path / "run")]) == 2
+    assert (
+        train.main(
+            [
+                "--config",
+                str(tiny_sb3(tmp_path / "tiny.yaml")),
+                "--ruleset",
+                str(deep),
+                "--run-dir",
+                str(tmp_path / "run"),
+            ]
+        )
+        == 2
+    )
     assert message in capsys.readouterr().err
     assert evaluate.main(["--ruleset", str(deep), "--agents", "random", "--games", "2", "--no-progress"]) == 2
     assert message in capsys.readouterr().err
@@ -187,18 +221,36 @@ def test_the_training_commands_report_a_deeply_nested_ruleset(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- 4: resource settings
-@pytest.mark.parametrize("top, section, message", [
-    ({"torch_threads": 1_000_000_000}, {}, "key 'torch_threads': 1,000,000,000 is too large; allowed: 1..256"),
-    ({}, {"env": {"n_envs": 100_000_000}}, "key 'env.n_envs': 100,000,000 is too large; allowed: 1..65,536"),
-    ({}, {"eval": {"n_envs": 65_537}}, "key 'eval.n_envs': 65,537 is too large; allowed: 1..65,536"),
-    ({}, {"eval": {"episodes": 100_001, "n_envs": 1}}, "key 'eval.episodes': 100,001 is too large; allowed: 1..100,000"),
-    ({}, {"algo": {"n_steps": 2**21}}, "key 'algo.n_steps': 2,097,152 is too large; allowed: 1..1,048,576"),
-    ({}, {"algo": {"batch_size": 2**21}}, "key 'algo.batch_size': 2,097,152 is too large; allowed: 1..1,048,576"),
-    ({}, {"env": {"n_envs": 1024}, "algo": {"n_steps": 2048}},
-     "key 'env.n_envs': 1,024 envs x algo.n_steps 2,048 = 2,097,152 steps per rollout is too large; allowed: at most 1,048,576"),
-    ({}, {"env": {"n_envs": 1024}, "algo": {"n_steps": None}}, "x algo.n_steps 2,048 = 2,097,152 steps per rollout"),  # SB3's default
-    ({}, {"env": {"n_envs": 65, "vec_env": "subproc"}}, "key 'env.n_envs': 65 is too many for vec_env subproc (one process per env); allowed: 1..64"),
-])
+@pytest.mark.parametrize(
+    "top, section, message",
+    [
+        ({"torch_threads": 1_000_000_000}, {}, "key 'torch_threads': 1,000,000,000 is too large; allowed: 1..256"),
+        ({}, {"env": {"n_envs": 100_000_000}}, "key 'env.n_envs': 100,000,000 is too large; allowed: 1..65,536"),
+        ({}, {"eval": {"n_envs": 65_537}}, "key 'eval.n_envs': 65,537 is too large; allowed: 1..65,536"),
+        (
+            {},
+            {"eval": {"episodes": 100_001, "n_envs": 1}},
+            "key 'eval.episodes': 100,001 is too large; allowed: 1..100,000",
+        ),
+        ({}, {"algo": {"n_steps": 2**21}}, "key 'algo.n_steps': 2,097,152 is too large; allowed: 1..1,048,576"),
+        ({}, {"algo": {"batch_size": 2**21}}, "key 'algo.batch_size': 2,097,152 is too large; allowed: 1..1,048,576"),
+        (
+            {},
+            {"env": {"n_envs": 1024}, "algo": {"n_steps": 2048}},
+            "key 'env.n_envs': 1,024 envs x algo.n_steps 2,048 = 2,097,152 steps per rollout is too large; allowed: at most 1,048,576",
+        ),
+        (
+            {},
+            {"env": {"n_envs": 1024}, "algo": {"n_steps": None}},
+            "x algo.n_steps 2,048 = 2,097,152 steps per rollout",
+        ),  # SB3's default
+        (
+            {},
+            {"env": {"n_envs": 65, "vec_env": "subproc"}},
+            "key 'env.n_envs': 65 is too many for vec_env subproc (one process per env); allowed: 1..64",
+        ),
+    ],
+)
 def test_sb3_resource_settings_have_upper_bounds(top, section, message, tmp_path):
     cfg = yaml.safe_load(DEFAULT_CONFIG.read_text())
     cfg.update(top)
@@ -212,15 +264,27 @@ def test_sb3_resource_settings_have_upper_bounds(top, section, message, tmp_path
     assert message in str(exc.value) and "big.yaml" in str(exc.value)
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"torch_threads": 1_000_000_000}, "key 'torch_threads': 1,000,000,000 is too large; allowed: 1..256"),
-    ({"num_cpus": 100_000}, "key 'num_cpus': 100,000 is too large; allowed: 1..1,024"),
-    ({"num_env_runners": 100_000}, "key 'num_env_runners': 100,000 is too large; allowed: 0..1,024"),
-    ({"num_envs_per_env_runner": 100_000_000}, "key 'num_envs_per_env_runner': 100,000,000 is too large; allowed: 1..65,536"),
-    ({"train_batch_size": 2**21, "minibatch_size": 256}, "key 'train_batch_size': 2,097,152 is too large; allowed: 1..1,048,576"),
-    ({"rollout_fragment_length": 2**21}, "key 'rollout_fragment_length': 2,097,152 is too large; allowed: 1..1,048,576"),
-    ({"eval_games": 100_001}, "key 'eval_games': 100,001 is too large; allowed: 1..100,000"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"torch_threads": 1_000_000_000}, "key 'torch_threads': 1,000,000,000 is too large; allowed: 1..256"),
+        ({"num_cpus": 100_000}, "key 'num_cpus': 100,000 is too large; allowed: 1..1,024"),
+        ({"num_env_runners": 100_000}, "key 'num_env_runners': 100,000 is too large; allowed: 0..1,024"),
+        (
+            {"num_envs_per_env_runner": 100_000_000},
+            "key 'num_envs_per_env_runner': 100,000,000 is too large; allowed: 1..65,536",
+        ),
+        (
+            {"train_batch_size": 2**21, "minibatch_size": 256},
+            "key 'train_batch_size': 2,097,152 is too large; allowed: 1..1,048,576",
+        ),
+        (
+            {"rollout_fragment_length": 2**21},
+            "key 'rollout_fragment_length': 2,097,152 is too large; allowed: 1..1,048,576",
+        ),
+        ({"eval_games": 100_001}, "key 'eval_games': 100,001 is too large; allowed: 1..100,000"),
+    ],
+)
 def test_rllib_resource_settings_have_upper_bounds(changes, message, tmp_path):
     cfg = {**yaml.safe_load(DEFAULT_RLLIB_CONFIG.read_text()), **changes}
     path = tmp_path / "big.yaml"
@@ -230,11 +294,14 @@ def test_rllib_resource_settings_have_upper_bounds(changes, message, tmp_path):
     assert message in str(exc.value) and "big.yaml" in str(exc.value)
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"torch_threads": 1_000_000_000}, "torch_threads = 1000000000 is not allowed (1..256)"),
-    ({"batch_size": 2**21}, "batch_size = 2097152 is not allowed (1..1,048,576)"),
-    ({"hidden": [10**9]}, "hidden = (1000000000,) is not allowed (a list of widths 1..65,536)"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"torch_threads": 1_000_000_000}, "torch_threads = 1000000000 is not allowed (1..256)"),
+        ({"batch_size": 2**21}, "batch_size = 2097152 is not allowed (1..1,048,576)"),
+        ({"hidden": [10**9]}, "hidden = (1000000000,) is not allowed (a list of widths 1..65,536)"),
+    ],
+)
 def test_value_resource_settings_have_upper_bounds(changes, message):
     from agents.training.value import ValueConfig
 
@@ -243,32 +310,54 @@ def test_value_resource_settings_have_upper_bounds(changes, message):
     assert message in str(exc.value)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--n-steps", "2000000"], "--n-steps must be in 1..1,048,576, got 2,000,000"),
-    (["--n-envs", "65536", "--n-steps", "64"], "--n-envs x --n-steps must be at most 1,048,576 steps per rollout"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--n-steps", "2000000"], "--n-steps must be in 1..1,048,576, got 2,000,000"),
+        (["--n-envs", "65536", "--n-steps", "64"], "--n-envs x --n-steps must be at most 1,048,576 steps per rollout"),
+    ],
+)
 def test_selfplay_rollout_sizes_have_upper_bounds(args, message, tmp_path, capsys):
     from agents.cli.train_selfplay import main
 
-    with pytest.raises(SystemExit) as exc:  # the sizes are refused before the bad seed (a version without the bounds stops there)
+    with pytest.raises(
+        SystemExit
+    ) as exc:  # the sizes are refused before the bad seed (a version without the bounds stops there)
         main(args + ["--run-dir", str(tmp_path / "run"), "--seed", "-1"])
     assert exc.value.code == 2 and message in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
 # ---------------------------------------------------------------- 3: self-play baselines
-@pytest.mark.parametrize("baseline, why", [
-    ("ppo", "no shipped PPO model for ruleset 'master'"),
-    ("optimal", "the exact solver needs a sheet of one down or up column"),
-])
+@pytest.mark.parametrize(
+    "baseline, why",
+    [
+        ("ppo", "no shipped PPO model for ruleset 'master'"),
+        ("optimal", "the exact solver needs a sheet of one down or up column"),
+    ],
+)
 def test_selfplay_checks_its_baselines_before_making_the_run(baseline, why, tmp_path, capsys):
     from agents.cli.train_selfplay import main
 
     run = tmp_path / "run"
     for attempt in range(2):  # refused the same way again: nothing was left behind
         with pytest.raises(SystemExit) as exc:
-            main(["--ruleset", "master", "--baselines", "greedy", baseline, "--total-timesteps", "64", "--run-dir", str(run)])
+            main(
+                [
+                    "--ruleset",
+                    "master",
+                    "--baselines",
+                    "greedy",
+                    baseline,
+                    "--total-timesteps",
+                    "64",
+                    "--run-dir",
+                    str(run),
+                ]
+            )
         err = capsys.readouterr().err
-        assert exc.value.code == 2 and f"error: --baselines: baseline {baseline!r} cannot play master: {why}" in err, err
+        assert exc.value.code == 2 and f"error: --baselines: baseline {baseline!r} cannot play master: {why}" in err, (
+            err
+        )
         assert "Traceback" not in err and not run.exists()
     with pytest.raises(SystemExit):
         main(["--ruleset", "master", "--baselines", baseline, "--run-dir", str(run), "--resume"])
@@ -294,12 +383,17 @@ def test_an_sb3_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path
     before = digests(run)
     assert "final_model.zip" in before and "checkpoints/model_64_steps.zip" in before
     capsys.readouterr()
-    for extra in (["--total-timesteps", "32"], []):  # below the steps done, and the run's own total (64): nothing to train
+    for extra in (
+        ["--total-timesteps", "32"],
+        [],
+    ):  # below the steps done, and the run's own total (64): nothing to train
         assert main(["--resume", str(run), "--no-progress", *extra]) == 2
         err = capsys.readouterr().err
         total = extra[1] if extra else "64"
-        assert f"error: {run} has trained 64 steps already (the checkpoint it resumes from) and total_timesteps is {total}: " \
-               "nothing to train, nothing written; pass --total-timesteps above 64" in err, err
+        assert (
+            f"error: {run} has trained 64 steps already (the checkpoint it resumes from) and total_timesteps is {total}: "
+            "nothing to train, nothing written; pass --total-timesteps above 64" in err
+        ), err
         assert digests(run) == before
 
 
@@ -307,36 +401,81 @@ def test_a_selfplay_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_
     from agents.cli.train_selfplay import main
 
     run = tmp_path / "run"
-    args = ["--ruleset", "classic_down", "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "64", "--eval-freq", "10000",
-            "--eval-games", "1", "--run-dir", str(run)]
+    args = [
+        "--ruleset",
+        "classic_down",
+        "--n-envs",
+        "2",
+        "--n-steps",
+        "32",
+        "--snapshot-freq",
+        "64",
+        "--eval-freq",
+        "10000",
+        "--eval-games",
+        "1",
+        "--run-dir",
+        str(run),
+    ]
     assert main(args + ["--total-timesteps", "64"]) == 0
     before = digests(run)
     capsys.readouterr()
     assert main(args + ["--total-timesteps", "32", "--resume"]) == 2
     err = capsys.readouterr().err
-    assert f"error: {run} has trained 64 steps already (the checkpoint it resumes from) and total_timesteps is 32: nothing to train" in err
+    assert (
+        f"error: {run} has trained 64 steps already (the checkpoint it resumes from) and total_timesteps is 32: nothing to train"
+        in err
+    )
     assert "Traceback" not in err and digests(run) == before
 
 
 @needs_rllib
 @pytest.mark.slow
 def test_an_rllib_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path):
-    cfg = {**yaml.safe_load(DEFAULT_RLLIB_CONFIG.read_text()), "ruleset": "classic_down", "total_timesteps": 256, "num_env_runners": 0,
-           "num_envs_per_env_runner": 2, "rollout_fragment_length": 64, "train_batch_size": 128, "minibatch_size": 64, "num_epochs": 1,
-           "hidden_sizes": [8], "eval_freq": 100_000, "eval_games": 1, "checkpoint_freq": 100_000}
+    cfg = {
+        **yaml.safe_load(DEFAULT_RLLIB_CONFIG.read_text()),
+        "ruleset": "classic_down",
+        "total_timesteps": 256,
+        "num_env_runners": 0,
+        "num_envs_per_env_runner": 2,
+        "rollout_fragment_length": 64,
+        "train_batch_size": 128,
+        "minibatch_size": 64,
+        "num_epochs": 1,
+        "hidden_sizes": [8],
+        "eval_freq": 100_000,
+        "eval_games": 1,
+        "checkpoint_freq": 100_000,
+    }
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump(cfg))
     run = tmp_path / "run"
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     train = [sys.executable, "-m", "agents.cli.train", "--no-progress"]
-    first = subprocess.run(train + ["--config", str(config), "--run-dir", str(run)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    first = subprocess.run(
+        train + ["--config", str(config), "--run-dir", str(run)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert first.returncode == 0, first.stderr[-3000:]
     before = digests(run)
-    again = subprocess.run(train + ["--resume", str(run), "--total-timesteps", "128"], cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=600)
+    again = subprocess.run(
+        train + ["--resume", str(run), "--total-timesteps", "128"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 2, again.stderr[-3000:]
-    assert f"error: {run} has trained 256 steps already (the checkpoint it resumes from) and total_timesteps is 128: nothing to train" \
-        in again.stderr and "Traceback" not in again.stderr
+    assert (
+        f"error: {run} has trained 256 steps already (the checkpoint it resumes from) and total_timesteps is 128: nothing to train"
+        in again.stderr
+        and "Traceback" not in again.stderr
+    )
     assert digests(run) == before
 
 
@@ -350,9 +489,13 @@ def test_the_default_configs_are_found_from_any_folder(tmp_path, monkeypatch, ca
     assert train.main(["--total-timesteps", "0"]) == 2
     assert f"error: {DEFAULT_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
     assert train.main(["--engine", "rllib", "--total-timesteps", "0"]) == 2
-    assert f"error: {DEFAULT_RLLIB_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
+    assert (
+        f"error: {DEFAULT_RLLIB_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
+    )
     with pytest.raises(SystemExit) as exc:
-        tune.main(["--ruleset", "nope", "--trials", "1", "--steps", "64"])  # the base config loads; the override is refused
+        tune.main(
+            ["--ruleset", "nope", "--trials", "1", "--steps", "64"]
+        )  # the base config loads; the override is refused
     assert exc.value.code == 2 and "--ruleset nope: unknown ruleset 'nope'" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
     assert (config.DEFAULT_CONFIG, rllib_config.DEFAULT_RLLIB_CONFIG) == (DEFAULT_CONFIG, DEFAULT_RLLIB_CONFIG)
@@ -387,15 +530,32 @@ def test_a_config_s_ruleset_name_cannot_steer_the_sb3_run_folder(name, tmp_path,
 @pytest.mark.slow
 def test_a_config_s_ruleset_name_cannot_steer_the_rllib_run_folder(tmp_path):
     rules, cwd = escaping_setup(tmp_path, "../../../escape")
-    cfg = {**yaml.safe_load(DEFAULT_RLLIB_CONFIG.read_text()), "ruleset": str(rules), "total_timesteps": 128, "num_env_runners": 0,
-           "num_envs_per_env_runner": 2, "rollout_fragment_length": 64, "train_batch_size": 128, "minibatch_size": 64, "num_epochs": 1,
-           "hidden_sizes": [8], "eval_freq": 100_000, "eval_games": 1}
+    cfg = {
+        **yaml.safe_load(DEFAULT_RLLIB_CONFIG.read_text()),
+        "ruleset": str(rules),
+        "total_timesteps": 128,
+        "num_env_runners": 0,
+        "num_envs_per_env_runner": 2,
+        "rollout_fragment_length": 64,
+        "train_batch_size": 128,
+        "minibatch_size": 64,
+        "num_epochs": 1,
+        "hidden_sizes": [8],
+        "eval_freq": 100_000,
+        "eval_games": 1,
+    }
     config = tmp_path / "rllib.yaml"
     config.write_text(yaml.safe_dump(cfg))
     before = every_path(tmp_path)
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "agents.cli.train", "--config", str(config), "--no-progress"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agents.cli.train", "--config", str(config), "--no-progress"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "error: the ruleset's name '../../../escape' cannot name a run folder under runs/" in proc.stderr
     assert every_path(tmp_path) == before
@@ -407,8 +567,27 @@ def test_the_selfplay_run_folder_is_named_after_the_ruleset_file_inside_runs(tmp
     rules, cwd = escaping_setup(tmp_path, "../../../escape")
     monkeypatch.chdir(cwd)
     before = every_path(tmp_path)
-    assert main(["--ruleset", str(rules), "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "64", "--eval-freq", "10000",
-                 "--eval-games", "1", "--total-timesteps", "64"]) == 0
+    assert (
+        main(
+            [
+                "--ruleset",
+                str(rules),
+                "--n-envs",
+                "2",
+                "--n-steps",
+                "32",
+                "--snapshot-freq",
+                "64",
+                "--eval-freq",
+                "10000",
+                "--eval-games",
+                "1",
+                "--total-timesteps",
+                "64",
+            ]
+        )
+        == 0
+    )
     made = every_path(tmp_path) - before
     assert made and all(p.startswith("a/b/c/runs") for p in made)
     assert (cwd / "runs" / "selfplay_rules_2p_separate_win_s0" / "final_model.zip").exists()

@@ -111,7 +111,9 @@ def test_a_symlink_is_written_through_to_its_target(tmp_path, writer):
     writers()[writer](link)
     assert link.is_symlink() and os.readlink(link) == "store/real.csv"  # still the link
     assert target.read_bytes() in (b"x", b"model")  # its target has the new content
-    assert not [p for p in tmp_path.rglob("*") if files.is_temp_file(p)]  # the temporary file went beside the target and is gone
+    assert not [
+        p for p in tmp_path.rglob("*") if files.is_temp_file(p)
+    ]  # the temporary file went beside the target and is gone
 
 
 def test_a_dangling_link_creates_its_target(tmp_path):
@@ -129,8 +131,16 @@ def test_a_link_loop_is_a_clear_error(tmp_path):
     assert str(loop) in str(info.value) and loop.is_symlink()
 
 
-@pytest.mark.parametrize("path, top", [("/dev/jamb-test-nothing/x.csv", "/dev"), ("/dev/full.csv", "/dev"), ("/dev/stdout", "/dev"),
-                                       ("/proc/self/jamb.csv", "/proc"), ("/sys/jamb.csv", "/sys")])
+@pytest.mark.parametrize(
+    "path, top",
+    [
+        ("/dev/jamb-test-nothing/x.csv", "/dev"),
+        ("/dev/full.csv", "/dev"),
+        ("/dev/stdout", "/dev"),
+        ("/proc/self/jamb.csv", "/proc"),
+        ("/sys/jamb.csv", "/sys"),
+    ],
+)
 def test_paths_inside_system_folders_are_refused(path, top):
     with pytest.raises(OSError) as info:
         files.check_output_file(path)
@@ -189,9 +199,13 @@ def test_evaluate_refuses_a_fifo_output_before_any_game(tmp_path, players):
     name = "r_matches.csv" if players else "r_games.csv"
     fifo = tmp_path / name
     os.mkfifo(fifo)
-    argv = ["--agents", "random", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")] + (["--players", "2"] if players else [])
+    argv = ["--agents", "random", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")] + (
+        ["--players", "2"] if players else []
+    )
     code, out, err = evaluate(argv)
-    assert code == 2 and err.startswith("error: ") and str(fifo) in err and "FIFO" in err and "Traceback" not in err, err
+    assert code == 2 and err.startswith("error: ") and str(fifo) in err and "FIFO" in err and "Traceback" not in err, (
+        err
+    )
     assert "| agent |" not in out and "| A |" not in out  # no table: nothing was played
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and [p.name for p in tmp_path.iterdir()] == [name]
 
@@ -200,7 +214,9 @@ def test_evaluate_refuses_a_fifo_records_file_before_any_game(tmp_path):
     recs = tmp_path / "recs"
     recs.mkdir()
     os.mkfifo(recs / "random.jsonl")
-    code, out, err = evaluate(["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r"), "--records", str(recs)])
+    code, out, err = evaluate(
+        ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r"), "--records", str(recs)]
+    )
     assert code == 2 and str(recs / "random.jsonl") in err and "FIFO" in err, err
     assert "| agent |" not in out and stat.S_ISFIFO(os.lstat(recs / "random.jsonl").st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["recs"]
@@ -217,14 +233,28 @@ def test_evaluate_writes_through_a_linked_output(tmp_path):
 
 
 # ---------------------------------------------------------------------------- Ctrl-C and SIGTERM with --jobs 2
-def interrupt_evaluation(tmp_path: Path, signum: int, to_group: bool, extra: list[str], wait_for_games: bool) -> tuple[int, float, str]:
+def interrupt_evaluation(
+    tmp_path: Path, signum: int, to_group: bool, extra: list[str], wait_for_games: bool
+) -> tuple[int, float, str]:
     """Start ``scripts/evaluate.py --jobs 2 --games 2000`` (plenty to play), send ``signum``
     once it has played its first games (or, ``wait_for_games`` False, once its workers are
     at work): to its process group as a terminal's Ctrl-C does, or to it alone as ``kill``
     does. Returns (exit status, seconds from the signal to the exit, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--jobs", "2", "--games", "2000", "--out", str(tmp_path / "out" / "r"), *extra]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts" / "evaluate.py"),
+        "--jobs",
+        "2",
+        "--games",
+        "2000",
+        "--out",
+        str(tmp_path / "out" / "r"),
+        *extra,
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         err, deadline = b"", time.monotonic() + 900  # a cold numba cache compiles for minutes
         while time.monotonic() < deadline:
@@ -257,11 +287,14 @@ def interrupt_evaluation(tmp_path: Path, signum: int, to_group: bool, extra: lis
                 os.killpg(proc.pid, signal.SIGKILL)  # any worker left behind
 
 
-@pytest.mark.parametrize("signum, code, to_group", [
-    pytest.param(signal.SIGINT, 130, True, id="ctrl-c"),
-    pytest.param(signal.SIGINT, 130, False, id="sigint", marks=pytest.mark.slow),
-    pytest.param(signal.SIGTERM, 143, False, id="sigterm"),
-])
+@pytest.mark.parametrize(
+    "signum, code, to_group",
+    [
+        pytest.param(signal.SIGINT, 130, True, id="ctrl-c"),
+        pytest.param(signal.SIGINT, 130, False, id="sigint", marks=pytest.mark.slow),
+        pytest.param(signal.SIGTERM, 143, False, id="sigterm"),
+    ],
+)
 def test_a_signal_stops_a_parallel_evaluation_at_once(tmp_path, signum, code, to_group):
     rc, seconds, err = interrupt_evaluation(tmp_path, signum, to_group, ["--agents", "random"], wait_for_games=True)
     assert rc == code and seconds < 5, (rc, seconds, err)
@@ -272,8 +305,13 @@ def test_a_signal_stops_a_parallel_evaluation_at_once(tmp_path, signum, code, to
 @pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
 def test_a_signal_stops_parallel_matches_at_once(tmp_path, signum, code):
-    rc, seconds, err = interrupt_evaluation(tmp_path, signum, signum == signal.SIGINT,
-                                            ["--ruleset", "classic_down", "--agents", "random", "greedy", "--players", "2"], wait_for_games=False)
+    rc, seconds, err = interrupt_evaluation(
+        tmp_path,
+        signum,
+        signum == signal.SIGINT,
+        ["--ruleset", "classic_down", "--agents", "random", "greedy", "--players", "2"],
+        wait_for_games=False,
+    )
     assert rc == code and seconds < 5, (rc, seconds, err)
     assert "nothing written" in err and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()

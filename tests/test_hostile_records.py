@@ -34,8 +34,17 @@ def header(**over) -> dict:
 
 
 def match_header(players, **over) -> dict:
-    return {"type": "match", "format": 1, "ruleset": "classic", "seed": 1, "env": "jamb_multiplayer_v0",
-            "players": list(players), "num_players": len(players), "scoring": "separate", **over}
+    return {
+        "type": "match",
+        "format": 1,
+        "ruleset": "classic",
+        "seed": 1,
+        "env": "jamb_multiplayer_v0",
+        "players": list(players),
+        "num_players": len(players),
+        "scoring": "separate",
+        **over,
+    }
 
 
 def write_lines(path: Path, *items) -> Path:
@@ -74,7 +83,9 @@ def test_a_match_record_never_loads_the_model_it_names(monkeypatch, capsys, tmp_
     marker = tmp_path / "payload_ran"
     model = booby_trapped_model(tmp_path / "model.zip", marker)
     rec = write_lines(tmp_path / "m.jsonl", match_header(["human", str(model)]))
-    code, out, err = run_main(monkeypatch, capsys, ["--load", str(rec), "--save", str(tmp_path / "out.jsonl")], ["quit"])
+    code, out, err = run_main(
+        monkeypatch, capsys, ["--load", str(rec), "--save", str(tmp_path / "out.jsonl")], ["quit"]
+    )
     assert not marker.exists(), "the model named in the record was loaded (its pickled payload ran)"
     assert code == 2 and "Traceback" not in err
     assert "name a file, which a record cannot load by itself" in err
@@ -99,8 +110,9 @@ def test_the_user_names_the_seats_again_to_load_a_file_seat(monkeypatch, capsys,
     model = str(tmp_path / "model.zip")
     rec = write_lines(tmp_path / "m.jsonl", match_header(["human", model]))
     out_file = tmp_path / "out.jsonl"
-    code, out, err = run_main(monkeypatch, capsys, ["--load", str(rec), "--players", "human", model, "--save", str(out_file)],
-                              ["quit"])
+    code, out, err = run_main(
+        monkeypatch, capsys, ["--load", str(rec), "--players", "human", model, "--save", str(out_file)], ["quit"]
+    )
     assert code == 0, err
     assert calls == [model]  # asked for on the command line: loaded
     assert read_matches(out_file)[0].players == ["human", model]
@@ -118,7 +130,9 @@ def test_a_ruleset_name_cannot_point_the_shipped_model_outside_models(tmp_path):
         with pytest.raises(ValueError, match="not a plain file name"):
             agents.load(spec, ruleset=str(rules))
     assert not marker.exists()
-    assert registry.shipped_name("classic_down") and not registry.shipped_name("../x") and not registry.shipped_name(".x")
+    assert (
+        registry.shipped_name("classic_down") and not registry.shipped_name("../x") and not registry.shipped_name(".x")
+    )
 
 
 # ---------------------------------------------------------------------- 2. nothing drives the terminal
@@ -160,7 +174,9 @@ def test_match_replay_escapes_seats_and_step_texts(monkeypatch, capsys, tmp_path
 
 def hostile_ruleset(tmp_path: Path) -> Path:
     rules = tmp_path / "hostile.yaml"
-    rules.write_text('schema_version: 1\nname: "ev\\e]0;pwned\\ail"\ntitle: "T\\e[2J"\nextends: classic\ncolumns: [down]\n')
+    rules.write_text(
+        'schema_version: 1\nname: "ev\\e]0;pwned\\ail"\ntitle: "T\\e[2J"\nextends: classic\ncolumns: [down]\n'
+    )
     return rules
 
 
@@ -172,7 +188,9 @@ def test_a_ruleset_name_with_escapes_is_refused_when_it_loads(monkeypatch, capsy
     rules = hostile_ruleset(tmp_path)
     with pytest.raises(RulesetError, match="control character"):
         JambEnv(str(rules), render_mode="ansi")
-    code, out, err = run_main(monkeypatch, capsys, ["--watch", "greedy", "--ruleset", str(rules), "--log", str(tmp_path / "watch.txt")])
+    code, out, err = run_main(
+        monkeypatch, capsys, ["--watch", "greedy", "--ruleset", str(rules), "--log", str(tmp_path / "watch.txt")]
+    )
     assert code == 2 and "control character" in err and "\x1b" not in out + err
 
 
@@ -189,7 +207,9 @@ def test_deep_nesting_is_a_record_error_not_a_recursion_error(monkeypatch, capsy
     with pytest.raises(RecordError, match=r"deep\.jsonl:2: JSON nested more than 16 levels deep"):
         read_any(rec)
     for option in ("--replay", "--load"):
-        code, out, err = run_main(monkeypatch, capsys, [option, str(rec)] + (["--delay", "0"] if option == "--replay" else []))
+        code, out, err = run_main(
+            monkeypatch, capsys, [option, str(rec)] + (["--delay", "0"] if option == "--replay" else [])
+        )
         assert code == 2 and "nested more than 16 levels" in err and "Traceback" not in err
     brackets_in_strings = write_lines(tmp_path / "s.jsonl", header(player="[" * 100 + "{" * 100))
     assert read_records(brackets_in_strings)[0].player == "[" * 100 + "{" * 100  # text, not nesting
@@ -214,16 +234,19 @@ def test_size_line_and_count_limits(tmp_path):
         read_records(long_line)
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"type": "step", "action": 44, "reward": NaN}', "not JSON: NaN"),
-    ('{"type": "step", "action": 44, "reward": 1e400}', "not JSON: 1e400 is beyond"),
-    ('{"type": "step", "action": 1' + "0" * 5000 + "}", "not JSON"),
-    ('{"type": "step", "action": 44, "text": "\\ud800"}', "lone surrogate"),
-    ('{"type": "step", "action": 44, "reward": 10000000000000000000}', "reward must be a number"),
-    ('{"type": "step", "action": 44, "dice": "12345"}', "dice must be a list of integers"),
-    ('{"type": "step", "action": 44, "turn": true}', "turn must be an integer"),
-    ('{"type": "step", "action": 44, "text": ["x"]}', "text must be a string"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"type": "step", "action": 44, "reward": NaN}', "not JSON: NaN"),
+        ('{"type": "step", "action": 44, "reward": 1e400}', "not JSON: 1e400 is beyond"),
+        ('{"type": "step", "action": 1' + "0" * 5000 + "}", "not JSON"),
+        ('{"type": "step", "action": 44, "text": "\\ud800"}', "lone surrogate"),
+        ('{"type": "step", "action": 44, "reward": 10000000000000000000}', "reward must be a number"),
+        ('{"type": "step", "action": 44, "dice": "12345"}', "dice must be a list of integers"),
+        ('{"type": "step", "action": 44, "turn": true}', "turn must be an integer"),
+        ('{"type": "step", "action": 44, "text": ["x"]}', "text must be a string"),
+    ],
+)
 def test_strict_json_and_step_fields(tmp_path, line, message):
     rec = write_lines(tmp_path / "g.jsonl", header(), line)
     with pytest.raises(RecordError, match=message):
@@ -236,25 +259,65 @@ def test_a_record_naming_a_missing_ruleset_file_is_a_record_error(tmp_path):
         list(replay(read_records(rec)[0]))
 
 
-KEYS = ["type", "format", "seed", "ruleset", "player", "players", "num_players", "scoring", "action", "turn", "roll",
-        "dice", "dice_after", "reward", "score", "scores", "text", "steps", "env"]
-SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
-           | st.text(max_size=8) | st.sampled_from(["game", "match", "step", "end", "classic", "separate", "human", 1]))
-VALUES = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), kids, max_size=5),
-                      max_leaves=10)
-TEMPLATES = [header(), match_header(["human", "greedy"]), {"type": "step", "action": 44},
-             {"type": "step", "player": 1, "action": 44, "dice": [1, 2, 3, 4, 5], "reward": 1.0, "scores": [0, 1]},
-             {"type": "end", "score": 0, "steps": 1}, {"type": "end", "scores": [0, 0], "steps": 1}]
+KEYS = [
+    "type",
+    "format",
+    "seed",
+    "ruleset",
+    "player",
+    "players",
+    "num_players",
+    "scoring",
+    "action",
+    "turn",
+    "roll",
+    "dice",
+    "dice_after",
+    "reward",
+    "score",
+    "scores",
+    "text",
+    "steps",
+    "env",
+]
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["game", "match", "step", "end", "classic", "separate", "human", 1])
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), kids, max_size=5)
+    ),
+    max_leaves=10,
+)
+TEMPLATES = [
+    header(),
+    match_header(["human", "greedy"]),
+    {"type": "step", "action": 44},
+    {"type": "step", "player": 1, "action": 44, "dice": [1, 2, 3, 4, 5], "reward": 1.0, "scores": [0, 1]},
+    {"type": "end", "score": 0, "steps": 1},
+    {"type": "end", "scores": [0, 0], "steps": 1},
+]
 HEADS = st.sampled_from([header(), match_header(["human", "greedy"])]).map(lambda h: json.dumps(h).encode())
 PLAIN_STEPS = st.sampled_from(TEMPLATES[2:4]).map(lambda d: json.dumps(d).encode())
 LINES = st.one_of(
-    st.builds(lambda base, over: json.dumps({**base, **over}).encode(), st.sampled_from(TEMPLATES),
-              st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=2)),
+    st.builds(
+        lambda base, over: json.dumps({**base, **over}).encode(),
+        st.sampled_from(TEMPLATES),
+        st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=2),
+    ),
     st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6).map(lambda d: json.dumps(d).encode()),
     VALUES.map(lambda v: json.dumps(v).encode()),
     st.binary(max_size=30),
     st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass")),
-    st.sampled_from([b"NaN", b"[" * 3000, b'{"type": "game", "seed": 1e999}', b'"\\udc00"', b"9" * 6000, b"\xff\xfe", b"\r"]),
+    st.sampled_from(
+        [b"NaN", b"[" * 3000, b'{"type": "game", "seed": 1e999}', b'"\\udc00"', b"9" * 6000, b"\xff\xfe", b"\r"]
+    ),
 )
 
 
@@ -269,7 +332,9 @@ def _insert(lines: list, line, at: int) -> list:
 
 
 #: junk, or valid steps with at most one odd line among them
-BODIES = st.lists(LINES, max_size=8) | st.builds(_insert, st.lists(PLAIN_STEPS, max_size=6), st.none() | LINES, st.integers(0, 6))
+BODIES = st.lists(LINES, max_size=8) | st.builds(
+    _insert, st.lists(PLAIN_STEPS, max_size=6), st.none() | LINES, st.integers(0, 6)
+)
 
 
 @given(head=st.one_of(HEADS, HEADS, LINES), lines=BODIES, crlf=st.booleans())
@@ -295,8 +360,15 @@ def test_fuzz_the_record_reader(fuzz_folder, head, lines, crlf):
 # ---------------------------------------------------------------------- 4. every ending signal saves
 def start(args, **kw):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, str(ROOT / "scripts" / "play.py"), *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "play.py"), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 SIGNALS = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])

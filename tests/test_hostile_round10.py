@@ -23,11 +23,16 @@ from jamb_env import RulesetError, load_ruleset
 
 
 # ---------------------------------------------------------------------- the scoring API
-@pytest.mark.parametrize("values, filled", [([], (1 << 13) - 1),           # read past the end: a garbage score
-                                            (np.zeros((13, 2), int), 1),  # numba's TypingError
-                                            ([1.0] * 12 + [float("nan")], 1),
-                                            (np.zeros(13, int), 1 << 80),  # an OverflowError
-                                            (np.zeros(13, int), -1)])
+@pytest.mark.parametrize(
+    "values, filled",
+    [
+        ([], (1 << 13) - 1),  # read past the end: a garbage score
+        (np.zeros((13, 2), int), 1),  # numba's TypingError
+        ([1.0] * 12 + [float("nan")], 1),
+        (np.zeros(13, int), 1 << 80),  # an OverflowError
+        (np.zeros(13, int), -1),
+    ],
+)
 def test_column_parts_refuses_values_and_masks_of_the_wrong_shape(values, filled):
     rules = load_ruleset("classic")
     with pytest.raises(ValueError, match="values must be 13|filled must be a mask"):
@@ -123,14 +128,18 @@ def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monk
     from agents.cli import play as play_cli
 
     saved = tmp_path / "game.jsonl"
-    saved.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", '
-                     '"player": "human"}\n')
+    saved.write_text(
+        '{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n'
+    )
     notes = tmp_path / "notes.md"
     notes.write_text("my notes\n")
     before = {p: p.read_text() for p in (saved, notes)}
     monkeypatch.setattr("builtins.input", lambda *a: "quit")
-    for argv in (["--seed", "1", "--save", str(saved), *seats], ["--seed", "1", "--save", str(notes), *seats],
-                 ["--load", str(saved), "--save", str(notes)]):
+    for argv in (
+        ["--seed", "1", "--save", str(saved), *seats],
+        ["--seed", "1", "--save", str(notes), *seats],
+        ["--load", str(saved), "--save", str(notes)],
+    ):
         with pytest.raises(SystemExit) as exc:  # before: the first save replaced the file with the new game
             play_cli.main(argv)
         assert exc.value.code == 2 and "the file exists, and saving would replace it" in capsys.readouterr().err

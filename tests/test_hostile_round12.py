@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 
 import pytest
-
 from rich.console import Console
 
 from jamb_env.play import MatchSession, PlaySession
@@ -27,16 +26,19 @@ from jamb_env.play import MatchSession, PlaySession
 # ---------------------------------------------------------------------- the in-game save FILE over an existing file
 def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
     other = tmp_path / "other.jsonl"
-    other.write_text('{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", '
-                     '"player": "human"}\n')
+    other.write_text(
+        '{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n'
+    )
     notes = tmp_path / "notes.txt"
     notes.write_text("precious notes\n")
     before = {p: p.read_text() for p in (other, notes)}
     out = io.StringIO()
     console = Console(file=out, width=200)
     own, fresh = tmp_path / "own.jsonl", tmp_path / "fresh.jsonl"
-    for session in (PlaySession("classic", 1, console=console),
-                    MatchSession("classic", 1, ["human", "human"], console=console)):
+    for session in (
+        PlaySession("classic", 1, console=console),
+        MatchSession("classic", 1, ["human", "human"], console=console),
+    ):
         for path in (other, notes):  # before: "saved to ..." and the file replaced by this game
             session.handle(f"save {path}", save_path=own)
         assert {p: p.read_text() for p in (other, notes)} == before
@@ -44,7 +46,7 @@ def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
         out.truncate(0), out.seek(0)
         session.handle(f"save {fresh}", save_path=own)  # a new file, then the same one again: saved
         session.handle(f"save {fresh}", save_path=own)
-        session.handle(f"save {own}", save_path=own)   # the session's own file
+        session.handle(f"save {own}", save_path=own)  # the session's own file
         assert out.getvalue().count("saved to") == 3 and "exists" not in out.getvalue()
         out.truncate(0), out.seek(0)
         fresh.unlink(), own.unlink()
@@ -63,8 +65,13 @@ def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path
     run = tmp_path / "classic__ppo_classic__0__x"
     writer = EventFileWriter(str(run))
     for i, wall in enumerate(walls):
-        writer.add_event(Event(wall_time=wall, step=100 * (i + 1),
-                               summary=Summary(value=[Summary.Value(tag="eval/score", simple_value=100.0 + i)])))
+        writer.add_event(
+            Event(
+                wall_time=wall,
+                step=100 * (i + 1),
+                summary=Summary(value=[Summary.Value(tag="eval/score", simple_value=100.0 + i)]),
+            )
+        )
     writer.close()
     out = tmp_path / "curves.png"
     assert main([str(run), "--x", "minutes", "--out", str(out)]) == 2  # before: 0, an empty or wrong curve
@@ -84,8 +91,10 @@ def test_a_new_run_refuses_a_folder_holding_files_a_run_writes(tmp_path, capsys)
     best = models / "best.json"
     best.write_text('{"classic": {"agent": "ppo", "mean": 1066.3}}\n')
     config = tmp_path / "c.yaml"
-    config.write_text("total_timesteps: 32\nenv: {n_envs: 2}\nalgo: {n_steps: 16, batch_size: 16, n_epochs: 1}\n"
-                      "eval: {freq: 16, episodes: 2, n_envs: 2}\ncheckpoint: {freq: 16}\n")
+    config.write_text(
+        "total_timesteps: 32\nenv: {n_envs: 2}\nalgo: {n_steps: 16, batch_size: 16, n_epochs: 1}\n"
+        "eval: {freq: 16, episodes: 2, n_envs: 2}\ncheckpoint: {freq: 16}\n"
+    )
     before = best.read_text()
     assert main(["--config", str(config), "--run-dir", str(models), "--no-progress"]) == 2  # before: 0
     assert "best.json" in capsys.readouterr().err
@@ -102,8 +111,20 @@ def test_a_new_value_run_refuses_a_folder_holding_a_network_of_its_names(tmp_pat
     net = out / "value.npz"
     net.write_bytes(b"PK\x05\x06" + bytes(18))  # any file of that name: someone's network
     before = net.read_bytes()
-    argv = ["--ruleset", "classic_down", "--out", str(out), "--iterations", "1", "--games", "2", "--first-games", "2",
-            "--epochs", "1"]
+    argv = [
+        "--ruleset",
+        "classic_down",
+        "--out",
+        str(out),
+        "--iterations",
+        "1",
+        "--games",
+        "2",
+        "--first-games",
+        "2",
+        "--epochs",
+        "1",
+    ]
     with pytest.raises(SystemExit) as exc:  # before: trained, and value.npz became the new network
         main(argv)
     assert exc.value.code == 2 and "value.npz" in capsys.readouterr().err

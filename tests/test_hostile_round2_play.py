@@ -23,10 +23,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------------- 1. records file names
 def test_record_file_names_are_unique_in_agent_order():
-    names = evaluation.record_file_names(["/tmp/x/m/classic.zip", "/tmp/x/m_classic.zip", "greedy", "_tmp_x_m_classic_2.zip"])
-    assert names == {"/tmp/x/m/classic.zip": "_tmp_x_m_classic.jsonl", "/tmp/x/m_classic.zip": "_tmp_x_m_classic_3.jsonl",
-                     "greedy": "greedy.jsonl", "_tmp_x_m_classic_2.zip": "_tmp_x_m_classic_2.jsonl"}
-    assert evaluation.record_file_names(["a/B.zip", "a_b"]) == {"a/B.zip": "a_B.jsonl", "a_b": "a_b_2.jsonl"}  # case-insensitive disks
+    names = evaluation.record_file_names(
+        ["/tmp/x/m/classic.zip", "/tmp/x/m_classic.zip", "greedy", "_tmp_x_m_classic_2.zip"]
+    )
+    assert names == {
+        "/tmp/x/m/classic.zip": "_tmp_x_m_classic.jsonl",
+        "/tmp/x/m_classic.zip": "_tmp_x_m_classic_3.jsonl",
+        "greedy": "greedy.jsonl",
+        "_tmp_x_m_classic_2.zip": "_tmp_x_m_classic_2.jsonl",
+    }
+    assert evaluation.record_file_names(["a/B.zip", "a_b"]) == {
+        "a/B.zip": "a_B.jsonl",
+        "a_b": "a_b_2.jsonl",
+    }  # case-insensitive disks
 
 
 def test_evaluate_keeps_the_records_of_agents_whose_file_names_collide(tmp_path, monkeypatch):
@@ -38,21 +47,38 @@ def test_evaluate_keeps_the_records_of_agents_whose_file_names_collide(tmp_path,
     stand_in = {str(one): "random", str(two): "greedy"}  # the labels of two models, played by two cheap agents
 
     def fake_run_games(specs, ruleset, seeds, **kw):
-        return {label: real([stand_in[label]], ruleset, seeds, record=kw.get("record", False))[stand_in[label]] for label in specs}
+        return {
+            label: real([stand_in[label]], ruleset, seeds, record=kw.get("record", False))[stand_in[label]]
+            for label in specs
+        }
 
     monkeypatch.setattr(evaluate_cli, "run_games", fake_run_games)
     recs = tmp_path / "recs"
     recs.mkdir()
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = evaluate_cli.main(["--agents", str(one), str(two), "--games", "2", "--no-progress",
-                                  "--out", str(tmp_path / "r"), "--records", str(recs)])
+        code = evaluate_cli.main(
+            [
+                "--agents",
+                str(one),
+                str(two),
+                "--games",
+                "2",
+                "--no-progress",
+                "--out",
+                str(tmp_path / "r"),
+                "--records",
+                str(recs),
+            ]
+        )
     assert code == 0, err.getvalue()
     first = recs / (str(one).replace("/", "_").removesuffix(".zip") + ".jsonl")
     second = first.with_name(first.stem + "_2.jsonl")
     assert sorted(p.name for p in recs.iterdir()) == sorted([first.name, second.name])
     assert f"records of {two}: {second}" in err.getvalue()
-    assert [r.player for r in read_records(first)] == ["random"] * 2 and [r.player for r in read_records(second)] == ["greedy"] * 2
+    assert [r.player for r in read_records(first)] == ["random"] * 2 and [r.player for r in read_records(second)] == [
+        "greedy"
+    ] * 2
 
 
 # ---------------------------------------------------------------------- 2. --load X --save X of several games
@@ -79,8 +105,12 @@ def _main(monkeypatch, capsys, argv, lines=("quit",)):
 def test_saving_over_a_file_of_several_games_is_refused(monkeypatch, capsys, tmp_path, spelling):
     games = _two_games(tmp_path / "games.jsonl")
     before = games.read_bytes()
-    save = {"same": games, "dot": tmp_path / "." / "x" / ".." / "games.jsonl", "symlink": tmp_path / "link.jsonl",
-            "hardlink": tmp_path / "hard.jsonl"}[spelling]
+    save = {
+        "same": games,
+        "dot": tmp_path / "." / "x" / ".." / "games.jsonl",
+        "symlink": tmp_path / "link.jsonl",
+        "hardlink": tmp_path / "hard.jsonl",
+    }[spelling]
     (tmp_path / "x").mkdir()
     if spelling == "symlink":
         save.symlink_to(games)
@@ -94,7 +124,9 @@ def test_saving_over_a_file_of_several_games_is_refused(monkeypatch, capsys, tmp
 def test_a_multi_game_file_resumes_into_another_file(monkeypatch, capsys, tmp_path):
     games = _two_games(tmp_path / "games.jsonl")
     before = games.read_bytes()
-    code, out, err = _main(monkeypatch, capsys, ["--load", str(games), "--game", "1", "--save", str(tmp_path / "one.jsonl")])
+    code, out, err = _main(
+        monkeypatch, capsys, ["--load", str(games), "--game", "1", "--save", str(tmp_path / "one.jsonl")]
+    )
     assert code == 0, err
     assert games.read_bytes() == before and read_records(tmp_path / "one.jsonl")[0].seed == 2
 
@@ -109,14 +141,22 @@ def test_ctrl_c_while_watching_writes_the_page_of_the_game_so_far(monkeypatch, c
                 yield item
                 if k == 3:
                     raise KeyboardInterrupt
+
         return real(console, four(), delay)
 
     monkeypatch.setattr(play, "show_steps", cut_short)
     rec, page = tmp_path / "r.jsonl", tmp_path / "g.html"
-    code, out, err = _main(monkeypatch, capsys, ["--watch", "random", "--seed", "3", "--delay", "0", "--record", str(rec),
-                                                 "--html", str(page)], lines=())
+    code, out, err = _main(
+        monkeypatch,
+        capsys,
+        ["--watch", "random", "--seed", "3", "--delay", "0", "--record", str(rec), "--html", str(page)],
+        lines=(),
+    )
     assert code == 130, err
-    assert f"interrupted after 4 moves; the game so far (4 moves) is in {rec}; --html {page} written (the game so far)" in err
+    assert (
+        f"interrupted after 4 moves; the game so far (4 moves) is in {rec}; --html {page} written (the game so far)"
+        in err
+    )
     assert len(read_records(rec)[0].steps) == 4 and page.read_text(encoding="utf-8").startswith("<!")
 
 
@@ -144,8 +184,14 @@ def test_a_signal_while_watching_writes_record_page_and_video(tmp_path, sig):
     if _have_pillow():
         args += ["--video", str(video)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "play.py"), *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "play.py"), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         seen = 0
         for line in proc.stdout:

@@ -45,8 +45,18 @@ def test_jamb_train_refuses_a_private_algo_key_before_writing(tmp_path, monkeypa
     assert not (tmp_path / "runs").exists()
 
 
-GOOD = {"ruleset": "standard", "players": 2, "scoring": "separate", "reward": "win", "reward_scale": 1.0, "seed": 0,
-        "baselines": ["random", "greedy"], "self_play": 0.8, "n_envs": 2, "n_steps": 8}
+GOOD = {
+    "ruleset": "standard",
+    "players": 2,
+    "scoring": "separate",
+    "reward": "win",
+    "reward_scale": 1.0,
+    "seed": 0,
+    "baselines": ["random", "greedy"],
+    "self_play": 0.8,
+    "n_envs": 2,
+    "n_steps": 8,
+}
 
 
 def _run(tmp_path: Path, **changes) -> Path:
@@ -63,16 +73,38 @@ def test_good_saved_settings_are_read(tmp_path):
     assert read_run_settings(_run(tmp_path)) == GOOD
 
 
-@pytest.mark.parametrize("key, value", [("n_envs", "2"), ("n_envs", 0), ("n_envs", True), ("baselines", 5), ("baselines", []),
-                                        ("baselines", ["nobody"]), ("self_play", "0.8"), ("self_play", 1.5),
-                                        ("reward_scale", "x"), ("reward_scale", -1.0), ("reward_scale", 0),
-                                        ("n_steps", 2.5), ("n_steps", 1 << 21), ("players", "2"), ("players", 9),
-                                        ("scoring", 3), ("reward", "money"), ("seed", -1), ("seed", 1.0), ("ruleset", 7)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("n_envs", "2"),
+        ("n_envs", 0),
+        ("n_envs", True),
+        ("baselines", 5),
+        ("baselines", []),
+        ("baselines", ["nobody"]),
+        ("self_play", "0.8"),
+        ("self_play", 1.5),
+        ("reward_scale", "x"),
+        ("reward_scale", -1.0),
+        ("reward_scale", 0),
+        ("n_steps", 2.5),
+        ("n_steps", 1 << 21),
+        ("players", "2"),
+        ("players", 9),
+        ("scoring", 3),
+        ("reward", "money"),
+        ("seed", -1),
+        ("seed", 1.0),
+        ("ruleset", 7),
+    ],
+)
 def test_odd_saved_settings_are_refused_naming_the_file_and_key(tmp_path, key, value):
     from agents.training.selfplay import read_run_settings
 
     run = _run(tmp_path, **{key: value})
-    with pytest.raises(ConfigError, match=rf"selfplay\.json: {key} must be .*got {value!r}".replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(
+        ConfigError, match=rf"selfplay\.json: {key} must be .*got {value!r}".replace("[", r"\[").replace("]", r"\]")
+    ):
         read_run_settings(run)
 
 

@@ -64,16 +64,22 @@ def test_a_record_that_is_no_tensorboard_event_is_set_aside_not_a_traceback(tmp_
 
 
 # ---------------------------------------------------------------- 3: a damaged value-run history
-HISTORY = "iteration,policy,games,samples,mean_score,fit_loss,holdout_loss,wall_s\n0,expectimax,2,24,146.5,1.0,1.2,8.7\n"
+HISTORY = (
+    "iteration,policy,games,samples,mean_score,fit_loss,holdout_loss,wall_s\n0,expectimax,2,24,146.5,1.0,1.2,8.7\n"
+)
 
 
-@pytest.mark.parametrize("damage, why", [
-    (lambda p: p.write_text(HISTORY + "1,x" + "y" * 200_000 + ",2,24,1,1,1,1\n"), "field larger than field limit"),
-    (lambda p: p.write_bytes(HISTORY.encode() + b"\xff\xfe\n"), "not UTF-8 text"),
-    (lambda p: p.write_text(HISTORY + "1,search(iter 0),-500,24,1,1,1,1\n"), "games '-500' is negative"),
-    (lambda p: p.write_text(HISTORY.replace("8.7", "nan")), "wall_s 'nan' is not a finite number"),
-    (lambda p: os.mkfifo(p), "FIFO"),
-], ids=["huge field", "not utf-8", "negative games", "nan wall time", "fifo"])
+@pytest.mark.parametrize(
+    "damage, why",
+    [
+        (lambda p: p.write_text(HISTORY + "1,x" + "y" * 200_000 + ",2,24,1,1,1,1\n"), "field larger than field limit"),
+        (lambda p: p.write_bytes(HISTORY.encode() + b"\xff\xfe\n"), "not UTF-8 text"),
+        (lambda p: p.write_text(HISTORY + "1,search(iter 0),-500,24,1,1,1,1\n"), "games '-500' is negative"),
+        (lambda p: p.write_text(HISTORY.replace("8.7", "nan")), "wall_s 'nan' is not a finite number"),
+        (lambda p: os.mkfifo(p), "FIFO"),
+    ],
+    ids=["huge field", "not utf-8", "negative games", "nan wall time", "fifo"],
+)
 def test_a_damaged_value_history_is_an_error_naming_the_file(tmp_path, damage, why):
     from agents.training.value import _read_history
 
@@ -108,19 +114,28 @@ def test_a_forged_openspiel_state_string_runs_no_code(tmp_path):
     state.apply_action(5)  # a first roll
     state.apply_action(0)  # re-roll every die
     marker = tmp_path / "ran"
-    forged = state.serialize().split("__dict__=")[0] + "__dict__=" + base64.b64encode(pickle.dumps(_Marker(marker))).decode()
+    forged = (
+        state.serialize().split("__dict__=")[0] + "__dict__=" + base64.b64encode(pickle.dumps(_Marker(marker))).decode()
+    )
     again = game.deserialize_state(forged)
     assert not marker.exists() and str(again) == str(state) and again.history() == state.history()
     text = pyspiel.serialize_game_and_state(game, state).split("__dict__=")[0] + forged.split("\n")[2]
     g2, s2 = load_state(text)
     assert not marker.exists() and str(g2) == str(game) and str(s2) == str(state)
-    for bad, why in (("history=0:5\nmove_number=1\n", "player -1 is to move"),
-                     ("history=-1:999\nmove_number=1\n", "chance outcome 999 is not possible"),
-                     ("history=-1:5\nmove_number=7\n", "move_number='7'"), ("5\n5\n", "not a serialized python_jamb state")):
+    for bad, why in (
+        ("history=0:5\nmove_number=1\n", "player -1 is to move"),
+        ("history=-1:999\nmove_number=1\n", "chance outcome 999 is not possible"),
+        ("history=-1:5\nmove_number=7\n", "move_number='7'"),
+        ("5\n5\n", "not a serialized python_jamb state"),
+    ):
         with pytest.raises(ValueError, match=why):
             game.deserialize_state(bad)
     with pytest.raises(ValueError, match="reads python_jamb games"):
-        load_state(pyspiel.serialize_game_and_state(pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("tic_tac_toe").new_initial_state()))
+        load_state(
+            pyspiel.serialize_game_and_state(
+                pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("tic_tac_toe").new_initial_state()
+            )
+        )
 
 
 @pytest.mark.parametrize("players, outcome", [(1, -1), (1, 10_000), (2, 7), (2, -3)])
@@ -128,8 +143,12 @@ def test_a_chance_outcome_out_of_range_has_no_name(players, outcome):
     pyspiel = pytest.importorskip("pyspiel")
     import jamb_env.openspiel  # noqa: F401  (registers python_jamb)
 
-    game = pyspiel.load_game("python_jamb", {"ruleset": "classic_down" if players == 1 else "standard", "players": players})
-    with pytest.raises(ValueError, match=f"chance outcome {outcome} is outside 0.."):  # was a name (dice 6 6 6 6 6, player_7) or IndexError
+    game = pyspiel.load_game(
+        "python_jamb", {"ruleset": "classic_down" if players == 1 else "standard", "players": players}
+    )
+    with pytest.raises(
+        ValueError, match=f"chance outcome {outcome} is outside 0.."
+    ):  # was a name (dice 6 6 6 6 6, player_7) or IndexError
         game.new_initial_state().action_to_string(pyspiel.PlayerId.CHANCE, outcome)
 
 
@@ -165,15 +184,37 @@ def test_a_selfplay_run_stopped_before_its_first_checkpoint_resumes_from_step_0(
     from agents.cli.train_selfplay import main
 
     run = tmp_path / "run"
-    args = ["--ruleset", "classic_down", "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "64", "--eval-freq", "10000",
-            "--eval-games", "1", "--baselines", "random", "--run-dir", str(run), "--total-timesteps", "64"]
+    args = [
+        "--ruleset",
+        "classic_down",
+        "--n-envs",
+        "2",
+        "--n-steps",
+        "32",
+        "--snapshot-freq",
+        "64",
+        "--eval-freq",
+        "10000",
+        "--eval-games",
+        "1",
+        "--baselines",
+        "random",
+        "--run-dir",
+        str(run),
+        "--total-timesteps",
+        "64",
+    ]
     assert main(args) == 0
-    shutil.rmtree(run / "checkpoints")  # as a run that Ctrl-C stopped while it started: its settings saved, nothing learnt
+    shutil.rmtree(
+        run / "checkpoints"
+    )  # as a run that Ctrl-C stopped while it started: its settings saved, nothing learnt
     (run / "final_model.zip").unlink()
     capsys.readouterr()
     assert main(args + ["--resume"]) == 0  # was: "no checkpoint ... remove the folder and start it again", exit 2
     assert "starting it again from step 0" in capsys.readouterr().out
-    assert [p.name for p in (run / "checkpoints").iterdir()] == ["model_64_steps.zip"] and (run / "final_model.zip").is_file()
+    assert [p.name for p in (run / "checkpoints").iterdir()] == ["model_64_steps.zip"] and (
+        run / "final_model.zip"
+    ).is_file()
 
 
 # ---------------------------------------------------------------- 7: a resumed run's progress.csv
@@ -237,9 +278,26 @@ def test_sigterm_stops_jamb_train_value_and_its_workers(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(root), NUMBA_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "agents.cli.train_value", "--ruleset", "classic_down", "--iterations", "1", "--games", "2000",
-           "--epochs", "1", "--workers", "2", "--out", str(tmp_path / "run")]
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "agents.cli.train_value",
+        "--ruleset",
+        "classic_down",
+        "--iterations",
+        "1",
+        "--games",
+        "2000",
+        "--epochs",
+        "1",
+        "--workers",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         deadline, workers = time.monotonic() + 300, []
         while time.monotonic() < deadline and proc.poll() is None:
@@ -251,7 +309,9 @@ def test_sigterm_stops_jamb_train_value_and_its_workers(tmp_path):
         time.sleep(1.0)  # at work on their games
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 143 and "terminated (SIGTERM)" in err.decode() and "Traceback" not in err.decode(), err.decode()
+        assert proc.returncode == 143 and "terminated (SIGTERM)" in err.decode() and "Traceback" not in err.decode(), (
+            err.decode()
+        )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and any(_alive(p) for p in workers):
             time.sleep(0.2)
@@ -267,34 +327,49 @@ def test_sigterm_stops_jamb_train_value_and_its_workers(tmp_path):
 def test_a_value_run_stopped_in_its_first_iteration_resumes_from_iteration_0(tmp_path):
     from agents.training.value import ValueConfig, _yaml, train_value
 
-    cfg = ValueConfig.from_dict({"ruleset": "classic_down", "iterations": 1, "games": 2, "epochs": 1, "workers": 1, "hidden": [8]})
+    cfg = ValueConfig.from_dict(
+        {"ruleset": "classic_down", "iterations": 1, "games": 2, "epochs": 1, "workers": 1, "hidden": [8]}
+    )
     out = tmp_path / "run"
     out.mkdir()
     (out / "config.yaml").write_text(_yaml(cfg))  # all a run killed in its first iteration leaves
     lines: list[str] = []
-    assert train_value(cfg, out, resume=True, log=lines.append) == out / "value.npz"  # was: "holds no value run to continue"
+    assert (
+        train_value(cfg, out, resume=True, log=lines.append) == out / "value.npz"
+    )  # was: "holds no value run to continue"
     assert "starting it again from iteration 0" in lines[0] and (out / "value_iter0.npz").is_file()
     with pytest.raises(ValueError, match="holds no value run"):  # a folder of no value run is still refused
         train_value(cfg, tmp_path / "elsewhere", resume=True)
 
 
 # ---------------------------------------------------------------- 9: forged RLlib run records
-@pytest.mark.parametrize("text", ['{"env_steps": 64, "iteration": "x"}', '{"env_steps": 64, "iteration": 1e400}',
-                                  '{"env_steps": -64}', '{"env_steps": 64, "iteration": true}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"env_steps": 64, "iteration": "x"}',
+        '{"env_steps": 64, "iteration": 1e400}',
+        '{"env_steps": -64}',
+        '{"env_steps": 64, "iteration": true}',
+    ],
+)
 def test_a_forged_rllib_checkpoint_state_makes_it_no_checkpoint(tmp_path, text):
     from agents.rllib_agent import CHECKPOINT_STATE, checkpoint_problem, module_subpath
 
     checkpoint = tmp_path / "checkpoint_000000000064"
     (checkpoint / module_subpath(checkpoint)).mkdir(parents=True)
     (checkpoint / module_subpath(checkpoint) / "metadata.json").write_text("{}")
-    (checkpoint / CHECKPOINT_STATE).write_text(text)  # int(state["iteration"]) was a ValueError or an OverflowError traceback
+    (checkpoint / CHECKPOINT_STATE).write_text(
+        text
+    )  # int(state["iteration"]) was a ValueError or an OverflowError traceback
     assert "must be an integer >= 0" in checkpoint_problem(checkpoint)
 
 
-@pytest.mark.parametrize("starts", ["1e400", "-3", "true", "\"2\"", str(2**40)])
+@pytest.mark.parametrize("starts", ["1e400", "-3", "true", '"2"', str(2**40)])
 def test_a_forged_start_count_is_read_as_0(tmp_path, starts, capsys):
     pytest.importorskip("ray")
     from agents.training.rllib_train import RUN_RECORD, _starts
 
     (tmp_path / RUN_RECORD).write_text('{"engine": "rllib", "starts": %s}' % starts)
-    assert _starts(tmp_path) == 0 and "counting from 0" in capsys.readouterr().out  # inf: OverflowError; -3: negative game seeds
+    assert (
+        _starts(tmp_path) == 0 and "counting from 0" in capsys.readouterr().out
+    )  # inf: OverflowError; -3: negative game seeds

@@ -20,12 +20,23 @@ import pytest
 from agents.web import Lobby, create_app  # Flask is imported only when an app is made
 from tests.helpers import finishes, needs_fifo, needs_module
 
-needs_links = pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="needs symbolic links (POSIX)")
+needs_links = pytest.mark.skipif(
+    not hasattr(os, "symlink") or os.name != "posix", reason="needs symbolic links (POSIX)"
+)
 
 
 # ---------------------------------------------------------------------- the best agent
-@pytest.mark.parametrize("spec", ["/tmp/evil.zip", "../evil.zip", "hybrid:/tmp/evil.zip", "search:/tmp/evil.npz",
-                                  "rllib:/tmp/run", "models/classic.zip"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "/tmp/evil.zip",
+        "../evil.zip",
+        "hybrid:/tmp/evil.zip",
+        "search:/tmp/evil.npz",
+        "rllib:/tmp/run",
+        "models/classic.zip",
+    ],
+)
 def test_a_best_file_naming_a_path_is_refused_not_loaded(tmp_path, monkeypatch, spec):
     from agents import load, shipped
 
@@ -117,8 +128,14 @@ SEEDS = [5, 6]
 
 
 def chunk(**over):
-    c = {"obs": np.zeros((4, 3), np.float32), "mask": np.ones((4, 2), bool), "action": np.array([0, 1, 0, 1], np.int16),
-         "reward": np.zeros(4, np.float32), "done": np.array([0, 1, 0, 1], bool), "seeds": np.asarray(["5", "6"])}
+    c = {
+        "obs": np.zeros((4, 3), np.float32),
+        "mask": np.ones((4, 2), bool),
+        "action": np.array([0, 1, 0, 1], np.int16),
+        "reward": np.zeros(4, np.float32),
+        "done": np.array([0, 1, 0, 1], bool),
+        "seeds": np.asarray(["5", "6"]),
+    }
     c.update(over)
     return c
 
@@ -134,15 +151,18 @@ def test_a_true_chunk_is_read(tmp_path):
     assert read(tmp_path / "c.npz") is not None
 
 
-@pytest.mark.parametrize("forged", [
-    {"action": np.array([7, 1, -3, 1], np.int16)},  # beyond the action space
-    {"mask": np.zeros((4, 2), bool)},  # an action the mask forbids (log-prob -inf)
-    {"obs": np.full((4, 3), np.nan, np.float32)},
-    {"reward": np.full(4, np.inf, np.float32)},
-    {"obs": np.full((4, 3), "x")},  # strings of the right shape
-    {"action": np.array([0.5, 1, 0, 1.5])},
-    {"mask": np.ones((4, 2), np.int64) * 3},
-])
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"action": np.array([7, 1, -3, 1], np.int16)},  # beyond the action space
+        {"mask": np.zeros((4, 2), bool)},  # an action the mask forbids (log-prob -inf)
+        {"obs": np.full((4, 3), np.nan, np.float32)},
+        {"reward": np.full(4, np.inf, np.float32)},
+        {"obs": np.full((4, 3), "x")},  # strings of the right shape
+        {"action": np.array([0.5, 1, 0, 1.5])},
+        {"mask": np.ones((4, 2), np.int64) * 3},
+    ],
+)
 def test_a_forged_chunk_is_played_again_not_trained_on(tmp_path, forged):
     np.savez(tmp_path / "c.npz", **chunk(**forged))
     assert read(tmp_path / "c.npz") is None
@@ -178,8 +198,10 @@ def test_a_chunk_declaring_a_huge_array_is_played_again_not_a_memory_error(tmp_p
 SETTINGS = {"games": 4, "teacher": "expectimax", "epochs": 1}
 
 
-@pytest.mark.parametrize("history", ["loss", [1, 2], [{"loss": "x"}], [{"loss": None}], [{"loss": float("nan")}],
-                                     [{"loss": [1]}], [{"loss": True}]])
+@pytest.mark.parametrize(
+    "history",
+    ["loss", [1, 2], [{"loss": "x"}], [{"loss": None}], [{"loss": float("nan")}], [{"loss": [1]}], [{"loss": True}]],
+)
 def test_an_imitation_record_with_a_forged_history_is_imitated_again(tmp_path, monkeypatch, history):
     """A resumed run reuses imitation_model.zip only with a record imitate() could have written
     (its history is logged as numbers); before the fix a forged history was a traceback."""
@@ -203,9 +225,17 @@ def test_a_sound_imitation_record_is_reused(tmp_path, monkeypatch):
     assert imitation.start_from_teacher(None, {"imitation": SETTINGS}, tmp_path) == record
 
 
-@pytest.mark.parametrize("teacher,ruleset,plays", [("optimal", "classic", False), ("optimal", "classic_down", True),
-                                                   ("search", "jnn", False), ("search", "classic_down", True),
-                                                   ("columnwise", "joly", False), ("expectimax", "joly", True)])
+@pytest.mark.parametrize(
+    "teacher,ruleset,plays",
+    [
+        ("optimal", "classic", False),
+        ("optimal", "classic_down", True),
+        ("search", "jnn", False),
+        ("search", "classic_down", True),
+        ("columnwise", "joly", False),
+        ("expectimax", "joly", True),
+    ],
+)
 def test_a_teacher_that_cannot_play_the_ruleset_is_a_config_error(tmp_path, teacher, ruleset, plays):
     """Before the fix the teacher failed in the imitation stage, after the run folder was written."""
     from agents.training.config import ConfigError, load_config

@@ -25,10 +25,14 @@ def _forged_net(path, meta: dict, **arrays):
 
 
 # ---------------------------------------------------------------------- value networks
-@pytest.mark.parametrize("meta, arrays", [
-    ({}, {"W0": np.array(1.0, np.float32), "b0": np.zeros(1, np.float32)}),  # a scalar for a weight matrix
-    ({"mean": 10 ** 400}, {"W0": np.zeros((31, 1), np.float32), "b0": np.zeros(1, np.float32)}),  # no float holds it
-], ids=["scalar-weights", "huge-mean"])
+@pytest.mark.parametrize(
+    "meta, arrays",
+    [
+        ({}, {"W0": np.array(1.0, np.float32), "b0": np.zeros(1, np.float32)}),  # a scalar for a weight matrix
+        ({"mean": 10**400}, {"W0": np.zeros((31, 1), np.float32), "b0": np.zeros(1, np.float32)}),  # no float holds it
+    ],
+    ids=["scalar-weights", "huge-mean"],
+)
 def test_a_forged_value_network_is_a_clear_error_not_a_traceback(tmp_path, meta, arrays):
     from agents import load
 
@@ -51,7 +55,7 @@ def test_a_forged_best_score_is_neither_taken_nor_a_traceback(tmp_path, reward):
 
 
 # ---------------------------------------------------------------------- numbers no float holds
-HUGE = 10 ** 400  # YAML and JSON read an integer of any size; float() of it overflows
+HUGE = 10**400  # YAML and JSON read an integer of any size; float() of it overflows
 
 
 def _yaml_with(source, tmp_path, **changes):
@@ -89,8 +93,18 @@ def _value_config(tmp_path):
 def _selfplay_settings(tmp_path, key):
     from agents.training.selfplay import check_run_settings
 
-    saved = {"ruleset": "classic", "players": 2, "scoring": "separate", "reward": "score", "reward_scale": 0.01,
-             "seed": 0, "baselines": ["random"], "self_play": 0.8, "n_envs": 2, "n_steps": 64}
+    saved = {
+        "ruleset": "classic",
+        "players": 2,
+        "scoring": "separate",
+        "reward": "score",
+        "reward_scale": 0.01,
+        "seed": 0,
+        "baselines": ["random"],
+        "self_play": 0.8,
+        "n_envs": 2,
+        "n_steps": 64,
+    }
     check_run_settings({**saved, key: HUGE}, tmp_path / "selfplay.json")
 
 
@@ -101,12 +115,29 @@ def _envs(tmp_path, which):
     (JambEnv if which == "solitaire" else raw_env)(reward_scale=HUGE)
 
 
-@pytest.mark.parametrize("check", [
-    _sb3_config, lambda p: _rllib_config(p, "reward_scale"), lambda p: _rllib_config(p, "lr"), _value_config,
-    lambda p: _selfplay_settings(p, "reward_scale"), lambda p: _selfplay_settings(p, "self_play"),
-    lambda p: _envs(p, "solitaire"), lambda p: _envs(p, "multiplayer"),
-], ids=["sb3-reward_scale", "rllib-reward_scale", "rllib-lr", "value-lr", "selfplay-reward_scale", "selfplay-self_play",
-        "JambEnv", "multiplayer"])
+@pytest.mark.parametrize(
+    "check",
+    [
+        _sb3_config,
+        lambda p: _rllib_config(p, "reward_scale"),
+        lambda p: _rllib_config(p, "lr"),
+        _value_config,
+        lambda p: _selfplay_settings(p, "reward_scale"),
+        lambda p: _selfplay_settings(p, "self_play"),
+        lambda p: _envs(p, "solitaire"),
+        lambda p: _envs(p, "multiplayer"),
+    ],
+    ids=[
+        "sb3-reward_scale",
+        "rllib-reward_scale",
+        "rllib-lr",
+        "value-lr",
+        "selfplay-reward_scale",
+        "selfplay-self_play",
+        "JambEnv",
+        "multiplayer",
+    ],
+)
 def test_a_number_no_float_holds_is_refused_not_an_overflow(tmp_path, check):
     from agents.training.config import ConfigError
 

@@ -24,12 +24,15 @@ def _finished(ruleset: str) -> JambEnv:
 
 
 # ---------------------------------------------------------------------- solver agents
-@pytest.mark.parametrize("name, solved_for, plays", [
-    ("columnwise", "classic", "klasik"),  # before: an illegal write (the game ends with -100 in 'terminate' mode)
-    ("columnwise", "classic", "six_dice"),  # before: a matmul ValueError (252 vs 462 dice multisets)
-    ("optimal", "yu48_down", "classic_down"),  # before: an IndexError
-    ("optimal", "classic_down", "classic_up"),  # before: an illegal write
-])
+@pytest.mark.parametrize(
+    "name, solved_for, plays",
+    [
+        ("columnwise", "classic", "klasik"),  # before: an illegal write (the game ends with -100 in 'terminate' mode)
+        ("columnwise", "classic", "six_dice"),  # before: a matmul ValueError (252 vs 462 dice multisets)
+        ("optimal", "yu48_down", "classic_down"),  # before: an IndexError
+        ("optimal", "classic_down", "classic_up"),  # before: an illegal write
+    ],
+)
 def test_a_solver_agent_refuses_an_env_of_another_ruleset(name, solved_for, plays):
     agent = agents.load(name, ruleset=solved_for)
     env = JambEnv(ruleset=plays)
@@ -56,8 +59,9 @@ def test_a_solver_agent_still_plays_its_own_ruleset():
     assert env.score > 0
 
 
-@pytest.mark.parametrize("name, ruleset", [("expectimax", "classic"), ("search", "classic_down"),
-                                           ("optimal", "classic_down")])
+@pytest.mark.parametrize(
+    "name, ruleset", [("expectimax", "classic"), ("search", "classic_down"), ("optimal", "classic_down")]
+)
 def test_explain_on_a_finished_game_says_the_game_is_over(name, ruleset):
     agent = agents.load(name, ruleset=ruleset)
     with pytest.raises(ValueError, match="the game is over"):  # before: IndexError (expectimax, search)
@@ -80,10 +84,13 @@ def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monke
 
 
 # ---------------------------------------------------------------------- jamb-soak, jamb-bench
-@pytest.mark.parametrize("command, args", [
-    ("soak", ["--games-per-preset", "1", "--num-envs", "1"]),
-    ("bench", ["--seconds", "0.1", "--repeats", "1", "--skip-train", "--skip-env"]),
-])
+@pytest.mark.parametrize(
+    "command, args",
+    [
+        ("soak", ["--games-per-preset", "1", "--num-envs", "1"]),
+        ("bench", ["--seconds", "0.1", "--repeats", "1", "--skip-train", "--skip-env"]),
+    ],
+)
 def test_a_missing_rules_file_in_presets_is_a_one_line_usage_error(command, args, tmp_path, capsys):
     import importlib
 

@@ -20,17 +20,35 @@ from agents.search import VALUE_DIR, ValueNet
 
 
 # ---------------------------------------------------------------------- jamb-zoo
-@pytest.mark.parametrize("text, says", [("[1, 2]\n", "expected a mapping of env ids to hyper-parameters, got list"),
-                                        ("Jamb-classic-v1: [1, 2]\n", "key 'Jamb-classic-v1': expected a mapping"),
-                                        ("default: 5\n", "key 'default': expected a mapping")])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[1, 2]\n", "expected a mapping of env ids to hyper-parameters, got list"),
+        ("Jamb-classic-v1: [1, 2]\n", "key 'Jamb-classic-v1': expected a mapping"),
+        ("default: 5\n", "key 'default': expected a mapping"),
+    ],
+)
 def test_jamb_zoo_refuses_a_conf_file_of_the_wrong_shape(tmp_path, capsys, text, says):
     pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
     from agents.cli import zoo as zoo_cli
 
     conf = tmp_path / "hp.yml"
     conf.write_text(text)
-    rc = zoo_cli.main(["train", "--algo", "ppo_mask", "--env", "Jamb-classic-v1", "-conf", str(conf), "-n", "10",
-                       "-f", str(tmp_path / "logs")])
+    rc = zoo_cli.main(
+        [
+            "train",
+            "--algo",
+            "ppo_mask",
+            "--env",
+            "Jamb-classic-v1",
+            "-conf",
+            str(conf),
+            "-n",
+            "10",
+            "-f",
+            str(tmp_path / "logs"),
+        ]
+    )
     assert rc == 2  # before: rl_zoo3's AttributeError traceback ('list' object has no attribute 'keys')
     assert says in capsys.readouterr().err
 
@@ -59,15 +77,27 @@ def test_jamb_web_on_a_taken_port_exits_2_naming_the_address(capsys):
 def _lobby_with_a_game(tmp_path):
     lobby = Lobby(records=tmp_path)
     client = create_app(lobby).test_client()
-    made = client.post("/api/games", data=json.dumps({"ruleset": "classic", "seed": 3}),
-                       content_type="application/json")
+    made = client.post(
+        "/api/games", data=json.dumps({"ruleset": "classic", "seed": 3}), content_type="application/json"
+    )
     assert made.status_code == 201
     return lobby, client, made.get_json()["id"]
 
 
-@pytest.mark.parametrize("seats_file", ["[]", '"x"', "null", "\x00\x01", "[" * 100_000 + "]" * 100_000,
-                                        '{"seats": [[1]]}', '{"seats": [{"kind": "human", "name": [1]}]}',
-                                        '{"coach": {"a": 1}}', '{"coach": NaN}'])
+@pytest.mark.parametrize(
+    "seats_file",
+    [
+        "[]",
+        '"x"',
+        "null",
+        "\x00\x01",
+        "[" * 100_000 + "]" * 100_000,
+        '{"seats": [[1]]}',
+        '{"seats": [{"kind": "human", "name": [1]}]}',
+        '{"coach": {"a": 1}}',
+        '{"coach": NaN}',
+    ],
+)
 def test_a_forged_seats_file_of_any_shape_reloads_the_game(tmp_path, seats_file):
     lobby, client, id = _lobby_with_a_game(tmp_path)
     (tmp_path / f"{id}.json").write_text(seats_file)
@@ -89,9 +119,14 @@ def test_a_record_naming_a_ruleset_path_is_refused_by_the_server_unread(tmp_path
 
 
 # ---------------------------------------------------------------------- value networks
-@pytest.mark.parametrize("meta, says", [({"ruleset": "/etc/hostname"}, "trained for ruleset '/etc/hostname'"),
-                                        ({"layers": -1}, "at least one layer"),
-                                        ({"mean": [1]}, "mean and std must be finite numbers")])
+@pytest.mark.parametrize(
+    "meta, says",
+    [
+        ({"ruleset": "/etc/hostname"}, "trained for ruleset '/etc/hostname'"),
+        ({"layers": -1}, "at least one layer"),
+        ({"mean": [1]}, "mean and std must be finite numbers"),
+    ],
+)
 def test_a_value_network_with_a_forged_meta_is_a_usage_error(tmp_path, capsys, meta, says):
     src = VALUE_DIR / "value_classic_down.npz"
     arrays = dict(np.load(src))
@@ -99,8 +134,19 @@ def test_a_value_network_with_a_forged_meta_is_a_usage_error(tmp_path, capsys, m
     forged = tmp_path / "forged.npz"
     np.savez(forged, **arrays)
     with pytest.raises(SystemExit) as exc:
-        evaluate_cli.main(["--ruleset", "classic_down", "--agents", f"search:{forged}", "--games", "2",
-                           "--out", str(tmp_path / "res/"), "--no-progress"])
+        evaluate_cli.main(
+            [
+                "--ruleset",
+                "classic_down",
+                "--agents",
+                f"search:{forged}",
+                "--games",
+                "2",
+                "--out",
+                str(tmp_path / "res/"),
+                "--no-progress",
+            ]
+        )
     assert exc.value.code == 2
     assert says in capsys.readouterr().err
     assert not (tmp_path / "res").exists()

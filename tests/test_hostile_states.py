@@ -8,14 +8,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from helpers import playable_presets, random_legal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from jamb_env import JambEnv
 from jamb_env import rules as core
-from jamb_env.rules import GameState, load_ruleset, stream_bounds
-
-from helpers import playable_presets, random_legal
+from jamb_env.rules import load_ruleset, stream_bounds
 
 
 def played(name: str, steps: int, seed: int = 0, illegal_action: str = "raise") -> JambEnv:
@@ -60,7 +59,9 @@ def test_a_game_restored_at_its_upper_bound_finishes_inside_the_stream(name):
     lay = core.layout(rules)
     while not env.get_state().done:
         mask = env.action_masks()
-        action = 0 if mask[0] else (lay.basket if lay.basket >= 0 and mask[lay.basket] else int(np.flatnonzero(mask)[-1]))
+        action = (
+            0 if mask[0] else (lay.basket if lay.basket >= 0 and mask[lay.basket] else int(np.flatnonzero(mask)[-1]))
+        )
         env.step(action)
         assert env.get_state().position <= len(s.stream)
 
@@ -81,7 +82,13 @@ def test_a_stream_that_is_not_integer_faces_is_refused():
     s = env.get_state()
     half = s.stream.astype(np.float64)
     half[-1] = 1.5  # read as die 1 before
-    for stream in (s.stream.astype(np.float64), half, s.stream.astype(bool), s.stream[:-1], np.where(s.stream == 6, 7, s.stream)):
+    for stream in (
+        s.stream.astype(np.float64),
+        half,
+        s.stream.astype(bool),
+        s.stream[:-1],
+        np.where(s.stream == 6, 7, s.stream),
+    ):
         with pytest.raises(ValueError, match="state.stream"):
             env.set_state(replace(s, stream=stream))
 
@@ -112,7 +119,11 @@ def test_obligations_no_write_made_are_refused():
     if written_answer:
         with pytest.raises(ValueError, match="names the written cell"):
             env.set_state(replace(s, game=replace(s.game, answer_due=written_answer[0])))
-    never = [r for r in range(rules.num_rows) if not bits[lay.answer_column, r] and not any(bits[c, r] for c in lay.announce_columns)]
+    never = [
+        r
+        for r in range(rules.num_rows)
+        if not bits[lay.answer_column, r] and not any(bits[c, r] for c in lay.announce_columns)
+    ]
     if never:
         with pytest.raises(ValueError, match="no announce column"):
             env.set_state(replace(s, game=replace(s.game, answer_due=never[0])))
@@ -148,7 +159,7 @@ def test_a_pure_flag_after_a_hold_is_the_state_a_full_reroll_reaches():
     env.step(0)  # re-roll every die: a pure roll 2
     assert env.game.roll == 2 and env.game.pure == 1
     held = played("jnn", 0)
-    holds = np.flatnonzero(held.action_masks()[1:core.layout(rules).num_holds]) + 1  # keep at least one die
+    holds = np.flatnonzero(held.action_masks()[1 : core.layout(rules).num_holds]) + 1  # keep at least one die
     held.step(int(holds[0]))
     assert held.game.pure == 0
     forged = held.get_state()
@@ -174,8 +185,19 @@ def test_done_mid_game_only_where_an_illegal_action_can_end_a_game():
         over.set_state(replace(o, done=False))
 
 
-@pytest.mark.parametrize("field,value", [("dice_index", 10**9), ("dice_index", -5), ("roll", 99), ("announced", 10**6),
-                                         ("answer_due", 40), ("copy_row", -7), ("turn", 10**4), ("roll", 1.5)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("dice_index", 10**9),
+        ("dice_index", -5),
+        ("roll", 99),
+        ("announced", 10**6),
+        ("answer_due", 40),
+        ("copy_row", -7),
+        ("turn", 10**4),
+        ("roll", 1.5),
+    ],
+)
 def test_a_hand_built_state_out_of_range_gets_an_error_from_every_core_door(field, value):
     """No kernel sees an index it has not been shown to hold: legal_mask, apply_action,
     why_illegal, writable_bits, can_reroll refuse the state (ValueError); the sheet's
@@ -183,22 +205,32 @@ def test_a_hand_built_state_out_of_range_gets_an_error_from_every_core_door(fiel
     rules = load_ruleset("classic")
     st = played("classic", 2).game
     bad = replace(st, **{field: value})
-    for call in (lambda: core.legal_mask(rules, bad), lambda: core.apply_action(rules, bad, 0, dice=[1] * rules.dice),
-                 lambda: core.why_illegal(rules, bad, 0), lambda: core.writable_bits(rules, bad, 1),
-                 lambda: core.game.can_reroll(rules, bad)):
+    for call in (
+        lambda: core.legal_mask(rules, bad),
+        lambda: core.apply_action(rules, bad, 0, dice=[1] * rules.dice),
+        lambda: core.why_illegal(rules, bad, 0),
+        lambda: core.writable_bits(rules, bad, 1),
+        lambda: core.game.can_reroll(rules, bad),
+    ):
         with pytest.raises(ValueError):
             call()
 
 
-@pytest.mark.parametrize("change", ["values_shape", "filled_shape", "dice_shape", "filled_bits", "dice_face", "values_float"])
+@pytest.mark.parametrize(
+    "change", ["values_shape", "filled_shape", "dice_shape", "filled_bits", "dice_face", "values_float"]
+)
 def test_hand_built_arrays_of_the_wrong_shape_or_range_are_refused(change):
     rules = load_ruleset("classic")
     st = played("classic", 2).game
     C, R = st.values.shape
-    bad = {"values_shape": replace(st, values=np.zeros((C, R + 3), np.int16)), "filled_shape": replace(st, filled=np.zeros(C + 1, np.int64)),
-           "dice_shape": replace(st, dice=np.zeros(9, np.int8)), "filled_bits": replace(st, filled=np.full(C, 1 << 40, np.int64)),
-           "dice_face": replace(st, dice=np.full(rules.dice, 9, np.int8)),
-           "values_float": replace(st, values=st.values.astype(np.float32))}[change]
+    bad = {
+        "values_shape": replace(st, values=np.zeros((C, R + 3), np.int16)),
+        "filled_shape": replace(st, filled=np.zeros(C + 1, np.int64)),
+        "dice_shape": replace(st, dice=np.zeros(9, np.int8)),
+        "filled_bits": replace(st, filled=np.full(C, 1 << 40, np.int64)),
+        "dice_face": replace(st, dice=np.full(rules.dice, 9, np.int8)),
+        "values_float": replace(st, values=st.values.astype(np.float32)),
+    }[change]
     with pytest.raises(ValueError):
         core.legal_mask(rules, bad)
     if change.startswith(("values", "filled")):  # what the score reads
@@ -212,9 +244,13 @@ SCALAR_FIELDS = ("dice_index", "roll", "announced", "answer_due", "turn", "copy_
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=hs.sampled_from(["classic", "standard", "jnn", "joly", "six_dice_copy"]), steps=hs.integers(0, 80),
-       field=hs.sampled_from(SCALAR_FIELDS + ("position", "cell", "die", "stream")), delta=hs.integers(-3, 3),
-       seed=hs.integers(0, 2**16))
+@given(
+    name=hs.sampled_from(["classic", "standard", "jnn", "joly", "six_dice_copy"]),
+    steps=hs.integers(0, 80),
+    field=hs.sampled_from(SCALAR_FIELDS + ("position", "cell", "die", "stream")),
+    delta=hs.integers(-3, 3),
+    seed=hs.integers(0, 2**16),
+)
 def test_set_state_fuzz_refuses_or_plays_on_safely(name, steps, field, delta, seed):
     """A reachable state with one field nudged: set_state either refuses it (ValueError)
     or the game it restores plays on to the end with legal moves, inside its stream, its
@@ -261,12 +297,13 @@ def test_set_state_fuzz_refuses_or_plays_on_safely(name, steps, field, delta, se
 def test_seat_vec_env_refusing_an_illegal_action_keeps_its_games_playable():
     """illegal_action="raise": the error says the games are unchanged, and they are: the
     next legal step plays on (it said "call reset() first" before)."""
+    from agents import load
     from jamb_env.errors import IllegalActionError
     from jamb_env.multiplayer_vector import SeatVecEnv
 
-    from agents import load
-
-    venv = SeatVecEnv(2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, illegal_action="raise", seed=0)
+    venv = SeatVecEnv(
+        2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, illegal_action="raise", seed=0
+    )
     venv.reset()
     masks = venv.action_masks()
     bad = np.array([int(np.flatnonzero(~m)[0]) if (~m).any() else 10**6 for m in masks])
@@ -279,9 +316,8 @@ def test_seat_vec_env_refusing_an_illegal_action_keeps_its_games_playable():
 def test_seat_vec_env_with_an_agent_or_a_model_opponent_pickles():
     import pickle
 
-    from jamb_env.multiplayer_vector import SeatVecEnv
-
     from agents import load
+    from jamb_env.multiplayer_vector import SeatVecEnv
 
     venv = SeatVecEnv(2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, seed=0)
     venv.reset()
@@ -293,7 +329,9 @@ def test_seat_vec_env_with_an_agent_or_a_model_opponent_pickles():
 def test_last_before_reset_and_after_every_agent_left_is_a_clear_error(wrapped):
     from jamb_env import multiplayer as MP
 
-    env = MP.env(ruleset="classic_down", num_players=2) if wrapped else MP.raw_env(ruleset="classic_down", num_players=2)
+    env = (
+        MP.env(ruleset="classic_down", num_players=2) if wrapped else MP.raw_env(ruleset="classic_down", num_players=2)
+    )
     with pytest.raises(RuntimeError, match="reset"):
         env.last()
     env.reset(seed=0)
@@ -307,8 +345,9 @@ def test_last_before_reset_and_after_every_agent_left_is_a_clear_error(wrapped):
 # ---------------------------------------------------------------------------- match states (second round)
 
 
-@pytest.mark.parametrize("change", ["num_players", "to_move_high", "to_move_negative", "first", "owner_shape", "owner_value",
-                                    "sheet_dice"])
+@pytest.mark.parametrize(
+    "change", ["num_players", "to_move_high", "to_move_negative", "first", "owner_shape", "owner_value", "sheet_dice"]
+)
 def test_a_forged_match_state_is_refused_by_every_match_door(change):
     """The match's fields index the kernels' arrays (sheets by player, owner by cell): a
     forged one gets a ValueError from start_turn, legal_mask, apply_action, scores."""
@@ -317,13 +356,21 @@ def test_a_forged_match_state_is_refused_by_every_match_door(change):
     rules = load_ruleset("classic")
     sep = M.new_match(rules, 2)
     shared = M.new_match(rules, 2, "shared")
-    bad = {"num_players": replace(sep, num_players=5), "to_move_high": replace(sep, to_move=5),
-           "to_move_negative": replace(sep, to_move=-1), "first": replace(sep, first=7),
-           "owner_shape": replace(shared, owner=np.full((1, 1), -1, np.int8)),
-           "owner_value": replace(shared, owner=np.full(shared.owner.shape, 9, np.int8)),
-           "sheet_dice": replace(sep, sheets=(replace(sep.sheets[0], dice=np.zeros(1, np.int8)), sep.sheets[1]))}[change]
-    for call in (lambda: M.start_turn(rules, bad, [1, 2, 3, 4, 5]), lambda: M.legal_mask(rules, bad),
-                 lambda: M.apply_action(rules, bad, 0, [1, 2, 3, 4, 5]), lambda: M.scores(rules, bad)):
+    bad = {
+        "num_players": replace(sep, num_players=5),
+        "to_move_high": replace(sep, to_move=5),
+        "to_move_negative": replace(sep, to_move=-1),
+        "first": replace(sep, first=7),
+        "owner_shape": replace(shared, owner=np.full((1, 1), -1, np.int8)),
+        "owner_value": replace(shared, owner=np.full(shared.owner.shape, 9, np.int8)),
+        "sheet_dice": replace(sep, sheets=(replace(sep.sheets[0], dice=np.zeros(1, np.int8)), sep.sheets[1])),
+    }[change]
+    for call in (
+        lambda: M.start_turn(rules, bad, [1, 2, 3, 4, 5]),
+        lambda: M.legal_mask(rules, bad),
+        lambda: M.apply_action(rules, bad, 0, [1, 2, 3, 4, 5]),
+        lambda: M.scores(rules, bad),
+    ):
         with pytest.raises(ValueError):
             call()
 
@@ -342,13 +389,15 @@ def test_yaml_aliases_and_control_characters_in_rulesets_are_refused(tmp_path):
     from jamb_env.errors import RulesetError
 
     bomb = tmp_path / "bomb.yaml"
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
+    ]
     bomb.write_text("\n".join(lines) + "\n")
     with pytest.raises(RulesetError, match="alias"):
         load_ruleset(str(bomb))
     evil = tmp_path / "evil.yaml"
     text = (core.RULES_DIR / "classic_down.yaml").read_text()
-    evil.write_text(text.replace("name: classic_down", "name: \"evil\\e[31m\\e]0;pwned\\a\"", 1))
+    evil.write_text(text.replace("name: classic_down", 'name: "evil\\e[31m\\e]0;pwned\\a"', 1))
     assert "evil" in evil.read_text()
     with pytest.raises(RulesetError, match="control character"):
         load_ruleset(str(evil))

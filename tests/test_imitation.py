@@ -14,24 +14,33 @@ from agents.training.train import new_model
 
 
 def tiny_cfg(**imitation_settings):
-    raw = {"ruleset": "classic_down", "total_timesteps": 256, "env": {"n_envs": 2}, "algo": {"n_steps": 64, "batch_size": 64, "n_epochs": 1},
-           "eval": {"freq": 10_000, "episodes": 2, "n_envs": 2}, "checkpoint": {"freq": 10_000},
-           "imitation": {"games": 4, "teacher": "greedy", "epochs": 3, "batch_size": 64, **imitation_settings}}
+    raw = {
+        "ruleset": "classic_down",
+        "total_timesteps": 256,
+        "env": {"n_envs": 2},
+        "algo": {"n_steps": 64, "batch_size": 64, "n_epochs": 1},
+        "eval": {"freq": 10_000, "episodes": 2, "n_envs": 2},
+        "checkpoint": {"freq": 10_000},
+        "imitation": {"games": 4, "teacher": "greedy", "epochs": 3, "batch_size": 64, **imitation_settings},
+    }
     return validate_config(raw, "tiny.yaml")
 
 
-@pytest.mark.parametrize("settings, message", [
-    ({"teacher": "models/x.zip"}, "imitation.teacher"),
-    ({"teacher": "ppo"}, "imitation.teacher"),
-    ({"games": -1}, "imitation.games"),
-    ({"games": True}, "imitation.games"),
-    ({"games": 10**9}, "imitation.games"),
-    ({"epochs": 0}, "imitation.epochs"),
-    ({"jobs": 10**6}, "imitation.jobs"),
-    ({"learning_rate": 0}, "imitation.learning_rate"),
-    ({"vf_coef": -1}, "imitation.vf_coef"),
-    ({"nonsense": 1}, "imitation.nonsense"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"teacher": "models/x.zip"}, "imitation.teacher"),
+        ({"teacher": "ppo"}, "imitation.teacher"),
+        ({"games": -1}, "imitation.games"),
+        ({"games": True}, "imitation.games"),
+        ({"games": 10**9}, "imitation.games"),
+        ({"epochs": 0}, "imitation.epochs"),
+        ({"jobs": 10**6}, "imitation.jobs"),
+        ({"learning_rate": 0}, "imitation.learning_rate"),
+        ({"vf_coef": -1}, "imitation.vf_coef"),
+        ({"nonsense": 1}, "imitation.nonsense"),
+    ],
+)
 def test_bad_imitation_settings_are_refused_naming_the_key(settings, message):
     with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
         tiny_cfg(**settings)
@@ -59,7 +68,9 @@ def test_teacher_games_are_the_teachers_own_legal_decisions_and_rewards(tmp_path
         rows = np.flatnonzero(games["game"] == g)
         obs, _ = env.reset(seed=seed)
         for t in rows:
-            assert np.array_equal(obs, games["obs"][t]) and agent.act(env, obs, env.action_masks()) == games["action"][t]
+            assert (
+                np.array_equal(obs, games["obs"][t]) and agent.act(env, obs, env.action_masks()) == games["action"][t]
+            )
             obs, reward, done, _, info = env.step(int(games["action"][t]))
             assert reward == pytest.approx(games["reward"][t]) and done == games["done"][t]
         assert games["reward"][rows].sum() == pytest.approx(info["score"] * cfg["env"]["reward_scale"], rel=1e-5)
@@ -83,7 +94,9 @@ def test_teacher_chunks_are_kept_and_a_damaged_one_is_played_again(tmp_path, mon
 def test_discounted_returns_restart_at_each_game():
     reward = np.array([1, 2, 3, 10, 20], np.float32)
     done = np.array([False, False, True, False, True])
-    assert np.allclose(imitation.discounted_returns(reward, done, 0.5), [1 + 0.5 * (2 + 0.5 * 3), 2 + 1.5, 3, 10 + 10, 20])
+    assert np.allclose(
+        imitation.discounted_returns(reward, done, 0.5), [1 + 0.5 * (2 + 0.5 * 3), 2 + 1.5, 3, 10 + 10, 20]
+    )
 
 
 def test_fit_learns_the_teacher_and_its_returns(tmp_path):
@@ -111,10 +124,17 @@ def test_a_run_with_imitation_starts_from_the_fitted_policy_and_resumes_without_
     assert record["teacher"] == "greedy" and record["games"] == 3 and len(record["history"]) == 2
     assert (run_dir / imitation.MODEL_FILE).is_file() and list((run_dir / imitation.GAMES_DIR).glob("*tfevents*"))
     with np.load(run_dir / "evaluations.npz") as ev:
-        assert ev["timesteps"][0] == 0 and ev["timesteps"][-1] == out["timesteps"]  # the imitated policy evaluated at step 0
+        assert (
+            ev["timesteps"][0] == 0 and ev["timesteps"][-1] == out["timesteps"]
+        )  # the imitated policy evaluated at step 0
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
-    seen = [(v.tag, e.step) for path in sorted(run_dir.glob("*tfevents*")) for e in EventFileLoader(str(path)).Load() for v in e.summary.value]
+    seen = [
+        (v.tag, e.step)
+        for path in sorted(run_dir.glob("*tfevents*"))
+        for e in EventFileLoader(str(path)).Load()
+        for v in e.summary.value
+    ]
     assert ("eval/score", 0) in seen and ("eval/baseline_greedy", 0) in seen
     assert len(seen) == len(set(seen))  # no tag twice at a step
     # restarting the run from step 0 (no checkpoint) reuses the fitted model: nothing played or fitted again
@@ -124,7 +144,11 @@ def test_a_run_with_imitation_starts_from_the_fitted_policy_and_resumes_without_
     train(cfg, run_dir, progress_bar=False, resume=True, handle_signals=False)
     # another teacher setting in the config: the record does not match, so it imitates again
     calls = []
-    monkeypatch.setattr(imitation, "imitate", lambda model, c, d, progress=True, games_dir=None: calls.append(c["imitation"]["epochs"]) or record)
+    monkeypatch.setattr(
+        imitation,
+        "imitate",
+        lambda model, c, d, progress=True, games_dir=None: calls.append(c["imitation"]["epochs"]) or record,
+    )
     model = new_model(cfg, make_envs(cfg)[0])
     other = {**cfg, "imitation": {**cfg["imitation"], "epochs": 3}}
     imitation.start_from_teacher(model, other, run_dir, progress=False)

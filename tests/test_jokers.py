@@ -92,7 +92,7 @@ def test_joker_legality_decisions():
     assert jokers_left(JOLY, st3)["free"] == 0
     assert "no free joker" in why_illegal(JOLY, st3, joker(1, 0, free=True))
     # no joker before the turn's first roll, nor once the game is over
-    assert not legal_mask(JOLY, new_game(JOLY))[LAY.joker_offset:].any()
+    assert not legal_mask(JOLY, new_game(JOLY))[LAY.joker_offset :].any()
 
 
 def test_a_joker_after_the_last_roll_counts_in_the_write():
@@ -105,8 +105,9 @@ def test_a_joker_after_the_last_roll_counts_in_the_write():
 
 def test_a_basket_restarts_the_turn_and_keeps_the_announcement_and_the_jokers_used():
     st = full(sheet(JOLY, dice=[1, 2, 3, 4, 5, 6], roll=1))
-    st, _ = apply_action(JOLY, st, LAY.announce_offset + int(np.flatnonzero(
-        LAY.announce_cells == JOLY.cell("announce", "sixes"))[0]))
+    st, _ = apply_action(
+        JOLY, st, LAY.announce_offset + int(np.flatnonzero(LAY.announce_cells == JOLY.cell("announce", "sixes"))[0])
+    )
     st, _ = apply_action(JOLY, st, 0b111111 & ~1, dice=[1])  # re-roll one die: roll 2
     st, _ = apply_action(JOLY, st, 0b111110, dice=[2])
     st, _ = apply_action(JOLY, st, joker(5, 0))  # a joker, then the basket
@@ -126,7 +127,7 @@ def test_a_basket_restarts_the_turn_and_keeps_the_announcement_and_the_jokers_us
 def test_a_basket_is_allowed_at_an_announced_cells_last_roll():
     st = full(sheet(JOLY, dice=[1, 2, 3, 4, 5, 6], roll=5, announced=("announce", "jamb6")))
     mask = legal_mask(JOLY, st)
-    writes = np.flatnonzero(mask[LAY.write_offset:LAY.joker_offset])
+    writes = np.flatnonzero(mask[LAY.write_offset : LAY.joker_offset])
     assert writes.tolist() == [JOLY.cell("announce", "jamb6")]  # the write is forced ("automatic")
     assert mask[BASKET]
 
@@ -167,9 +168,12 @@ def test_random_games_with_jokers_use_them_all_and_end_exactly():
         total = 0.0
         while True:
             mask = env.action_masks()
-            joker_actions = np.flatnonzero(mask[LAY.joker_offset:])
-            a = LAY.joker_offset + int(rng.choice(joker_actions)) if len(joker_actions) and rng.random() < 0.5 \
+            joker_actions = np.flatnonzero(mask[LAY.joker_offset :])
+            a = (
+                LAY.joker_offset + int(rng.choice(joker_actions))
+                if len(joker_actions) and rng.random() < 0.5
                 else random_legal(env, rng)
+            )
             used += a >= LAY.joker_offset
             _, r, term, _, info = env.step(a)
             total += r

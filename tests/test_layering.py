@@ -58,7 +58,8 @@ def project_modules() -> dict[str, Path]:
 def is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imports(tree: ast.AST):
@@ -236,17 +237,34 @@ def test_the_known_cycles_are_still_there():
     assert [c for c in KNOWN_CYCLES if c not in present] == []
 
 
-@pytest.mark.parametrize("source, expect", [
-    ({"a": "from . import b\n", "a.b": "from a import c\n", "a.c": "from a.b import x\n"}, [{"a.b", "a.c"}]),
-    ({"a": "from .b import x\n", "a.b": "def f():\n    from a import x\n"}, []),  # a re-export, not a cycle
-    ({"a": "", "a.b": "def f():\n    from a.c import y\n", "a.c": "import a.b\n"}, [{"a.b", "a.c"}]),  # inside a function too
-    ({"a": "", "a.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a.c import y\n", "a.c": "import a.b\n"}, []),
-])
+@pytest.mark.parametrize(
+    "source, expect",
+    [
+        ({"a": "from . import b\n", "a.b": "from a import c\n", "a.c": "from a.b import x\n"}, [{"a.b", "a.c"}]),
+        ({"a": "from .b import x\n", "a.b": "def f():\n    from a import x\n"}, []),  # a re-export, not a cycle
+        (
+            {"a": "", "a.b": "def f():\n    from a.c import y\n", "a.c": "import a.b\n"},
+            [{"a.b", "a.c"}],
+        ),  # inside a function too
+        (
+            {
+                "a": "",
+                "a.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a.c import y\n",
+                "a.c": "import a.b\n",
+            },
+            [],
+        ),
+    ],
+)
 def test_the_cycle_finder_finds_cycles(tmp_path, monkeypatch, source, expect):
     """The checks can fail: a tiny package with and without a cycle."""
     for module, text in source.items():
         parts = module.split(".")
-        path = tmp_path.joinpath(*parts, "__init__.py") if len(parts) == 1 else tmp_path.joinpath(*parts[:-1], parts[-1] + ".py")
+        path = (
+            tmp_path.joinpath(*parts, "__init__.py")
+            if len(parts) == 1
+            else tmp_path.joinpath(*parts[:-1], parts[-1] + ".py")
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     monkeypatch.setitem(globals(), "ROOT", tmp_path)

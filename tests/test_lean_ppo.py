@@ -19,8 +19,16 @@ from agents.training.lean_ppo import LeanMaskablePPO, model_class
 from jamb_env import JambVecEnv
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = dict(n_steps=16, batch_size=64, n_epochs=2, learning_rate=1e-3, gamma=0.995, verbose=0, seed=0,
-             policy_kwargs=dict(net_arch=[32, 32]))
+SMALL = dict(
+    n_steps=16,
+    batch_size=64,
+    n_epochs=2,
+    learning_rate=1e-3,
+    gamma=0.995,
+    verbose=0,
+    seed=0,
+    policy_kwargs=dict(net_arch=[32, 32]),
+)
 
 
 class _Continue(BaseCallback):
@@ -59,8 +67,13 @@ def test_lean_update_is_sb3s_update(kw):
     diff = max(float((p - q).detach().abs().max()) for p, q in pairs)
     assert moved > 1e-5 or "target_kl" in kw  # the update did something (target_kl 1e-6 stops it at once)
     assert diff < 1e-5, diff
-    for key in ("train/value_loss", "train/policy_gradient_loss", "train/entropy_loss", "train/clip_fraction",
-                "train/n_updates"):
+    for key in (
+        "train/value_loss",
+        "train/policy_gradient_loss",
+        "train/entropy_loss",
+        "train/clip_fraction",
+        "train/n_updates",
+    ):
         got, want = lean.logger.name_to_value[key], sb3.logger.name_to_value[key]
         assert got == pytest.approx(want, rel=1e-4, abs=1e-6), key
 
@@ -137,11 +150,13 @@ def test_lean_run_trains_resumes_and_plays(tmp_path):
     config.write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
     train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
-    first = subprocess.run(train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True,
-                           timeout=600)
+    first = subprocess.run(
+        train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600
+    )
     assert first.returncode == 0, first.stderr[-3000:]
-    second = subprocess.run(train + ["--resume", str(run_dir), "--total-timesteps", "2048"], capture_output=True,
-                            text=True, timeout=600)
+    second = subprocess.run(
+        train + ["--resume", str(run_dir), "--total-timesteps", "2048"], capture_output=True, text=True, timeout=600
+    )
     assert second.returncode == 0, second.stderr[-3000:]
     assert "resuming from" in second.stdout and "model_1024_steps.zip" in second.stdout
     assert yaml.safe_load((run_dir / "config.yaml").read_text())["trainer"] == "lean"

@@ -59,11 +59,16 @@ def test_rows_pair_both_seat_orders_of_each_seed():
     rr = round_robin("classic", ["random", "greedy"], games=3)
     assert [(g["seed"], g["order"]) for g in rr.games] == [(20_000_000 + k, o) for k in range(3) for o in (0, 1)]
     for o0, o1 in zip(rr.games[::2], rr.games[1::2]):
-        assert (o0["seat_0"], o0["seat_1"]) == ("random", "greedy") and (o1["seat_0"], o1["seat_1"]) == ("greedy", "random")
+        assert (o0["seat_0"], o0["seat_1"]) == ("random", "greedy") and (o1["seat_0"], o1["seat_1"]) == (
+            "greedy",
+            "random",
+        )
         assert o0["first_seat"] == o1["first_seat"] and o0["first_agent"] != o1["first_agent"]
         for g in (o0, o1):
             top = max(g["score_0"], g["score_1"])
-            assert g["winner"] == ("" if g["score_0"] == g["score_1"] else g[f"seat_{[g['score_0'], g['score_1']].index(top)}"])
+            assert g["winner"] == (
+                "" if g["score_0"] == g["score_1"] else g[f"seat_{[g['score_0'], g['score_1']].index(top)}"]
+            )
     p = rr.pairings[0]
     assert (p.a, p.b, p.units, p.games, p.wins_a + p.wins_b + p.ties) == ("random", "greedy", 3, 6, 6)
 
@@ -109,7 +114,11 @@ def test_three_players_rotate_the_seats_on_each_seed():
         assert len(same) == 3 and len({g["first_seat"] for g in same}) == 1
         for s in range(3):  # every agent in every seat once per seed
             assert sorted(g[f"seat_{s}"] for g in same) == sorted(rr.labels)
-    assert {(p.a, p.b) for p in rr.pairings} == {("random#1", "greedy"), ("random#1", "random#2"), ("greedy", "random#2")}
+    assert {(p.a, p.b) for p in rr.pairings} == {
+        ("random#1", "greedy"),
+        ("random#1", "random#2"),
+        ("greedy", "random#2"),
+    }
     assert all(p.units == 2 and p.games == 6 for p in rr.pairings)
 
 
@@ -136,39 +145,96 @@ def test_a_solitaire_ppo_model_plays_a_seat():
 
 def test_cli_writes_the_match_tables(tmp_path, capsys):
     prefix = tmp_path / "out" / "cls"
-    code, out, err = run_cli(["--ruleset", "classic", "--agents", "random", "greedy", "--players", "2", "--games", "3",
-                              "--jobs", "2", "--no-progress", "--out", str(prefix)], capsys)
+    code, out, err = run_cli(
+        [
+            "--ruleset",
+            "classic",
+            "--agents",
+            "random",
+            "greedy",
+            "--players",
+            "2",
+            "--games",
+            "3",
+            "--jobs",
+            "2",
+            "--no-progress",
+            "--out",
+            str(prefix),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "| random | greedy | 3 | 6 |" in out and "| rank | agent | mu | sigma | ordinal |" in out
     with open(tmp_path / "out" / "cls_matches.csv") as f:
         pairs = list(csv.DictReader(f))
-    assert [(p["agent_a"], p["agent_b"], p["seeds"], p["games"], p["scoring"]) for p in pairs] == [("random", "greedy", "3", "6", "separate")]
+    assert [(p["agent_a"], p["agent_b"], p["seeds"], p["games"], p["scoring"]) for p in pairs] == [
+        ("random", "greedy", "3", "6", "separate")
+    ]
     with open(tmp_path / "out" / "cls_match_games.csv") as f:
         games = list(csv.DictReader(f))
-    assert len(games) == 6 and {"seed", "order", "seat_0", "seat_1", "first_seat", "first_agent", "score_0", "score_1", "winner"} <= set(games[0])
+    assert len(games) == 6 and {
+        "seed",
+        "order",
+        "seat_0",
+        "seat_1",
+        "first_seat",
+        "first_agent",
+        "score_0",
+        "score_1",
+        "winner",
+    } <= set(games[0])
     with open(tmp_path / "out" / "cls_match_ratings.csv") as f:
         assert [r["agent"] for r in csv.DictReader(f)] == ["greedy", "random"]
     folder = tmp_path / "folder"
     folder.mkdir()
-    code, out, err = run_cli(["--ruleset", "classic", "--agents", "random", "greedy", "--players", "2", "--scoring", "shared",
-                              "--games", "2", "--no-progress", "--out", str(folder)], capsys)
+    code, out, err = run_cli(
+        [
+            "--ruleset",
+            "classic",
+            "--agents",
+            "random",
+            "greedy",
+            "--players",
+            "2",
+            "--scoring",
+            "shared",
+            "--games",
+            "2",
+            "--no-progress",
+            "--out",
+            str(folder),
+        ],
+        capsys,
+    )
     assert code == 0, err
-    assert (folder / "classic_2p_shared_matches.csv").is_file() and (folder / "classic_2p_shared_match_games.csv").is_file()
+    assert (folder / "classic_2p_shared_matches.csv").is_file() and (
+        folder / "classic_2p_shared_match_games.csv"
+    ).is_file()
     assert "shared sheet" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--agents", "random", "greedy", "--players", "1"], "--players must be 2..5, got 1"),
-    (["--agents", "random", "greedy", "--players", "6"], "--players must be 2..5, got 6"),
-    (["--agents", "random", "greedy", "--scoring", "shared"], "--scoring shared is for multiplayer matches: add --players"),
-    (["--agents", "random", "greedy", "--scoring", "separate"], "--scoring separate is for multiplayer matches"),
-    (["--agents", "random", "greedy", "--players", "2", "--scoring", "shared", "--ruleset", "nokaut"], "derived column"),
-    (["--agents", "greedy", "--players", "2"], "a match needs at least 2 agents"),
-    (["--agents", "random", "greedy", "--players", "3"], "give exactly 3 agents"),
-    (["--agents", "random", "greedy", "--players", "2", "--ruleset", "nosuch"], "nosuch"),
-    (["--agents", "random", "greedy", "--players", "2", "--records", "recs"], "--records is for solitaire games"),
-    (["--agents", "random", "greedy", "--players", "2", "--scoring", "both"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--agents", "random", "greedy", "--players", "1"], "--players must be 2..5, got 1"),
+        (["--agents", "random", "greedy", "--players", "6"], "--players must be 2..5, got 6"),
+        (
+            ["--agents", "random", "greedy", "--scoring", "shared"],
+            "--scoring shared is for multiplayer matches: add --players",
+        ),
+        (["--agents", "random", "greedy", "--scoring", "separate"], "--scoring separate is for multiplayer matches"),
+        (
+            ["--agents", "random", "greedy", "--players", "2", "--scoring", "shared", "--ruleset", "nokaut"],
+            "derived column",
+        ),
+        (["--agents", "greedy", "--players", "2"], "a match needs at least 2 agents"),
+        (["--agents", "random", "greedy", "--players", "3"], "give exactly 3 agents"),
+        (["--agents", "random", "greedy", "--players", "2", "--ruleset", "nosuch"], "nosuch"),
+        (["--agents", "random", "greedy", "--players", "2", "--records", "recs"], "--records is for solitaire games"),
+        (["--agents", "random", "greedy", "--players", "2", "--scoring", "both"], "invalid choice"),
+    ],
+)
 def test_cli_refuses_bad_match_arguments(argv, message, capsys, tmp_path):
     code, out, err = run_cli(argv + ["--games", "2", "--no-progress", "--out", str(tmp_path / "x")], capsys)
     assert code == 2 and message in err
@@ -218,7 +284,12 @@ def test_a_sweep_prints_and_writes_an_interval_of_positive_width(tmp_path):
 
     rr = round_robin("standard", ["random", "greedy"], games=10)
     p = rr.pairings[0]
-    assert p.win_rate == 0.0 and p.win_low == 0.0 and p.win_high == pytest.approx(wilson_by_search(0.0, 10)[1]) and p.win_high > 0.27
+    assert (
+        p.win_rate == 0.0
+        and p.win_low == 0.0
+        and p.win_high == pytest.approx(wilson_by_search(0.0, 10)[1])
+        and p.win_high > 0.27
+    )
     text = matches_markdown(rr)
     assert "± 0.000 " not in text and f"| 0.000 | 0.000–{p.win_high:.3f} |" in text
     write_match_csvs(rr, tmp_path / "m.csv", tmp_path / "r.csv", tmp_path / "g.csv")

@@ -97,7 +97,7 @@ def shown(printed: str, value: float, decimals: int) -> bool:
     """Whether ``printed`` is ``value`` rounded to ``decimals`` places (half a unit of the
     last place, and a hair for the binary representation)."""
     text = printed.replace("±", "").replace("−", "-").strip()
-    return abs(float(text) - value) <= 0.5 * 10.0 ** -decimals + 1e-9
+    return abs(float(text) - value) <= 0.5 * 10.0**-decimals + 1e-9
 
 
 def t_half(x) -> float:
@@ -139,14 +139,31 @@ def solitaire(tmp_path_factory):
     def capture(fig=None):  # plot_scores closes its figure when written: read what it drew
         if fig is not None and hasattr(fig, "axes") and fig.axes:
             ax = fig.axes[0]
-            drawn.update(title=ax.get_title(), legend=[t.get_text() for t in ax.get_legend().get_texts()],
-                         steps=[p.get_path().vertices.copy() for p in ax.patches])
+            drawn.update(
+                title=ax.get_title(),
+                legend=[t.get_text() for t in ax.get_legend().get_texts()],
+                steps=[p.get_path().vertices.copy() for p in ax.patches],
+            )
         return real_close(fig)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plt, "close", capture)
-        code, out, err = run_main("evaluate", ["--ruleset", "classic_down", "--agents", *SOLO_AGENTS, "--games", str(SOLO_GAMES),
-                                               "--jobs", "1", "--no-progress", "--out", str(folder) + "/"])
+        code, out, err = run_main(
+            "evaluate",
+            [
+                "--ruleset",
+                "classic_down",
+                "--agents",
+                *SOLO_AGENTS,
+                "--games",
+                str(SOLO_GAMES),
+                "--jobs",
+                "1",
+                "--no-progress",
+                "--out",
+                str(folder) + "/",
+            ],
+        )
     assert code == 0, err
     return out, folder, drawn
 
@@ -161,7 +178,9 @@ def column(rows, key) -> np.ndarray:
     return np.array([float(r[key]) for r in rows], dtype=np.float64)
 
 
-def check_solitaire_outputs(out: str, csv_path: Path, games_csv: Path, labels: list[str], exact: dict[str, float], games: int) -> None:
+def check_solitaire_outputs(
+    out: str, csv_path: Path, games_csv: Path, labels: list[str], exact: dict[str, float], games: int
+) -> None:
     """Every number of the solitaire Markdown and of the summary CSV, recomputed from the
     games CSV."""
     keys, by = games_by_agent(games_csv, labels)
@@ -170,7 +189,9 @@ def check_solitaire_outputs(out: str, csv_path: Path, games_csv: Path, labels: l
     tables = md_tables(out)
 
     # the summary table
-    summary = table_starting(tables, "agent", "games", "mean", "std", "95% CI", "min", "max", "bonus rate", "exact expectation")
+    summary = table_starting(
+        tables, "agent", "games", "mean", "std", "95% CI", "min", "max", "bonus rate", "exact expectation"
+    )
     assert [r[0] for r in summary[1:]] == labels
     expected = {}
     for lab, cells in zip(labels, summary[1:]):
@@ -178,8 +199,15 @@ def check_solitaire_outputs(out: str, csv_path: Path, games_csv: Path, labels: l
         s = column(g, "score")
         seeds = [int(r["seed"]) for r in g]
         assert seeds == list(range(SEED0, SEED0 + games))  # the canonical seeds, in order
-        e = dict(n=len(s), mean=s.mean(), std=s.std(ddof=1), ci95=t_half(s), min=int(s.min()), max=int(s.max()),
-                 bonus_rate=column(g, "bonus_columns").mean() / len(cols))  # share of the columns with the bonus
+        e = dict(
+            n=len(s),
+            mean=s.mean(),
+            std=s.std(ddof=1),
+            ci95=t_half(s),
+            min=int(s.min()),
+            max=int(s.max()),
+            bonus_rate=column(g, "bonus_columns").mean() / len(cols),
+        )  # share of the columns with the bonus
         expected[lab] = e
         assert int(cells[1]) == e["n"] == games
         assert shown(cells[2], e["mean"], 1) and shown(cells[3], e["std"], 1), cells
@@ -226,7 +254,11 @@ def check_solitaire_outputs(out: str, csv_path: Path, games_csv: Path, labels: l
         assert int(r["games"]) == e["n"] and int(r["min"]) == e["min"] and int(r["max"]) == e["max"]
         for key in ("mean", "std", "ci95", "bonus_rate"):
             assert float(r[key]) == pytest.approx(e[key], rel=1e-12, abs=1e-12), key
-        assert r["exact"] == "" if r["agent"] not in exact else float(r["exact"]) == pytest.approx(exact[r["agent"]], abs=5e-5)
+        assert (
+            r["exact"] == ""
+            if r["agent"] not in exact
+            else float(r["exact"]) == pytest.approx(exact[r["agent"]], abs=5e-5)
+        )
         for key in mean_keys:
             assert float(r[key]) == pytest.approx(column(g, key).mean(), rel=1e-12, abs=1e-12), (r["agent"], key)
 
@@ -267,8 +299,14 @@ def test_solitaire_games_csv_follows_the_rules_and_replays(solitaire):
 
 def test_solitaire_tables_and_summary_csv(solitaire):
     out, folder, _ = solitaire
-    check_solitaire_outputs(out, folder / "classic_down.csv", folder / "classic_down_games.csv", SOLO_AGENTS,
-                            {"optimal": CLASSIC_DOWN_OPTIMUM}, SOLO_GAMES)
+    check_solitaire_outputs(
+        out,
+        folder / "classic_down.csv",
+        folder / "classic_down_games.csv",
+        SOLO_AGENTS,
+        {"optimal": CLASSIC_DOWN_OPTIMUM},
+        SOLO_GAMES,
+    )
 
 
 def test_solitaire_exact_optimum_is_the_documented_one_and_fits_the_games(solitaire):
@@ -302,7 +340,9 @@ def test_solitaire_plot_draws_the_games(solitaire):
         tops = {}
         for x, y in verts:
             tops.setdefault(round(float(x), 6), set()).add(round(float(y), 6))
-        counts = [sum(1 for v in s if (edges[k] <= v < edges[k + 1]) or (k == 58 and v == edges[59])) for k in range(59)]
+        counts = [
+            sum(1 for v in s if (edges[k] <= v < edges[k + 1]) or (k == 58 and v == edges[59])) for k in range(59)
+        ]
         assert sum(counts) == len(s) == SOLO_GAMES
         for k, c in enumerate(counts):
             assert c in tops[round(float(edges[k]), 6)] and c in tops[round(float(edges[k + 1]), 6)], (lab, k, c)
@@ -317,8 +357,22 @@ def test_solitaire_on_a_sheet_of_four_columns(tmp_path):
     from jamb_env import JambEnv
 
     labels, games = ["random", "greedy"], 4
-    code, out, err = run_main("evaluate", ["--ruleset", "classic", "--agents", *labels, "--games", str(games), "--jobs", "1",
-                                           "--no-progress", "--out", str(tmp_path / "c")])
+    code, out, err = run_main(
+        "evaluate",
+        [
+            "--ruleset",
+            "classic",
+            "--agents",
+            *labels,
+            "--games",
+            str(games),
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "c"),
+        ],
+    )
     assert code == 0, err
     check_solitaire_outputs(out, tmp_path / "c.csv", tmp_path / "c_games.csv", labels, {}, games)
     keys, by = games_by_agent(tmp_path / "c_games.csv", labels)
@@ -337,7 +391,9 @@ def test_solitaire_on_a_sheet_of_four_columns(tmp_path):
         done = False
         while not done:
             obs, _, done, _, info = env.step(agent.act(env, obs, env.action_masks()))
-        assert int(r["score"]) == info["score"] and all(int(r[f"col_{c}"]) == p for c, p in info["column_scores"].items())
+        assert int(r["score"]) == info["score"] and all(
+            int(r[f"col_{c}"]) == p for c, p in info["column_scores"].items()
+        )
 
 
 # ---------------------------------------------------------------------------- training run and globs
@@ -356,8 +412,20 @@ def tiny_run(tmp_path_factory):
     config = folder / "tiny.yaml"
     config.write_text(yaml.safe_dump(cfg))
     run = folder / "classic_down__tiny__0__x"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(config), "--run-dir", str(run)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "train.py"),
+            "--no-progress",
+            "--config",
+            str(config),
+            "--run-dir",
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return run
 
@@ -370,8 +438,23 @@ def test_glob_spread_and_per_checkpoint_numbers(tiny_run, tmp_path):
     models = sorted(str(p) for p in (tiny_run / "checkpoints").glob("model_*_steps.zip"))
     assert len(models) >= 3
     games = 8
-    code, out, err = run_main("evaluate", ["--ruleset", "classic_down", "--agents", pattern, "greedy", "--games", str(games), "--jobs", "1",
-                                           "--no-progress", "--out", str(tmp_path / "g")])
+    code, out, err = run_main(
+        "evaluate",
+        [
+            "--ruleset",
+            "classic_down",
+            "--agents",
+            pattern,
+            "greedy",
+            "--games",
+            str(games),
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "g"),
+        ],
+    )
     assert code == 0, err
     labels = models + ["greedy"]
     check_solitaire_outputs(out, tmp_path / "g.csv", tmp_path / "g_games.csv", labels, {}, games)
@@ -412,10 +495,24 @@ def expected_pairings(games: list[dict], labels: list[str], players: int) -> lis
         w = np.array([np.mean([x[0] for x in u]) for u in units.values()])
         m = np.array([np.mean([x[1] - x[2] for x in u]) for u in units.values()])
         low, high = wilson(float(w.mean()), len(w))
-        out.append(dict(a=a, b=b, seeds=len({k[1] for k in units}), games=len(flat), wins_a=sum(x[1] > x[2] for x in flat),
-                        wins_b=sum(x[1] < x[2] for x in flat), ties=sum(x[1] == x[2] for x in flat), win_rate=float(w.mean()),
-                        low=low, high=high, margin=float(m.mean()), margin_ci95=t_half(m) if len(m) > 1 else math.nan,
-                        mean_a=float(np.mean([x[1] for x in flat])), mean_b=float(np.mean([x[2] for x in flat]))))
+        out.append(
+            dict(
+                a=a,
+                b=b,
+                seeds=len({k[1] for k in units}),
+                games=len(flat),
+                wins_a=sum(x[1] > x[2] for x in flat),
+                wins_b=sum(x[1] < x[2] for x in flat),
+                ties=sum(x[1] == x[2] for x in flat),
+                win_rate=float(w.mean()),
+                low=low,
+                high=high,
+                margin=float(m.mean()),
+                margin_ci95=t_half(m) if len(m) > 1 else math.nan,
+                mean_a=float(np.mean([x[1] for x in flat])),
+                mean_b=float(np.mean([x[2] for x in flat])),
+            )
+        )
     return out
 
 
@@ -447,12 +544,23 @@ def expected_ratings(games: list[dict], labels: list[str], players: int) -> list
         for lab, team, x in zip(seated, teams, sc):
             rating[lab] = team[0]
             played[lab].append(x)
-    out = [dict(agent=lab, mu=rating[lab].mu, sigma=rating[lab].sigma, ordinal=rating[lab].mu - 3 * rating[lab].sigma,
-                games=len(played[lab]), mean_score=float(np.mean(played[lab]))) for lab in labels]
+    out = [
+        dict(
+            agent=lab,
+            mu=rating[lab].mu,
+            sigma=rating[lab].sigma,
+            ordinal=rating[lab].mu - 3 * rating[lab].sigma,
+            games=len(played[lab]),
+            mean_score=float(np.mean(played[lab])),
+        )
+        for lab in labels
+    ]
     return sorted(out, key=lambda r: -r["ordinal"])
 
 
-def check_match_outputs(out: str, prefix: Path, ruleset: str, labels: list[str], players: int, scoring: str, seeds: int) -> None:
+def check_match_outputs(
+    out: str, prefix: Path, ruleset: str, labels: list[str], players: int, scoring: str, seeds: int
+) -> None:
     """Every number of the ``--players`` Markdown and of its three CSVs, from the games CSV."""
     games_keys, raw = read_csv(prefix.with_name(prefix.name + "_match_games.csv"))
     games = int_rows(raw, players)
@@ -468,20 +576,50 @@ def check_match_outputs(out: str, prefix: Path, ruleset: str, labels: list[str],
         assert g["winner"] == (tops[0] if len(tops) == 1 else "")
 
     lines = out.splitlines()
-    head = re.fullmatch(r"(\d)-player (\S+), (\S+) (sheets|sheet): (\d+) seeds \((\d+)\.\.(\d+)\) x (\d) seat orders, "
-                        r"(\d+) games; the starting seat won (\d\.\d{3}) of them", lines[0])
+    head = re.fullmatch(
+        r"(\d)-player (\S+), (\S+) (sheets|sheet): (\d+) seeds \((\d+)\.\.(\d+)\) x (\d) seat orders, "
+        r"(\d+) games; the starting seat won (\d\.\d{3}) of them",
+        lines[0],
+    )
     assert head, lines[0]
-    assert (int(head[1]), head[2], head[3], head[4]) == (players, ruleset, scoring, "sheets" if scoring == "separate" else "sheet")
-    assert (int(head[5]), int(head[6]), int(head[7]), int(head[8]), int(head[9])) == (seeds, SEED0, SEED0 + seeds - 1, players, len(games))
+    assert (int(head[1]), head[2], head[3], head[4]) == (
+        players,
+        ruleset,
+        scoring,
+        "sheets" if scoring == "separate" else "sheet",
+    )
+    assert (int(head[5]), int(head[6]), int(head[7]), int(head[8]), int(head[9])) == (
+        seeds,
+        SEED0,
+        SEED0 + seeds - 1,
+        players,
+        len(games),
+    )
     assert shown(head[10], expected_first_share(games, players), 3)
 
     tables = md_tables(out)
     exp = expected_pairings(games, labels, players)
-    pt = table_starting(tables, "A", "B", "seeds", "games", "A wins", "B wins", "ties", "win rate of A", "95% CI (Wilson)",
-                        "margin A − B", "95% CI", "mean A", "mean B")
+    pt = table_starting(
+        tables,
+        "A",
+        "B",
+        "seeds",
+        "games",
+        "A wins",
+        "B wins",
+        "ties",
+        "win rate of A",
+        "95% CI (Wilson)",
+        "margin A − B",
+        "95% CI",
+        "mean A",
+        "mean B",
+    )
     assert [(r[0], r[1]) for r in pt[1:]] == [(e["a"], e["b"]) for e in exp]
     for e, c in zip(exp, pt[1:]):
-        assert [int(x) for x in c[2:7]] == [e["seeds"], e["games"], e["wins_a"], e["wins_b"], e["ties"]] and e["seeds"] == seeds
+        assert [int(x) for x in c[2:7]] == [e["seeds"], e["games"], e["wins_a"], e["wins_b"], e["ties"]] and e[
+            "seeds"
+        ] == seeds
         assert shown(c[7], e["win_rate"], 3)
         low, high = c[8].split("–")
         assert shown(low, e["low"], 3) and shown(high, e["high"], 3), (c[8], e)
@@ -490,14 +628,46 @@ def check_match_outputs(out: str, prefix: Path, ruleset: str, labels: list[str],
         assert c[10].startswith("± ") and shown(c[10], e["margin_ci95"], 1)
         assert shown(c[11], e["mean_a"], 1) and shown(c[12], e["mean_b"], 1)
     header, pairs_csv = read_csv(prefix.with_name(prefix.name + "_matches.csv"))
-    assert header == ["ruleset", "scoring", "players", "agent_a", "agent_b", "seeds", "games", "wins_a", "wins_b", "ties", "win_rate_a",
-                      "win_rate_low", "win_rate_high", "margin", "margin_ci95", "mean_a", "mean_b"]
+    assert header == [
+        "ruleset",
+        "scoring",
+        "players",
+        "agent_a",
+        "agent_b",
+        "seeds",
+        "games",
+        "wins_a",
+        "wins_b",
+        "ties",
+        "win_rate_a",
+        "win_rate_low",
+        "win_rate_high",
+        "margin",
+        "margin_ci95",
+        "mean_a",
+        "mean_b",
+    ]
     assert len(pairs_csv) == len(exp)
     for e, r in zip(exp, pairs_csv):
-        assert (r["ruleset"], r["scoring"], int(r["players"]), r["agent_a"], r["agent_b"]) == (ruleset, scoring, players, e["a"], e["b"])
-        assert [int(r[k]) for k in ("seeds", "games", "wins_a", "wins_b", "ties")] == [e[k] for k in ("seeds", "games", "wins_a", "wins_b", "ties")]
-        for csv_key, key in (("win_rate_a", "win_rate"), ("win_rate_low", "low"), ("win_rate_high", "high"), ("margin", "margin"),
-                             ("margin_ci95", "margin_ci95"), ("mean_a", "mean_a"), ("mean_b", "mean_b")):
+        assert (r["ruleset"], r["scoring"], int(r["players"]), r["agent_a"], r["agent_b"]) == (
+            ruleset,
+            scoring,
+            players,
+            e["a"],
+            e["b"],
+        )
+        assert [int(r[k]) for k in ("seeds", "games", "wins_a", "wins_b", "ties")] == [
+            e[k] for k in ("seeds", "games", "wins_a", "wins_b", "ties")
+        ]
+        for csv_key, key in (
+            ("win_rate_a", "win_rate"),
+            ("win_rate_low", "low"),
+            ("win_rate_high", "high"),
+            ("margin", "margin"),
+            ("margin_ci95", "margin_ci95"),
+            ("mean_a", "mean_a"),
+            ("mean_b", "mean_b"),
+        ):
             assert float(r[csv_key]) == pytest.approx(e[key], rel=1e-9, abs=1e-12), (csv_key, r[csv_key], e[key])
 
     ratings = expected_ratings(games, labels, players)
@@ -505,26 +675,57 @@ def check_match_outputs(out: str, prefix: Path, ruleset: str, labels: list[str],
     assert [(int(r[0]), r[1]) for r in rt[1:]] == [(k, e["agent"]) for k, e in enumerate(ratings, 1)]
     for e, c in zip(ratings, rt[1:]):
         assert shown(c[2], e["mu"], 2) and shown(c[3], e["sigma"], 2) and shown(c[4], e["ordinal"], 2), (c, e)
-        assert int(c[5]) == e["games"] == seeds * players * sum(e["agent"] in t for t in itertools.combinations(labels, players))
+        assert (
+            int(c[5])
+            == e["games"]
+            == seeds * players * sum(e["agent"] in t for t in itertools.combinations(labels, players))
+        )
         assert shown(c[6], e["mean_score"], 1)
     header, ratings_csv = read_csv(prefix.with_name(prefix.name + "_match_ratings.csv"))
     assert header == ["ruleset", "scoring", "players", "rank", "agent", "mu", "sigma", "ordinal", "games", "mean_score"]
     for k, (e, r) in enumerate(zip(ratings, ratings_csv, strict=True), 1):
-        assert (r["ruleset"], r["scoring"], int(r["players"]), int(r["rank"]), r["agent"], int(r["games"])) == \
-            (ruleset, scoring, players, k, e["agent"], e["games"])
+        assert (r["ruleset"], r["scoring"], int(r["players"]), int(r["rank"]), r["agent"], int(r["games"])) == (
+            ruleset,
+            scoring,
+            players,
+            k,
+            e["agent"],
+            e["games"],
+        )
         for key in ("mu", "sigma", "ordinal", "mean_score"):
             assert float(r[key]) == pytest.approx(e[key], rel=1e-12, abs=1e-12), key
 
 
-@pytest.mark.parametrize("ruleset, agents, players, scoring, seeds", [
-    ("classic", ["random", "greedy"], 2, "separate", 10),
-    ("classic_down", ["random", "greedy", "expectimax"], 2, "separate", 12),
-    ("classic_down", ["random", "greedy", "expectimax"], 3, "shared", 4),
-])
+@pytest.mark.parametrize(
+    "ruleset, agents, players, scoring, seeds",
+    [
+        ("classic", ["random", "greedy"], 2, "separate", 10),
+        ("classic_down", ["random", "greedy", "expectimax"], 2, "separate", 12),
+        ("classic_down", ["random", "greedy", "expectimax"], 3, "shared", 4),
+    ],
+)
 def test_match_tables_and_csvs(ruleset, agents, players, scoring, seeds, tmp_path):
     prefix = tmp_path / "m"
-    code, out, err = run_main("evaluate", ["--ruleset", ruleset, "--agents", *agents, "--players", str(players), "--scoring", scoring,
-                                           "--games", str(seeds), "--jobs", "1", "--no-progress", "--out", str(prefix)])
+    code, out, err = run_main(
+        "evaluate",
+        [
+            "--ruleset",
+            ruleset,
+            "--agents",
+            *agents,
+            "--players",
+            str(players),
+            "--scoring",
+            scoring,
+            "--games",
+            str(seeds),
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--out",
+            str(prefix),
+        ],
+    )
     assert code == 0, err
     check_match_outputs(out, prefix, ruleset, agents, players, scoring, seeds)
 
@@ -535,43 +736,87 @@ def hand_rows(players: int, games: list[tuple[int, int, list[str], list[int]]]) 
     rows, seen = [], {}
     for seed, first, seated, scores in games:
         order = seen[seed] = seen.get(seed, -1) + 1
-        row = {"table": 0, "seed": seed, "order": order, **{f"seat_{s}": a for s, a in enumerate(seated)},
-               "first_seat": first, "first_agent": seated[first], **{f"score_{s}": v for s, v in enumerate(scores)}}
+        row = {
+            "table": 0,
+            "seed": seed,
+            "order": order,
+            **{f"seat_{s}": a for s, a in enumerate(seated)},
+            "first_seat": first,
+            "first_agent": seated[first],
+            **{f"score_{s}": v for s, v in enumerate(scores)},
+        }
         top = [a for a, v in zip(seated, scores) if v == max(scores)]
         row.update(winner=top[0] if len(top) == 1 else "", steps=1)
         rows.append(row)
     return rows
 
 
-@pytest.mark.parametrize("players, games", [
-    (2, [(1, 0, ["a", "b"], [100, 100]), (1, 0, ["b", "a"], [90, 120]),  # a tie, then a win of a
-         (2, 1, ["a", "b"], [80, 95]), (2, 1, ["b", "a"], [70, 70]),
-         (3, 0, ["a", "b"], [50, 40]), (3, 0, ["b", "a"], [60, 60])]),
-    (3, [(1, 2, ["a", "b", "c"], [100, 100, 90]), (1, 2, ["b", "c", "a"], [100, 100, 100]),
-         (1, 2, ["c", "a", "b"], [120, 80, 80]), (2, 0, ["a", "b", "c"], [60, 70, 70]),
-         (2, 0, ["b", "c", "a"], [50, 50, 40]), (2, 0, ["c", "a", "b"], [10, 20, 30])]),
-])
+@pytest.mark.parametrize(
+    "players, games",
+    [
+        (
+            2,
+            [
+                (1, 0, ["a", "b"], [100, 100]),
+                (1, 0, ["b", "a"], [90, 120]),  # a tie, then a win of a
+                (2, 1, ["a", "b"], [80, 95]),
+                (2, 1, ["b", "a"], [70, 70]),
+                (3, 0, ["a", "b"], [50, 40]),
+                (3, 0, ["b", "a"], [60, 60]),
+            ],
+        ),
+        (
+            3,
+            [
+                (1, 2, ["a", "b", "c"], [100, 100, 90]),
+                (1, 2, ["b", "c", "a"], [100, 100, 100]),
+                (1, 2, ["c", "a", "b"], [120, 80, 80]),
+                (2, 0, ["a", "b", "c"], [60, 70, 70]),
+                (2, 0, ["b", "c", "a"], [50, 50, 40]),
+                (2, 0, ["c", "a", "b"], [10, 20, 30]),
+            ],
+        ),
+    ],
+)
 def test_match_statistics_with_ties(players, games):
     """Ties on hand-made rows: a tie counts one half of a win (and is counted as a tie), a
     starting seat tied on top with k seats gets 1/k, tied players share a rank."""
     from agents.cli.evaluate import matches_markdown
     from agents.match_evaluation import RoundRobin, pairings, ratings
 
-    labels = ["a", "b", "c"][:max(players, 2)]
+    labels = ["a", "b", "c"][: max(players, 2)]
     rows = hand_rows(players, games)
     rows.sort(key=lambda r: (r["seed"], r["table"], r["order"]))
-    rr = RoundRobin(ruleset="classic", scoring="separate", players=players, labels=labels, games=rows,
-                    pairings=pairings(rows, labels, players), ratings=ratings(rows, labels, players))
+    rr = RoundRobin(
+        ruleset="classic",
+        scoring="separate",
+        players=players,
+        labels=labels,
+        games=rows,
+        pairings=pairings(rows, labels, players),
+        ratings=ratings(rows, labels, players),
+    )
     assert rr.first_player_win_rate == pytest.approx(expected_first_share(rows, players), abs=1e-12)
     exp = expected_pairings(rows, labels, players)
     assert any(e["ties"] for e in exp)
     for e, p in zip(exp, rr.pairings, strict=True):
-        assert (p.a, p.b, p.units, p.games, p.wins_a, p.wins_b, p.ties) == (e["a"], e["b"], e["seeds"], e["games"], e["wins_a"], e["wins_b"], e["ties"])
+        assert (p.a, p.b, p.units, p.games, p.wins_a, p.wins_b, p.ties) == (
+            e["a"],
+            e["b"],
+            e["seeds"],
+            e["games"],
+            e["wins_a"],
+            e["wins_b"],
+            e["ties"],
+        )
         assert (p.win_rate, p.win_low, p.win_high, p.margin, p.margin_ci95, p.mean_a, p.mean_b) == pytest.approx(
-            (e["win_rate"], e["low"], e["high"], e["margin"], e["margin_ci95"], e["mean_a"], e["mean_b"]), abs=1e-9)
+            (e["win_rate"], e["low"], e["high"], e["margin"], e["margin_ci95"], e["mean_a"], e["mean_b"]), abs=1e-9
+        )
     for e, r in zip(expected_ratings(rows, labels, players), rr.ratings, strict=True):
         assert (r.agent, r.games) == (e["agent"], e["games"])
-        assert (r.mu, r.sigma, r.ordinal, r.mean_score) == pytest.approx((e["mu"], e["sigma"], e["ordinal"], e["mean_score"]), abs=1e-12)
+        assert (r.mu, r.sigma, r.ordinal, r.mean_score) == pytest.approx(
+            (e["mu"], e["sigma"], e["ordinal"], e["mean_score"]), abs=1e-12
+        )
     assert f"the starting seat won {expected_first_share(rows, players):.3f} of them" in matches_markdown(rr)
 
 
@@ -580,7 +825,9 @@ def test_wilson_and_t_helpers_are_the_textbook_ones():
     7 of 10 -> (0.3968, 0.8922) (Brown, Cai & DasGupta 2001 / any table); t(0.975, 9) = 2.2622."""
     assert wilson(0.0, 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
     assert wilson(0.7, 10) == pytest.approx((0.39677, 0.89220), abs=1e-5)
-    assert t_half(np.arange(10.0)) == pytest.approx(2.262157 * np.std(np.arange(10.0), ddof=1) / math.sqrt(10), rel=1e-6)
+    assert t_half(np.arange(10.0)) == pytest.approx(
+        2.262157 * np.std(np.arange(10.0), ddof=1) / math.sqrt(10), rel=1e-6
+    )
 
 
 # ---------------------------------------------------------------------------- jamb-plot
@@ -613,11 +860,23 @@ def plot_figure(argv: list[str]) -> tuple[int, str, str, list[dict]]:
 
     def capture(fig, path):
         for ax in fig.axes:
-            panels.append(dict(title=ax.get_title(), xlabel=ax.get_xlabel(), ylabel=ax.get_ylabel(),
-                               lines=[(ln.get_label(), np.asarray(ln.get_xdata(), dtype=float), np.asarray(ln.get_ydata(), dtype=float))
-                                      for ln in ax.lines],
-                               fills=[np.concatenate([p.vertices for p in c.get_paths()]) for c in ax.collections],
-                               legend=[t.get_text() for t in ax.get_legend().get_texts()]))
+            panels.append(
+                dict(
+                    title=ax.get_title(),
+                    xlabel=ax.get_xlabel(),
+                    ylabel=ax.get_ylabel(),
+                    lines=[
+                        (
+                            ln.get_label(),
+                            np.asarray(ln.get_xdata(), dtype=float),
+                            np.asarray(ln.get_ydata(), dtype=float),
+                        )
+                        for ln in ax.lines
+                    ],
+                    fills=[np.concatenate([p.vertices for p in c.get_paths()]) for c in ax.collections],
+                    legend=[t.get_text() for t in ax.get_legend().get_texts()],
+                )
+            )
         return real(fig, path)
 
     with pytest.MonkeyPatch.context() as mp:
@@ -644,7 +903,11 @@ def test_plot_of_a_training_run_draws_its_evaluations(tiny_run, tmp_path):
     assert code == 0, err
     assert out.strip() == f"wrote {out_png}" and out_png.stat().st_size > 1000
     (panel,) = panels
-    assert (panel["title"], panel["xlabel"], panel["ylabel"]) == ("Jamb classic_down: eval/score", "environment steps", "eval/score (points)")
+    assert (panel["title"], panel["xlabel"], panel["ylabel"]) == (
+        "Jamb classic_down: eval/score",
+        "environment steps",
+        "eval/score (points)",
+    )
     cfg = yaml.safe_load((tiny_run / "config.yaml").read_text())
     with np.load(tiny_run / "evaluations.npz") as data:
         steps, results, lengths = data["timesteps"], data["results"], data["ep_lengths"]
@@ -658,7 +921,9 @@ def test_plot_of_a_training_run_draws_its_evaluations(tiny_run, tmp_path):
     assert [v for _, v in raw["eval/mean_ep_length"]] == pytest.approx(lengths.mean(axis=1).tolist())
 
     # the baseline lines: the last logged value of each eval/baseline_<agent>
-    baselines = {tag.removeprefix("eval/baseline_"): vals[-1][1] for tag, vals in raw.items() if tag.startswith("eval/baseline_")}
+    baselines = {
+        tag.removeprefix("eval/baseline_"): vals[-1][1] for tag, vals in raw.items() if tag.startswith("eval/baseline_")
+    }
     assert set(baselines) == {"random", "greedy", "expectimax", "optimal_expected", "columnwise_expected"}
     hlines = {label: yy for label, xx, yy in panel["lines"] if label != "tiny (1 run)"}
     assert set(hlines) == {baseline_label(n, v) for n, v in baselines.items()}
@@ -676,10 +941,14 @@ def test_plot_of_a_training_run_draws_its_evaluations(tiny_run, tmp_path):
             scores.append(info["score"])
         assert baselines[name] == pytest.approx(np.mean(scores), abs=1e-4), name
     assert baselines["optimal_expected"] == pytest.approx(CLASSIC_DOWN_OPTIMUM, abs=1e-4)
-    assert baselines["columnwise_expected"] == pytest.approx(CLASSIC_DOWN_OPTIMUM, abs=1e-4)  # one column: the same solver
+    assert baselines["columnwise_expected"] == pytest.approx(
+        CLASSIC_DOWN_OPTIMUM, abs=1e-4
+    )  # one column: the same solver
 
 
-def write_events(run: Path, scalars: dict[str, list[tuple[int, float]]], config: dict | None = None, init: dict | None = None) -> None:
+def write_events(
+    run: Path, scalars: dict[str, list[tuple[int, float]]], config: dict | None = None, init: dict | None = None
+) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
     run.mkdir(parents=True)
@@ -700,16 +969,26 @@ def hand_runs(tmp_path_factory):
     logging a step twice, one with other baselines), a fine-tuned classic_down run and one
     grouped by its folder name only."""
     root = tmp_path_factory.mktemp("runs")
-    a0 = {"eval/score": [(0, 10.0), (100, 30.0), (200, 20.0), (300, 60.0)], "eval/baseline_greedy": [(0, 700.0)],
-          "eval/baseline_optimal_expected": [(0, 540.6199)]}
-    a1 = {"eval/score": [(50, 0.0), (150, 5.0), (150, 15.0), (250, 45.0)], "eval/baseline_greedy": [(0, 699.0), (250, 701.0)]}
+    a0 = {
+        "eval/score": [(0, 10.0), (100, 30.0), (200, 20.0), (300, 60.0)],
+        "eval/baseline_greedy": [(0, 700.0)],
+        "eval/baseline_optimal_expected": [(0, 540.6199)],
+    }
+    a1 = {
+        "eval/score": [(50, 0.0), (150, 5.0), (150, 15.0), (250, 45.0)],
+        "eval/baseline_greedy": [(0, 699.0), (250, 701.0)],
+    }
     b = {"eval/score": [(0, 100.0), (1000, 130.0)]}
     c = {"eval/score": [(10, 1.0), (20, 3.0)]}
     runs = [root / "classic__cfgA__0__t", root / "classic__cfgA__1__t", root / "ft", root / "classic_down__cfgC__4__t"]
     write_events(runs[0], a0, {"config_name": "cfgA", "ruleset": "classic"})
     write_events(runs[1], a1, {"config_name": "cfgA", "ruleset": "configs/rules/classic.yaml"})
-    write_events(runs[2], b, {"config_name": "cfgB", "ruleset": "classic_down", "init_from": "elsewhere/model.zip"},
-                 {"init_from": "elsewhere/model.zip", "steps_before": 5000})
+    write_events(
+        runs[2],
+        b,
+        {"config_name": "cfgB", "ruleset": "classic_down", "init_from": "elsewhere/model.zip"},
+        {"init_from": "elsewhere/model.zip", "steps_before": 5000},
+    )
     write_events(runs[3], c)
     return runs, (a0, a1, b, c)
 
@@ -740,10 +1019,12 @@ def test_plot_groups_averages_and_shifts_runs(hand_runs, tmp_path):
     assert code == 0, err
     assert [p["title"] for p in panels] == ["classic", "classic_down"]
     classic, down = panels
-    assert (f"warning: classic: runs were evaluated on different games (greedy 700.0 vs 701.0 in {runs[1].name}); "
-            "the panel shows those of the last run given") in err
+    assert (
+        f"warning: classic: runs were evaluated on different games (greedy 700.0 vs 701.0 in {runs[1].name}); "
+        "the panel shows those of the last run given"
+    ) in err
 
-    (label, x, y), = [ln for ln in classic["lines"] if ln[0].startswith("cfgA")]
+    ((label, x, y),) = [ln for ln in classic["lines"] if ln[0].startswith("cfgA")]
     assert label == "cfgA (2 runs)"
     curves = [last_per_step(a0["eval/score"]), last_per_step(a1["eval/score"])]
     assert x.tolist() == sorted({s for cv in curves for s, _ in cv}) == [0, 50, 100, 150, 200, 250, 300]
@@ -769,7 +1050,7 @@ def test_plot_mean_uses_only_runs_that_reached_the_step(hand_runs, tmp_path):
     runs, (a0, a1, _, _) = hand_runs
     code, out, err, panels = plot_figure([str(runs[0]), str(runs[1]), "--out", str(tmp_path / "c.png")])
     assert code == 0, err
-    (_, x, y), = [ln for ln in panels[0]["lines"] if ln[0].startswith("cfgA")]
+    ((_, x, y),) = [ln for ln in panels[0]["lines"] if ln[0].startswith("cfgA")]
     curves = [last_per_step(a0["eval/score"]), last_per_step(a1["eval/score"])]
     for k, step in enumerate(x):
         inside = [lerp(cv, step) for cv in curves if cv[0][0] <= step <= cv[-1][0]]

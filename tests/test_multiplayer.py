@@ -102,7 +102,7 @@ def test_the_answer_obligation_passes_to_the_next_player_and_is_honoured(preset)
         seen["obliged"] += expect >= 0
         if expect >= 0:  # no announcing while obliged
             st = M.start_turn(rules, after, np.ones(rules.dice, np.int64))
-            assert not M.legal_mask(rules, st)[lay.announce_offset:lay.write_offset].any()
+            assert not M.legal_mask(rules, st)[lay.announce_offset : lay.write_offset].any()
 
     rng = np.random.default_rng(3)
     for players in (2, 3, 5):
@@ -122,7 +122,9 @@ def test_the_copy_column_offers_the_row_the_previous_player_wrote(scoring):
             return
         cell = a - lay.write_offset
         writer = before.to_move
-        seen["copied"] += cell // R == copy and before.sheets[writer if scoring == "separate" else 0].copy_row == cell % R
+        seen["copied"] += (
+            cell // R == copy and before.sheets[writer if scoring == "separate" else 0].copy_row == cell % R
+        )
         if M.is_over(rules, after):
             return
         nxt = (writer + 1) % before.num_players
@@ -156,15 +158,25 @@ def _shared_with(rules, cells: dict[tuple[str, str], tuple[int, int]], players=2
 def test_shared_sheet_awards_each_column_by_the_rule():
     rules = load_ruleset("classic_down")
     # more non-zero entries wins, whoever wrote the zeros
-    ms = _shared_with(rules, {("down", "ones"): (3, 0), ("down", "twos"): (4, 1), ("down", "threes"): (9, 1),
-                              ("down", "fours"): (0, 0), ("down", "fives"): (0, 0)})
+    ms = _shared_with(
+        rules,
+        {
+            ("down", "ones"): (3, 0),
+            ("down", "twos"): (4, 1),
+            ("down", "threes"): (9, 1),
+            ("down", "fours"): (0, 0),
+            ("down", "fives"): (0, 0),
+        },
+    )
     total = core.column_totals(rules, ms.sheets[0])["down"]
     assert total == 16
     assert M.column_awards(rules, ms) == [(1, 16)]
     assert M.scores(rules, ms) == [0, 16]
     # a tie goes to the owner of the first non-zero entry counting up from the bottom
-    ms = _shared_with(rules, {("down", "ones"): (3, 1), ("down", "twos"): (4, 0), ("down", "full"): (0, 1),
-                              ("down", "trilling"): (0, 1)})
+    ms = _shared_with(
+        rules,
+        {("down", "ones"): (3, 1), ("down", "twos"): (4, 0), ("down", "full"): (0, 1), ("down", "trilling"): (0, 1)},
+    )
     assert M.column_awards(rules, ms) == [(0, 7)]
     ms = _shared_with(rules, {("down", "ones"): (3, 0), ("down", "twos"): (4, 1)})
     assert M.column_awards(rules, ms) == [(1, 7)]
@@ -175,8 +187,17 @@ def test_shared_sheet_awards_each_column_by_the_rule():
 
 def test_shared_tie_among_three_goes_to_a_tied_player():
     rules = load_ruleset("classic_down")
-    ms = _shared_with(rules, {("down", "ones"): (1, 0), ("down", "twos"): (2, 1), ("down", "threes"): (3, 0),
-                              ("down", "fours"): (4, 1), ("down", "fives"): (5, 2)}, players=3)
+    ms = _shared_with(
+        rules,
+        {
+            ("down", "ones"): (1, 0),
+            ("down", "twos"): (2, 1),
+            ("down", "threes"): (3, 0),
+            ("down", "fours"): (4, 1),
+            ("down", "fives"): (5, 2),
+        },
+        players=3,
+    )
     assert M.column_awards(rules, ms) == [(1, 15)]  # 0 and 1 tied on two entries; 2 wrote the bottom one
 
 
@@ -225,7 +246,11 @@ def test_the_match_result_shares_a_tied_win_for_any_number_of_players():
     assert res.rank.tolist() == M.ranks_reward([30, 10, 30, 20]) == [2 / 3, -1.0, 2 / 3, -1 / 3]
     assert M.result([5, 5, 5]).win.tolist() == [1 / 3] * 3 and M.result([9, 2]).win.tolist() == [1.0, 0.0]
     batch = M.result([[1, 2], [3, 3], [4, 0]])  # k games at once
-    assert batch.win.tolist() == [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]] and batch.margin.tolist() == [[-1, 1], [0, 0], [4, -4]]
+    assert batch.win.tolist() == [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]] and batch.margin.tolist() == [
+        [-1, 1],
+        [0, 0],
+        [4, -4],
+    ]
     assert M.margins([[1, 2], [4, 0]], [0, 0]).tolist() == [-1, 4]
     with pytest.raises(ValueError, match="2 or more players"):
         M.result([5])
@@ -266,8 +291,10 @@ def play_env(env, rng, seed):
     return returns, info, actions
 
 
-@pytest.mark.parametrize("preset,scoring,players", [("classic", "separate", 2), ("standard", "separate", 3),
-                                                    ("classic", "shared", 2), ("standard", "shared", 4)])
+@pytest.mark.parametrize(
+    "preset,scoring,players",
+    [("classic", "separate", 2), ("standard", "separate", 3), ("classic", "shared", 2), ("standard", "shared", 4)],
+)
 def test_env_returns_equal_scores_and_same_seed_same_game(preset, scoring, players):
     rng = np.random.default_rng(0)
     env = multiplayer.env(ruleset=preset, num_players=players, scoring=scoring)
@@ -363,7 +390,9 @@ def test_seat_env_is_a_masked_gymnasium_env_against_fixed_opponents(scoring, rew
         obs, r, done, _, info = env.step(a)
         total += r
     s, p = info["scores"], info["seat"]
-    expected = {"score": s[p], "margin": s[p] - max(x for q, x in enumerate(s) if q != p), "win": M.ranks_reward(s)[p]}[reward]
+    expected = {"score": s[p], "margin": s[p] - max(x for q, x in enumerate(s) if q != p), "win": M.ranks_reward(s)[p]}[
+        reward
+    ]
     assert total == pytest.approx(expected)
     with pytest.raises(ValueError, match="opponents must be 2"):
         multiplayer.SeatEnv([greedy], num_players=3)
@@ -379,7 +408,9 @@ def test_maskable_ppo_trains_on_a_seat():
     from agents import load
 
     torch.set_num_threads(1)
-    env = multiplayer.SeatEnv(load("random", ruleset="classic_down"), ruleset="classic_down", reward="win", reward_scale=1.0)
+    env = multiplayer.SeatEnv(
+        load("random", ruleset="classic_down"), ruleset="classic_down", reward="win", reward_scale=1.0
+    )
     MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, seed=0).learn(256)
 
 
@@ -466,7 +497,9 @@ def test_the_aec_env_refuses_junk_clearly_and_hands_out_copies():
     m.sheets[0].dice[:] = 6
     m.owner[:] = 0
     assert not (env.match.owner == 0).any() and env.match.sheets[0].dice.tolist() != [6] * 5
-    env.step(np.array(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])))  # a 0-d array is one integer
+    env.step(
+        np.array(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    )  # a 0-d array is one integer
     with pytest.raises(ValueError, match="ranks_reward needs"):
         M.ranks_reward([5])
     with pytest.raises(ValueError, match="not sheets of ruleset"):

@@ -16,6 +16,8 @@ import pytest
 
 import jamb_env
 from jamb_env import IllegalActionError, RulesetError, multiplayer
+from jamb_env.rules import apply_action as core_apply
+from jamb_env.rules import apply_outcome as core_outcome
 from jamb_env.rules import (
     chance_outcomes,
     first_roll_outcomes,
@@ -27,8 +29,6 @@ from jamb_env.rules import (
     outcome_distribution,
     start_turn,
 )
-from jamb_env.rules import apply_action as core_apply
-from jamb_env.rules import apply_outcome as core_outcome
 from jamb_env.rules import match as M
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,9 @@ def test_outcome_ids_are_the_dice_multiset_indices_of_the_chance_api(preset):
     for a in holds:
         row = outcome_distribution(rules, st, a)
         assert abs(row.sum() - 1) < 1e-12
-        assert [(rules.dice_index(d), p) for d, p in chance_outcomes(rules, st, a)] == [(m, row[m]) for m in np.flatnonzero(row)]
+        assert [(rules.dice_index(d), p) for d, p in chance_outcomes(rules, st, a)] == [
+            (m, row[m]) for m in np.flatnonzero(row)
+        ]
     row[:] = 0  # a new array each call: the tables stay intact
     assert outcome_distribution(rules, st, holds[0]).sum() == pytest.approx(1)
     with pytest.raises(ValueError, match="a first roll needs a state between turns"):
@@ -86,9 +88,16 @@ def test_random_sim_test_on_every_preset(pyspiel, preset):
     pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
 
 
-@pytest.mark.parametrize("preset,players,scoring", [("standard", 2, "separate"), ("six_dice_copy", 3, "separate"),
-                                                    ("joly", 2, "separate"), ("classic", 4, "shared"),
-                                                    ("six_dice_copy", 5, "shared")])
+@pytest.mark.parametrize(
+    "preset,players,scoring",
+    [
+        ("standard", 2, "separate"),
+        ("six_dice_copy", 3, "separate"),
+        ("joly", 2, "separate"),
+        ("classic", 4, "shared"),
+        ("six_dice_copy", 5, "shared"),
+    ],
+)
 def test_random_sim_test_multiplayer(pyspiel, preset, players, scoring):
     game = pyspiel.load_game("python_jamb", {"ruleset": preset, "players": players, "scoring": scoring})
     assert game.num_players() == players
@@ -177,8 +186,9 @@ def test_multiplayer_plays_the_pettingzoo_game(pyspiel, scoring):
         p = env.match.to_move
         assert state.current_player() == p and state.returns() == [0.0] * players
         for q in range(players):
-            np.testing.assert_array_equal(np.array(state.observation_tensor(q), np.float32),
-                                          env.observe(f"player_{q}")["observation"])
+            np.testing.assert_array_equal(
+                np.array(state.observation_tensor(q), np.float32), env.observe(f"player_{q}")["observation"]
+            )
         assert state.legal_actions() == np.flatnonzero(env.observe(f"player_{p}")["action_mask"]).tolist()
         a = int(rng.choice(state.legal_actions()))
         env.step(a)
@@ -265,7 +275,9 @@ def test_bad_parameters_moves_and_outcomes_are_refused_clearly(pyspiel):
         pyspiel.load_game("python_jamb", {"ruleset": str(ROOT / "no_such_rules.yaml")})
     game = pyspiel.load_game("python_jamb", {"ruleset": "classic"})
     state = game.new_initial_state()
-    with pytest.raises(ValueError, match=r"chance outcome 252 is not possible here; the outcomes are 252 dice multiset ids in 0.."):
+    with pytest.raises(
+        ValueError, match=r"chance outcome 252 is not possible here; the outcomes are 252 dice multiset ids in 0.."
+    ):
         state.apply_action(252)
     state.apply_action(game.rules.dice_index([1, 2, 3, 4, 6]))
     before, history = str(state), state.history()
@@ -298,11 +310,19 @@ def test_the_package_never_imports_pyspiel():
     without it is an ImportError naming the extra."""
     import subprocess
 
-    code = ("import sys; sys.modules['pyspiel'] = None\n"  # as if OpenSpiel were not installed
-            "import jamb_env, jamb_env.env, jamb_env.multiplayer\n"
-            "try:\n    import jamb_env.openspiel\nexcept ImportError as e:\n    print('ImportError:', e)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={"PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys; sys.modules['pyspiel'] = None\n"  # as if OpenSpiel were not installed
+        "import jamb_env, jamb_env.env, jamb_env.multiplayer\n"
+        "try:\n    import jamb_env.openspiel\nexcept ImportError as e:\n    print('ImportError:', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     assert "ImportError: jamb_env.openspiel needs OpenSpiel's pyspiel: pip install open_spiel" in out.stdout
     assert "[openspiel]" in out.stdout

@@ -44,7 +44,9 @@ def test_pettingzoo_test_utilities_pass(players, scoring):
 
 @pytest.mark.parametrize("scoring", M.SCORING_MODES)
 def test_pettingzoo_render_test(scoring, capsys):
-    render_test(lambda render_mode: multiplayer.env(ruleset="classic", num_players=2, scoring=scoring, render_mode=render_mode))
+    render_test(
+        lambda render_mode: multiplayer.env(ruleset="classic", num_players=2, scoring=scoring, render_mode=render_mode)
+    )
     assert "player_1" in capsys.readouterr().out  # render_mode="human" printed the sheets
 
 
@@ -61,11 +63,20 @@ def _check_state(env, rules, state, segments):
             np.testing.assert_array_equal(state[segments[f"owner_{p}"]], (ms.owner.ravel() == p).astype(np.float32))
     assert np.flatnonzero(state[segments["to_move"]]).tolist() == [ms.to_move]
     scores = M.scores(rules, ms)
-    np.testing.assert_allclose(state[segments["scores"]] * multiplayer._score_bound(rules), scores, rtol=1e-6, atol=1e-3)
+    np.testing.assert_allclose(
+        state[segments["scores"]] * multiplayer._score_bound(rules), scores, rtol=1e-6, atol=1e-3
+    )
 
 
-@pytest.mark.parametrize("preset,players,scoring", [("standard", 2, "separate"), ("six_dice_copy", 3, "separate"),
-                                                    ("classic", 2, "shared"), ("six_dice_copy", 4, "shared")])
+@pytest.mark.parametrize(
+    "preset,players,scoring",
+    [
+        ("standard", 2, "separate"),
+        ("six_dice_copy", 3, "separate"),
+        ("classic", 2, "shared"),
+        ("six_dice_copy", 4, "shared"),
+    ],
+)
 def test_the_state_holds_the_whole_game_at_every_step(preset, players, scoring):
     """Over a whole random legal game: inside state_space, the documented segments
     (every sheet's solitaire observation, the owner planes, the player to move, the

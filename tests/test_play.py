@@ -64,13 +64,37 @@ def test_full_game_to_the_end(monkeypatch, capsys, tmp_path):
 
 
 def test_invalid_commands_get_messages_and_change_nothing(monkeypatch, capsys):
-    bad = ["", "dance", "keep 0", "keep 1 1", "keep 6", "keep 1 2 3 4 5", "write", "write down jamb", "write sideways ones",
-           "write free yahtzee", "announce", "announce jamb jamb", "reroll x", "w t", "save"]
+    bad = [
+        "",
+        "dance",
+        "keep 0",
+        "keep 1 1",
+        "keep 6",
+        "keep 1 2 3 4 5",
+        "write",
+        "write down jamb",
+        "write sideways ones",
+        "write free yahtzee",
+        "announce",
+        "announce jamb jamb",
+        "reroll x",
+        "w t",
+        "save",
+    ]
     code, out = run_play(monkeypatch, capsys, ["--seed", "2"], bad + ["quit"])
     assert code == 0
-    for message in ("unknown command 'dance'", "dice positions are 1..5", "named twice", "keeping every die is not a re-roll",
-                    "usage: write COLUMN ROW", "down/jamb is not allowed", "unknown or ambiguous column 'sideways'",
-                    "unknown or ambiguous row 'yahtzee'", "usage: announce ROW", "save where?"):
+    for message in (
+        "unknown command 'dance'",
+        "dice positions are 1..5",
+        "named twice",
+        "keeping every die is not a re-roll",
+        "usage: write COLUMN ROW",
+        "down/jamb is not allowed",
+        "unknown or ambiguous column 'sideways'",
+        "unknown or ambiguous row 'yahtzee'",
+        "usage: announce ROW",
+        "save where?",
+    ):
         assert message in out, message
     assert "> write" not in out.split("Type help")[1].split("\n>")[0]  # no move was made
 
@@ -105,7 +129,9 @@ def test_coach_hint(monkeypatch, capsys):
     best = session.command_for(session.coach.act(env, env.observe(), env.action_masks()))
     assert f"coach (expectimax): {best}" in out
     assert "relative to each row's par" in out
-    code, out = run_play(monkeypatch, capsys, ["--seed", "5", "--ruleset", "classic_down", "--coach", "optimal"], ["hint", "quit"])
+    code, out = run_play(
+        monkeypatch, capsys, ["--seed", "5", "--ruleset", "classic_down", "--coach", "optimal"], ["hint", "quit"]
+    )
     assert "coach (optimal):" in out and "expected final score" in out
     code, out = run_play(monkeypatch, capsys, ["--seed", "5"], ["hint", "quit"])
     assert "no coach" in out
@@ -113,14 +139,33 @@ def test_coach_hint(monkeypatch, capsys):
 
 def test_watch_log_and_replay(tmp_path):
     log, rec = tmp_path / "watch.txt", tmp_path / "watch.jsonl"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--watch", "greedy", "--seed", "9",
-                           "--log", str(log), "--record", str(rec)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "play.py"),
+            "--watch",
+            "greedy",
+            "--seed",
+            "9",
+            "--log",
+            str(log),
+            "--record",
+            str(rec),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     text = log.read_text()
     record = read_records(rec)[0]
     assert f"greedy scored {record.final_score} points" in text and "turn 52, roll" in text
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(rec), "--log", str(tmp_path / "r.txt")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(rec), "--log", str(tmp_path / "r.txt")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0 and f"final score {record.final_score}" in (tmp_path / "r.txt").read_text()
 
 
@@ -132,10 +177,20 @@ def test_bad_records(tmp_path):
     bad.write_text("not json\n")
     with pytest.raises(RecordError, match="not JSON"):
         read_records(bad)
-    bad.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1}) + "\n" + json.dumps({"type": "step", "action": 96}) + "\n")
+    bad.write_text(
+        json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1})
+        + "\n"
+        + json.dumps({"type": "step", "action": 96})
+        + "\n"
+    )
     with pytest.raises(RecordError, match="step 0"):
         list(replay(read_records(bad)[0]))
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(bad)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and f"error: {bad}:2: step 0" in proc.stderr  # names the file and line
 
 
@@ -202,7 +257,11 @@ def test_ctrl_c_while_watching_and_replaying(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(play.time, "sleep", sleep)
     rec = tmp_path / "w.jsonl"
     code, out, err = play_exit(["--watch", "random", "--seed", "2", "--delay", "0.01", "--record", str(rec)], capsys)
-    assert code == 130 and f"interrupted after 3 moves; the game so far (3 moves) is in {rec}" in err and "Traceback" not in err
+    assert (
+        code == 130
+        and f"interrupted after 3 moves; the game so far (3 moves) is in {rec}" in err
+        and "Traceback" not in err
+    )
     assert len(read_records(rec)[0].steps) == 3
     calls.clear()
     code, out, err = play_exit(["--replay", str(rec), "--delay", "0.01"], capsys)
@@ -212,8 +271,12 @@ def test_ctrl_c_while_watching_and_replaying(monkeypatch, capsys, tmp_path):
 def test_markup_in_names_is_printed_literally(monkeypatch, capsys, tmp_path):
     rec = tmp_path / "m[red].jsonl"
     for player in ("[bold]x[/", "[red]", "[/]"):
-        rec.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1, "player": player}) + "\n"
-                       + json.dumps({"type": "step", "action": int(np.flatnonzero(_first_mask())[0])}) + "\n")
+        rec.write_text(
+            json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1, "player": player})
+            + "\n"
+            + json.dumps({"type": "step", "action": int(np.flatnonzero(_first_mask())[0])})
+            + "\n"
+        )
         code, out, err = play_exit(["--replay", str(rec), "--delay", "0"], capsys)
         assert code == 0, err
         assert f"replaying {player} on classic" in out
@@ -237,39 +300,49 @@ def test_autosave_is_atomic(monkeypatch, capsys, tmp_path):
     good = save.read_text()
     writes = []
     real = files.atomic_write_text
-    monkeypatch.setattr(files, "atomic_write_text", lambda path, text, **kw: (writes.append(Path(path)), real(path, text, **kw))[1])
+    monkeypatch.setattr(
+        files, "atomic_write_text", lambda path, text, **kw: (writes.append(Path(path)), real(path, text, **kw))[1]
+    )
     run_play(monkeypatch, capsys, ["--load", str(save)], ["write free twos", "write free threes", "quit"])
     assert writes.count(save) == 3  # after each move and on quit, all through the atomic helper
     good = save.read_text()
-    monkeypatch.setattr(files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
     code, out = run_play(monkeypatch, capsys, ["--load", str(save)], ["write free fours", "quit"])
     assert "could not save" in out and "No space left on device" in out
     assert save.read_text() == good  # the previous good save is intact
     assert [p.name for p in tmp_path.iterdir()] == ["g.jsonl"]  # and no temporary file is left
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--watch", "random", "--save", "x.jsonl"], "--save cannot be used with watching (use --record"),
-    (["--replay", "x.jsonl", "--watch", "random"], "--watch cannot be used with a replay"),
-    (["--record", "x.jsonl"], "--record cannot be used with an interactive game"),
-    (["--log", "x.txt"], "--log cannot be used with an interactive game"),
-    (["--game", "1"], "--game cannot be used with an interactive game"),
-    (["--replay", "no_such_file.jsonl"], "no such file"),
-    (["--load", "."], "a folder, not a game record file"),
-    (["--save", "."], "is a folder; give a file name"),
-    (["--watch", "random", "--game", "-1"], "--game"),
-    (["--seed", "many"], "invalid int value"),
-    (["--width", "100000"], "--width must be 40..10000"),
-    (["--watch", ""], "--watch: empty"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--watch", "random", "--save", "x.jsonl"], "--save cannot be used with watching (use --record"),
+        (["--replay", "x.jsonl", "--watch", "random"], "--watch cannot be used with a replay"),
+        (["--record", "x.jsonl"], "--record cannot be used with an interactive game"),
+        (["--log", "x.txt"], "--log cannot be used with an interactive game"),
+        (["--game", "1"], "--game cannot be used with an interactive game"),
+        (["--replay", "no_such_file.jsonl"], "no such file"),
+        (["--load", "."], "a folder, not a game record file"),
+        (["--save", "."], "is a folder; give a file name"),
+        (["--watch", "random", "--game", "-1"], "--game"),
+        (["--seed", "many"], "invalid int value"),
+        (["--width", "100000"], "--width must be 40..10000"),
+        (["--watch", ""], "--watch: empty"),
+    ],
+)
 def test_play_refuses_options_it_would_ignore(capsys, argv, message):
     code, out, err = play_exit(argv, capsys)
     assert code == 2 and message in err, err
 
 
 def test_unknown_agents_and_rulesets(capsys):
-    for argv, message in ((["--watch", "nosuch"], "unknown agent 'nosuch'"), (["--ruleset", "nope"], "unknown ruleset 'nope'"),
-                          (["--coach", "nosuch"], "unknown agent 'nosuch'")):
+    for argv, message in (
+        (["--watch", "nosuch"], "unknown agent 'nosuch'"),
+        (["--ruleset", "nope"], "unknown ruleset 'nope'"),
+        (["--coach", "nosuch"], "unknown agent 'nosuch'"),
+    ):
         code, out, err = play_exit(argv, capsys)
         assert code == 2 and message in err and "Traceback" not in err, err
 
@@ -281,7 +354,9 @@ def test_markup_in_a_ruleset_title_is_drawn_literally(tmp_path):
     from jamb_env.play import PlaySession
 
     path = tmp_path / "r.yaml"
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "marked", "extends": "classic_down", "title": "[bold]Jamb[/"}))
+    path.write_text(
+        yaml.safe_dump({"schema_version": 1, "name": "marked", "extends": "classic_down", "title": "[bold]Jamb[/"})
+    )
     buf = io.StringIO()
     session = PlaySession(str(path), 1, console=Console(file=buf, width=120))
     session.draw()

@@ -12,8 +12,16 @@ import pytest
 
 from agents.cli import play
 from jamb_env import Action, load_ruleset, multiplayer
-from jamb_env.records import (GameRecord, MatchRecord, RecordError, read_any, read_matches, read_records, replay,
-                              replay_match)
+from jamb_env.records import (
+    GameRecord,
+    MatchRecord,
+    RecordError,
+    read_any,
+    read_matches,
+    read_records,
+    replay,
+    replay_match,
+)
 from jamb_env.rules import encode
 from jamb_env.rules import match as M
 
@@ -84,13 +92,20 @@ def test_hot_seat_game_to_the_end(monkeypatch, capsys, tmp_path):
     # invalid commands and meta commands on the way change nothing
     lines = ["dance", "keep 0", "write sideways ones", "help", "sheet", "hint", ""] + lines
     save = tmp_path / "match.jsonl"
-    code, out, err = run_play(monkeypatch, capsys, ["--players", "human", "human", "--seed", "11", "--save", str(save)], lines)
+    code, out, err = run_play(
+        monkeypatch, capsys, ["--players", "human", "human", "--seed", "11", "--save", str(save)], lines
+    )
     assert code == 0, err
     scores = expected_scores(11, 2, turns)
     names = ["human", "human"]
     assert final_line(scores, names) in out and winner_line(scores, names) in out
-    for message in ("unknown command 'dance'", "dice positions are 1..5", "unknown or ambiguous column 'sideways'",
-                    "keep 1 3 4", "no coach"):
+    for message in (
+        "unknown command 'dance'",
+        "dice positions are 1..5",
+        "unknown or ambiguous column 'sideways'",
+        "keep 1 3 4",
+        "no coach",
+    ):
         assert message in out, message
     assert "to move" in out and "your turn" in out and "P1 human >" in out and "P2 human >" in out
     record = read_matches(save)[0]
@@ -107,8 +122,12 @@ def test_a_person_against_an_agent_with_a_coach(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = ["hint"] + [cmd for turn in turns for cmd in turn]
     rec = tmp_path / "m.jsonl"
-    code, out, err = run_play(monkeypatch, capsys, ["--players", "human", "greedy", "--seed", "3", "--delay", "0",
-                                                    "--coach", "greedy", "--record", str(rec)], lines)
+    code, out, err = run_play(
+        monkeypatch,
+        capsys,
+        ["--players", "human", "greedy", "--seed", "3", "--delay", "0", "--coach", "greedy", "--record", str(rec)],
+        lines,
+    )
     assert code == 0, err
     record = read_matches(rec)[0]
     assert "coach (greedy):" in out and "P2 greedy: agent's turn" in out and "P1 human: your turn" in out
@@ -124,8 +143,12 @@ def test_shared_sheet_marks_each_cell_with_its_writer(monkeypatch, capsys, tmp_p
     per_player = 26  # 52 cells on one sheet, two people: 26 turns each
     lines = [cmd for t in range(per_player) for p in range(2) for cmd in turns[2 * t + p]]
     save = tmp_path / "s.jsonl"
-    code, out, err = run_play(monkeypatch, capsys, ["--players", "human", "human", "--scoring", "shared", "--seed", "2",
-                                                    "--save", str(save)], lines)
+    code, out, err = run_play(
+        monkeypatch,
+        capsys,
+        ["--players", "human", "human", "--scoring", "shared", "--seed", "2", "--save", str(save)],
+        lines,
+    )
     assert code == 0, err
     record = read_matches(save)[0]
     assert record.scoring == "shared" and len(record.final_scores) == 2
@@ -142,8 +165,9 @@ def test_quit_save_and_resume_reaches_the_same_end(monkeypatch, capsys, tmp_path
     turns = turn_commands()
     lines = hot_seat_lines(2, turns)
     save = tmp_path / "half.jsonl"
-    code, out, err = run_play(monkeypatch, capsys, ["--players", "human", "human", "--seed", "8", "--save", str(save)],
-                              lines[:41] + ["quit"])
+    code, out, err = run_play(
+        monkeypatch, capsys, ["--players", "human", "human", "--seed", "8", "--save", str(save)], lines[:41] + ["quit"]
+    )
     assert code == 0 and "the match stops after 41 moves" in out
     assert len(read_matches(save)[0].steps) == 41 and read_matches(save)[0].final_scores is None
     code, out, err = run_play(monkeypatch, capsys, ["--load", str(save)], lines[41:])
@@ -168,7 +192,9 @@ def test_ctrl_c_in_a_match_saves(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(Console, "input", fake_input)
     save, rec = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
     try:
-        code = play.main(["--players", "human", "human", "--seed", "1", "--save", str(save), "--record", str(rec), "--width", "120"])
+        code = play.main(
+            ["--players", "human", "human", "--seed", "1", "--save", str(save), "--record", str(rec), "--width", "120"]
+        )
     except SystemExit as exc:
         code = exc.code
     err = capsys.readouterr().err
@@ -180,33 +206,72 @@ def test_ctrl_c_in_a_match_saves(monkeypatch, capsys, tmp_path):
 # ---------------------------------------------------------------- agents only, records, replay
 def test_agents_only_match_records_and_replays(monkeypatch, capsys, tmp_path):
     rec, log, rlog = tmp_path / "m.jsonl", tmp_path / "m.txt", tmp_path / "r.txt"
-    code, out, err = run_play(monkeypatch, capsys, ["--watch-players", "greedy", "random", "--seed", "5",
-                                                             "--record", str(rec), "--log", str(log)], [])
+    code, out, err = run_play(
+        monkeypatch,
+        capsys,
+        ["--watch-players", "greedy", "random", "--seed", "5", "--record", str(rec), "--log", str(log)],
+        [],
+    )
     assert code == 0, err
     record = read_matches(rec)[0]
     assert record.players == ["greedy", "random"] and record.num_players == 2 and record.final_scores is not None
     header = json.loads(rec.read_text().splitlines()[0])
-    assert header == {"type": "match", "format": 1, "ruleset": "classic", "seed": 5, "env": "jamb_multiplayer_v0",
-                      "players": ["greedy", "random"], "num_players": 2, "scoring": "separate"}
+    assert header == {
+        "type": "match",
+        "format": 1,
+        "ruleset": "classic",
+        "seed": 5,
+        "env": "jamb_multiplayer_v0",
+        "players": ["greedy", "random"],
+        "num_players": 2,
+        "scoring": "separate",
+    }
     end = json.loads(rec.read_text().splitlines()[-1])
     assert end == {"type": "end", "scores": record.final_scores, "steps": len(record.steps)}
     text = log.read_text()
-    assert final_line(record.final_scores, record.players) in text and winner_line(record.final_scores, record.players) in text
+    assert (
+        final_line(record.final_scores, record.players) in text
+        and winner_line(record.final_scores, record.players) in text
+    )
     code, out, err = run_play(monkeypatch, capsys, ["--replay", str(rec), "--log", str(rlog)], [])
     assert code == 0, err
     assert final_line(record.final_scores, record.players) in rlog.read_text()
     assert "replaying the match P1 greedy vs P2 random" in rlog.read_text()
     # the same seed plays the same match (the random agent is seeded from it)
     again = tmp_path / "again.jsonl"
-    run_play(monkeypatch, capsys, ["--players", "greedy", "random", "--seed", "5", "--delay", "0", "--record", str(again)], [])
+    run_play(
+        monkeypatch,
+        capsys,
+        ["--players", "greedy", "random", "--seed", "5", "--delay", "0", "--record", str(again)],
+        [],
+    )
     assert again.read_text() == rec.read_text()
 
 
 def test_expectimax_against_greedy_on_a_shared_sheet_with_a_video(monkeypatch, capsys, tmp_path):
     rec, gif = tmp_path / "x.jsonl", tmp_path / "x.gif"
-    code, out, err = run_play(monkeypatch, capsys, ["--players", "greedy", "expectimax", "--scoring", "shared",
-                                                             "--ruleset", "classic_down", "--seed", "7", "--delay", "0",
-                                                             "--record", str(rec), "--video", str(gif)], [])
+    code, out, err = run_play(
+        monkeypatch,
+        capsys,
+        [
+            "--players",
+            "greedy",
+            "expectimax",
+            "--scoring",
+            "shared",
+            "--ruleset",
+            "classic_down",
+            "--seed",
+            "7",
+            "--delay",
+            "0",
+            "--record",
+            str(rec),
+            "--video",
+            str(gif),
+        ],
+        [],
+    )
     assert code == 0, err
     record = read_matches(rec)[0]
     assert record.scoring == "shared" and record.ruleset == "classic_down"
@@ -238,19 +303,33 @@ def match_file(tmp_path_factory) -> Path:
     while not M.is_over(env.ruleset, env.match):
         agent = env.agent_selection
         obs = env.observe(agent)
-        record.play(env, int(policies[env.match.to_move].act(env.seat_view(agent), obs["observation"], obs["action_mask"].astype(bool))))
+        record.play(
+            env,
+            int(
+                policies[env.match.to_move].act(
+                    env.seat_view(agent), obs["observation"], obs["action_mask"].astype(bool)
+                )
+            ),
+        )
     path = tmp_path_factory.mktemp("match") / "m.jsonl"
     record.write(path)
     return path
 
 
-@pytest.mark.parametrize("line, change, message", [
-    (3, lambda s: s.update(dice=[6, 6, 6, 6, 6] if s["dice"] != [6, 6, 6, 6, 6] else [1, 1, 1, 1, 1]), "the record has dice"),
-    (4, lambda s: s.update(scores=[s["scores"][0] + 1, s["scores"][1]]), "the record has scores"),
-    (5, lambda s: s.update(player=1 - s["player"]), "the record has player"),
-    (6, lambda s: s.update(action=10_000), "outside the action space"),
-    (7, lambda s: s.update(action=0), "illegal action 0"),
-])
+@pytest.mark.parametrize(
+    "line, change, message",
+    [
+        (
+            3,
+            lambda s: s.update(dice=[6, 6, 6, 6, 6] if s["dice"] != [6, 6, 6, 6, 6] else [1, 1, 1, 1, 1]),
+            "the record has dice",
+        ),
+        (4, lambda s: s.update(scores=[s["scores"][0] + 1, s["scores"][1]]), "the record has scores"),
+        (5, lambda s: s.update(player=1 - s["player"]), "the record has player"),
+        (6, lambda s: s.update(action=10_000), "outside the action space"),
+        (7, lambda s: s.update(action=0), "illegal action 0"),
+    ],
+)
 def test_a_tampered_record_fails_naming_the_line(match_file, monkeypatch, capsys, line, change, message):
     bad = tampered(match_file, line, change)
     with pytest.raises(RecordError, match=rf"{bad.name}:{line}: step {line - 2}: .*{message}"):
@@ -277,11 +356,22 @@ def test_a_tampered_end_line_fails(match_file, monkeypatch, capsys):
 
 def test_bad_match_headers_and_lines(tmp_path):
     bad = tmp_path / "h.jsonl"
-    head = {"type": "match", "format": 1, "ruleset": "classic", "seed": 1, "players": ["human", "greedy"], "num_players": 2,
-            "scoring": "separate"}
-    for change, message in (({"players": ["human"]}, "2..5 seat names"), ({"num_players": 3}, "num_players is 3"),
-                            ({"scoring": "both"}, "scoring must be one of"), ({"seed": -1}, "non-negative integer seed"),
-                            ({"format": 2}, "match record format 2")):
+    head = {
+        "type": "match",
+        "format": 1,
+        "ruleset": "classic",
+        "seed": 1,
+        "players": ["human", "greedy"],
+        "num_players": 2,
+        "scoring": "separate",
+    }
+    for change, message in (
+        ({"players": ["human"]}, "2..5 seat names"),
+        ({"num_players": 3}, "num_players is 3"),
+        ({"scoring": "both"}, "scoring must be one of"),
+        ({"seed": -1}, "non-negative integer seed"),
+        ({"format": 2}, "match record format 2"),
+    ):
         bad.write_text(json.dumps({**head, **change}) + "\n")
         with pytest.raises(RecordError, match=message):
             read_matches(bad)
@@ -289,7 +379,7 @@ def test_bad_match_headers_and_lines(tmp_path):
     with pytest.raises(RecordError, match="h.jsonl:2: a match step needs the player"):
         read_any(bad)
     bad.write_text(json.dumps(head) + "\n" + json.dumps({"type": "end", "score": 3, "steps": 0}) + "\n")
-    with pytest.raises(RecordError, match="h.jsonl:2: a match's end line needs \"scores\""):
+    with pytest.raises(RecordError, match='h.jsonl:2: a match\'s end line needs "scores"'):
         read_any(bad)
     bad.write_text(json.dumps({**head, "ruleset": "nokaut", "scoring": "shared"}) + "\n")
     with pytest.raises(RecordError, match="h.jsonl: .*derived column"):
@@ -298,7 +388,10 @@ def test_bad_match_headers_and_lines(tmp_path):
 
 def test_solitaire_records_are_unchanged_and_kept_apart(match_file, tmp_path):
     solo = tmp_path / "solo.jsonl"  # a FORMAT 1 file as it has always been written
-    solo.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1, "env": "Jamb-v1", "player": "human"}) + "\n")
+    solo.write_text(
+        json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": 1, "env": "Jamb-v1", "player": "human"})
+        + "\n"
+    )
     assert read_records(solo) == [GameRecord("classic", 1)] and read_any(solo) == [GameRecord("classic", 1)]
     with pytest.raises(RecordError, match="m.jsonl:1: a multiplayer match record"):
         read_records(match_file)
@@ -308,7 +401,14 @@ def test_solitaire_records_are_unchanged_and_kept_apart(match_file, tmp_path):
     both.write_text(solo.read_text() + match_file.read_text())
     kinds = [type(r) for r in read_any(both)]
     assert kinds == [GameRecord, MatchRecord]
-    assert GameRecord("classic", 1).header() == {"type": "game", "format": 1, "ruleset": "classic", "seed": 1, "env": "Jamb-v1", "player": "human"}
+    assert GameRecord("classic", 1).header() == {
+        "type": "game",
+        "format": 1,
+        "ruleset": "classic",
+        "seed": 1,
+        "env": "Jamb-v1",
+        "player": "human",
+    }
 
 
 def test_html_of_a_match_is_refused_clearly(match_file, monkeypatch, capsys, tmp_path):
@@ -319,27 +419,42 @@ def test_html_of_a_match_is_refused_clearly(match_file, monkeypatch, capsys, tmp
 
 
 # ---------------------------------------------------------------- bad arguments
-@pytest.mark.parametrize("argv, message", [
-    (["--players", "human"], "--players: a match needs 2..5 seats (each human or an agent), got 1"),
-    (["--players"] + ["greedy"] * 6, "a match needs 2..5 seats"),
-    (["--watch-players", "greedy", "random", "--load", "x.jsonl"], "--watch-players cannot be used with a resumed game"),
-    (["--watch-players", "human", "greedy"], "--watch-players: agents only"),
-    (["--players", "human", "greedy", "--watch-players", "greedy", "random"], "--players and --watch-players: give one"),
-    (["--scoring", "shared"], "--scoring cannot be used with an interactive game"),
-    (["--watch", "greedy", "--scoring", "shared"], "--scoring cannot be used with watching"),
-    (["--players", "human", "greedy", "--scoring", "both"], "invalid choice: 'both'"),
-    (["--players", "human", "greedy", "--html", "x.html"], "--html cannot be used with a match"),
-    (["--watch-players", "greedy", "random", "--html", "x.html"], "a web page is made of a solitaire game only"),
-    (["--players", "human", "greedy", "--log", "x.txt"], "--log cannot be used with a match with a person playing"),
-    (["--watch-players", "greedy", "random", "--save", "x.jsonl"], "--save cannot be used with watching a match (use --record"),
-    (["--players", "human", "human", "--delay", "1"], "--delay paces the agents' moves, and every seat is human"),
-    (["--players", "human", "greedy", "--game", "1"], "--game cannot be used with a match"),
-    (["--players", "human", ""], "--players: an empty seat name"),
-    (["--players", "human", "human", "--scoring", "shared", "--ruleset", "nokaut"], "has the derived column(s) maximal"),
-    (["--players", "human", "nosuch"], "unknown agent 'nosuch'"),
-    (["--players", "human", "greedy", "--ruleset", "nope"], "unknown ruleset 'nope'"),
-    (["--players", "human", "optimal"], "the exact solver needs a sheet of one down or up column"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--players", "human"], "--players: a match needs 2..5 seats (each human or an agent), got 1"),
+        (["--players"] + ["greedy"] * 6, "a match needs 2..5 seats"),
+        (
+            ["--watch-players", "greedy", "random", "--load", "x.jsonl"],
+            "--watch-players cannot be used with a resumed game",
+        ),
+        (["--watch-players", "human", "greedy"], "--watch-players: agents only"),
+        (
+            ["--players", "human", "greedy", "--watch-players", "greedy", "random"],
+            "--players and --watch-players: give one",
+        ),
+        (["--scoring", "shared"], "--scoring cannot be used with an interactive game"),
+        (["--watch", "greedy", "--scoring", "shared"], "--scoring cannot be used with watching"),
+        (["--players", "human", "greedy", "--scoring", "both"], "invalid choice: 'both'"),
+        (["--players", "human", "greedy", "--html", "x.html"], "--html cannot be used with a match"),
+        (["--watch-players", "greedy", "random", "--html", "x.html"], "a web page is made of a solitaire game only"),
+        (["--players", "human", "greedy", "--log", "x.txt"], "--log cannot be used with a match with a person playing"),
+        (
+            ["--watch-players", "greedy", "random", "--save", "x.jsonl"],
+            "--save cannot be used with watching a match (use --record",
+        ),
+        (["--players", "human", "human", "--delay", "1"], "--delay paces the agents' moves, and every seat is human"),
+        (["--players", "human", "greedy", "--game", "1"], "--game cannot be used with a match"),
+        (["--players", "human", ""], "--players: an empty seat name"),
+        (
+            ["--players", "human", "human", "--scoring", "shared", "--ruleset", "nokaut"],
+            "has the derived column(s) maximal",
+        ),
+        (["--players", "human", "nosuch"], "unknown agent 'nosuch'"),
+        (["--players", "human", "greedy", "--ruleset", "nope"], "unknown ruleset 'nope'"),
+        (["--players", "human", "optimal"], "the exact solver needs a sheet of one down or up column"),
+    ],
+)
 def test_bad_match_arguments(monkeypatch, capsys, argv, message):
     code, out, err = run_play(monkeypatch, capsys, argv, [])
     assert code == 2 and message in err and "Traceback" not in err, err

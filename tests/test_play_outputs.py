@@ -69,8 +69,25 @@ def start_picture(record: GameRecord) -> np.ndarray:
 
 def test_watch_writes_a_gif_one_frame_per_step(capsys, tmp_path):
     gif, rec = tmp_path / "out" / "game.gif", tmp_path / "game.jsonl"
-    code, out, err = play_exit(["--watch", "greedy", "--ruleset", "classic_down", "--seed", "5", "--delay", "0",
-                                "--record", str(rec), "--video", str(gif), "--fps", "4"], capsys)
+    code, out, err = play_exit(
+        [
+            "--watch",
+            "greedy",
+            "--ruleset",
+            "classic_down",
+            "--seed",
+            "5",
+            "--delay",
+            "0",
+            "--record",
+            str(rec),
+            "--video",
+            str(gif),
+            "--fps",
+            "4",
+        ],
+        capsys,
+    )
     assert code == 0, err
     record = read_records(rec)[0]
     frames, durations = gif_frames(gif)
@@ -88,7 +105,9 @@ def test_replay_writes_an_mp4_and_a_page(short_game, capsys, tmp_path):
 
     record, path = short_game
     mp4, page = tmp_path / "game.mp4", tmp_path / "game.html"
-    code, out, err = play_exit(["--replay", str(path), "--delay", "0", "--video", str(mp4), "--html", str(page)], capsys)
+    code, out, err = play_exit(
+        ["--replay", str(path), "--delay", "0", "--video", str(mp4), "--html", str(page)], capsys
+    )
     assert code == 0, err
     assert f"final score {record.final_score}" in out
     clip = VideoFileClip(str(mp4))
@@ -105,19 +124,25 @@ def test_replay_writes_an_mp4_and_a_page(short_game, capsys, tmp_path):
 
 def test_mp4_without_moviepy_says_how_to_get_it(short_game, capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "moviepy", None)  # import moviepy now raises ImportError
-    code, out, err = play_exit(["--replay", str(short_game[1]), "--delay", "0", "--video", str(tmp_path / "g.mp4")], capsys)
+    code, out, err = play_exit(
+        ["--replay", str(short_game[1]), "--delay", "0", "--video", str(tmp_path / "g.mp4")], capsys
+    )
     assert code == 2 and "pip install -e '.[video]' or use a .gif" in err and "Traceback" not in err
     assert out == "" and list(tmp_path.iterdir()) == []  # refused before the replay
     with pytest.raises(video.MissingDependency, match="use a .gif"):
         video.write_video(tmp_path / "g.mp4", [start_picture(short_game[0])], 2)
-    code, out, err = play_exit(["--replay", str(short_game[1]), "--delay", "0", "--video", str(tmp_path / "g.gif")], capsys)
+    code, out, err = play_exit(
+        ["--replay", str(short_game[1]), "--delay", "0", "--video", str(tmp_path / "g.gif")], capsys
+    )
     assert code == 0 and (tmp_path / "g.gif").is_file()  # a GIF needs Pillow only
 
 
 def test_a_failed_video_write_keeps_the_old_file(short_game, capsys, tmp_path, monkeypatch):
     gif = tmp_path / "g.gif"
     gif.write_bytes(b"old")
-    monkeypatch.setattr(play.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        play.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
     code, out, err = play_exit(["--replay", str(short_game[1]), "--delay", "0", "--video", str(gif)], capsys)
     assert code == 2 and "error: [Errno 28] No space left on device" in err
     assert gif.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["g.gif"]
@@ -146,22 +171,25 @@ def test_a_partial_record_makes_a_short_video(capsys, tmp_path):
     assert len(frames) == 7 and set(durations) == {10_000}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--html", "x.html"], "--html cannot be used with an interactive game (--html is for --watch and --replay)"),
-    (["--video", "x.gif"], "--video cannot be used with an interactive game (--video is for --watch and --replay)"),
-    (["--load", "x.jsonl", "--html", "x.html"], "--html cannot be used with a resumed game"),
-    (["--watch", "random", "--video", "x.txt"], "--video x.txt: the name must end in .mp4 or .gif"),
-    (["--watch", "random", "--video", "video"], "the name must end in .mp4 or .gif"),
-    (["--watch", "random", "--video", "x.gif", "--fps", "0"], "--fps must be 0.1..60"),
-    (["--watch", "random", "--video", "x.gif", "--fps", "61"], "--fps must be 0.1..60"),
-    (["--watch", "random", "--video", "x.gif", "--fps", "nan"], "--fps must be 0.1..60"),
-    (["--watch", "random", "--video", "x.gif", "--fps", "fast"], "invalid float value"),
-    (["--watch", "random", "--fps", "2"], "--fps goes with --video"),
-    (["--watch", "random", "--html", ""], "--html: empty"),
-    (["--watch", "random", "--html", "."], "--html: . is a folder; give a file name"),
-    (["--watch", "random", "--video", "/"], "the name must end in .mp4 or .gif"),
-    (["--watch", "random", "--html", "g.out", "--log", "g.out"], "--log and --html name the same file"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--html", "x.html"], "--html cannot be used with an interactive game (--html is for --watch and --replay)"),
+        (["--video", "x.gif"], "--video cannot be used with an interactive game (--video is for --watch and --replay)"),
+        (["--load", "x.jsonl", "--html", "x.html"], "--html cannot be used with a resumed game"),
+        (["--watch", "random", "--video", "x.txt"], "--video x.txt: the name must end in .mp4 or .gif"),
+        (["--watch", "random", "--video", "video"], "the name must end in .mp4 or .gif"),
+        (["--watch", "random", "--video", "x.gif", "--fps", "0"], "--fps must be 0.1..60"),
+        (["--watch", "random", "--video", "x.gif", "--fps", "61"], "--fps must be 0.1..60"),
+        (["--watch", "random", "--video", "x.gif", "--fps", "nan"], "--fps must be 0.1..60"),
+        (["--watch", "random", "--video", "x.gif", "--fps", "fast"], "invalid float value"),
+        (["--watch", "random", "--fps", "2"], "--fps goes with --video"),
+        (["--watch", "random", "--html", ""], "--html: empty"),
+        (["--watch", "random", "--html", "."], "--html: . is a folder; give a file name"),
+        (["--watch", "random", "--video", "/"], "the name must end in .mp4 or .gif"),
+        (["--watch", "random", "--html", "g.out", "--log", "g.out"], "--log and --html name the same file"),
+    ],
+)
 def test_play_refuses_bad_output_options(capsys, argv, message):
     code, out, err = play_exit(argv, capsys)
     assert code == 2 and message in err, err
@@ -173,8 +201,14 @@ def test_unwritable_output_paths_are_refused_before_the_game(short_game, capsys,
     folder = tmp_path / "f.gif"
     folder.mkdir()
     for argv, message in (
-        (["--html", str(blocker / "g.html")], f"--html: cannot write {blocker / 'g.html'}: {blocker} is a file, not a folder"),
-        (["--video", str(blocker / "g.gif")], f"--video: cannot write {blocker / 'g.gif'}: {blocker} is a file, not a folder"),
+        (
+            ["--html", str(blocker / "g.html")],
+            f"--html: cannot write {blocker / 'g.html'}: {blocker} is a file, not a folder",
+        ),
+        (
+            ["--video", str(blocker / "g.gif")],
+            f"--video: cannot write {blocker / 'g.gif'}: {blocker} is a file, not a folder",
+        ),
         (["--video", str(folder)], f"--video: {folder} is a folder; give a file name"),
         (["--html", str(short_game[1])], "--html and --replay name the same file"),  # would overwrite the record
     ):
@@ -184,7 +218,9 @@ def test_unwritable_output_paths_are_refused_before_the_game(short_game, capsys,
 
 def test_gymnasium_record_video(tmp_path):
     """Gymnasium's own RecordVideo wrapper records the env's rgb_array frames."""
-    pytest.importorskip("moviepy", reason="moviepy is missing (Gymnasium's RecordVideo needs it): pip install -e '.[video]'")
+    pytest.importorskip(
+        "moviepy", reason="moviepy is missing (Gymnasium's RecordVideo needs it): pip install -e '.[video]'"
+    )
     import gymnasium
 
     import jamb_env  # noqa: F401  (registers Jamb-v1)

@@ -32,7 +32,9 @@ def test_yu48_straight_by_roll(roll, value):
     assert r.score("straight", [6, 5, 4, 3, 2], roll=roll) == value  # small and large alike
 
 
-@pytest.mark.parametrize("preset", ["standard", "standard6", "klasik", "master", "nokaut", "nokaut6", "joly_nojokers", "six_dice"])
+@pytest.mark.parametrize(
+    "preset", ["standard", "standard6", "klasik", "master", "nokaut", "nokaut6", "joly_nojokers", "six_dice"]
+)
 def test_straights_66_56_46(preset):
     r = load_ruleset(preset)
     dice = [1, 2, 3, 4, 5] + [6] * (r.dice - 5)
@@ -129,7 +131,9 @@ def test_full_sheet_yu48():
     """ones 4, twos 6, threes 9, fours 12, fives 15, sixes 18: upper 64, bonus 30;
     max 27, min 7: difference 4 x 20 = 80; straight 50 + full 0 + poker 64 + jamb 55 = 169.
     Column 64 + 30 + 80 + 169 = 343; four columns 1372."""
-    values = dict(zip(U + ("max", "min", "straight", "full", "poker", "jamb"), (4, 6, 9, 12, 15, 18, 27, 7, 50, 0, 64, 55)))
+    values = dict(
+        zip(U + ("max", "min", "straight", "full", "poker", "jamb"), (4, 6, 9, 12, 15, 18, 27, 7, 50, 0, 64, 55))
+    )
     assert full_sheet_score("yu48", values) == 1372
 
 
@@ -150,7 +154,10 @@ def test_full_sheet_slovenian6():
 
 
 STANDARD_COLUMN = dict(
-    zip(U + ("max", "min", "trilling", "straight", "full", "poker", "jamb"), (3, 6, 9, 12, 15, 18, 28, 8, 38, 56, 0, 64, 0))
+    zip(
+        U + ("max", "min", "trilling", "straight", "full", "poker", "jamb"),
+        (3, 6, 9, 12, 15, 18, 28, 8, 38, 56, 0, 64, 0),
+    )
 )
 
 

@@ -57,7 +57,9 @@ def _check_finished_sheet(rules, game):
         over = up - rules.bonus_threshold
         earned = over > 0 or (over == 0 and not rules.bonus_strict)
         bonus = rules.bonus_points + rules.bonus_per_point * over if earned else 0
-        diff = int(vals[rules.rows.index("ones")]) * (int(vals[rules.rows.index("max")]) - int(vals[rules.rows.index("min")]))
+        diff = int(vals[rules.rows.index("ones")]) * (
+            int(vals[rules.rows.index("max")]) - int(vals[rules.rows.index("min")])
+        )
         if rules.difference_clamp:
             diff = max(diff, 0)
         lower = sum(int(vals[r]) for r, row in enumerate(rules.rows) if r not in upper and row not in ("max", "min"))

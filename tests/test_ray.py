@@ -26,8 +26,14 @@ needs_ray = needs_module("ray", "Ray")
 
 def tool(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", f"agents.cli.{name}", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", f"agents.cli.{name}", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def closed_port() -> int:
@@ -62,8 +68,22 @@ def test_ray_tune_tiny_search(tmp_path):
     cfg["imitation"].update(games=20, epochs=1, jobs=1)
     cfg["eval"].update(episodes=10, n_envs=10)
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(cfg))
-    proc = tool("tune", "--ray", "--jobs", "2", "--config", str(tmp_path / "base.yaml"), "--ruleset", "classic_down", "--trials", "2",
-                "--steps", "1024", "--out", str(out))
+    proc = tool(
+        "tune",
+        "--ray",
+        "--jobs",
+        "2",
+        "--config",
+        str(tmp_path / "base.yaml"),
+        "--ruleset",
+        "classic_down",
+        "--trials",
+        "2",
+        "--steps",
+        "1024",
+        "--out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "best: trial" in proc.stdout and "Configuration for experiment" not in proc.stdout  # our lines, not Tune's
     rows = list(csv.DictReader((out / "trials.csv").open()))
@@ -79,13 +99,17 @@ def test_ray_tune_tiny_search(tmp_path):
 @needs_ray
 def test_ray_address_without_a_cluster_fails_fast(tmp_path):
     address = f"127.0.0.1:{closed_port()}"
-    for name, args in (("evaluate", ["--agents", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "e")]),
-                       ("tune", ["--trials", "1", "--steps", "64", "--out", str(tmp_path / "t")])):
+    for name, args in (
+        ("evaluate", ["--agents", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "e")]),
+        ("tune", ["--trials", "1", "--steps", "64", "--out", str(tmp_path / "t")]),
+    ):
         start = time.perf_counter()
         proc = tool(name, *args, "--ray", "--address", address, timeout=120)
         took = time.perf_counter() - start
         assert proc.returncode == 2, (name, proc.stderr[-2000:])
-        assert f"cannot reach a Ray cluster at {address}" in proc.stderr and "ray start --head" in proc.stderr, proc.stderr
+        assert f"cannot reach a Ray cluster at {address}" in proc.stderr and "ray start --head" in proc.stderr, (
+            proc.stderr
+        )
         assert "Traceback" not in proc.stderr and took < 60, (name, took)
     assert not list(tmp_path.glob("e*")) and not (tmp_path / "t" / "trials.csv").exists()
 
@@ -101,11 +125,17 @@ def test_ray_flags_without_ray_say_how_to_install_it(monkeypatch, capsys, tmp_pa
         tune.main(["--ray", "--trials", "1", "--steps", "64", "--out", str(tmp_path / "t")])
     assert exc.value.code == 2 and "Ray is not installed: make install-ray" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing written, no folder made
-    for argv, message in ((["--address", "h:1"], "--address is for --ray"), (["--ray", "--players", "2", "--agents", "greedy", "random"], "--ray plays solitaire")):
+    for argv, message in (
+        (["--address", "h:1"], "--address is for --ray"),
+        (["--ray", "--players", "2", "--agents", "greedy", "random"], "--ray plays solitaire"),
+    ):
         with pytest.raises(SystemExit):
             evaluate.main(["--games", "2", *argv])
         assert message in capsys.readouterr().err
-    for argv, message in ((["--jobs", "2"], "--jobs is for --ray"), (["--scheduler", "median"], "--scheduler is for --ray")):
+    for argv, message in (
+        (["--jobs", "2"], "--jobs is for --ray"),
+        (["--scheduler", "median"], "--scheduler is for --ray"),
+    ):
         with pytest.raises(SystemExit):
             tune.main(argv)
         assert message in capsys.readouterr().err
@@ -116,11 +146,14 @@ def test_trial_progress_is_read_from_the_evaluations(tmp_path):
     evaluation return over reward_scale) of each evaluation past the last one reported."""
     import numpy as np
 
-    from agents.training.tuning import new_evaluations
     from agents.training.runs import save_evaluations
+    from agents.training.tuning import new_evaluations
 
     assert new_evaluations(tmp_path, 0, 0.01) == []  # no evaluation yet
-    save_evaluations(tmp_path, {"timesteps": [1024, 2048], "results": [[1.0, 2.0], [3.0, 4.0]], "ep_lengths": [[130, 130], [130, 130]]})
+    save_evaluations(
+        tmp_path,
+        {"timesteps": [1024, 2048], "results": [[1.0, 2.0], [3.0, 4.0]], "ep_lengths": [[130, 130], [130, 130]]},
+    )
     assert new_evaluations(tmp_path, 0, 0.01) == [(1024, 150.0), (2048, 350.0)]
     assert np.allclose([s for _, s in new_evaluations(tmp_path, 1024, 0.01)], [350.0])
     assert new_evaluations(tmp_path, 2048, 0.01) == []

@@ -56,7 +56,9 @@ def test_the_pages_have_snippets():
 @pytest.mark.parametrize("page, line, code", SNIPPETS)
 def test_snippet_runs(page, line, code, tmp_path):
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, f"{_name(page)} snippet at line {line} failed:\n{result.stderr[-3000:]}"
 
 

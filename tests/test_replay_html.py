@@ -20,7 +20,22 @@ def game(tmp_path_factory):
     """A greedy game of classic watched with --record and --html: (record, page path)."""
     folder = tmp_path_factory.mktemp("html")
     rec, out, log = folder / "g.jsonl", folder / "g.html", folder / "g.txt"
-    code = play.main(["--watch", "greedy", "--seed", "3", "--record", str(rec), "--html", str(out), "--delay", "0", "--log", str(log)])
+    code = play.main(
+        [
+            "--watch",
+            "greedy",
+            "--seed",
+            "3",
+            "--record",
+            str(rec),
+            "--html",
+            str(out),
+            "--delay",
+            "0",
+            "--log",
+            str(log),
+        ]
+    )
     assert code == 0
     return read_records(rec)[0], out
 
@@ -47,7 +62,9 @@ def test_page_is_one_file_with_the_game_as_json(game):
     assert [s["action"] for s in steps[1:]] == [s["text"] for s in record.steps]
     assert steps[-1]["score"] == record.final_score == data["final_score"]
     for k, (step, item) in enumerate(zip(record.steps, steps[1:])):
-        assert item["before"] == step["dice"] and item["dice"] == (step["dice_after"] if k < len(record.steps) - 1 else [])
+        assert item["before"] == step["dice"] and item["dice"] == (
+            step["dice_after"] if k < len(record.steps) - 1 else []
+        )
         if step["text"].startswith("reroll"):
             assert item["kept"] == [c == "1" for c in step["text"].split("[")[1].rstrip("]").split()]
         else:
@@ -94,10 +111,15 @@ def test_page_in_headless_chromium(game, tmp_path):
             assert text("step") == f"step {k} / {n}"
             assert text("score") == str(step["score"])
             assert text("action") == step["text"]
-            assert [int(d.get_attribute("data-face")) for d in driver.find_elements(By.CSS_SELECTOR, "#before .die")] == step["dice"]
+            assert [
+                int(d.get_attribute("data-face")) for d in driver.find_elements(By.CSS_SELECTOR, "#before .die")
+            ] == step["dice"]
             if step["text"].startswith("reroll"):
                 kept = [c == "1" for c in step["text"].split("[")[1].rstrip("]").split()]
-                shown = ["kept" in d.get_attribute("class").split() for d in driver.find_elements(By.CSS_SELECTOR, "#before .die")]
+                shown = [
+                    "kept" in d.get_attribute("class").split()
+                    for d in driver.find_elements(By.CSS_SELECTOR, "#before .die")
+                ]
                 assert shown == kept
         click("prev")
         assert text("step") == f"step 4 / {n}" and text("score") == str(record.steps[3]["score"])

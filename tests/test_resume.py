@@ -16,7 +16,15 @@ import pytest
 import yaml
 from helpers import repeated_steps
 
-from jamb_env.files import atomic_path, atomic_save_model, atomic_write, atomic_write_bytes, atomic_write_text, is_temp_file, remove_temp_files
+from jamb_env.files import (
+    atomic_path,
+    atomic_save_model,
+    atomic_write,
+    atomic_write_bytes,
+    atomic_write_text,
+    is_temp_file,
+    remove_temp_files,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
@@ -130,13 +138,20 @@ def test_resume_without_a_checkpoint_restarts_in_place(tmp_path, capsys):
     from agents.training.train import train
 
     run_dir = tmp_path / "killed_early"
-    write_run_files(run_dir, load(tiny_config(tmp_path, total=512)), None)  # what a run killed before its first checkpoint leaves
-    (run_dir / "progress.csv").write_text("eval/baseline_random,time/total_timesteps\n38.5,0\n1.0,25")  # cut off mid-row
+    write_run_files(
+        run_dir, load(tiny_config(tmp_path, total=512)), None
+    )  # what a run killed before its first checkpoint leaves
+    (run_dir / "progress.csv").write_text(
+        "eval/baseline_random,time/total_timesteps\n38.5,0\n1.0,25"
+    )  # cut off mid-row
     summary = train(resume_config(run_dir), run_dir=run_dir, progress_bar=False, resume=True)
     out = capsys.readouterr().out
     assert "has no checkpoint (killed before its first one): starting it again from step 0 with its saved config" in out
     assert summary["timesteps"] == 512 and eval_steps(run_dir)[0] == [512]
-    assert (run_dir / "progress_abandoned_1.csv").read_text().splitlines()[1:] == ["38.5,0", "1.0,25"]  # kept aside, not lost
+    assert (run_dir / "progress_abandoned_1.csv").read_text().splitlines()[1:] == [
+        "38.5,0",
+        "1.0,25",
+    ]  # kept aside, not lost
     assert progress_steps(run_dir)[0] == 0 and tb_steps(run_dir) == [512]
 
 
@@ -186,7 +201,9 @@ def test_resuming_twice_from_one_checkpoint_keeps_every_progress_file(tmp_path):
         aside = run_dir / f"progress_abandoned_{i}.csv"
         assert [int(r["time/total_timesteps"]) for r in csv.DictReader(aside.open())][0] > 512
         digests[aside.name] = hashlib.sha256(aside.read_bytes()).hexdigest()
-    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in run_dir.glob("progress_abandoned_*.csv")} == digests
+    assert {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in run_dir.glob("progress_abandoned_*.csv")
+    } == digests
     rows = progress_steps(run_dir)
     assert rows == sorted(rows) and rows[-1] == 1024
     # TensorBoard reads events files in name order, and two writers of one process within a
@@ -231,17 +248,26 @@ def test_sigint_and_sigterm_save_a_checkpoint_and_the_final_model(tmp_path):
 
     run_dir = tmp_path / "run"
     config = tiny_config(tmp_path, total=1_000_000, eval_freq=1024)
-    for sig, args in ((signal.SIGINT, ["--config", str(config), "--run-dir", str(run_dir)]), (signal.SIGTERM, ["--resume", str(run_dir)])):
+    for sig, args in (
+        (signal.SIGINT, ["--config", str(config), "--run-dir", str(run_dir)]),
+        (signal.SIGTERM, ["--resume", str(run_dir)]),
+    ):
         before = len(list((run_dir / "checkpoints").glob("*.zip"))) if run_dir.exists() else 0
         proc, log = start(args, tmp_path / f"{sig.name}.log", tmp_path)
-        wait_for(lambda: len(list((run_dir / "checkpoints").glob("model_*_steps.zip"))) >= before + 2, proc)  # training under way
+        wait_for(
+            lambda: len(list((run_dir / "checkpoints").glob("model_*_steps.zip"))) >= before + 2, proc
+        )  # training under way
         proc.send_signal(sig)
         rc = proc.wait(timeout=120)
         log.close()
         out = (tmp_path / f"{sig.name}.log").read_text()
         assert rc == 128 + sig, out[-3000:]
         assert "Traceback" not in out and f"interrupted by {sig.name} at step" in out, out[-3000:]
-        assert "saved checkpoint" in out and f"final model {run_dir / 'final_model.zip'}" in out and f"--resume {run_dir}" in out
+        assert (
+            "saved checkpoint" in out
+            and f"final model {run_dir / 'final_model.zip'}" in out
+            and f"--resume {run_dir}" in out
+        )
         step = model_steps(run_dir / "final_model.zip")
         ckpt = run_dir / "checkpoints" / f"model_{step}_steps.zip"
         assert f"saved checkpoint {ckpt}" in out and checkpoint_problem(ckpt) is None and model_steps(ckpt) == step
@@ -255,7 +281,11 @@ def test_sigint_and_sigterm_save_a_checkpoint_and_the_final_model(tmp_path):
 
 
 def file_digests(run_dir):
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in run_dir.glob("progress*.csv") if p.name != "progress.csv"}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in run_dir.glob("progress*.csv")
+        if p.name != "progress.csv"
+    }
 
 
 @pytest.mark.slow
@@ -300,7 +330,9 @@ def test_sigkill_at_random_moments_then_resume_loses_nothing(tmp_path):
             if attempt == 1:
                 caught_mid_write = writing_checkpoint()  # a cut-off checkpoint left behind
             digests = file_digests(run_dir)
-            assert all(digests.get(name) == d for name, d in kept.items()), "an abandoned progress file was overwritten or removed"
+            assert all(digests.get(name) == d for name, d in kept.items()), (
+                "an abandoned progress file was overwritten or removed"
+            )
             kept = digests
             continue
         rc = proc.wait(timeout=600)
@@ -320,7 +352,9 @@ def test_sigkill_at_random_moments_then_resume_loses_nothing(tmp_path):
     assert steps == list(range(eval_freq, total + 1, eval_freq))
     assert tb_steps(run_dir) == steps  # TensorBoard: no evaluation step twice (purged on resume)
     assert len(set(tb_steps(run_dir, "rollout/ep_rew_mean"))) == len(tb_steps(run_dir, "rollout/ep_rew_mean"))
-    assert repeated_steps(run_dir) == {}  # every tag, read raw (no purge applied): the killed attempts' late values are aside
+    assert (
+        repeated_steps(run_dir) == {}
+    )  # every tag, read raw (no purge applied): the killed attempts' late values are aside
     # progress: one continuous log, and no abandoned rows lost
     rows = progress_steps(run_dir)
     assert rows[0] == 0 and rows == sorted(set(rows)) and rows[-1] == total

@@ -15,23 +15,44 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import repeated_steps
 import yaml
+from helpers import repeated_steps
 
 from tests.helpers import needs_module
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_rllib = needs_module("ray.rllib", "RLlib")
 
-TINY = {"engine": "rllib", "ruleset": "classic", "seed": 3, "total_timesteps": 1024, "num_cpus": 2, "num_env_runners": 0,
-        "num_envs_per_env_runner": 4, "rollout_fragment_length": 64, "train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1,
-        "hidden_sizes": [16], "eval_freq": 512, "eval_games": 2, "checkpoint_freq": 512, "keep_checkpoints": 2}
+TINY = {
+    "engine": "rllib",
+    "ruleset": "classic",
+    "seed": 3,
+    "total_timesteps": 1024,
+    "num_cpus": 2,
+    "num_env_runners": 0,
+    "num_envs_per_env_runner": 4,
+    "rollout_fragment_length": 64,
+    "train_batch_size": 256,
+    "minibatch_size": 128,
+    "num_epochs": 1,
+    "hidden_sizes": [16],
+    "eval_freq": 512,
+    "eval_games": 2,
+    "checkpoint_freq": 512,
+    "keep_checkpoints": 2,
+}
 
 
 def tool(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", f"agents.cli.{name}", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", f"agents.cli.{name}", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def write_config(path: Path, base: dict = TINY, **changes) -> Path:
@@ -42,7 +63,9 @@ def write_config(path: Path, base: dict = TINY, **changes) -> Path:
 def train_tiny(folder: Path, base: dict = TINY) -> tuple[Path, str]:
     """A finished training run of the config ``base`` in ``folder / "run"`` and its stdout."""
     run = folder / "run"
-    proc = tool("train", "--config", str(write_config(folder / "tiny.yaml", base)), "--run-dir", str(run), "--no-progress")
+    proc = tool(
+        "train", "--config", str(write_config(folder / "tiny.yaml", base)), "--run-dir", str(run), "--no-progress"
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return run, proc.stdout
 
@@ -57,17 +80,20 @@ def scalars(run_dir: Path) -> dict[str, list[int]]:
 
 
 # ---------------------------------------------------------------------------- config errors (no Ray started)
-@pytest.mark.parametrize("changes, message", [
-    ({"minibatch_size": 4096}, "key 'minibatch_size': 4096 is more than train_batch_size 256"),
-    ({"num_env_runners": -1}, "key 'num_env_runners': expected an integer >= 0"),
-    ({"lr": "fast"}, "key 'lr': expected a number in (0.0, 1.0]"),
-    ({"gamma": 1.5}, "key 'gamma': expected a number in (0.0, 1.0]"),
-    ({"hidden_sizes": []}, "key 'hidden_sizes': expected a non-empty list"),
-    ({"rollout_fragment_length": "often"}, "key 'rollout_fragment_length': expected a positive integer or 'auto'"),
-    ({"eval_games": 0}, "key 'eval_games': expected a positive integer"),
-    ({"seed": True}, "key 'seed': expected an integer"),
-    ({"n_steps": 128}, "key 'n_steps': unknown; allowed: engine, ruleset"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"minibatch_size": 4096}, "key 'minibatch_size': 4096 is more than train_batch_size 256"),
+        ({"num_env_runners": -1}, "key 'num_env_runners': expected an integer >= 0"),
+        ({"lr": "fast"}, "key 'lr': expected a number in (0.0, 1.0]"),
+        ({"gamma": 1.5}, "key 'gamma': expected a number in (0.0, 1.0]"),
+        ({"hidden_sizes": []}, "key 'hidden_sizes': expected a non-empty list"),
+        ({"rollout_fragment_length": "often"}, "key 'rollout_fragment_length': expected a positive integer or 'auto'"),
+        ({"eval_games": 0}, "key 'eval_games': expected a positive integer"),
+        ({"seed": True}, "key 'seed': expected an integer"),
+        ({"n_steps": 128}, "key 'n_steps': unknown; allowed: engine, ruleset"),
+    ],
+)
 def test_bad_config_values_are_named(tmp_path, changes, message):
     assert_refused(write_config(tmp_path / "bad.yaml", **changes), message)
 
@@ -103,7 +129,9 @@ def test_cli_errors_exit_2_without_a_traceback(tmp_path):
         (["--config", str(sb3), "--address", "h:1"], "--address joins a Ray cluster, for --engine rllib"),
     ]
     for argv, message in cases:
-        proc = tool("train", *argv, "--run-dir", str(tmp_path / "run")) if "--resume" not in argv else tool("train", *argv)
+        proc = (
+            tool("train", *argv, "--run-dir", str(tmp_path / "run")) if "--resume" not in argv else tool("train", *argv)
+        )
         assert proc.returncode == 2, (argv, proc.stderr[-2000:])
         assert message in proc.stderr and "Traceback" not in proc.stderr, (argv, proc.stderr[-2000:])
     assert not (tmp_path / "run").exists()
@@ -113,7 +141,10 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
     from agents import load
 
     (tmp_path / "empty").mkdir()
-    for path, message in ((tmp_path / "nope", "no such file or folder"), (tmp_path / "empty", "no RLlib checkpoint in")):
+    for path, message in (
+        (tmp_path / "nope", "no such file or folder"),
+        (tmp_path / "empty", "no RLlib checkpoint in"),
+    ):
         with pytest.raises(FileNotFoundError, match=message):
             load(f"rllib:{path}")
     with pytest.raises(ValueError, match="needs a path after the colon"):
@@ -145,7 +176,14 @@ def tiny_run(tmp_path_factory):
 def test_training_writes_the_tags_and_checkpoints(tiny_run):
     run, out = tiny_run
     tags = scalars(run)
-    for tag in ("jamb/score", "eval/score", "eval/baseline_random", "eval/baseline_greedy", "eval/baseline_expectimax", "train/policy_loss"):
+    for tag in (
+        "jamb/score",
+        "eval/score",
+        "eval/baseline_random",
+        "eval/baseline_greedy",
+        "eval/baseline_expectimax",
+        "train/policy_loss",
+    ):
         assert tag in tags, sorted(tags)
     assert tags["eval/score"] == [512, 1024]
     ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
@@ -206,6 +244,16 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
     assert tags["time/fps"] == [256, 512, 768, 1024, 1280, 1536]  # every iteration once: the count went on from 1024
     assert tags["jamb/score"] == sorted(set(tags["jamb/score"]))
     assert repeated_steps(resumed) == {}
-    proc = tool("evaluate", "--agents", f"rllib:{resumed}", "greedy", "--games", "2", "--no-progress", "--out", str(tmp_path / "ev"))
+    proc = tool(
+        "evaluate",
+        "--agents",
+        f"rllib:{resumed}",
+        "greedy",
+        "--games",
+        "2",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "ev"),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"| rllib:{resumed} | 2 |" in proc.stdout and "paired difference" in proc.stdout

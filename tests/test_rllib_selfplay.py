@@ -17,23 +17,43 @@ from helpers import repeated_steps
 from tests.test_rllib import ROOT, assert_refused, needs_rllib, scalars, tool, train_tiny
 from tests.test_rllib import write_config as write_rllib_config
 
-TINY = {"engine": "rllib", "ruleset": "classic", "players": 2, "scoring": "separate", "reward": "score", "seed": 3,
-        "total_timesteps": 1024, "num_cpus": 2, "num_env_runners": 0, "num_envs_per_env_runner": 2, "rollout_fragment_length": 128,
-        "train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1, "hidden_sizes": [16], "eval_freq": 512, "eval_games": 2,
-        "checkpoint_freq": 512, "keep_checkpoints": 2}
+TINY = {
+    "engine": "rllib",
+    "ruleset": "classic",
+    "players": 2,
+    "scoring": "separate",
+    "reward": "score",
+    "seed": 3,
+    "total_timesteps": 1024,
+    "num_cpus": 2,
+    "num_env_runners": 0,
+    "num_envs_per_env_runner": 2,
+    "rollout_fragment_length": 128,
+    "train_batch_size": 256,
+    "minibatch_size": 128,
+    "num_epochs": 1,
+    "hidden_sizes": [16],
+    "eval_freq": 512,
+    "eval_games": 2,
+    "checkpoint_freq": 512,
+    "keep_checkpoints": 2,
+}
 
 
 def write_config(path, **changes):
     return write_rllib_config(path, TINY, **changes)
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"players": 1}, "key 'players': expected an integer in 2..5"),
-    ({"players": 6}, "key 'players': expected an integer in 2..5"),
-    ({"players": "two"}, "key 'players': expected an integer in 2..5"),
-    ({"scoring": "mixed"}, "key 'scoring': expected 'separate' or 'shared', got 'mixed'"),
-    ({"reward": "points"}, "key 'reward': expected 'score', 'win' or 'margin', got 'points'"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"players": 1}, "key 'players': expected an integer in 2..5"),
+        ({"players": 6}, "key 'players': expected an integer in 2..5"),
+        ({"players": "two"}, "key 'players': expected an integer in 2..5"),
+        ({"scoring": "mixed"}, "key 'scoring': expected 'separate' or 'shared', got 'mixed'"),
+        ({"reward": "points"}, "key 'reward': expected 'score', 'win' or 'margin', got 'points'"),
+    ],
+)
 def test_bad_selfplay_values_are_named(tmp_path, changes, message):
     assert_refused(write_config(tmp_path / "bad.yaml", **changes), message)
 
@@ -47,7 +67,9 @@ def test_the_shipped_selfplay_config_is_valid():
 
 
 def test_cli_bad_players_exits_2(tmp_path):
-    proc = tool("train", "--config", str(write_config(tmp_path / "bad.yaml", players=7)), "--run-dir", str(tmp_path / "run"))
+    proc = tool(
+        "train", "--config", str(write_config(tmp_path / "bad.yaml", players=7)), "--run-dir", str(tmp_path / "run")
+    )
     assert proc.returncode == 2 and "key 'players': expected an integer in 2..5" in proc.stderr, proc.stderr[-2000:]
     assert proc.stderr.startswith("error: ") and proc.stderr.rstrip().endswith("got 7") and proc.stderr.count("\n") == 1
     assert "Traceback" not in proc.stderr and not (tmp_path / "run").exists()
@@ -86,7 +108,9 @@ def test_selfplay_resume_continues_the_step_count(selfplay_run, tmp_path):
     run, _ = selfplay_run
     resumed = tmp_path / "run"
     shutil.copytree(run, resumed)
-    shutil.rmtree(resumed / "checkpoints" / "checkpoint_000000001024")  # as if killed before that checkpoint: 1024 is logged already
+    shutil.rmtree(
+        resumed / "checkpoints" / "checkpoint_000000001024"
+    )  # as if killed before that checkpoint: 1024 is logged already
     proc = tool("train", "--resume", str(resumed), "--total-timesteps", "1536", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"resuming from {resumed / 'checkpoints' / 'checkpoint_000000000512'} (step 512)" in proc.stdout

@@ -56,7 +56,9 @@ def test_a_ruleset_name_cannot_steer_the_run_folder_out_of_runs(name, tmp_path, 
     monkeypatch.chdir(tmp_path)
     cfg = {"ruleset": str(path), "config_name": "tiny", "seed": 0}
     for call in (lambda: default_run_dir(cfg), lambda: prepare_run_dir(cfg, None, resume=False)):
-        with pytest.raises(ConfigError, match=r"the ruleset's name .* cannot name a run folder under runs/ .*--run-dir"):
+        with pytest.raises(
+            ConfigError, match=r"the ruleset's name .* cannot name a run folder under runs/ .*--run-dir"
+        ):
             call()
     assert sorted(os.listdir(tmp_path)) == ["rules.yaml"]  # nothing written
     prepare_run_dir(cfg, tmp_path / "chosen", resume=False)  # --run-dir still takes it
@@ -105,10 +107,15 @@ def test_the_newest_valid_checkpoint_is_found_past_damaged_ones(tmp_path, capsys
             raise RuntimeError("unpickling failed")
         return {"steps": int(path.name[1])}
 
-    loaded, path = newest_valid(files, lambda p: "cut short" if p.read_text() == "cut" else None, load, lambda x: x["steps"])
+    loaded, path = newest_valid(
+        files, lambda p: "cut short" if p.read_text() == "cut" else None, load, lambda x: x["steps"]
+    )
     assert (loaded, path) == ({"steps": 1}, files[2])
     out = capsys.readouterr().out
-    assert f"skipping checkpoint {files[0]}: cut short" in out and f"skipping checkpoint {files[1]}: cannot be loaded: RuntimeError" in out
+    assert (
+        f"skipping checkpoint {files[0]}: cut short" in out
+        and f"skipping checkpoint {files[1]}: cannot be loaded: RuntimeError" in out
+    )
     assert f"resuming from {files[2]} (step 1)" in out
     assert newest_valid([files[1]], lambda p: None, load, lambda x: 0) == (None, None)  # none loads
 
@@ -132,8 +139,13 @@ def test_a_checkpoint_folder_is_complete_or_absent(tmp_path):
         save_checkpoint_folder(tmp_path, "checkpoint_1", fail)
     assert (path / "weights").read_text() == "w" and os.listdir(tmp_path / "checkpoints") == ["checkpoint_1"]
     for n in (2, 3):
-        save_checkpoint_folder(tmp_path, f"checkpoint_{n}", write, keep=2,
-                               listing=lambda run: sorted((run / "checkpoints").glob("checkpoint_*"), reverse=True))
+        save_checkpoint_folder(
+            tmp_path,
+            f"checkpoint_{n}",
+            write,
+            keep=2,
+            listing=lambda run: sorted((run / "checkpoints").glob("checkpoint_*"), reverse=True),
+        )
     assert sorted(os.listdir(tmp_path / "checkpoints")) == ["checkpoint_2", "checkpoint_3"]
     (tmp_path / "checkpoints" / ".checkpoint_4.tmp-dead").mkdir()  # what a kill mid-write leaves
     (tmp_path / ".config.yaml.tmp-dead").write_text("x")
@@ -160,8 +172,20 @@ def test_a_resumed_sb3_run_logs_no_step_twice(tmp_path):
     assert max(tags["train/loss"]) > 512 and tags["eval/score"] == [512, 1024]
 
 
-SELFPLAY = ["--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "32", "--snapshot-freq", "256", "--eval-freq", "512",
-            "--eval-games", "1"]
+SELFPLAY = [
+    "--ruleset",
+    "classic_down",
+    "--n-envs",
+    "4",
+    "--n-steps",
+    "32",
+    "--snapshot-freq",
+    "256",
+    "--eval-freq",
+    "512",
+    "--eval-games",
+    "1",
+]
 
 
 def test_a_resumed_selfplay_run_logs_no_step_twice(tmp_path, capsys):
@@ -192,8 +216,17 @@ def test_a_selfplay_run_killed_with_sigkill_resumes_without_repeating_a_step(tmp
     from agents.training.runs import checkpoints, model_steps
 
     run = tmp_path / "run"
-    args = [sys.executable, "scripts/train_selfplay.py", *SELFPLAY, "--eval-freq", "100000000", "--total-timesteps", "100000000",
-            "--run-dir", str(run)]
+    args = [
+        sys.executable,
+        "scripts/train_selfplay.py",
+        *SELFPLAY,
+        "--eval-freq",
+        "100000000",
+        "--total-timesteps",
+        "100000000",
+        "--run-dir",
+        str(run),
+    ]
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -212,9 +245,23 @@ def test_a_selfplay_run_killed_with_sigkill_resumes_without_repeating_a_step(tmp
     assert max(scalars(run)["train/loss"]) > model_steps(older)  # logged past the checkpoint resumed from
     data = newest.read_bytes()
     newest.write_bytes(data[: len(data) // 2])
-    resume = subprocess.run([sys.executable, "scripts/train_selfplay.py", *SELFPLAY, "--run-dir", str(run), "--resume",
-                             "--total-timesteps", str(model_steps(older) + 512)],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    resume = subprocess.run(
+        [
+            sys.executable,
+            "scripts/train_selfplay.py",
+            *SELFPLAY,
+            "--run-dir",
+            str(run),
+            "--resume",
+            "--total-timesteps",
+            str(model_steps(older) + 512),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert resume.returncode == 0, resume.stderr[-3000:]
     assert f"skipping checkpoint {newest}: not a complete zip file" in resume.stdout, resume.stdout
     assert f"resuming from {older} (step {model_steps(older)})" in resume.stdout, resume.stdout
@@ -242,7 +289,12 @@ def test_the_train_cli_refuses_a_ruleset_name_with_a_path(tmp_path, monkeypatch,
     rules["name"] = "../../../somewhere"
     (tmp_path / "evil.yaml").write_text(yaml.safe_dump(rules))
     monkeypatch.chdir(tmp_path)
-    assert main(["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--ruleset", "evil.yaml", "--no-progress"]) == 2
+    assert (
+        main(["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--ruleset", "evil.yaml", "--no-progress"]) == 2
+    )
     err = capsys.readouterr().err
-    assert "error: the ruleset's name '../../../somewhere' cannot name a run folder under runs/" in err and "Traceback" not in err
+    assert (
+        "error: the ruleset's name '../../../somewhere' cannot name a run folder under runs/" in err
+        and "Traceback" not in err
+    )
     assert os.listdir(tmp_path) == ["evil.yaml"] and not list(tmp_path.parent.parent.glob("somewhere__*"))

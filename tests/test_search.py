@@ -10,8 +10,16 @@ import pytest
 import agents
 from agents.evaluation import play_game
 from agents.optimal import OptimalAgent
-from agents.search import (VALUE_FORMAT, SearchAgent, ValueNet, afterstate_features, feature_size, jokers_features,
-                           sheet_sample, value_path)
+from agents.search import (
+    VALUE_FORMAT,
+    SearchAgent,
+    ValueNet,
+    afterstate_features,
+    feature_size,
+    jokers_features,
+    sheet_sample,
+    value_path,
+)
 from agents.training import value as V
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.observation import encoder
@@ -22,8 +30,10 @@ from tests.helpers import playable_presets, random_legal
 def random_net(ruleset: str, seed: int = 0, hidden=(16,), mean: float = 50.0, std: float = 10.0) -> ValueNet:
     rng = np.random.default_rng(seed)
     sizes = [feature_size(load_ruleset(ruleset)), *hidden, 1]
-    layers = [(rng.normal(0, 0.3, (a, b)).astype(np.float32), rng.normal(0, 0.1, b).astype(np.float32))
-              for a, b in zip(sizes[:-1], sizes[1:])]
+    layers = [
+        (rng.normal(0, 0.3, (a, b)).astype(np.float32), rng.normal(0, 0.1, b).astype(np.float32))
+        for a, b in zip(sizes[:-1], sizes[1:])
+    ]
     return ValueNet(layers, mean, std, {"ruleset": ruleset})
 
 
@@ -46,7 +56,9 @@ def test_afterstates_are_the_engine_writes(ruleset):
         st = env.game
         writes = np.flatnonzero(env.action_masks()[lay.writes])
         if len(writes) and rng.random() < 0.3:
-            points, feats = enc.afterstates(st, writes, np.full(len(writes), st.roll), np.full(len(writes), st.dice_index))
+            points, feats = enc.afterstates(
+                st, writes, np.full(len(writes), st.roll), np.full(len(writes), st.dice_index)
+            )
             for k, cell in enumerate(writes):
                 after, credited = apply_action(rules, st, lay.write_offset + int(cell))
                 assert points[k] == credited
@@ -207,8 +219,12 @@ def test_training_run_resumes_and_is_reproducible(tmp_path):
     with pytest.raises(ValueError, match="trained with seed 0, not 1"):
         V.train_value(seeded, tmp_path / "a", resume=True, log=lambda *_: None)
     with pytest.raises(ValueError, match="trains ruleset 'classic_down', not 'classic_up'"):
-        V.train_value(V.ValueConfig(ruleset="classic_up", iterations=4, games=4, hidden=(8,), epochs=1, workers=1),
-                      tmp_path / "a", resume=True, log=lambda *_: None)
+        V.train_value(
+            V.ValueConfig(ruleset="classic_up", iterations=4, games=4, hidden=(8,), epochs=1, workers=1),
+            tmp_path / "a",
+            resume=True,
+            log=lambda *_: None,
+        )
 
 
 def test_value_error_vs_optimal_is_measured():
@@ -243,12 +259,22 @@ def test_a_zero_network_values_sheets_by_the_prior():
         assert leaf[np.searchsorted(values, v)] == pytest.approx(points + sheet_prior(rules, after))
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"games": 1}, "games = 1"), ({"lam": 2.0}, "lam = 2.0"), ({"hidden": []}, "hidden"),
-    ({"ruleset": "nope"}, "nope"), ({"learning_rate": 1}, "unknown keys"), ({"games": 2.5}, "games must be an integer"),
-    ({"workers": True}, "workers must be an integer"), ({"lr": "1e-3"}, "lr must be a number"),
-    ({"hidden": [True]}, "hidden must be a list"), ({"workers": 1000}, "workers = 1000"), ({"ruleset": "x.yaml"}, "not found"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"games": 1}, "games = 1"),
+        ({"lam": 2.0}, "lam = 2.0"),
+        ({"hidden": []}, "hidden"),
+        ({"ruleset": "nope"}, "nope"),
+        ({"learning_rate": 1}, "unknown keys"),
+        ({"games": 2.5}, "games must be an integer"),
+        ({"workers": True}, "workers must be an integer"),
+        ({"lr": "1e-3"}, "lr must be a number"),
+        ({"hidden": [True]}, "hidden must be a list"),
+        ({"workers": 1000}, "workers = 1000"),
+        ({"ruleset": "x.yaml"}, "not found"),
+    ],
+)
 def test_bad_configs(bad, message):
     with pytest.raises(ValueError, match=message):
         V.ValueConfig.from_dict(bad)
@@ -294,10 +320,25 @@ def test_features_of_an_afterstate_match_the_env(tmp_path):
 def test_evaluate_checks_search_agents_before_playing(tmp_path, capsys):
     from agents.cli.evaluate import main
 
-    for spec, message in ((f"search:{tmp_path / 'none.npz'}", "no value network file"),
-                          ("search", "no shipped value network for ruleset 'nokaut'")):
+    for spec, message in (
+        (f"search:{tmp_path / 'none.npz'}", "no value network file"),
+        ("search", "no shipped value network for ruleset 'nokaut'"),
+    ):
         with pytest.raises(SystemExit) as e:
-            main(["--ruleset", "nokaut", "--agents", "greedy", spec, "--games", "2", "--no-progress", "--out", str(tmp_path) + "/"])
+            main(
+                [
+                    "--ruleset",
+                    "nokaut",
+                    "--agents",
+                    "greedy",
+                    spec,
+                    "--games",
+                    "2",
+                    "--no-progress",
+                    "--out",
+                    str(tmp_path) + "/",
+                ]
+            )
         assert e.value.code == 2
         assert message in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing played, nothing written
@@ -308,8 +349,22 @@ def test_evaluate_plays_search_networks_by_glob(tmp_path, capsys):
 
     for seed in (0, 1):
         random_net("classic_down", seed=seed).save(tmp_path / f"v{seed}.npz")
-    assert main(["--ruleset", "classic_down", "--agents", f"search:{tmp_path}/v*.npz", "--games", "2", "--no-progress",
-                 "--out", str(tmp_path / "res") + "/"]) == 0
+    assert (
+        main(
+            [
+                "--ruleset",
+                "classic_down",
+                "--agents",
+                f"search:{tmp_path}/v*.npz",
+                "--games",
+                "2",
+                "--no-progress",
+                "--out",
+                str(tmp_path / "res") + "/",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"search:{tmp_path}/v0.npz" in out and f"search:{tmp_path}/v1.npz" in out
 

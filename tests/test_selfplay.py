@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import logged_steps, repeated_steps
 
 from agents.cli.train_selfplay import main
-from helpers import logged_steps, repeated_steps
 from agents.training.selfplay import OpponentPool, batch_size_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,21 +32,48 @@ def refused(args, capsys) -> str:
 
 def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
     run = tmp_path / "run"
-    args = ["--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "128", "--snapshot-freq", "512", "--eval-freq", "512", "--eval-games", "2",
-            "--run-dir", str(run)]
+    args = [
+        "--ruleset",
+        "classic_down",
+        "--n-envs",
+        "4",
+        "--n-steps",
+        "128",
+        "--snapshot-freq",
+        "512",
+        "--eval-freq",
+        "512",
+        "--eval-games",
+        "2",
+        "--run-dir",
+        str(run),
+    ]
     assert main(args + ["--total-timesteps", "1024"]) == 0
     out = capsys.readouterr().out
     assert "win rate" in out and "against greedy" in out
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["model_1024_steps.zip", "model_512_steps.zip"]
     assert (run / "final_model.zip").exists() and list(run.glob("events.out.tfevents.*"))
     saved = json.loads((run / "selfplay.json").read_text())
-    assert saved == {"ruleset": "classic_down", "players": 2, "scoring": "separate", "reward": "win", "reward_scale": 1.0, "seed": 0,
-                     "baselines": ["random", "greedy"], "self_play": 0.8, "n_envs": 4, "n_steps": 128}
+    assert saved == {
+        "ruleset": "classic_down",
+        "players": 2,
+        "scoring": "separate",
+        "reward": "win",
+        "reward_scale": 1.0,
+        "seed": 0,
+        "baselines": ["random", "greedy"],
+        "self_play": 0.8,
+        "n_envs": 4,
+        "n_steps": 128,
+    }
     # a resumed run keeps its settings: each one given differently is named, with both values
-    for bad, named in ((["--players", "3"], "--players: saved 2, given 3"),
-                       (["--ruleset", "standard"], "--ruleset: saved 'classic_down', given 'standard'"),
-                       (["--seed", "1"], "--seed: saved 0, given 1"), (["--n-steps", "64"], "--n-steps: saved 128, given 64"),
-                       (["--baselines", "random"], "--baselines: saved ['random', 'greedy'], given ['random']")):
+    for bad, named in (
+        (["--players", "3"], "--players: saved 2, given 3"),
+        (["--ruleset", "standard"], "--ruleset: saved 'classic_down', given 'standard'"),
+        (["--seed", "1"], "--seed: saved 0, given 1"),
+        (["--n-steps", "64"], "--n-steps: saved 128, given 64"),
+        (["--baselines", "random"], "--baselines: saved ['random', 'greedy'], given ['random']"),
+    ):
         assert named in refused(args + bad + ["--resume"], capsys)
     assert repeated_steps(run) == {}
     first = logged_steps(run)
@@ -63,36 +90,42 @@ def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
     assert steps["selfplay/win_rate_vs_greedy"] == [512, 1024, 1536] == first["selfplay/win_rate_vs_greedy"] + [1536]
 
 
-@pytest.mark.parametrize("bad,message", [
-    (["--players", "6"], "num_players must be an integer in 2..5"),
-    (["--ruleset", "nokaut", "--scoring", "shared"], "derived column"),
-    (["--baselines", "grandmaster"], "unknown agent"),
-    (["--n-envs", "0"], "at least 1"),
-    (["--self-play", "1.5"], "probability"),
-    (["--resume"], "--resume needs --run-dir"),
-    (["--ruleset", "/no/such.yaml"], "--ruleset /no/such.yaml: ruleset file not found"),
-    (["--ruleset", "{tmp}"], "--ruleset {tmp}: is a folder; give a preset name or a rules YAML file"),
-    (["--ruleset", "{tmp}/rules.yaml"], "--ruleset {tmp}/rules.yaml: is a folder"),
-    (["--n-envs", "1", "--n-steps", "1"], "--n-envs x --n-steps must be at least 2"),
-    (["--n-envs", "65537"], "--n-envs must be in 1..65,536"),
-    (["--eval-games", "100001"], "--eval-games must be in 1..100,000"),
-    (["--run-dir", ""], "--run-dir is empty"),
-    (["--run-dir", "  ", "--resume"], "--run-dir is empty"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (["--players", "6"], "num_players must be an integer in 2..5"),
+        (["--ruleset", "nokaut", "--scoring", "shared"], "derived column"),
+        (["--baselines", "grandmaster"], "unknown agent"),
+        (["--n-envs", "0"], "at least 1"),
+        (["--self-play", "1.5"], "probability"),
+        (["--resume"], "--resume needs --run-dir"),
+        (["--ruleset", "/no/such.yaml"], "--ruleset /no/such.yaml: ruleset file not found"),
+        (["--ruleset", "{tmp}"], "--ruleset {tmp}: is a folder; give a preset name or a rules YAML file"),
+        (["--ruleset", "{tmp}/rules.yaml"], "--ruleset {tmp}/rules.yaml: is a folder"),
+        (["--n-envs", "1", "--n-steps", "1"], "--n-envs x --n-steps must be at least 2"),
+        (["--n-envs", "65537"], "--n-envs must be in 1..65,536"),
+        (["--eval-games", "100001"], "--eval-games must be in 1..100,000"),
+        (["--run-dir", ""], "--run-dir is empty"),
+        (["--run-dir", "  ", "--resume"], "--run-dir is empty"),
+    ],
+)
 def test_bad_arguments_are_refused(bad, message, tmp_path, capsys):
     (tmp_path / "rules.yaml").mkdir()
     bad = [a.replace("{tmp}", str(tmp_path)) for a in bad]
     assert message.replace("{tmp}", str(tmp_path)) in refused(bad, capsys)
 
 
-@pytest.mark.parametrize("where, resume, message", [
-    ("file", False, "--run-dir {path} is a file, not a folder"),
-    ("file", True, "--run-dir {path} is a file, not a folder"),
-    ("file/run", False, "--run-dir: cannot create the folder {path}: {tmp}/file is a file, not a folder"),
-    ("missing", True, "--resume: no checkpoint in {path} to resume (no such folder)"),
-    ("empty", True, "--resume: no checkpoint in {path} to resume"),
-    ("stray", True, "--resume: no checkpoint in {path} to resume and no selfplay.json (not a self-play run?)"),
-])
+@pytest.mark.parametrize(
+    "where, resume, message",
+    [
+        ("file", False, "--run-dir {path} is a file, not a folder"),
+        ("file", True, "--run-dir {path} is a file, not a folder"),
+        ("file/run", False, "--run-dir: cannot create the folder {path}: {tmp}/file is a file, not a folder"),
+        ("missing", True, "--resume: no checkpoint in {path} to resume (no such folder)"),
+        ("empty", True, "--resume: no checkpoint in {path} to resume"),
+        ("stray", True, "--resume: no checkpoint in {path} to resume and no selfplay.json (not a self-play run?)"),
+    ],
+)
 def test_a_run_dir_that_cannot_hold_the_run_is_refused(where, resume, message, tmp_path, capsys):
     (tmp_path / "file").write_text("keep")
     (tmp_path / "empty").mkdir()
@@ -112,15 +145,33 @@ def test_an_unwritable_run_dir_is_refused(capsys):
 
 def test_a_run_from_before_selfplay_json_refuses_checkpoints_of_another_table(tmp_path, capsys):
     run = tmp_path / "run"
-    args = ["--ruleset", "classic_down", "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "64", "--eval-freq", "10000", "--eval-games", "1",
-            "--run-dir", str(run)]
+    args = [
+        "--ruleset",
+        "classic_down",
+        "--n-envs",
+        "2",
+        "--n-steps",
+        "32",
+        "--snapshot-freq",
+        "64",
+        "--eval-freq",
+        "10000",
+        "--eval-games",
+        "1",
+        "--run-dir",
+        str(run),
+    ]
     assert main(args + ["--total-timesteps", "64"]) == 0
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["model_64_steps.zip"]
     (run / "selfplay.json").unlink()  # as a run started before the settings were saved
     capsys.readouterr()
     assert main(args + ["--players", "3", "--total-timesteps", "128", "--resume"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: the checkpoints in") and "do not fit these settings" in err and len(err.strip().splitlines()) == 1, err
+    assert (
+        err.startswith("error: the checkpoints in")
+        and "do not fit these settings" in err
+        and len(err.strip().splitlines()) == 1
+    ), err
     assert not (run / "selfplay.json").exists()  # the wrong settings are not saved
     assert main(args + ["--total-timesteps", "128", "--resume"]) == 0  # the right ones are, once the checkpoint loads
     assert json.loads((run / "selfplay.json").read_text())["players"] == 2
@@ -140,15 +191,37 @@ def test_sigint_and_sigterm_save_a_checkpoint_to_resume_from(tmp_path):
     from agents.training.runs import checkpoint_problem, checkpoints, model_steps
 
     run = tmp_path / "run"
-    args = [sys.executable, "scripts/train_selfplay.py", "--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "32",
-            "--total-timesteps", "100000000", "--snapshot-freq", "128", "--eval-freq", "100000000", "--eval-games", "1", "--run-dir", str(run)]
+    args = [
+        sys.executable,
+        "scripts/train_selfplay.py",
+        "--ruleset",
+        "classic_down",
+        "--n-envs",
+        "4",
+        "--n-steps",
+        "32",
+        "--total-timesteps",
+        "100000000",
+        "--snapshot-freq",
+        "128",
+        "--eval-freq",
+        "100000000",
+        "--eval-games",
+        "1",
+        "--run-dir",
+        str(run),
+    ]
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
     steps_before = 0
     for sig, extra in ((signal.SIGINT, []), (signal.SIGTERM, ["--resume"])):
-        proc = subprocess.Popen(args + extra, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            args + extra, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         try:
             end = time.monotonic() + 120
-            while not any(model_steps(p) and model_steps(p) > steps_before for p in checkpoints(run)):  # training under way
+            while not any(
+                model_steps(p) and model_steps(p) > steps_before for p in checkpoints(run)
+            ):  # training under way
                 assert proc.poll() is None, proc.communicate()
                 assert time.monotonic() < end, "no checkpoint within 120 s"
                 time.sleep(0.05)
@@ -194,16 +267,46 @@ def test_a_self_play_model_plays_in_the_multiplayer_evaluation(tmp_path):
     from agents.match_evaluation import play_match
 
     run = tmp_path / "run"
-    assert main(["--ruleset", "classic_down", "--n-envs", "4", "--n-steps", "64", "--total-timesteps", "256", "--snapshot-freq", "10000",
-                 "--eval-freq", "10000", "--eval-games", "1", "--run-dir", str(run)]) == 0
+    assert (
+        main(
+            [
+                "--ruleset",
+                "classic_down",
+                "--n-envs",
+                "4",
+                "--n-steps",
+                "64",
+                "--total-timesteps",
+                "256",
+                "--snapshot-freq",
+                "10000",
+                "--eval-freq",
+                "10000",
+                "--eval-games",
+                "1",
+                "--run-dir",
+                str(run),
+            ]
+        )
+        == 0
+    )
     model = load(str(run / "final_model.zip"), ruleset="classic_down")
-    result = play_match("classic_down", [model, load("greedy", ruleset="classic_down")], seed=3, scoring="separate", num_players=2)
+    result = play_match(
+        "classic_down", [model, load("greedy", ruleset="classic_down")], seed=3, scoring="separate", num_players=2
+    )
     assert len(result["scores"]) == 2
 
 
-
-@pytest.mark.parametrize("scores,share", [([100, 100], 0.5), ([100, 100, 90], 0.5), ([100, 100, 100], 1 / 3),
-                                          ([120, 100, 120, 120], None), ([90, 100, 100, 80], None)])
+@pytest.mark.parametrize(
+    "scores,share",
+    [
+        ([100, 100], 0.5),
+        ([100, 100, 90], 0.5),
+        ([100, 100, 100], 1 / 3),
+        ([120, 100, 120, 120], None),
+        ([90, 100, 100, 80], None),
+    ],
+)
 def test_self_play_evaluation_shares_a_tie_on_top_for_any_number_of_players(scores, share, monkeypatch):
     """Every seat in turn gets ``scores`` rotated so that the learner holds ``scores[0]``:
     its win counts 1/(players tied on top) when it is on top, 0 otherwise, for 2..4 players."""
@@ -230,7 +333,9 @@ def test_self_play_evaluation_shares_a_tie_on_top_for_any_number_of_players(scor
             return 0, None
 
     monkeypatch.setattr(MP, "SeatEnv", Seat)
-    settings = SelfPlaySettings(ruleset="classic_down", num_players=len(scores), scoring="separate", reward="win", reward_scale=1.0)
+    settings = SelfPlaySettings(
+        ruleset="classic_down", num_players=len(scores), scoring="separate", reward="win", reward_scale=1.0
+    )
     rate, margin = evaluate_against(Model(), object(), settings, games=2 * len(scores))
     top = max(scores)
     expected = (1 / scores.count(top) if scores[0] == top else 0.0) if share is None else share

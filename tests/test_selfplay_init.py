@@ -73,10 +73,14 @@ def test_widening_refuses_a_longer_observation_another_action_space_or_network(t
     solo = MaskablePPO("MlpPolicy", JambEnv(RULESET), device="cpu", policy_kwargs={"net_arch": [32, 32]})
     with pytest.raises(ConfigError, match="another observation space"):
         load_policy_weights(solo, tmp_path / "seat.zip", widen=True)  # the seat's observation is longer
-    MaskablePPO("MlpPolicy", JambEnv("yu48_down"), device="cpu", policy_kwargs={"net_arch": [32, 32]}).save(tmp_path / "other.zip")
+    MaskablePPO("MlpPolicy", JambEnv("yu48_down"), device="cpu", policy_kwargs={"net_arch": [32, 32]}).save(
+        tmp_path / "other.zip"
+    )
     with pytest.raises(ConfigError, match="another action space"):
         load_policy_weights(seat, tmp_path / "other.zip", widen=True)
-    MaskablePPO("MlpPolicy", JambEnv(RULESET), device="cpu", policy_kwargs={"net_arch": [16]}).save(tmp_path / "small.zip")
+    MaskablePPO("MlpPolicy", JambEnv(RULESET), device="cpu", policy_kwargs={"net_arch": [16]}).save(
+        tmp_path / "small.zip"
+    )
     with pytest.raises(ConfigError, match="another network"):
         load_policy_weights(seat, tmp_path / "small.zip", widen=True)
     with pytest.raises(ConfigError, match="another observation space"):  # without widen the sizes must be equal
@@ -89,11 +93,45 @@ def test_a_run_started_from_a_model_records_it_and_uses_the_ppo_settings(tmp_pat
     solo = MaskablePPO("MlpPolicy", JambEnv(RULESET), seed=0, device="cpu", policy_kwargs={"net_arch": [256, 256]})
     solo.save(tmp_path / "solo.zip")
     run = tmp_path / "run"
-    args = ["--ruleset", RULESET, "--n-envs", "4", "--n-steps", "32", "--snapshot-freq", "10000", "--eval-freq", "10000",
-            "--eval-games", "1", "--reward", "margin", "--run-dir", str(run), "--total-timesteps", "128"]
-    assert main(args + ["--init-from", str(tmp_path / "solo.zip"), "--algo", "learning_rate=1e-4", "clip_range=0.1",
-                        "gamma=0.995", "batch_size=64", "n_epochs=2"]) == 0
-    assert json.loads((run / "selfplay.json").read_text())["reward_scale"] == 0.01  # margins are points, scaled as scores
+    args = [
+        "--ruleset",
+        RULESET,
+        "--n-envs",
+        "4",
+        "--n-steps",
+        "32",
+        "--snapshot-freq",
+        "10000",
+        "--eval-freq",
+        "10000",
+        "--eval-games",
+        "1",
+        "--reward",
+        "margin",
+        "--run-dir",
+        str(run),
+        "--total-timesteps",
+        "128",
+    ]
+    assert (
+        main(
+            args
+            + [
+                "--init-from",
+                str(tmp_path / "solo.zip"),
+                "--algo",
+                "learning_rate=1e-4",
+                "clip_range=0.1",
+                "gamma=0.995",
+                "batch_size=64",
+                "n_epochs=2",
+            ]
+        )
+        == 0
+    )
+    assert (
+        json.loads((run / "selfplay.json").read_text())["reward_scale"] == 0.01
+    )  # margins are points, scaled as scores
     record = json.loads((run / "init_from.json").read_text())
     assert record == {"init_from": str((tmp_path / "solo.zip").resolve()), "steps_before": 0}
     model = MaskablePPO.load(run / "final_model.zip", device="cpu")
@@ -103,24 +141,43 @@ def test_a_run_started_from_a_model_records_it_and_uses_the_ppo_settings(tmp_pat
     D = solo.observation_space.shape[0]
     assert first.shape[1] > D and torch.count_nonzero(first[:, D:]) > 0  # the extra inputs start at 0, then learn
     capsys.readouterr()
-    for bad, message in ((["--resume", "--init-from", str(tmp_path / "solo.zip")], "--init-from starts a new run"),
-                         (["--resume", "--algo", "gamma=0.9"], "--algo sets a new run's PPO settings"),
-                         (["--algo", "gamma"], "expected KEY=VALUE"), (["--algo", "policy=Cnn"], "expected KEY=VALUE"),
-                         (["--algo", "gamma=0.9", "gamma=0.8"], "given twice"), (["--algo", "gamma=[1"], "not a number"),
-                         (["--algo", "gamma=2"], "expected a number in (0.0, 1.0]"),
-                         (["--init-from", str(tmp_path / "none.zip")], "no such file")):
+    for bad, message in (
+        (["--resume", "--init-from", str(tmp_path / "solo.zip")], "--init-from starts a new run"),
+        (["--resume", "--algo", "gamma=0.9"], "--algo sets a new run's PPO settings"),
+        (["--algo", "gamma"], "expected KEY=VALUE"),
+        (["--algo", "policy=Cnn"], "expected KEY=VALUE"),
+        (["--algo", "gamma=0.9", "gamma=0.8"], "given twice"),
+        (["--algo", "gamma=[1"], "not a number"),
+        (["--algo", "gamma=2"], "expected a number in (0.0, 1.0]"),
+        (["--init-from", str(tmp_path / "none.zip")], "no such file"),
+    ):
         with pytest.raises(SystemExit) as exc:
             main([a if a != str(run) else str(tmp_path / "new") for a in args] + bad)
         err = capsys.readouterr().err
         assert exc.value.code == 2 and message in err and "Traceback" not in err, (bad, err)
 
 
-def test_a_run_started_from_a_model_that_stopped_before_its_first_checkpoint_is_not_restarted_from_its_record(tmp_path, capsys):
+def test_a_run_started_from_a_model_that_stopped_before_its_first_checkpoint_is_not_restarted_from_its_record(
+    tmp_path, capsys
+):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "selfplay.json").write_text(json.dumps({"ruleset": RULESET, "players": 2, "scoring": "separate", "reward": "win",
-                                                   "reward_scale": 1.0, "seed": 0, "baselines": ["random", "greedy"],
-                                                   "self_play": 0.8, "n_envs": 4, "n_steps": 32}))
+    (run / "selfplay.json").write_text(
+        json.dumps(
+            {
+                "ruleset": RULESET,
+                "players": 2,
+                "scoring": "separate",
+                "reward": "win",
+                "reward_scale": 1.0,
+                "seed": 0,
+                "baselines": ["random", "greedy"],
+                "self_play": 0.8,
+                "n_envs": 4,
+                "n_steps": 32,
+            }
+        )
+    )
     (run / "init_from.json").write_text(json.dumps({"init_from": str(tmp_path / "planted.zip"), "steps_before": 0}))
     assert main(["--run-dir", str(run), "--resume", "--total-timesteps", "128"]) == 2
     err = capsys.readouterr().err
@@ -153,5 +210,13 @@ def test_a_self_play_run_is_plotted_under_its_ruleset_with_a_rate_as_a_share(tmp
     assert run_info(run) == ("standard", "sp_run (self-play)", 0)
     (run / "selfplay.json").write_text("{not json")
     assert run_info(run) == ("?", "sp_run", 0)
-    assert [tag_unit(t) for t in ("selfplay/win_rate_vs_expectimax", "eval/bonus_rate", "eval/score", "selfplay/margin_vs_greedy",
-                                  "train/value_loss")] == ["share", "share", "points", "points", ""]
+    assert [
+        tag_unit(t)
+        for t in (
+            "selfplay/win_rate_vs_expectimax",
+            "eval/bonus_rate",
+            "eval/score",
+            "selfplay/margin_vs_greedy",
+            "train/value_loss",
+        )
+    ] == ["share", "share", "points", "points", ""]

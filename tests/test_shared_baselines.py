@@ -27,7 +27,9 @@ def _owner(cells: dict) -> np.ndarray:
 
 
 def _view(st, owner=None, player=0, num_players=2, scoring="shared"):
-    return mp.SeatView(RULES, st, 0, legal_mask(RULES, st), player=player, num_players=num_players, scoring=scoring, owner=owner)
+    return mp.SeatView(
+        RULES, st, 0, legal_mask(RULES, st), player=player, num_players=num_players, scoring=scoring, owner=owner
+    )
 
 
 def _act(agent, view) -> str:
@@ -36,10 +38,21 @@ def _act(agent, view) -> str:
 
 # Player 1 holds the free column on the tie-break (6 : 6 non-zero entries, player 1 owns the
 # bottom one); only its ``min`` is empty. ``up`` has its jamb (a zero) so ``poker`` is next.
-FREE = {("free", "ones"): (3, 0), ("free", "twos"): (6, 1), ("free", "threes"): (9, 0), ("free", "fours"): (12, 1),
-        ("free", "fives"): (15, 0), ("free", "sixes"): (18, 1), ("free", "max"): (28, 0), ("free", "trilling"): (28, 1),
-        ("free", "straight"): (45, 0), ("free", "full"): (38, 0), ("free", "poker"): (44, 1), ("free", "jamb"): (55, 1),
-        ("up", "jamb"): (0, 1)}
+FREE = {
+    ("free", "ones"): (3, 0),
+    ("free", "twos"): (6, 1),
+    ("free", "threes"): (9, 0),
+    ("free", "fours"): (12, 1),
+    ("free", "fives"): (15, 0),
+    ("free", "sixes"): (18, 1),
+    ("free", "max"): (28, 0),
+    ("free", "trilling"): (28, 1),
+    ("free", "straight"): (45, 0),
+    ("free", "full"): (38, 0),
+    ("free", "poker"): (44, 1),
+    ("free", "jamb"): (55, 1),
+    ("up", "jamb"): (0, 1),
+}
 
 
 def _contest(free: dict):
@@ -140,12 +153,24 @@ def test_win_chances_are_probabilities_and_counts_help():
 # ---------------------------------------------------------------------------- unchanged elsewhere
 # greedy / expectimax actions recorded with agents/heuristic.py before shared-sheet valuation
 FIXED = [
-    (dict(written={("down", "ones"): 3, ("down", "twos"): 6, ("free", "jamb"): 0}, dice=[6, 6, 6, 2, 3], roll=1), 28, 28),
-    (dict(written={("down", "ones"): 3, ("up", "jamb"): 55, ("up", "poker"): 44}, dice=[4, 4, 4, 4, 1], roll=2), 30, 30),
+    (
+        dict(written={("down", "ones"): 3, ("down", "twos"): 6, ("free", "jamb"): 0}, dice=[6, 6, 6, 2, 3], roll=1),
+        28,
+        28,
+    ),
+    (
+        dict(written={("down", "ones"): 3, ("up", "jamb"): 55, ("up", "poker"): 44}, dice=[4, 4, 4, 4, 1], roll=2),
+        30,
+        30,
+    ),
     (dict(written={**fill(RULES, ["down"], None, 0), ("free", "sixes"): 24}, dice=[1, 2, 3, 4, 5], roll=3), 80, 80),
     (dict(written={("free", "max"): 27, ("free", "min"): 7}, dice=[2, 2, 3, 5, 5], roll=1), 24, 24),
     (dict(written={("down", "ones"): 3, ("down", "twos"): 6}, dice=[3, 3, 3, 5, 6], roll=3), 79, 47),
-    (dict(written={("up", "jamb"): 0, ("up", "poker"): 0, ("free", "threes"): 9}, dice=[5, 5, 5, 5, 2], roll=3), 82, 82),
+    (
+        dict(written={("up", "jamb"): 0, ("up", "poker"): 0, ("free", "threes"): 9}, dice=[5, 5, 5, 5, 2], roll=3),
+        82,
+        82,
+    ),
     (dict(written={**fill(RULES, ["down", "up"], None, 5), ("free", "ones"): 2}, dice=[6, 6, 6, 6, 6], roll=1), 83, 83),
     (dict(written={**fill(RULES, ["down", "up", "free"], None, 5)}, dice=[1, 1, 2, 2, 3], roll=1), 33, 32),
 ]

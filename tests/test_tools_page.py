@@ -36,8 +36,11 @@ def test_the_page_has_a_snippet_per_section():
     assert sections and set(sections) <= with_code, f"sections without a snippet: {sorted(set(sections) - with_code)}"
 
 
-@pytest.mark.parametrize("heading,requires,code", blocks() or [pytest.param("", [], "", marks=pytest.mark.skip("no blocks yet"))],
-                         ids=lambda x: x if isinstance(x, str) and len(x) < 60 and "\n" not in x else None)
+@pytest.mark.parametrize(
+    "heading,requires,code",
+    blocks() or [pytest.param("", [], "", marks=pytest.mark.skip("no blocks yet"))],
+    ids=lambda x: x if isinstance(x, str) and len(x) < 60 and "\n" not in x else None,
+)
 def test_snippet_runs_as_written(heading, requires, code, tmp_path):
     missing = [r for r in requires if importlib.util.find_spec(r) is None]
     if missing:

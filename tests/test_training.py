@@ -34,7 +34,15 @@ def test_training_smoke_run_writes_score_scalars(tmp_path):
     config.write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "train.py"), "--config", str(config), "--run-dir", str(run_dir), "--no-progress"],
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "train.py"),
+            "--config",
+            str(config),
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -110,14 +118,20 @@ def _text(tmp_path):
 
 
 def test_lin_schedule_and_turn_features_in_configs(tmp_path):
-    cfg = load_config(write(tmp_path, "algo: {learning_rate: lin_5.0e-4, clip_range: lin_0.2}\nenv: {turn_features: false}\n"))
+    cfg = load_config(
+        write(tmp_path, "algo: {learning_rate: lin_5.0e-4, clip_range: lin_0.2}\nenv: {turn_features: false}\n")
+    )
     assert cfg["algo"]["learning_rate"] == "lin_5.0e-4" and cfg["env"]["turn_features"] is False
     from agents.training.config import algo_kwargs
 
     lr = algo_kwargs(cfg["algo"])["learning_rate"]
     assert lr(1.0) == pytest.approx(5e-4) and lr(0.5) == pytest.approx(2.5e-4) and lr(0.0) == 0.0
-    for bad, key in (("algo: {learning_rate: fast}", "algo.learning_rate"), ("algo: {learning_rate: lin_x}", "algo.learning_rate"),
-                     ("algo: {clip_range: lin_-1}", "algo.clip_range"), ("env: {turn_features: 1}", "env.turn_features")):
+    for bad, key in (
+        ("algo: {learning_rate: fast}", "algo.learning_rate"),
+        ("algo: {learning_rate: lin_x}", "algo.learning_rate"),
+        ("algo: {clip_range: lin_-1}", "algo.clip_range"),
+        ("env: {turn_features: 1}", "env.turn_features"),
+    ):
         with pytest.raises(ConfigError, match=key):
             load_config(write(tmp_path, bad + "\n"))
 
@@ -142,7 +156,11 @@ def test_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="total_timesteps"):
         load_config(write(tmp_path, "total_timesteps: -5"))
     cfg = load_config(ROOT / "configs" / "ppo_classic.yaml", {"seed": 7, "total_timesteps": None})
-    assert cfg["seed"] == 7 and cfg["total_timesteps"] == yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())["total_timesteps"]
+    assert (
+        cfg["seed"] == 7
+        and cfg["total_timesteps"]
+        == yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())["total_timesteps"]
+    )
 
 
 def test_train_cli_reports_bad_config(tmp_path):
@@ -169,10 +187,14 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     config.write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "classic_down__tiny__0__x"
     train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
-    first = subprocess.run(train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600)
+    first = subprocess.run(
+        train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600
+    )
     assert first.returncode == 0, first.stderr[-3000:]
     assert "optimal (exact expectation): 135.1502 points" in first.stdout
-    second = subprocess.run(train + ["--resume", str(run_dir), "--total-timesteps", "4096"], capture_output=True, text=True, timeout=600)
+    second = subprocess.run(
+        train + ["--resume", str(run_dir), "--total-timesteps", "4096"], capture_output=True, text=True, timeout=600
+    )
     assert second.returncode == 0, second.stderr[-3000:]
     tags = scalar_tags(run_dir)
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -186,29 +208,52 @@ def test_resume_continues_the_run_and_plot(tmp_path):
         rows = [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
     assert rows[0] == 0 and rows == sorted(rows) and rows[-1] == 4096 and 2048 in rows
     png = tmp_path / "curves.png"
-    plot = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(png)], capture_output=True, text=True, timeout=300)
+    plot = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(png)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert plot.returncode == 0 and png.stat().st_size > 1000
     bad = subprocess.run(train + ["--resume", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "not a run folder" in bad.stderr
     tuned = tmp_path / "fine_tuned"
-    third = subprocess.run(train + ["--config", str(config), "--run-dir", str(tuned), "--init-from", str(run_dir / "final_model.zip")],
-                           capture_output=True, text=True, timeout=600)
+    third = subprocess.run(
+        train + ["--config", str(config), "--run-dir", str(tuned), "--init-from", str(run_dir / "final_model.zip")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert third.returncode == 0, third.stderr[-3000:]
     assert yaml.safe_load((tuned / "config.yaml").read_text())["init_from"] == str(run_dir / "final_model.zip")
     from agents.cli import plot as plot_mod
 
-    assert plot_mod.run_info(tuned) == ("classic_down", "tiny (from a model)", 4096)  # drawn after the model it started from
+    assert plot_mod.run_info(tuned) == (
+        "classic_down",
+        "tiny (from a model)",
+        4096,
+    )  # drawn after the model it started from
     assert plot_mod.run_info(run_dir) == ("classic_down", "tiny", 0)
-    both = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), str(tuned), "--out", str(png)],
-                          capture_output=True, text=True, timeout=300)
+    both = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), str(tuned), "--out", str(png)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert both.returncode == 0, both.stderr[-2000:]
     (tuned / "init_from.json").unlink()  # an older run: the offset comes from the model file
     assert plot_mod.run_info(tuned)[2] == 4096
     (tmp_path / "dir.png").mkdir()
-    folder = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(tmp_path / "dir.png")],
-                            capture_output=True, text=True, timeout=300)
+    folder = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "plot.py"), str(run_dir), "--out", str(tmp_path / "dir.png")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert folder.returncode == 2 and "is a folder" in folder.stderr
-    clash = subprocess.run(train + ["--resume", str(run_dir), "--seed", "3"], capture_output=True, text=True, timeout=300)
+    clash = subprocess.run(
+        train + ["--resume", str(run_dir), "--seed", "3"], capture_output=True, text=True, timeout=300
+    )
     assert clash.returncode == 2 and "--seed cannot change it" in clash.stderr
 
 
@@ -234,7 +279,9 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
         with open(run_dir / "progress.csv", newline="") as f:
             return [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
 
-    first = subprocess.run(train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600)
+    first = subprocess.run(
+        train + ["--config", str(config), "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600
+    )
     assert first.returncode == 0, first.stderr[-3000:]
     assert repeated_steps(run_dir) == {}
     steps = logged_steps(run_dir)
@@ -261,7 +308,9 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
     assert rows == sorted(set(rows)) and rows[-1] == 512
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
-    aside = [e.step for e in EventFileLoader(str(run_dir / "events_abandoned_1.tfrecord")).Load() for _ in e.summary.value]
+    aside = [
+        e.step for e in EventFileLoader(str(run_dir / "events_abandoned_1.tfrecord")).Load() for _ in e.summary.value
+    ]
     assert aside and min(aside) > 256
 
 
@@ -269,8 +318,25 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
 def test_tune_script_tiny_budget(tmp_path):
     out = tmp_path / "tune"
     base = write(tmp_path, "ruleset: classic\neval: {episodes: 10, n_envs: 10}\nimitation: {games: 20, jobs: 1}\n")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "tune.py"), "--config", str(base), "--ruleset", "classic_down",
-                           "--trials", "2", "--steps", "1024", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "tune.py"),
+            "--config",
+            str(base),
+            "--ruleset",
+            "classic_down",
+            "--trials",
+            "2",
+            "--steps",
+            "1024",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "best: trial" in proc.stdout and len((out / "trials.csv").read_text().splitlines()) == 3
     best = load_config(out / "best_config.yaml")  # a valid training config
@@ -317,8 +383,14 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
     from jamb_env import JambEnv
 
     def model(ruleset="classic_down", seed=0, net=(64, 64), **env_kw):
-        return MaskablePPO("MlpPolicy", JambEnv(ruleset, **env_kw), n_steps=64, batch_size=64, seed=seed,
-                           policy_kwargs={"net_arch": list(net)})
+        return MaskablePPO(
+            "MlpPolicy",
+            JambEnv(ruleset, **env_kw),
+            n_steps=64,
+            batch_size=64,
+            seed=seed,
+            policy_kwargs={"net_arch": list(net)},
+        )
 
     model(seed=1).save(tmp_path / "src.zip")
     dst = model(seed=2)
@@ -331,10 +403,17 @@ def test_init_from_copies_the_policy_and_checks_it_fits(tmp_path):
         load_policy_weights(model(turn_features=False), tmp_path / "src.zip")
     with pytest.raises(ConfigError, match=r"another observation space \(Box\(175,\)\) than this run's \(Box\(590,\)\)"):
         load_policy_weights(model("classic"), tmp_path / "src.zip")
-    with pytest.raises(ConfigError, match=r"another network \(net_arch \[64, 64\], activation Tanh\) than this run \(net_arch \[32\]"):
+    with pytest.raises(
+        ConfigError, match=r"another network \(net_arch \[64, 64\], activation Tanh\) than this run \(net_arch \[32\]"
+    ):
         load_policy_weights(model(net=(32,)), tmp_path / "src.zip")
-    relu = MaskablePPO("MlpPolicy", JambEnv("classic_down"), n_steps=64, batch_size=64,
-                       policy_kwargs={"net_arch": [64, 64], "activation_fn": torch.nn.ReLU})
+    relu = MaskablePPO(
+        "MlpPolicy",
+        JambEnv("classic_down"),
+        n_steps=64,
+        batch_size=64,
+        policy_kwargs={"net_arch": [64, 64], "activation_fn": torch.nn.ReLU},
+    )
     with pytest.raises(ConfigError, match="activation ReLU"):
         load_policy_weights(relu, tmp_path / "src.zip")
     with pytest.raises(ConfigError, match="is a folder"):
@@ -373,11 +452,10 @@ def test_default_evaluation_games_are_the_canonical_games():
 def test_training_games_follow_the_seed_sequence(tmp_path, vec_env, init_from):
     """After the model is built (SB3 seeds its env with seed + i), the training games are
     still game_seed(seed, i, stage): stage 1 for a run started from a model."""
-    from jamb_env import JambEnv
-    from jamb_env.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seed
-
     from agents.training.envs import make_envs, seed_train_env
     from agents.training.train import new_model
+    from jamb_env import JambEnv
+    from jamb_env.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seed
 
     cfg = load_config(write(tmp_path, f"env: {{n_envs: 3, vec_env: {vec_env}}}\nseed: 5\n"))
     if init_from:
@@ -397,11 +475,10 @@ def test_training_games_follow_the_seed_sequence(tmp_path, vec_env, init_from):
 def test_evaluation_callback_plays_the_canonical_games(tmp_path, monkeypatch, vec_env):
     """Each masked evaluation (SeededEvalCallback.evaluate) plays eval.seed + i in eval env
     i, whatever seeded that env before: the canonical games the baselines play."""
-    from jamb_env import JambEnv
-
     from agents.training import callbacks
     from agents.training.envs import make_envs
     from agents.training.train import new_model
+    from jamb_env import JambEnv
 
     cfg = load_config(write(tmp_path, f"env: {{vec_env: {vec_env}}}\neval: {{n_envs: 3, episodes: 3}}\n"))
     env, eval_env = make_envs(cfg)
@@ -434,7 +511,11 @@ def test_run_curve_by_steps_and_by_wall_clock_minutes():
     from agents.learning_curves import run_curve
 
     scalars = {
-        "eval/score": (np.array([0, 100, 100, 200]), np.array([1.0, 2.0, 3.0, 4.0]), np.array([130.0, 190.0, 250.0, 370.0])),
+        "eval/score": (
+            np.array([0, 100, 100, 200]),
+            np.array([1.0, 2.0, 3.0, 4.0]),
+            np.array([130.0, 190.0, 250.0, 370.0]),
+        ),
         "time/fps": (np.array([50]), np.array([9.0]), np.array([10.0])),
     }
     steps, values = run_curve(scalars, "eval/score", offset=5)

@@ -61,7 +61,12 @@ def test_soak_reports_its_games_and_finds_a_broken_invariant(monkeypatch):
     from jamb_env import invariants
 
     row = invariants.soak("classic_down", games=8, num_envs=4, seed=1)
-    assert row["preset"] == "classic_down" and row["games"] >= 8 and row["steps"] > 0 and row["min"] <= row["mean"] <= row["max"]
+    assert (
+        row["preset"] == "classic_down"
+        and row["games"] >= 8
+        and row["steps"] > 0
+        and row["min"] <= row["mean"] <= row["max"]
+    )
 
     class Broken(invariants.JambVecEnv):
         def step(self, actions):

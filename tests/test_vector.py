@@ -1,6 +1,5 @@
 """JambVecEnv: step-by-step identity with JambEnv on every preset, SB3 protocol, errors."""
 
-
 import numpy as np
 import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
@@ -47,7 +46,10 @@ def test_identical_to_single_env_and_invariants(preset):
                 assert returns[i] == info["score"] == infos[i]["score"]
                 assert writes[i] == env.ruleset.num_cells
                 assert (infos[i]["terminal_observation"] == o).all()
-                assert infos[i]["score_parts"] == info["score_parts"] and infos[i]["column_scores"] == info["column_scores"]
+                assert (
+                    infos[i]["score_parts"] == info["score_parts"]
+                    and infos[i]["column_scores"] == info["column_scores"]
+                )
                 assert infos[i]["episode"]["r"] == pytest.approx(info["score"]) and infos[i]["episode"]["l"] > 0
                 _check_finished_sheet(env.ruleset, env.game)
                 returns[i] = writes[i] = 0

@@ -80,7 +80,11 @@ def test_every_info_key_is_a_numeric_array_in_every_vectorization_mode(vectoriza
         assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (2, 97)
         for key in ("score", "roll", "announced", "turn"):
             assert info[key].dtype == np.int64, key
-        assert all(v.dtype == np.int64 for p, v in leaves(info["score_parts"]) if "'_" not in p) if "score_parts" in info else True
+        assert (
+            all(v.dtype == np.int64 for p, v in leaves(info["score_parts"]) if "'_" not in p)
+            if "score_parts" in info
+            else True
+        )
     assert (infos[0]["announced"] == -1).all() and (infos[0]["roll"] == 1).all()
 
 
@@ -107,8 +111,11 @@ def test_info_of_one_game():
 
 # ---------------------------------------------------------------------------- the default vector env = SyncVectorEnv
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
-@pytest.mark.parametrize("kwargs", [{}, {"mask_in_observation": True}, {"mask_in_observation": True, "mask_dtype": "bool"}],
-                         ids=["box", "dict", "dict-bool"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"mask_in_observation": True}, {"mask_in_observation": True, "mask_dtype": "bool"}],
+    ids=["box", "dict", "dict-bool"],
+)
 def test_default_vector_env_hands_out_what_sync_does(mode, kwargs):
     """Same seeds, same actions (one of them illegal): the batched env's obs, rewards, flags
     and info equal Gymnasium's SyncVectorEnv over JambEnvs exactly (dtypes and shapes
@@ -117,9 +124,14 @@ def test_default_vector_env_hands_out_what_sync_does(mode, kwargs):
     game (the others' rows being their current state)."""
     N, seeds = 2, [3, 4]
     ours = gym.make_vec("Jamb-v1", num_envs=N, autoreset_mode=mode, **kwargs)
-    sync = gym.make_vec("Jamb-v1", num_envs=N, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, **kwargs)
+    sync = gym.make_vec(
+        "Jamb-v1", num_envs=N, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, **kwargs
+    )
     assert type(ours.unwrapped) is JambVectorEnv and isinstance(sync, SyncVectorEnv)
-    assert ours.single_observation_space == sync.single_observation_space and ours.observation_space == sync.observation_space
+    assert (
+        ours.single_observation_space == sync.single_observation_space
+        and ours.observation_space == sync.observation_space
+    )
     out, ref = ours.reset(seed=seeds), sync.reset(seed=seeds)
     assert data_equivalence(out, ref, exact=True)
     rng = np.random.default_rng(0)
@@ -135,8 +147,10 @@ def test_default_vector_env_hands_out_what_sync_does(mode, kwargs):
             info, terminated = out[4], out[2]
             ends += int(terminated.sum())
             if mode == AutoresetMode.DISABLED and terminated.any():
-                (obs, info), (ref_obs, ref_info) = ours.reset(options={"reset_mask": terminated}), \
-                    sync.reset(options={"reset_mask": terminated.copy()})
+                (obs, info), (ref_obs, ref_info) = (
+                    ours.reset(options={"reset_mask": terminated}),
+                    sync.reset(options={"reset_mask": terminated.copy()}),
+                )
                 assert data_equivalence(obs, ref_obs, exact=True)
                 assert data_equivalence(rows(info, terminated), rows(ref_info, terminated), exact=True)
                 assert all(v.all() for p, v in leaves(info) if p.endswith("'_action_mask']"))
@@ -190,7 +204,9 @@ def test_disabled_autoreset_and_reset_mask():
     with pytest.raises(RuntimeError, match=r"games \[\d\] are over \(autoreset_mode=DISABLED\).*reset_mask"):
         vec.step(random_actions(rng, info["action_mask"]))
     after = vec.call("get_state")
-    assert all((a.stream == b.stream).all() and a.position == b.position and a.done == b.done for a, b in zip(before, after))
+    assert all(
+        (a.stream == b.stream).all() and a.position == b.position and a.done == b.done for a, b in zip(before, after)
+    )
     obs2, info2 = vec.reset(options={"reset_mask": terminated})
     for i, env in enumerate(singles):
         if terminated[i]:  # a new game from the slot's own generator, as JambEnv.reset()
@@ -220,12 +236,15 @@ def test_reset_mask_in_next_step_mode_starts_the_game_at_once():
     assert info["turn"][terminated].max() <= 1 and not term[terminated].any()
 
 
-@pytest.mark.parametrize("mask, match", [
-    (np.zeros(3, dtype=bool), "all False"),
-    (np.ones(2, dtype=bool), r"bool array of shape \(3,\)"),
-    (np.ones(3, dtype=np.int8), r"bool array of shape \(3,\)"),
-    ("all", r"bool array of shape \(3,\)"),
-])
+@pytest.mark.parametrize(
+    "mask, match",
+    [
+        (np.zeros(3, dtype=bool), "all False"),
+        (np.ones(2, dtype=bool), r"bool array of shape \(3,\)"),
+        (np.ones(3, dtype=np.int8), r"bool array of shape \(3,\)"),
+        ("all", r"bool array of shape \(3,\)"),
+    ],
+)
 def test_bad_reset_mask(mask, match):
     vec = JambVectorEnv(3)
     vec.reset(seed=0)
@@ -407,8 +426,9 @@ def masked_policy(action_spec):
 
     torch.manual_seed(0)
     net = TensorDictModule(torch.nn.Linear(590, 97), in_keys=["observation"], out_keys=["logits"])
-    return ProbabilisticActor(net, in_keys={"logits": "logits", "mask": "action_mask"}, distribution_class=MaskedCategorical,
-                              spec=action_spec)
+    return ProbabilisticActor(
+        net, in_keys={"logits": "logits", "mask": "action_mask"}, distribution_class=MaskedCategorical, spec=action_spec
+    )
 
 
 def test_torchrl_one_game(torchrl, one_torch_thread):
@@ -416,8 +436,9 @@ def test_torchrl_one_game(torchrl, one_torch_thread):
     the game JambEnv plays from the same seed, and its return is the score."""
     from torchrl.envs import GymEnv
 
-    env = GymEnv("Jamb-v1", mask_in_observation=True, mask_dtype="bool", illegal_action="raise",
-                 categorical_action_encoding=True)
+    env = GymEnv(
+        "Jamb-v1", mask_in_observation=True, mask_dtype="bool", illegal_action="raise", categorical_action_encoding=True
+    )
     assert env.full_observation_spec["action_mask"].dtype is __import__("torch").bool
     env.set_seed(0)
     td = env.rollout(1000, masked_policy(env.action_spec))
@@ -440,8 +461,14 @@ def test_torchrl_batched_env_with_disabled_autoreset(torchrl, one_torch_thread):
     from torchrl.envs.libs.gym import default_info_dict_reader
 
     N, seed = 3, 1
-    venv = gym.make_vec("Jamb-v1", num_envs=N, autoreset_mode="disabled", mask_in_observation=True, mask_dtype="bool",
-                        illegal_action="raise")
+    venv = gym.make_vec(
+        "Jamb-v1",
+        num_envs=N,
+        autoreset_mode="disabled",
+        mask_in_observation=True,
+        mask_dtype="bool",
+        illegal_action="raise",
+    )
     env = GymWrapper(venv, categorical_action_encoding=True)
     env.set_info_dict_reader(default_info_dict_reader(["score"], spec={"score": Unbounded((N,), dtype=torch.int64)}))
     env.set_seed(seed)
@@ -474,8 +501,13 @@ def test_torchrl_gymenv_num_envs(torchrl, one_torch_thread):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TorchRL's own unmasked steps, that find the info keys, are illegal
-        env = GymEnv("jamb_env:Jamb-v1", num_envs=2, mask_in_observation=True, mask_dtype="bool",
-                     categorical_action_encoding=True)
+        env = GymEnv(
+            "jamb_env:Jamb-v1",
+            num_envs=2,
+            mask_in_observation=True,
+            mask_dtype="bool",
+            categorical_action_encoding=True,
+        )
     try:
         td = env.rollout(170, masked_policy(env.action_spec), break_when_any_done=False)
     finally:

@@ -125,20 +125,28 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         assert words in r.get_json()["error"], (body, r.get_json())
     # a POST that is not JSON (another site's form), an agent move when a person is to move, a hint without a coach
     assert client.post(f"/api/games/{gid}/agent").status_code == 415
-    assert client.post(f"/api/games/{gid}/hint", data="coach=greedy", content_type="application/x-www-form-urlencoded").status_code == 415
+    assert (
+        client.post(
+            f"/api/games/{gid}/hint", data="coach=greedy", content_type="application/x-www-form-urlencoded"
+        ).status_code
+        == 415
+    )
     assert client.post(f"/api/games/{gid}/agent", json={}).status_code == 400
     assert "no coach" in client.post(f"/api/games/{gid}/hint", json={}).get_json()["error"]
     assert state(client, gid) == before and path.read_bytes() == on_disk
 
 
-@pytest.mark.parametrize("raw, content_type, status, words", [
-    (b"{", "application/json", 400, "malformed JSON"),
-    (b'{"move": "roll", "keep": [NaN]}', "application/json", 400, "malformed JSON"),
-    (b"[1, 2]", "application/json", 400, "JSON object"),
-    (b"\xff\xfe", "application/json", 400, "UTF-8"),
-    (b'{"move": "roll"}', "text/plain", 415, "JSON"),
-    (b" " * 70_000, "application/json", 413, "Too Large"),
-])
+@pytest.mark.parametrize(
+    "raw, content_type, status, words",
+    [
+        (b"{", "application/json", 400, "malformed JSON"),
+        (b'{"move": "roll", "keep": [NaN]}', "application/json", 400, "malformed JSON"),
+        (b"[1, 2]", "application/json", 400, "JSON object"),
+        (b"\xff\xfe", "application/json", 400, "UTF-8"),
+        (b'{"move": "roll"}', "text/plain", 415, "JSON"),
+        (b" " * 70_000, "application/json", 413, "Too Large"),
+    ],
+)
 def test_malformed_bodies_are_refused(client, raw, content_type, status, words):
     gid = new_game(client, seed=1)["id"]
     before = state(client, gid)
@@ -149,12 +157,28 @@ def test_malformed_bodies_are_refused(client, raw, content_type, status, words):
 
 def test_new_game_fields_are_checked(client, lobby):
     bad = [
-        {"ruleset": "../configs/rules/classic"}, {"ruleset": 3}, {"seed": -1}, {"seed": 2**32}, {"seed": True},
-        {"seed": "7"}, {"seats": []}, {"seats": [{"human": "a"}] * 6}, {"seats": [{"robot": "x"}]},
-        {"seats": [{"agent": "/tmp/evil.zip"}]}, {"seats": [{"agent": "rllib:/tmp/x"}]}, {"coach": "models/classic.zip"},
-        {"seats": [{"human": ""}]}, {"seats": [{"human": "x" * 41}]}, {"seats": [{"human": "a\x1b[2Jb"}]},
-        {"seats": [{"human": "a"}, {"agent": "greedy"}], "scoring": "both"}, {"colour": "red"},
-        {"ruleset": "joly", "seats": [{"human": "a"}, {"human": "b"}], "scoring": "shared"},  # the engine refuses jokers on one sheet
+        {"ruleset": "../configs/rules/classic"},
+        {"ruleset": 3},
+        {"seed": -1},
+        {"seed": 2**32},
+        {"seed": True},
+        {"seed": "7"},
+        {"seats": []},
+        {"seats": [{"human": "a"}] * 6},
+        {"seats": [{"robot": "x"}]},
+        {"seats": [{"agent": "/tmp/evil.zip"}]},
+        {"seats": [{"agent": "rllib:/tmp/x"}]},
+        {"coach": "models/classic.zip"},
+        {"seats": [{"human": ""}]},
+        {"seats": [{"human": "x" * 41}]},
+        {"seats": [{"human": "a\x1b[2Jb"}]},
+        {"seats": [{"human": "a"}, {"agent": "greedy"}], "scoring": "both"},
+        {"colour": "red"},
+        {
+            "ruleset": "joly",
+            "seats": [{"human": "a"}, {"human": "b"}],
+            "scoring": "shared",
+        },  # the engine refuses jokers on one sheet
     ]
     for body in bad:
         r = client.post("/api/games", json=body)
@@ -163,8 +187,14 @@ def test_new_game_fields_are_checked(client, lobby):
 
 
 def test_unknown_games_and_routes_are_404_json(client):
-    for url in ("/api/games/0123456789abcdef", "/api/games/nope", "/api/games/..%2f..%2fetc", "/api/nothing",
-                "/records/0123456789abcdef.jsonl", "/records/0123456789abcdef.html"):
+    for url in (
+        "/api/games/0123456789abcdef",
+        "/api/games/nope",
+        "/api/games/..%2f..%2fetc",
+        "/api/nothing",
+        "/records/0123456789abcdef.jsonl",
+        "/records/0123456789abcdef.html",
+    ):
         r = client.get(url)
         assert r.status_code == 404 and r.is_json and r.get_json()["error"], url
     r = client.post("/api/games/0123456789abcdef/move", json={"move": "roll"})
@@ -347,7 +377,12 @@ def test_binds_loopback_by_default_and_refuses_other_hosts(lobby):
 
 
 def test_cli_refuses_bad_arguments(tmp_path, capsys):
-    for argv in (["--port", "70000"], ["--agent", str(tmp_path / "none.zip")], ["--agent", "nobody"], ["--agent", str(tmp_path)]):
+    for argv in (
+        ["--port", "70000"],
+        ["--agent", str(tmp_path / "none.zip")],
+        ["--agent", "nobody"],
+        ["--agent", str(tmp_path)],
+    ):
         with pytest.raises(SystemExit) as exc:
             web_cli.main(argv)
         assert exc.value.code == 2, argv
@@ -376,9 +411,14 @@ def test_the_command_serves_until_a_signal(tmp_path, signum, code):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, str(root / "scripts" / "web.py"), "--port", "0", "--records", str(tmp_path / "g")],
-                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, str(root / "scripts" / "web.py"), "--port", "0", "--records", str(tmp_path / "g")],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         line = proc.stdout.readline()
         address = re.search(r"http://127\.0\.0\.1:\d+/", line)

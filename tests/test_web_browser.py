@@ -254,8 +254,10 @@ def test_a_match_of_a_person_and_an_agent_on_a_shared_sheet(server, driver):
     assert chips[0] == f"P1 {name}: 0" and chips[1].startswith("P2 greedy (agent)")  # the name as text, not markup
     assert len(page.all("#sheets table.sheet")) == 1 and "shared sheet" in page.find("#sheets .caption").text
     while True:  # the person plays the coach's moves; the agent moves by itself between their turns
-        state = page.until_script('var g = document.getElementById("game"); if (g.getAttribute("data-busy") !== "0") return null; '
-                                  'return g.getAttribute("data-over") === "1" ? "over" : g.getAttribute("data-human") === "1" ? "person" : null;')
+        state = page.until_script(
+            'var g = document.getElementById("game"); if (g.getAttribute("data-busy") !== "0") return null; '
+            'return g.getAttribute("data-over") === "1" ? "over" : g.getAttribute("data-human") === "1" ? "person" : null;'
+        )
         if state == "over":
             break
         steps = page.steps()

@@ -29,8 +29,10 @@ from jamb_env.wrappers import LegalActions, MaskInObservation
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO = ROOT / "scripts" / "zoo.py"
-needs_zoo = pytest.mark.skipif(importlib.util.find_spec("rl_zoo3") is None,
-                               reason="rl-zoo (rl_zoo3) is not installed: pip install -e '.[zoo]' (make install-ray)")
+needs_zoo = pytest.mark.skipif(
+    importlib.util.find_spec("rl_zoo3") is None,
+    reason="rl-zoo (rl_zoo3) is not installed: pip install -e '.[zoo]' (make install-ray)",
+)
 PRESET = "classic_down"  # short games: the zoo runs stay quick
 ENV_ID = f"Jamb-{PRESET}-v1"
 
@@ -86,8 +88,16 @@ def test_the_illegal_action_warning_says_what_happened_and_how_to_pass_masks():
     with pytest.warns(IllegalActionWarning) as record:
         env.step(illegal)
     message = str(record[0].message)
-    for words in (f"illegal action {illegal}", "-100", "not a game score", "action_masks()", "info['action_mask']",
-                  "MaskablePPO", "jamb_env.wrappers.LegalActions", UNMASKED_DOC):
+    for words in (
+        f"illegal action {illegal}",
+        "-100",
+        "not a game score",
+        "action_masks()",
+        "info['action_mask']",
+        "MaskablePPO",
+        "jamb_env.wrappers.LegalActions",
+        UNMASKED_DOC,
+    ):
         assert words in message, words
     assert issubclass(IllegalActionWarning, UserWarning)  # existing filters and pytest.warns(UserWarning) still match
 
@@ -151,7 +161,9 @@ def test_sb3_evaluate_policy_on_the_wrapped_env_plays_full_games():
     env = make_vec_env(ENV_ID, n_envs=1, wrapper_class=LegalActions, seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", IllegalActionWarning)
-        returns, lengths = evaluate_policy(PPO("MlpPolicy", env, seed=0), env, n_eval_episodes=3, return_episode_rewards=True)
+        returns, lengths = evaluate_policy(
+            PPO("MlpPolicy", env, seed=0), env, n_eval_episodes=3, return_episode_rewards=True
+        )
     assert min(lengths) >= load_ruleset(PRESET).num_turns and min(returns) > JambEnv.ILLEGAL_ACTION_PENALTY
 
 
@@ -226,7 +238,9 @@ def test_zoo_maskable_ppo_reads_the_mask_from_the_observation():
     model = ZooMaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=64, seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", IllegalActionWarning)
-        returns, lengths = evaluate_policy(model, env, n_eval_episodes=4, deterministic=True, return_episode_rewards=True)
+        returns, lengths = evaluate_policy(
+            model, env, n_eval_episodes=4, deterministic=True, return_episode_rewards=True
+        )
     assert min(lengths) >= load_ruleset(PRESET).num_turns and min(returns) > JambEnv.ILLEGAL_ACTION_PENALTY
     plain = JambEnv(PRESET)
     obs, _ = plain.reset(seed=0)
@@ -236,7 +250,9 @@ def test_zoo_maskable_ppo_reads_the_mask_from_the_observation():
     obs, _ = wrapped.reset(seed=0)
     only = np.zeros(wrapped.action_space.n, dtype=bool)
     only[np.flatnonzero(obs["action_mask"])[-1]] = True
-    action, _ = model.predict(obs, action_masks=only, deterministic=True)  # an explicit mask wins over the observation's
+    action, _ = model.predict(
+        obs, action_masks=only, deterministic=True
+    )  # an explicit mask wins over the observation's
     assert only[int(action)]
 
 
@@ -245,8 +261,18 @@ def test_zoo_sampler_draws_jamb_tunes_space_as_maskable_ppo_arguments():
 
     from agents.zoo import convert_ppo_mask_params, sample_ppo_mask_params
 
-    trial = optuna.trial.FixedTrial({"learning_rate": 3e-4, "n_steps": 256, "batch_size": 512, "n_epochs": 5,
-                                     "gamma": 1.0, "gae_lambda": 0.9, "ent_coef": 1e-3, "net_arch": "256x3"})
+    trial = optuna.trial.FixedTrial(
+        {
+            "learning_rate": 3e-4,
+            "n_steps": 256,
+            "batch_size": 512,
+            "n_epochs": 5,
+            "gamma": 1.0,
+            "gae_lambda": 0.9,
+            "ent_coef": 1e-3,
+            "net_arch": "256x3",
+        }
+    )
     params = sample_ppo_mask_params(trial, 0, 2, {})
     assert params["policy_kwargs"] == {"net_arch": [256, 256, 256]} and params["n_steps"] == 256
     assert convert_ppo_mask_params(trial.params) == params
@@ -295,7 +321,9 @@ def test_jamb_zoo_refuses_an_unknown_command(capsys):
 
 def jamb_zoo(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, str(ZOO), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(ZOO), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 TINY = ["-params", "n_envs:2", "n_steps:128", "batch_size:128", "n_epochs:2"]
@@ -312,8 +340,27 @@ def assert_full_games(evaluations: Path) -> None:
 def trained(tmp_path_factory):
     """``jamb-zoo train --algo ppo_mask`` for 512 steps (default config), evaluated every 256."""
     cwd = tmp_path_factory.mktemp("zoo")
-    proc = jamb_zoo("train", "--algo", "ppo_mask", "--env", ENV_ID, "-f", "logs", "-n", "512", "--eval-freq", "256",
-                    "--eval-episodes", "3", "--seed", "0", "--num-threads", "1", *TINY, cwd=cwd)
+    proc = jamb_zoo(
+        "train",
+        "--algo",
+        "ppo_mask",
+        "--env",
+        ENV_ID,
+        "-f",
+        "logs",
+        "-n",
+        "512",
+        "--eval-freq",
+        "256",
+        "--eval-episodes",
+        "3",
+        "--seed",
+        "0",
+        "--num-threads",
+        "1",
+        *TINY,
+        cwd=cwd,
+    )
     return cwd, proc
 
 
@@ -334,8 +381,23 @@ def test_zoo_trains_ppo_mask_and_every_evaluation_game_is_a_full_game(trained):
 def test_zoo_enjoy_plays_the_best_model_in_full_games(trained):
     cwd, proc = trained
     assert proc.returncode == 0, proc.stderr[-3000:]
-    played = jamb_zoo("enjoy", "--algo", "ppo_mask", "--env", ENV_ID, "-f", "logs", "--load-best", "--no-render",
-                      "--deterministic", "-n", "120", "--seed", "0", cwd=cwd)
+    played = jamb_zoo(
+        "enjoy",
+        "--algo",
+        "ppo_mask",
+        "--env",
+        ENV_ID,
+        "-f",
+        "logs",
+        "--load-best",
+        "--no-render",
+        "--deterministic",
+        "-n",
+        "120",
+        "--seed",
+        "0",
+        cwd=cwd,
+    )
     assert played.returncode == 0, played.stderr[-3000:]
     assert "IllegalActionWarning" not in played.stderr
     rewards = [float(r) for r in re.findall(r"^Episode Reward: (-?[\d.]+)$", played.stdout, re.M)]
@@ -347,10 +409,38 @@ def test_zoo_enjoy_plays_the_best_model_in_full_games(trained):
 @pytest.mark.slow
 @needs_zoo
 def test_zoo_optuna_trials_are_evaluated_on_full_games(tmp_path):
-    proc = jamb_zoo("train", "--algo", "ppo_mask", "--env", ENV_ID, "-f", "logs", "-n", "512", "-optimize",
-                    "--n-trials", "2", "--n-evaluations", "1", "--eval-episodes", "3", "--sampler", "random",
-                    "--pruner", "none", "--seed", "0", "--num-threads", "1", "--no-optim-plots",
-                    "--optimization-log-path", "trials", "-params", "n_envs:2", cwd=tmp_path)
+    proc = jamb_zoo(
+        "train",
+        "--algo",
+        "ppo_mask",
+        "--env",
+        ENV_ID,
+        "-f",
+        "logs",
+        "-n",
+        "512",
+        "-optimize",
+        "--n-trials",
+        "2",
+        "--n-evaluations",
+        "1",
+        "--eval-episodes",
+        "3",
+        "--sampler",
+        "random",
+        "--pruner",
+        "none",
+        "--seed",
+        "0",
+        "--num-threads",
+        "1",
+        "--no-optim-plots",
+        "--optimization-log-path",
+        "trials",
+        "-params",
+        "n_envs:2",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "IllegalActionWarning" not in proc.stderr
     for trial in ("trial_0", "trial_1"):
@@ -361,9 +451,29 @@ def test_zoo_optuna_trials_are_evaluated_on_full_games(tmp_path):
 @pytest.mark.slow
 @needs_zoo
 def test_zoo_plain_ppo_with_legal_actions_plays_full_games(tmp_path):
-    proc = jamb_zoo("train", "--algo", "ppo", "--env", ENV_ID, "-conf", str(ROOT / "configs" / "zoo" / "ppo.yml"), "-f",
-                    "logs", "-n", "256", "--eval-freq", "128", "--eval-episodes", "2", "--seed", "0", "--num-threads", "1",
-                    *TINY, cwd=tmp_path)
+    proc = jamb_zoo(
+        "train",
+        "--algo",
+        "ppo",
+        "--env",
+        ENV_ID,
+        "-conf",
+        str(ROOT / "configs" / "zoo" / "ppo.yml"),
+        "-f",
+        "logs",
+        "-n",
+        "256",
+        "--eval-freq",
+        "128",
+        "--eval-episodes",
+        "2",
+        "--seed",
+        "0",
+        "--num-threads",
+        "1",
+        *TINY,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "IllegalActionWarning" not in proc.stderr
     assert_full_games(tmp_path / "logs" / "ppo" / f"{ENV_ID}_1" / "evaluations.npz")
@@ -373,5 +483,7 @@ def test_zoo_plain_ppo_with_legal_actions_plays_full_games(tmp_path):
 @needs_zoo
 def test_jamb_zoo_reports_an_unknown_env_id(tmp_path):
     proc = jamb_zoo("train", "--algo", "ppo_mask", "--env", "Jamb-klassic-v1", "-f", "logs", cwd=tmp_path)
-    assert proc.returncode == 2 and "error: Jamb-klassic-v1 not found in gym registry" in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2 and "error: Jamb-klassic-v1 not found in gym registry" in proc.stderr, proc.stderr[
+        -2000:
+    ]
     assert "Traceback" not in proc.stderr

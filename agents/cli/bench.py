@@ -35,58 +35,102 @@ from agents.benchmarking import agent_rows, env_rows, rllib_rows, train_rows, tr
 from agents.training.config import ConfigError
 
 
-def markdown(env_table: list[dict], train_table: list[dict], rllib_table: list[dict] | None = None,
-             agent_table: list[dict] | None = None, trainer_table: list[dict] | None = None,
-             trainer_config: str = "") -> str:
-    lines = ["| preset | env | games | env steps/s (median) | range | with sampling | peak MB |", "|---|---|---|---|---|---|---|"] if env_table else []
+def markdown(
+    env_table: list[dict],
+    train_table: list[dict],
+    rllib_table: list[dict] | None = None,
+    agent_table: list[dict] | None = None,
+    trainer_table: list[dict] | None = None,
+    trainer_config: str = "",
+) -> str:
+    lines = (
+        [
+            "| preset | env | games | env steps/s (median) | range | with sampling | peak MB |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        if env_table
+        else []
+    )
     for r in env_table:
         lo, hi = r["env_range"]
-        lines.append(f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {lo:,.0f}-{hi:,.0f} "
-                     f"| {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |")
+        lines.append(
+            f"| {r['preset']} | {r['env']} | {r['games']} | {r['env_steps_per_s']:,.0f} | {lo:,.0f}-{hi:,.0f} "
+            f"| {r['with_sampling_per_s']:,.0f} | {r['peak_mb']:.1f} |"
+        )
     if train_table:
         lines += [""] if lines else []
-        lines += ["| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |", "|---|---|---|---|"]
+        lines += [
+            "| MaskablePPO (configs/ppo_classic.yaml) | envs | steps/s | env share of wall time |",
+            "|---|---|---|---|",
+        ]
         for r in train_table:
-            lines.append(f"| vec_env: {r['vec_env']} | {r['n_envs']} | {r['steps_per_s']:,.0f} | {100 * r['env_share']:.1f}% |")
+            lines.append(
+                f"| vec_env: {r['vec_env']} | {r['n_envs']} | {r['steps_per_s']:,.0f} | {100 * r['env_share']:.1f}% |"
+            )
     if trainer_table:
         lines += [""] if lines else []
-        lines += [f"| trainer ({trainer_config}) | envs | steps per rollout | train steps/s | update share of wall time"
-                  " |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            f"| trainer ({trainer_config}) | envs | steps per rollout | train steps/s | update share of wall time |",
+            "|---|---|---|---|---|",
+        ]
         for r in trainer_table:
-            lines.append(f"| {r['trainer']} | {r['n_envs']} | {r['rollout']:,} | {r['steps_per_s']:,.0f} "
-                         f"| {100 * r['update_share']:.1f}% |")
+            lines.append(
+                f"| {r['trainer']} | {r['n_envs']} | {r['rollout']:,} | {r['steps_per_s']:,.0f} "
+                f"| {100 * r['update_share']:.1f}% |"
+            )
     if rllib_table:
         lines += [""] if lines else []
-        lines += ["| RLlib PPO (configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
-                  "|---|---|---|---|"]
+        lines += [
+            "| RLlib PPO (configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
+            "|---|---|---|---|",
+        ]
         for r in rllib_table:
             where = "the driver samples" if r["env_runners"] == 0 else f"{r['env_runners']} env runner(s)"
-            lines.append(f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | {r['steps_per_s']:,.0f} |")
+            lines.append(
+                f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | {r['steps_per_s']:,.0f} |"
+            )
     if agent_table:
         lines += [""] if lines else []
         lines += ["| agent | ruleset | games | seconds per game (median) | range |", "|---|---|---|---|---|"]
         for r in agent_table:
             lo, hi = r["range"]
-            lines.append(f"| {r['agent']} | {r['ruleset']} | {r['games']} | {r['s_per_game']:.2f} | {lo:.2f}-{hi:.2f} |")
+            lines.append(
+                f"| {r['agent']} | {r['ruleset']} | {r['games']} | {r['s_per_game']:.2f} | {lo:.2f}-{hi:.2f} |"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per env measurement (more than 0, at most 3600)")
-    parser.add_argument("--repeats", type=int, default=5, help="runs per env measurement, reported as their median "
-                        "and range (1-100; the --seconds are split between them)")
-    parser.add_argument("--presets", nargs="+", default=["classic", "six_dice"], help="preset names or rules YAML paths")
-    parser.add_argument("--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind (at least 1)")
+    parser.add_argument(
+        "--seconds", type=float, default=5.0, help="seconds per env measurement (more than 0, at most 3600)"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="runs per env measurement, reported as their median "
+        "and range (1-100; the --seconds are split between them)",
+    )
+    parser.add_argument(
+        "--presets", nargs="+", default=["classic", "six_dice"], help="preset names or rules YAML paths"
+    )
+    parser.add_argument(
+        "--train-steps", type=int, default=40_960, help="MaskablePPO steps per vec-env kind (at least 1)"
+    )
     parser.add_argument("--skip-train", action="store_true", help="no MaskablePPO rows")
     parser.add_argument("--skip-env", action="store_true", help="no env rows")
     parser.add_argument("--rllib", action="store_true", help="RLlib PPO rows too (needs make install-ray)")
-    parser.add_argument("--rllib-runners", type=int, nargs="+", default=[0, 1, 2], help="env runner counts of the RLlib rows (0-64)")
-    parser.add_argument("--agents", nargs="+", default=[], help="time these agents (seconds per game) on the first preset")
+    parser.add_argument(
+        "--rllib-runners", type=int, nargs="+", default=[0, 1, 2], help="env runner counts of the RLlib rows (0-64)"
+    )
+    parser.add_argument(
+        "--agents", nargs="+", default=[], help="time these agents (seconds per game) on the first preset"
+    )
     parser.add_argument("--agent-games", type=int, default=5, help="timed games per agent (1-1000)")
-    parser.add_argument("--trainers", metavar="CONFIG",
-                        help="each trainer (sb3, lean) on this training config: train steps/s")
+    parser.add_argument(
+        "--trainers", metavar="CONFIG", help="each trainer (sb3, lean) on this training config: train steps/s"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.agent_games <= 1000:
         parser.error(f"--agent-games must be 1 to 1000, got {args.agent_games}")

@@ -74,17 +74,30 @@ from jamb_env.render import printable
 
 
 def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str:
-    lines = ["| agent | games | mean | std | 95% CI | min | max | bonus rate | exact expectation |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| agent | games | mean | std | 95% CI | min | max | bonus rate | exact expectation |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in summaries:
         ex = f"{exact[s.label]:.4f}" if s.label in exact else ""
-        lines.append(f"| {s.label} | {s.n} | {s.mean:.1f} | {s.std:.1f} | ± {s.ci95:.1f} | {s.min} | {s.max} | {s.bonus_rate:.3f} | {ex} |")
+        lines.append(
+            f"| {s.label} | {s.n} | {s.mean:.1f} | {s.std:.1f} | ± {s.ci95:.1f} | {s.min} | {s.max} | {s.bonus_rate:.3f} | {ex} |"
+        )
     cols = [k for k in summaries[0].parts if k.startswith("col_")]
-    lines += ["", "| agent | " + " | ".join(c[4:] for c in cols) + " | upper | bonus | difference | lower |", "|---" * (len(cols) + 5) + "|"]
+    lines += [
+        "",
+        "| agent | " + " | ".join(c[4:] for c in cols) + " | upper | bonus | difference | lower |",
+        "|---" * (len(cols) + 5) + "|",
+    ]
     for s in summaries:
         vals = [s.parts[c] for c in cols] + [s.parts[k] for k in ("upper", "bonus", "difference", "lower")]
         lines.append(f"| {s.label} | " + " | ".join(f"{v:.1f}" for v in vals) + " |")
     rows = [k for k in summaries[0].parts if k.startswith("row_")]
-    lines += ["", "| row (sum over columns) | " + " | ".join(s.label for s in summaries) + " |", "|---" * (len(summaries) + 1) + "|"]
+    lines += [
+        "",
+        "| row (sum over columns) | " + " | ".join(s.label for s in summaries) + " |",
+        "|---" * (len(summaries) + 1) + "|",
+    ]
     for r in rows:
         lines.append(f"| {r[4:]} | " + " | ".join(f"{s.parts[r]:.1f}" for s in summaries) + " |")
     if pairs:
@@ -112,7 +125,11 @@ def _prefix(out_arg: str | None, stem: str, suffixes: tuple[str, ...]) -> Path:
 def output_paths(out_arg: str | None, ruleset: str) -> tuple[Path, Path, Path]:
     """``(per-agent csv, per-game csv, png)`` for ``--out`` (a prefix, or a folder: files inside it)."""
     prefix = _prefix(out_arg, Path(ruleset).stem, (".csv", ".png"))
-    return prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + "_games.csv"), prefix.with_name(prefix.name + ".png")
+    return (
+        prefix.with_name(prefix.name + ".csv"),
+        prefix.with_name(prefix.name + "_games.csv"),
+        prefix.with_name(prefix.name + ".png"),
+    )
 
 
 MAX_GAMES = 10_000_000
@@ -122,16 +139,50 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``jamb-evaluate`` (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "expectimax"], help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), critic (the exact turn planner with the shipped model's critic at its leaves; critic:<model.zip>), search (the exact turn planner on the shipped models/value_<ruleset>.npz), search:<value network .npz>, MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)")
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["random", "greedy", "expectimax"],
+        help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), critic (the exact turn planner with the shipped model's critic at its leaves; critic:<model.zip>), search (the exact turn planner on the shipped models/value_<ruleset>.npz), search:<value network .npz>, MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)",
+    )
     parser.add_argument("--games", type=int, default=1000, help=f"games per agent (canonical seeds; 2..{MAX_GAMES:,})")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
-    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default 1); with --ray: the CPUs of the local Ray (default 2)")
-    parser.add_argument("--out", default=None, help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in /) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)")
-    parser.add_argument("--records", help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this folder")
-    parser.add_argument("--players", type=int, default=None, help="play multiplayer matches between the agents, N players a table (2..5; 2: every pair of agents)")
-    parser.add_argument("--scoring", choices=("separate", "shared"), default=None, help="multiplayer scoring (with --players): a sheet each (separate, default) or one shared sheet (shared)")
-    parser.add_argument("--ray", action="store_true", help="play the games as Ray tasks, on a local Ray or the cluster at --address (needs make install-ray)")
-    parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default 1); with --ray: the CPUs of the local Ray (default 2)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in /) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)",
+    )
+    parser.add_argument(
+        "--records",
+        help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this folder",
+    )
+    parser.add_argument(
+        "--players",
+        type=int,
+        default=None,
+        help="play multiplayer matches between the agents, N players a table (2..5; 2: every pair of agents)",
+    )
+    parser.add_argument(
+        "--scoring",
+        choices=("separate", "shared"),
+        default=None,
+        help="multiplayer scoring (with --players): a sheet each (separate, default) or one shared sheet (shared)",
+    )
+    parser.add_argument(
+        "--ray",
+        action="store_true",
+        help="play the games as Ray tasks, on a local Ray or the cluster at --address (needs make install-ray)",
+    )
+    parser.add_argument(
+        "--address",
+        help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)",
+    )
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -173,8 +224,10 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
         except ValueError:
             if is_pattern(spec):  # a glob of checkpoints: expanded (and checked) below
                 continue
-            parser.error(f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too), "
-                         "search:<value network .npz> or rllib:<RLlib run or checkpoint folder>")
+            parser.error(
+                f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too), "
+                "search:<value network .npz> or rllib:<RLlib run or checkpoint folder>"
+            )
         if kind == "rllib":  # an RLlib checkpoint (agents/rllib_agent.py): the folder is checked now
             from agents.rllib_agent import find_module_dir
 
@@ -196,7 +249,9 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
                 parser.error(f"--agents {label}: {exc}")
     if len(set(labels)) != len(labels):
         twice = sorted({x for x in labels if labels.count(x) > 1})
-        parser.error(f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once")
+        parser.error(
+            f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once"
+        )
 
 
 class Terminated(KeyboardInterrupt):
@@ -264,7 +319,9 @@ def main_solitaire(args) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are stopped (agents.evaluation.process_pool)
         return interrupted(exc, "; nothing written")
     except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
-        print(f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr)
+        print(
+            f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr
+        )
         return 2
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -274,7 +331,12 @@ def main_solitaire(args) -> int:
     records = {label: [g.pop("record") for g in games] for label, games in results.items()} if args.records else {}
     summaries = summarise(results)
     exact = exact_expectations(results, args.ruleset)
-    print(printable(markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact), newlines=True))  # labels from globbed file names
+    print(
+        printable(
+            markdown(results, summaries, paired_differences(results), group_spread(results, args.agents), exact),
+            newlines=True,
+        )
+    )  # labels from globbed file names
     try:
         write_solitaire_outputs(args, results, summaries, exact, records, paths)
     except OSError as exc:
@@ -283,7 +345,10 @@ def main_solitaire(args) -> int:
     except KeyboardInterrupt as exc:
         return interrupted(exc, " while writing; each file is either complete or as it was")
     csv_path, games_path, png_path = paths
-    print(f"\nwrote {csv_path}, {games_path}, {png_path}" + (f" and records in {args.records}" if args.records else ""), file=sys.stderr)
+    print(
+        f"\nwrote {csv_path}, {games_path}, {png_path}" + (f" and records in {args.records}" if args.records else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -292,13 +357,21 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
     ``--ray``; None (the error printed) when Ray is unavailable."""
     seeds = eval_seeds(args.games, args.seed_base)
     if not args.ray:
-        return run_games(args.agents, args.ruleset, seeds, jobs=args.jobs, progress=not args.no_progress, record=bool(args.records))
+        return run_games(
+            args.agents, args.ruleset, seeds, jobs=args.jobs, progress=not args.no_progress, record=bool(args.records)
+        )
     from agents.ray_backend import RayExecutor, RayUnavailable, ray_session
 
     try:
         with ray_session(args.address, args.jobs):
-            return run_games(args.agents, args.ruleset, seeds, progress=not args.no_progress, record=bool(args.records),
-                             executor=RayExecutor())
+            return run_games(
+                args.agents,
+                args.ruleset,
+                seeds,
+                progress=not args.no_progress,
+                record=bool(args.records),
+                executor=RayExecutor(),
+            )
     except RayUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
@@ -315,7 +388,9 @@ def exact_expectations(results: dict, ruleset: str) -> dict[str, float]:
     return exact
 
 
-def write_solitaire_outputs(args, results: dict, summaries, exact: dict, records: dict, paths: tuple[Path, Path, Path]) -> None:
+def write_solitaire_outputs(
+    args, results: dict, summaries, exact: dict, records: dict, paths: tuple[Path, Path, Path]
+) -> None:
     """The records (``--records``), the per-agent and per-game CSVs and the plot, each atomically.
 
     Raises:
@@ -338,22 +413,34 @@ def match_output_paths(out_arg: str | None, ruleset: str, players: int, scoring:
     ``PREFIX_matches.csv``, ``PREFIX_match_ratings.csv``, ``PREFIX_match_games.csv`` (a
     folder: ``FOLDER/<ruleset>_<N>p_<scoring>_...``)."""
     prefix = _prefix(out_arg, f"{Path(ruleset).stem}_{players}p_{scoring}", (".csv",))
-    return tuple(prefix.with_name(prefix.name + tail) for tail in ("_matches.csv", "_match_ratings.csv", "_match_games.csv"))
+    return tuple(
+        prefix.with_name(prefix.name + tail) for tail in ("_matches.csv", "_match_ratings.csv", "_match_games.csv")
+    )
 
 
 def matches_markdown(rr) -> str:
     seeds = sorted({g["seed"] for g in rr.games})
-    head = (f"{rr.players}-player {rr.ruleset}, {rr.scoring} {'sheets' if rr.scoring == 'separate' else 'sheet'}: "
-            f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]}) x {rr.players} seat orders, {len(rr.games)} games; "
-            f"the starting seat won {rr.first_player_win_rate:.3f} of them")
-    lines = [head, "", "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI (Wilson) | margin A − B | 95% CI | mean A | mean B |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    head = (
+        f"{rr.players}-player {rr.ruleset}, {rr.scoring} {'sheets' if rr.scoring == 'separate' else 'sheet'}: "
+        f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]}) x {rr.players} seat orders, {len(rr.games)} games; "
+        f"the starting seat won {rr.first_player_win_rate:.3f} of them"
+    )
+    lines = [
+        head,
+        "",
+        "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI (Wilson) | margin A − B | 95% CI | mean A | mean B |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for p in rr.pairings:
-        lines.append(f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | {p.win_low:.3f}–{p.win_high:.3f} "
-                     f"| {p.margin:+.1f} | ± {p.margin_ci95:.1f} | {p.mean_a:.1f} | {p.mean_b:.1f} |")
+        lines.append(
+            f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | {p.win_low:.3f}–{p.win_high:.3f} "
+            f"| {p.margin:+.1f} | ± {p.margin_ci95:.1f} | {p.mean_a:.1f} | {p.mean_b:.1f} |"
+        )
     lines += ["", "| rank | agent | mu | sigma | ordinal | games | mean score |", "|---|---|---|---|---|---|---|"]
     for k, r in enumerate(rr.ratings, 1):
-        lines.append(f"| {k} | {r.agent} | {r.mu:.2f} | {r.sigma:.2f} | {r.ordinal:.2f} | {r.games} | {r.mean_score:.1f} |")
+        lines.append(
+            f"| {k} | {r.agent} | {r.mu:.2f} | {r.sigma:.2f} | {r.ordinal:.2f} | {r.games} | {r.mean_score:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -372,7 +459,9 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
     if len(specs) < 2:
         parser.error(f"--players: a match needs at least 2 agents, got {len(specs)} ({', '.join(specs)})")
     if args.players > 2 and len(specs) != args.players:
-        parser.error(f"--players {args.players}: all the agents sit at one table, so give exactly {args.players} agents, got {len(specs)}")
+        parser.error(
+            f"--players {args.players}: all the agents sit at one table, so give exactly {args.players} agents, got {len(specs)}"
+        )
     try:
         check_match(load_ruleset(args.ruleset), args.players, scoring)
     except (RulesetError, OSError) as exc:
@@ -385,12 +474,22 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
     try:
-        rr = round_robin(args.ruleset, specs, args.games, scoring=scoring, seed_base=args.seed_base, jobs=args.jobs,
-                         players=args.players, progress=not args.no_progress)
+        rr = round_robin(
+            args.ruleset,
+            specs,
+            args.games,
+            scoring=scoring,
+            seed_base=args.seed_base,
+            jobs=args.jobs,
+            players=args.players,
+            progress=not args.no_progress,
+        )
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are stopped (agents.evaluation.process_pool)
         return interrupted(exc, "; nothing written")
     except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
-        print(f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr)
+        print(
+            f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr
+        )
         return 2
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

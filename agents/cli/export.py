@@ -18,7 +18,9 @@ from jamb_env.files import atomic_path, check_output_file
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", help="a MaskablePPO .zip (a run's final_model.zip or a checkpoint)")
-    parser.add_argument("dst", help="where to write the shipped copy (a file name; .zip is added if missing; written atomically)")
+    parser.add_argument(
+        "dst", help="where to write the shipped copy (a file name; .zip is added if missing; written atomically)"
+    )
     args = parser.parse_args(argv)
     src = Path(args.src)
     if not src.is_file():

@@ -66,13 +66,22 @@ from rich.console import Console
 
 from jamb_env import RulesetError
 from jamb_env.files import check_new_file, check_output_file, same_file, write_text_file
-from jamb_env.play import (HUMAN, MatchSession, PlaySession, match_board, match_result, match_status, match_step_line,
-                           sheet_table, shown, status_line)
+from jamb_env.play import (
+    HUMAN,
+    MatchSession,
+    PlaySession,
+    match_board,
+    match_result,
+    match_status,
+    match_step_line,
+    sheet_table,
+    shown,
+    status_line,
+)
+from jamb_env.records import GameRecord, MatchRecord, RecordError, match_env, read_any, replay, replay_match
 from jamb_env.render import printable
 from jamb_env.rules import match as M
-from jamb_env.records import GameRecord, MatchRecord, RecordError, match_env, read_any, replay, replay_match
 from jamb_env.video import MOVIEPY_MISSING, VIDEO_SUFFIXES, MissingDependency, have_moviepy, video_frames, write_video
-
 
 
 def show_steps(console: Console, steps, delay: float):
@@ -80,7 +89,11 @@ def show_steps(console: Console, steps, delay: float):
     env = None
     for k, (env, step) in enumerate(steps):
         text = env.action_to_string(step["action"])
-        where = f"turn {step['turn'] + 1}, roll {step['roll']}" if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int) else f"step {k + 1}"
+        where = (
+            f"turn {step['turn'] + 1}, roll {step['roll']}"
+            if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int)
+            else f"step {k + 1}"
+        )
         console.print(f"[bold]{where}: {shown(text)}[/] (score {env.score})")
         console.print(sheet_table(env))
         console.print(status_line(env))
@@ -184,7 +197,9 @@ def replay_file(args, console: Console) -> int:
     record: GameRecord = games[args.game]
     if isinstance(record, MatchRecord):
         return replay_match_file(args, record, console)
-    console.print(f"replaying {shown(record.player)} on {shown(record.ruleset)}, seed {record.seed} ({len(record.steps)} steps)")
+    console.print(
+        f"replaying {shown(record.player)} on {shown(record.ruleset)}, seed {record.seed} ({len(record.steps)} steps)"
+    )
     try:
         env = show_steps(console, replay(record), args.delay)
     except KeyboardInterrupt as exc:
@@ -195,7 +210,9 @@ def replay_file(args, console: Console) -> int:
     return 0
 
 
-MATCH_HTML = "--html makes a page of a solitaire game only, not of a multiplayer match: use --video (.gif or .mp4) or --log"
+MATCH_HTML = (
+    "--html makes a page of a solitaire game only, not of a multiplayer match: use --video (.gif or .mp4) or --log"
+)
 
 
 # ---------------------------------------------------------------------- matches
@@ -238,7 +255,9 @@ def replay_match_file(args, record: MatchRecord, console: Console) -> int:
 
 
 def match_scores_text(env, record: MatchRecord) -> str:
-    return ", ".join(f"P{p + 1} {shown(n)} {s}" for p, (n, s) in enumerate(zip(record.players, M.scores(env.ruleset, env.match))))
+    return ", ".join(
+        f"P{p + 1} {shown(n)} {s}" for p, (n, s) in enumerate(zip(record.players, M.scores(env.ruleset, env.match)))
+    )
 
 
 def load_seats(players, ruleset: str, seed: int) -> dict:
@@ -290,14 +309,18 @@ def check_record_seats(args, record: MatchRecord) -> None:
     seats = " ".join(_quoted(name) for name in record.players)
     if args.players is not None:
         if list(args.players) != list(record.players):
-            raise RecordError(f"{args.load}: --players {' '.join(_quoted(n) for n in args.players)} are not the record's seats "
-                              f"{seats}; give exactly those, in that order, or leave --players out")
+            raise RecordError(
+                f"{args.load}: --players {' '.join(_quoted(n) for n in args.players)} are not the record's seats "
+                f"{seats}; give exactly those, in that order, or leave --players out"
+            )
         return  # the user named every seat: load them
     files = [f"P{p + 1} {_quoted(name)}" for p, name in enumerate(record.players) if record_seat_loads_file(name)]
     if files:
-        raise RecordError(f"{args.load}: the record's seat(s) {', '.join(files)} name a file, which a record cannot load by "
-                          "itself (a model file runs the code pickled in it); if you trust that file, resume with "
-                          f"--load {_quoted(str(args.load))} --players {seats}")
+        raise RecordError(
+            f"{args.load}: the record's seat(s) {', '.join(files)} name a file, which a record cannot load by "
+            "itself (a model file runs the code pickled in it); if you trust that file, resume with "
+            f"--load {_quoted(str(args.load))} --players {seats}"
+        )
 
 
 def _quoted(text: str) -> str:
@@ -327,16 +350,26 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
         from agents import load
 
         coach = load(args.coach, ruleset=ruleset)
-    session = MatchSession(ruleset, seed, players, scoring, policies=load_seats(players, ruleset, seed), console=console,
-                           coach=coach, delay=args.delay, sleep=lambda seconds: time.sleep(seconds))
+    session = MatchSession(
+        ruleset,
+        seed,
+        players,
+        scoring,
+        policies=load_seats(players, ruleset, seed),
+        console=console,
+        coach=coach,
+        delay=args.delay,
+        sleep=lambda seconds: time.sleep(seconds),
+    )
     people = players.count(HUMAN)
     if record is not None:
         session.load(record)
-        console.print(f"resumed {shown(args.load)}: {len(record.steps)} moves, {match_scores_text(session.aec, record)}")
+        console.print(
+            f"resumed {shown(args.load)}: {len(record.steps)} moves, {match_scores_text(session.aec, record)}"
+        )
     else:
         rec = session.record
-        console.print(f"Jamb match {shown(match_title(rec))}."
-                      + (" Type help for the commands." if people else ""))
+        console.print(f"Jamb match {shown(match_title(rec))}." + (" Type help for the commands." if people else ""))
     save_path = args.save or args.load
     record_path = getattr(args, "record", None)
     try:
@@ -370,7 +403,9 @@ def write_outputs(args, record: GameRecord | MatchRecord, console: Console) -> N
         console.print(f"wrote the page {shown(str(args.html))}")
     if args.video:
         write_video(args.video, video_frames(record), args.fps)
-        console.print(f"wrote the video {shown(str(args.video))} ({len(record.steps) + 1} frames, {args.fps:g} a second)")
+        console.print(
+            f"wrote the video {shown(str(args.video))} ({len(record.steps) + 1} frames, {args.fps:g} a second)"
+        )
 
 
 def _outputs(args) -> list[str]:
@@ -404,10 +439,14 @@ def interactive(args, console: Console) -> int:
     if args.load:
         games = read_any(args.load)
         if len(games) > 1 and not args.save:
-            raise RecordError(f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE")
+            raise RecordError(
+                f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE"
+            )
         if len(games) > 1 and same_file(args.save, args.load):  # saving would keep one game of them
-            raise RecordError(f"--save {args.save} is the --load file, which holds {len(games)} games: saving the resumed "
-                              "game there would replace them all with that one; save it elsewhere with --save OTHER")
+            raise RecordError(
+                f"--save {args.save} is the --load file, which holds {len(games)} games: saving the resumed "
+                "game there would replace them all with that one; save it elsewhere with --save OTHER"
+            )
         if not 0 <= args.game < len(games):
             raise RecordError(f"{args.load} holds games 0..{len(games) - 1}, not {args.game}")
         record = games[args.game]
@@ -437,7 +476,11 @@ def interactive(args, console: Console) -> int:
         # saves on the way out, Ctrl-C included
         session.run(lambda: read_line(console, "[bold]> [/]"), save_path=save_path)
     except KeyboardInterrupt as exc:
-        where = f"; the game is saved in {save_path} (resume with --load {save_path})" if save_path else " (not saved: start with --save FILE to keep a game)"
+        where = (
+            f"; the game is saved in {save_path} (resume with --load {save_path})"
+            if save_path
+            else " (not saved: start with --save FILE to keep a game)"
+        )
         what, code = stopped(exc)
         raise Interrupted(f"{what} after {len(session.record.steps)} moves{where}", code) from None
     return 0
@@ -455,18 +498,40 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
             parser.error(f"{option}: an empty seat name")
         seats = [HUMAN if name.strip().lower() == HUMAN else name.strip() for name in match_seats]
         if args.watch_players is not None and args.load:
-            parser.error("--watch-players cannot be used with a resumed game (the match record names its seats; "
-                         "--players repeats them to let a seat load a model file)")
+            parser.error(
+                "--watch-players cannot be used with a resumed game (the match record names its seats; "
+                "--players repeats them to let a seat load a model file)"
+            )
         if args.watch_players is not None and HUMAN in seats:
             parser.error("--watch-players: agents only (seat a person with --players human ...)")
         if not 2 <= len(seats) <= 5:
             parser.error(f"{option}: a match needs 2..5 seats (each human or an agent), got {len(seats)}")
         args.players, args.watch_players = seats, None
         people = seats.count(HUMAN)
-    mode = ("--replay" if args.replay else "--watch" if args.watch else "--load" if args.load
-            else "--players" if match_seats is not None else None)
+    mode = (
+        "--replay"
+        if args.replay
+        else "--watch"
+        if args.watch
+        else "--load"
+        if args.load
+        else "--players"
+        if match_seats is not None
+        else None
+    )
     not_with = {
-        "--replay": ("players", "watch_players", "watch", "load", "save", "coach", "record", "seed", "ruleset", "scoring"),
+        "--replay": (
+            "players",
+            "watch_players",
+            "watch",
+            "load",
+            "save",
+            "coach",
+            "record",
+            "seed",
+            "ruleset",
+            "scoring",
+        ),
         "--watch": ("players", "watch_players", "load", "save", "coach", "scoring"),
         "--load": ("watch_players", "seed", "ruleset", "scoring", "log", "record", "html", "video"),
         "--players": ("game", "html") + (("log", "video") if people else ("save", "coach")),
@@ -474,16 +539,27 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     }[mode]
     given = [f"--{k.replace('_', '-')}" for k in not_with if getattr(args, k) is not None]
     if given:
-        what = {"--replay": "a replay", "--watch": "watching", "--load": "a resumed game",
-                "--players": "a match with a person playing" if people else "watching a match",
-                None: "an interactive game"}[mode]
-        hint = {"--save": " (use --record to keep a watched game)", "--record": " (a game of yours is saved with --save)",
-                "--log": " (--log is for --watch and --replay)", "--game": " (--game picks a game of a --load or --replay file)",
-                "--html": " (--html is for --watch and --replay)", "--video": " (--video is for --watch and --replay)",
-                "--seed": " (the record has its seed)", "--ruleset": " (the record has its ruleset)",
-                "--players": " (--players starts a match)",
-                "--watch-players": " (--watch-players starts a match)", "--scoring": " (--scoring goes with --players)",
-                "--coach": " (hints are for a person's seat)"}.get(given[0], "")
+        what = {
+            "--replay": "a replay",
+            "--watch": "watching",
+            "--load": "a resumed game",
+            "--players": "a match with a person playing" if people else "watching a match",
+            None: "an interactive game",
+        }[mode]
+        hint = {
+            "--save": " (use --record to keep a watched game)",
+            "--record": " (a game of yours is saved with --save)",
+            "--log": " (--log is for --watch and --replay)",
+            "--game": " (--game picks a game of a --load or --replay file)",
+            "--html": " (--html is for --watch and --replay)",
+            "--video": " (--video is for --watch and --replay)",
+            "--seed": " (the record has its seed)",
+            "--ruleset": " (the record has its ruleset)",
+            "--players": " (--players starts a match)",
+            "--watch-players": " (--watch-players starts a match)",
+            "--scoring": " (--scoring goes with --players)",
+            "--coach": " (hints are for a person's seat)",
+        }.get(given[0], "")
         if mode == "--players" and given[0] in ("--log", "--video"):
             hint = f" ({given[0]} is for watching: seat agents only, or replay the match's --record file)"
         if given[0] == "--html" and mode == "--players":
@@ -510,7 +586,9 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
             parser.error(f"--fps must be 0.1..60 frames a second, got {args.fps:g}")
     if args.video and Path(args.video).suffix.lower() not in VIDEO_SUFFIXES:
         parser.error(f"--video {args.video}: the name must end in .mp4 or .gif (it picks the format)")
-    outputs = [(f"--{name}", getattr(args, name)) for name in ("save", "record", "log", "html", "video") if getattr(args, name)]
+    outputs = [
+        (f"--{name}", getattr(args, name)) for name in ("save", "record", "log", "html", "video") if getattr(args, name)
+    ]
     inputs = [(f"--{name}", getattr(args, name)) for name in ("load", "replay") if getattr(args, name)]
     seen: dict[str, str] = {}
     for option, path in outputs + inputs:
@@ -533,32 +611,54 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     for name in ("load", "replay"):
         path = getattr(args, name)
         if path and not os.path.isfile(path):
-            parser.error(f"--{name} {path}: {'a folder, not a game record file' if os.path.isdir(path) else 'no such file'}")
+            parser.error(
+                f"--{name} {path}: {'a folder, not a game record file' if os.path.isdir(path) else 'no such file'}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", default=None, help="preset name or rules YAML path (default classic)")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
-    parser.add_argument("--coach", help="agent for 'hint': greedy, expectimax, optimal, columnwise, ppo, hybrid or a MaskablePPO .zip")
+    parser.add_argument(
+        "--coach", help="agent for 'hint': greedy, expectimax, optimal, columnwise, ppo, hybrid or a MaskablePPO .zip"
+    )
     parser.add_argument("--save", help="save the game here after every move (a game record)")
     parser.add_argument("--load", help="resume a saved game")
     parser.add_argument("--watch", help="an agent plays the game")
     parser.add_argument("--replay", help="replay a game record file")
     parser.add_argument("--game", type=int, default=None, help="which game of a multi-game record file (default 0)")
-    parser.add_argument("--delay", type=float, default=None, help="seconds between steps when watching or replaying (default 0.5)")
+    parser.add_argument(
+        "--delay", type=float, default=None, help="seconds between steps when watching or replaying (default 0.5)"
+    )
     parser.add_argument("--log", help="watch/replay: write the whole game as text here, at the end")
     parser.add_argument("--record", help="watch: write the game record here")
     parser.add_argument("--width", type=int, default=None, help="terminal width for drawing")
     parser.add_argument("--html", help="watch/replay: write the game as one self-contained web page here, at the end")
-    parser.add_argument("--video", help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)")
+    parser.add_argument(
+        "--video", help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)"
+    )
     parser.add_argument("--fps", type=float, default=None, help="--video frames (steps) a second, 0.1..60 (default 2)")
-    parser.add_argument("--players", nargs="+", metavar="SEAT", default=None,
-                        help="a match of 2..5 seats in this order, each 'human' (hot seat) or an agent name / MaskablePPO .zip")
-    parser.add_argument("--watch-players", nargs="+", metavar="AGENT", default=None,
-                        help="watch a match of these 2..5 agents (as --players without a human seat)")
-    parser.add_argument("--scoring", choices=("separate", "shared"), default=None,
-                        help="match: a sheet each (separate, default) or one shared sheet")
+    parser.add_argument(
+        "--players",
+        nargs="+",
+        metavar="SEAT",
+        default=None,
+        help="a match of 2..5 seats in this order, each 'human' (hot seat) or an agent name / MaskablePPO .zip",
+    )
+    parser.add_argument(
+        "--watch-players",
+        nargs="+",
+        metavar="AGENT",
+        default=None,
+        help="watch a match of these 2..5 agents (as --players without a human seat)",
+    )
+    parser.add_argument(
+        "--scoring",
+        choices=("separate", "shared"),
+        default=None,
+        help="match: a sheet each (separate, default) or one shared sheet",
+    )
     args = parser.parse_args(argv)
     check_arguments(parser, args)
     args.delay_given = args.delay is not None
@@ -598,8 +698,9 @@ def _say(text: str) -> None:
 def run(args, log: io.StringIO | None) -> int:
     """The chosen mode, with the errors and interrupts turned into a message and an exit status."""
     try:
-        console = Console(file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False,
-                          emoji=False)
+        console = Console(
+            file=log, width=args.width or (120 if log else None), no_color=bool(log), highlight=False, emoji=False
+        )
         if log:
             args.delay = 0.0
         if args.replay:
@@ -628,6 +729,7 @@ def run(args, log: io.StringIO | None) -> int:
     except (RulesetError, RecordError, MissingDependency, OSError, ValueError) as exc:
         _say(f"error: {exc}")
         return 2
+
 
 if __name__ == "__main__":
     sys.exit(main())

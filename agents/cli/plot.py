@@ -31,10 +31,16 @@ def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run folders (with TensorBoard event files)")
     parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
-    parser.add_argument("--out", default="curves.png", help="the figure: a .png, .pdf or .svg file (written atomically)")
+    parser.add_argument(
+        "--out", default="curves.png", help="the figure: a .png, .pdf or .svg file (written atomically)"
+    )
     parser.add_argument("--title", default=None)
-    parser.add_argument("--x", choices=sorted(X_AXES), default="steps",
-                        help="horizontal axis: env steps (default) or wall-clock minutes since each run's start")
+    parser.add_argument(
+        "--x",
+        choices=sorted(X_AXES),
+        default="steps",
+        help="horizontal axis: env steps (default) or wall-clock minutes since each run's start",
+    )
     args = parser.parse_args(argv)
     groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     baselines: dict[str, dict[str, float]] = defaultdict(dict)  # ruleset -> name -> points
@@ -51,16 +57,24 @@ def _main(argv: list[str] | None = None) -> int:
         run = Path(name)
         if not run.is_dir():
             hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
-            print(printable(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}"),
-                  file=sys.stderr)  # a name a glob matched: from the folder, not typed
+            print(
+                printable(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}"),
+                file=sys.stderr,
+            )  # a name a glob matched: from the folder, not typed
             return 2
         try:
             scalars = read_scalars(run)
         except Exception as exc:  # TensorBoard raises assorted errors on damaged event files
-            print(printable(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}"), file=sys.stderr)
+            print(
+                printable(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}"),
+                file=sys.stderr,
+            )
             return 2
         if args.tag not in scalars:
-            print(printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"), file=sys.stderr)  # tags from the files
+            print(
+                printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"),
+                file=sys.stderr,
+            )  # tags from the files
             return 2
         ruleset, config, offset = run_info(run)
         try:
@@ -72,8 +86,13 @@ def _main(argv: list[str] | None = None) -> int:
             if tag.startswith("eval/baseline_"):
                 name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
                 if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
-                    print(printable(f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
-                                    f"{value:.1f} in {run.name}); the panel shows those of the last run given"), file=sys.stderr)
+                    print(
+                        printable(
+                            f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
+                            f"{value:.1f} in {run.name}); the panel shows those of the last run given"
+                        ),
+                        file=sys.stderr,
+                    )
                 baselines[ruleset][name] = value
     fig = curves_figure(groups, baselines, args.tag, args.title, X_AXES[args.x])
     try:
@@ -86,7 +105,9 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return interruptible(_main, argv, "interrupted; nothing written")  # Ctrl-C outside the parts that handle it themselves
+    return interruptible(
+        _main, argv, "interrupted; nothing written"
+    )  # Ctrl-C outside the parts that handle it themselves
 
 
 if __name__ == "__main__":

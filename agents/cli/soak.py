@@ -24,7 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games-per-preset", type=int, default=200_000, help="random games per preset (at least 1)")
     parser.add_argument("--num-envs", type=int, default=4096, help="games played side by side (1..1,000,000)")
-    parser.add_argument("--presets", nargs="+", default=None, help="preset names or rules YAML paths (default: every preset that loads)")
+    parser.add_argument(
+        "--presets", nargs="+", default=None, help="preset names or rules YAML paths (default: every preset that loads)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="dice and action seed (0..2**32-1)")
     args = parser.parse_args(argv)
     if args.games_per_preset < 1:
@@ -59,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: not enough memory for --num-envs {args.num_envs}; try fewer", file=sys.stderr)
             return 2
         total += row["games"]
-        print(f"| {preset} | {row['games']:,} | {row['steps']:,} | {row['seconds']:.0f} | {row['mean']:.1f} | {row['min']} | {row['max']} | 0 |", flush=True)
+        print(
+            f"| {preset} | {row['games']:,} | {row['steps']:,} | {row['seconds']:.0f} | {row['mean']:.1f} | {row['min']} | {row['max']} | 0 |",
+            flush=True,
+        )
     print(f"\n{total:,} games, no violation")
     return 0
 

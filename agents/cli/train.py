@@ -29,22 +29,45 @@ from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_c
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", help="training config YAML (default: the repository's configs/ppo_classic.yaml, from any folder)")
+    parser.add_argument(
+        "--config", help="training config YAML (default: the repository's configs/ppo_classic.yaml, from any folder)"
+    )
     parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
     parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
-    parser.add_argument("--init-from", metavar="MODEL", help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation stage)")
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest usable checkpoint, in its folder (no checkpoint: start it again)")
+    parser.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation stage)",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue a run from its newest usable checkpoint, in its folder (no checkpoint: start it again)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--engine", choices=("sb3", "rllib"), help="sb3: MaskablePPO (default); rllib: RLlib's PPO "
-                        "(default when the config or the resumed run says engine: rllib)")
-    parser.add_argument("--address", help="--engine rllib: join the Ray cluster at HEAD:PORT (else a local Ray starts and stops with the run)")
+    parser.add_argument(
+        "--engine",
+        choices=("sb3", "rllib"),
+        help="sb3: MaskablePPO (default); rllib: RLlib's PPO "
+        "(default when the config or the resumed run says engine: rllib)",
+    )
+    parser.add_argument(
+        "--address",
+        help="--engine rllib: join the Ray cluster at HEAD:PORT (else a local Ray starts and stops with the run)",
+    )
     args = parser.parse_args(argv)
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("config", "seed", "ruleset", "init_from", "run_dir") if getattr(args, k) is not None]
+        given = [
+            f"--{k.replace('_', '-')}"
+            for k in ("config", "seed", "ruleset", "init_from", "run_dir")
+            if getattr(args, k) is not None
+        ]
         if given:
-            parser.error(f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)")
+            parser.error(
+                f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)"
+            )
     if args.init_from is not None and not args.init_from:
         parser.error("--init-from: give the path of a MaskablePPO .zip")
     from .train_rllib import detect_engine, run_rllib
@@ -65,7 +88,12 @@ def main(argv: list[str] | None = None) -> int:
             cfg = resume_config(args.resume, args.total_timesteps)
             summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
         else:
-            overrides = {"total_timesteps": args.total_timesteps, "seed": args.seed, "ruleset": args.ruleset, "init_from": args.init_from}
+            overrides = {
+                "total_timesteps": args.total_timesteps,
+                "seed": args.seed,
+                "ruleset": args.ruleset,
+                "init_from": args.init_from,
+            }
             if args.init_from is not None:  # the model given replaces the config's start (its imitation stage, if any)
                 overrides["imitation"] = {**DEFAULTS["imitation"], "games": 0}
             cfg = load_config(args.config or DEFAULT_CONFIG, overrides)
@@ -84,10 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nrun folder:      {run_dir}")
     print(f"steps:           {summary['timesteps']} in {summary['wall_time_s']:.0f} s")
     if eval_score is not None:
-        print(f"eval score:      {eval_score:.1f} points (masked, deterministic, {cfg['eval']['episodes']} seeded games)")
+        print(
+            f"eval score:      {eval_score:.1f} points (masked, deterministic, {cfg['eval']['episodes']} seeded games)"
+        )
     for name, value in summary["baselines"].items():
         label = name.replace("_expected", " (exact expectation)")
-        print(f"{label + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{label}: {value:.4f} points")
+        print(
+            f"{label + ':':16s} {value:.1f} points on the same games"
+            if "expected" not in name
+            else f"{label}: {value:.4f} points"
+        )
     if summary["best_model"]:
         print(f"best model:      {summary['best_model']}")
     print(f"final model:     {summary['final_model']}")

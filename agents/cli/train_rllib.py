@@ -34,11 +34,15 @@ def detect_engine(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     except (OSError, ConfigError):
         found = None  # the chosen engine reports the bad file
     if args.engine == "sb3" and found == "rllib":
-        parser.error(f"--engine sb3: {args.resume or args.config} is an RLlib {'run' if args.resume else 'config'} (engine: rllib); "
-                     "leave out --engine or give --engine rllib")
+        parser.error(
+            f"--engine sb3: {args.resume or args.config} is an RLlib {'run' if args.resume else 'config'} (engine: rllib); "
+            "leave out --engine or give --engine rllib"
+        )
     if args.engine == "rllib" and found == "sb3":
-        parser.error(f"--engine rllib: {args.resume or args.config} is an SB3 {'run' if args.resume else 'config'}; RLlib configs "
-                     "say engine: rllib (configs/rllib_classic.yaml)")
+        parser.error(
+            f"--engine rllib: {args.resume or args.config} is an SB3 {'run' if args.resume else 'config'}; RLlib configs "
+            "say engine: rllib (configs/rllib_classic.yaml)"
+        )
     return args.engine or found or "sb3"
 
 
@@ -47,7 +51,9 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.init_from is not None:
         parser.error("--init-from is for the SB3 engine (a MaskablePPO .zip); --engine rllib starts from fresh weights")
     if args.address is not None and not args.address:
-        parser.error("--address: give HEAD:PORT of a running Ray cluster (ray start --head), or leave it out for a local Ray")
+        parser.error(
+            "--address: give HEAD:PORT of a running Ray cluster (ray start --head), or leave it out for a local Ray"
+        )
     from agents.training.config import ConfigError
     from agents.training.rllib_config import DEFAULT_RLLIB_CONFIG, load_rllib_config, resume_rllib_config
 
@@ -69,8 +75,13 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         from agents.training.rllib_train import TrainingStopped, train_rllib
 
-        summary = train_rllib(cfg, run_dir=args.resume or args.run_dir, resume=bool(args.resume), address=args.address,
-                              progress=not args.no_progress)
+        summary = train_rllib(
+            cfg,
+            run_dir=args.resume or args.run_dir,
+            resume=bool(args.resume),
+            address=args.address,
+            progress=not args.no_progress,
+        )
     except (ConfigError, OSError, ValueError, RayUnavailable, RLlibUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -81,16 +92,32 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("\ninterrupted", file=sys.stderr)
         return 130
     print(f"\nrun folder:      {summary['run_dir']}")
-    print(f"steps:           {summary['timesteps']} ({summary['steps_per_s']:,.0f} steps/s over {summary['wall_time_s']:.0f} s)")
+    print(
+        f"steps:           {summary['timesteps']} ({summary['steps_per_s']:,.0f} steps/s over {summary['wall_time_s']:.0f} s)"
+    )
     if summary.get("win_rate") is not None:
-        print(f"vs greedy:       win rate {summary['win_rate']:.3f}, margin {summary['eval_score']:+.1f} points "
-              f"({cfg['eval_games']} games x {cfg['players']} seats from seed {cfg['eval_seed']})")
+        print(
+            f"vs greedy:       win rate {summary['win_rate']:.3f}, margin {summary['eval_score']:+.1f} points "
+            f"({cfg['eval_games']} games x {cfg['players']} seats from seed {cfg['eval_seed']})"
+        )
     elif summary["eval_score"] is not None:
-        print(f"eval score:      {summary['eval_score']:.1f} points (greedy, masked, {cfg['eval_games']} games from seed {cfg['eval_seed']})")
+        print(
+            f"eval score:      {summary['eval_score']:.1f} points (greedy, masked, {cfg['eval_games']} games from seed {cfg['eval_seed']})"
+        )
     for name, value in summary["baselines"].items():
-        print(f"{name + ':':16s} {value:.1f} points on the same games" if "expected" not in name else f"{name}: {value:.4f} points")
+        print(
+            f"{name + ':':16s} {value:.1f} points on the same games"
+            if "expected" not in name
+            else f"{name}: {value:.4f} points"
+        )
     print(f"checkpoint:      {summary['checkpoint']}")
-    table = f" --ruleset {cfg['ruleset']} --players {cfg['players']} --scoring {cfg['scoring']}" if cfg.get("players") else ""
-    print(f"agent:           rllib:{summary['checkpoint']}   (jamb-evaluate --agents rllib:{summary['run_dir']} greedy{table})")
+    table = (
+        f" --ruleset {cfg['ruleset']} --players {cfg['players']} --scoring {cfg['scoring']}"
+        if cfg.get("players")
+        else ""
+    )
+    print(
+        f"agent:           rllib:{summary['checkpoint']}   (jamb-evaluate --agents rllib:{summary['run_dir']} greedy{table})"
+    )
     print(f"TensorBoard:     tensorboard --logdir {summary['run_dir']}")
     return 0

@@ -45,15 +45,34 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 #: The run's settings (saved in selfplay.json; a resumed run keeps them) and their defaults.
-SETTING_DEFAULTS = {"ruleset": "standard", "players": 2, "scoring": "separate", "reward": "win", "seed": 0,
-                    "baselines": ["random", "greedy"], "self_play": 0.8, "n_envs": 64, "n_steps": 64}
+SETTING_DEFAULTS = {
+    "ruleset": "standard",
+    "players": 2,
+    "scoring": "separate",
+    "reward": "win",
+    "seed": 0,
+    "baselines": ["random", "greedy"],
+    "self_play": 0.8,
+    "n_envs": 64,
+    "n_steps": 64,
+}
 #: Upper bounds of the sizes (agents/training/config.py): more would exhaust the memory long before training.
 MAX_N_ENVS = config.MAX_N_ENVS
 MAX_EVAL_GAMES = config.MAX_EVAL_GAMES
 MAX_ROLLOUT = config.MAX_ROLLOUT  # steps per rollout, n-envs x n-steps (so --n-steps too)
 #: The PPO settings --algo may set (a config's ``algo:`` keys).
-ALGO_KEYS = ("learning_rate", "clip_range", "gamma", "gae_lambda", "n_epochs", "batch_size", "ent_coef", "vf_coef",
-             "max_grad_norm", "target_kl")
+ALGO_KEYS = (
+    "learning_rate",
+    "clip_range",
+    "gamma",
+    "gae_lambda",
+    "n_epochs",
+    "batch_size",
+    "ent_coef",
+    "vf_coef",
+    "max_grad_norm",
+    "target_kl",
+)
 
 
 def algo_settings(parser: argparse.ArgumentParser, items: list[str] | None) -> dict:
@@ -95,11 +114,15 @@ def check_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         if value is not None and value > most:
             parser.error(f"{option(name)} must be in 1..{most:,}, got {value:,}")
     if args.n_envs is not None and args.n_steps is not None and args.n_envs * args.n_steps < 2:
-        parser.error(f"--n-envs x --n-steps must be at least 2 (PPO normalises the advantages over a rollout), "
-                     f"got {args.n_envs} x {args.n_steps}")
+        parser.error(
+            f"--n-envs x --n-steps must be at least 2 (PPO normalises the advantages over a rollout), "
+            f"got {args.n_envs} x {args.n_steps}"
+        )
     if args.n_envs is not None and args.n_steps is not None and args.n_envs * args.n_steps > MAX_ROLLOUT:
-        parser.error(f"--n-envs x --n-steps must be at most {MAX_ROLLOUT:,} steps per rollout (the rollout buffer holds "
-                     f"every step), got {args.n_envs:,} x {args.n_steps:,} = {args.n_envs * args.n_steps:,}")
+        parser.error(
+            f"--n-envs x --n-steps must be at most {MAX_ROLLOUT:,} steps per rollout (the rollout buffer holds "
+            f"every step), got {args.n_envs:,} x {args.n_steps:,} = {args.n_envs * args.n_steps:,}"
+        )
     if args.self_play is not None and not 0.0 <= args.self_play <= 1.0:
         parser.error(f"--self-play must be a probability in 0..1, got {args.self_play}")
     if args.seed is not None and not 0 <= args.seed < 2**31:
@@ -122,10 +145,11 @@ def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
     if not os.access(run_dir, os.W_OK | os.X_OK):
         parser.error(f"--run-dir {run_dir}: no permission to write in it")
     from agents.training.runs import checkpoints
-
     from agents.training.selfplay import SETTINGS_FILE
 
-    if not checkpoints(run_dir) and not (run_dir / SETTINGS_FILE).exists():  # with its settings: started again from step 0
+    if (
+        not checkpoints(run_dir) and not (run_dir / SETTINGS_FILE).exists()
+    ):  # with its settings: started again from step 0
         hint = "" if not any(run_dir.iterdir()) else f" and no {SETTINGS_FILE} (not a self-play run?)"
         parser.error(f"--resume: no checkpoint in {run_dir} to resume{hint}")
 
@@ -143,7 +167,9 @@ def make_new_run_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
         check_output_folder(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        parser.error(f"--run-dir {run_dir}: cannot create this folder ({exc.strerror})" if exc.strerror else f"--run-dir: {exc}")
+        parser.error(
+            f"--run-dir {run_dir}: cannot create this folder ({exc.strerror})" if exc.strerror else f"--run-dir: {exc}"
+        )
     if not os.access(run_dir, os.W_OK | os.X_OK):
         parser.error(f"--run-dir {run_dir}: no permission to write in it")
 
@@ -156,18 +182,35 @@ def run(argv: list[str] | None) -> int:
     parser.add_argument("--reward", choices=("score", "win", "margin"), help="default win")
     parser.add_argument("--total-timesteps", type=int, default=1_000_000)
     parser.add_argument("--n-envs", type=int, help=f"games stepped together, 1..{MAX_N_ENVS} (default 64)")
-    parser.add_argument("--n-steps", type=int, help=f"steps per game per rollout (rollout: n-envs x n-steps, 2..{MAX_ROLLOUT:,}; default 64)")
+    parser.add_argument(
+        "--n-steps",
+        type=int,
+        help=f"steps per game per rollout (rollout: n-envs x n-steps, 2..{MAX_ROLLOUT:,}; default 64)",
+    )
     parser.add_argument("--snapshot-freq", type=int, default=50_000, help="steps between snapshots joining the pool")
     parser.add_argument("--eval-freq", type=int, default=50_000, help="steps between win-rate evaluations")
-    parser.add_argument("--eval-games", type=int, default=50, help=f"games per baseline per evaluation, 1..{MAX_EVAL_GAMES} (default 50)")
+    parser.add_argument(
+        "--eval-games",
+        type=int,
+        default=50,
+        help=f"games per baseline per evaluation, 1..{MAX_EVAL_GAMES} (default 50)",
+    )
     parser.add_argument("--self-play", type=float, help="probability that an opponent is a snapshot (default 0.8)")
     parser.add_argument("--baselines", nargs="+", help="baseline opponents (agents.load names; default random greedy)")
     parser.add_argument("--seed", type=int, help="default 0")
     parser.add_argument("--run-dir", help="default runs/selfplay_<ruleset>_<players>p_<scoring>_<reward>_s<seed>")
-    parser.add_argument("--init-from", metavar="MODEL", help="a new run's learner starts from this model's weights "
-                        "(a solitaire model of the ruleset, or a self-play model of the same table)")
+    parser.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help="a new run's learner starts from this model's weights "
+        "(a solitaire model of the ruleset, or a self-play model of the same table)",
+    )
     parser.add_argument("--algo", nargs="+", metavar="KEY=VALUE", help=f"PPO settings ({', '.join(ALGO_KEYS)})")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its newest checkpoint, with its saved settings")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --run-dir from its newest checkpoint, with its saved settings",
+    )
     args = parser.parse_args(argv)
     check_values(parser, args)
     if args.run_dir is not None and not args.run_dir.strip():
@@ -197,8 +240,10 @@ def run(argv: list[str] | None) -> int:
             given = {key: getattr(args, key) for key in SETTING_DEFAULTS if getattr(args, key) is not None}
             different = setting_differences(saved, given, label=option)
             if different:
-                parser.error(f"--resume continues {run_dir} with its saved settings; these differ: {'; '.join(different)} "
-                             f"(only --total-timesteps, --snapshot-freq and --eval-* may change)")
+                parser.error(
+                    f"--resume continues {run_dir} with its saved settings; these differ: {'; '.join(different)} "
+                    f"(only --total-timesteps, --snapshot-freq and --eval-* may change)"
+                )
             for key in SETTING_DEFAULTS:
                 if getattr(args, key) is None:
                     setattr(args, key, saved[key])
@@ -227,10 +272,15 @@ def run(argv: list[str] | None) -> int:
     except ConfigError as exc:
         parser.error(f"--baselines: {exc}")
     if not args.resume:
-        run_dir = Path(args.run_dir or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}")
+        run_dir = Path(
+            args.run_dir
+            or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}"
+        )
         make_new_run_dir(parser, run_dir)
     if reward_scale is None:
-        reward_scale = 0.01 if args.reward in ("score", "margin") else 1.0  # points, as the solitaire configs scale them
+        reward_scale = (
+            0.01 if args.reward in ("score", "margin") else 1.0
+        )  # points, as the solitaire configs scale them
 
     from agents.training.selfplay import SelfPlaySettings, train_selfplay
     from agents.training.train import TrainingInterrupted
@@ -238,20 +288,39 @@ def run(argv: list[str] | None) -> int:
     settings = SelfPlaySettings(args.ruleset, args.players, args.scoring, args.reward, reward_scale)
     start = time.time()
     try:
-        model = train_selfplay(settings, run_dir, args.total_timesteps, n_envs=args.n_envs, n_steps=args.n_steps, baselines=tuple(args.baselines),
-                               self_play=args.self_play, snapshot_freq=args.snapshot_freq, eval_freq=args.eval_freq,
-                               eval_games=args.eval_games, seed=args.seed, resume=args.resume, baseline_agents=baseline_agents,
-                               init_from=args.init_from, ppo_kwargs=ppo_kwargs)
+        model = train_selfplay(
+            settings,
+            run_dir,
+            args.total_timesteps,
+            n_envs=args.n_envs,
+            n_steps=args.n_steps,
+            baselines=tuple(args.baselines),
+            self_play=args.self_play,
+            snapshot_freq=args.snapshot_freq,
+            eval_freq=args.eval_freq,
+            eval_games=args.eval_games,
+            seed=args.seed,
+            resume=args.resume,
+            baseline_agents=baseline_agents,
+            init_from=args.init_from,
+            ppo_kwargs=ppo_kwargs,
+        )
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line (a space's repr spans several)
         return 2
     except TrainingInterrupted as exc:  # SIGINT / SIGTERM: what was saved, and how to go on
         if exc.final_model is not None:
-            print(f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final model {exc.final_model}; "
-                  f"continue with --resume --run-dir {run_dir}", file=sys.stderr)
+            print(
+                f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final model {exc.final_model}; "
+                f"continue with --resume --run-dir {run_dir}",
+                file=sys.stderr,
+            )
         else:
-            print(f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume --run-dir {run_dir} "
-                  "(from its newest checkpoint)", file=sys.stderr)
+            print(
+                f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume --run-dir {run_dir} "
+                "(from its newest checkpoint)",
+                file=sys.stderr,
+            )
         return exc.exit_code
     print(f"{model.num_timesteps} steps in {time.time() - start:.0f} s; final model {run_dir / 'final_model.zip'}")
     return 0

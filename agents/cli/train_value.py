@@ -26,7 +26,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 OVERRIDES = ("ruleset", "seed", "iterations", "games", "first_games", "lam", "epochs", "workers")
 
 
@@ -43,13 +42,18 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, help="processes playing the games (default 2)")
     parser.add_argument("--out", help="run folder (default runs/value_<ruleset name>_s<seed>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its newest iteration")
-    parser.add_argument("--error-vs-optimal", metavar="FILE", help="measure this network against the exact solver instead of training")
+    parser.add_argument(
+        "--error-vs-optimal", metavar="FILE", help="measure this network against the exact solver instead of training"
+    )
     args = parser.parse_args(argv)
     if args.error_vs_optimal is not None:
         if not args.error_vs_optimal:
             parser.error("--error-vs-optimal needs a value network file")
-        unused = [f"--{k.replace('_', '-')}" for k in (*OVERRIDES, "config", "out") if k not in ("ruleset", "games")
-                  and getattr(args, k) is not None] + (["--resume"] if args.resume else [])
+        unused = [
+            f"--{k.replace('_', '-')}"
+            for k in (*OVERRIDES, "config", "out")
+            if k not in ("ruleset", "games") and getattr(args, k) is not None
+        ] + (["--resume"] if args.resume else [])
         if unused:
             parser.error(f"--error-vs-optimal measures a network and trains nothing: {', '.join(unused)} do not apply")
         return error_vs_optimal(parser, args)
@@ -82,7 +86,9 @@ def _main(argv: list[str] | None = None) -> int:
         parser.error(f"--out {out}: {exc}")
     except ValueError as exc:  # a damaged or different run to resume
         parser.error(str(exc))
-    print(f"value network: {path}\nplay it:       python scripts/evaluate.py --ruleset {cfg.ruleset} --agents expectimax search:{path}")
+    print(
+        f"value network: {path}\nplay it:       python scripts/evaluate.py --ruleset {cfg.ruleset} --agents expectimax search:{path}"
+    )
     return 0
 
 
@@ -101,8 +107,10 @@ def error_vs_optimal(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         err = value_error_vs_optimal(net, net.ruleset, eval_seeds(games))
     except (FileNotFoundError, ValueError) as exc:
         parser.error(f"--error-vs-optimal: {exc}")
-    print(f"{net.ruleset}, {games} canonical games, {err['states']:,} afterstates of optimal play: "
-          f"value MAE {err['mae']:.3f} points (bias {err['bias']:+.3f}); prior alone MAE {err['prior_mae']:.3f}")
+    print(
+        f"{net.ruleset}, {games} canonical games, {err['states']:,} afterstates of optimal play: "
+        f"value MAE {err['mae']:.3f} points (bias {err['bias']:+.3f}); prior alone MAE {err['prior_mae']:.3f}"
+    )
     return 0
 
 
@@ -116,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
             return _main(argv)
         except KeyboardInterrupt as exc:
             terminated = isinstance(exc, Terminated)
-            print(f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: the finished iterations are kept; "
-                  "continue with --resume", file=sys.stderr)
+            print(
+                f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: the finished iterations are kept; "
+                "continue with --resume",
+                file=sys.stderr,
+            )
             return 143 if terminated else 130
 
 

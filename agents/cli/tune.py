@@ -48,24 +48,52 @@ from pathlib import Path
 from agents.cli import interruptible
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
-from agents.training.tuning import (load_base, optuna_module, search_local, search_with_ray, trial_config, trial_cpus,
-                                    used_search_files, used_trial_runs)
+from agents.training.tuning import (
+    load_base,
+    optuna_module,
+    search_local,
+    search_with_ray,
+    trial_config,
+    trial_cpus,
+    used_search_files,
+    used_trial_runs,
+)
 from jamb_env.files import check_output_folder
 from jamb_env.render import printable
 
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="base training config (default: the repository's configs/ppo_classic.yaml, from any folder)")
+    parser.add_argument(
+        "--config",
+        default=str(DEFAULT_CONFIG),
+        help="base training config (default: the repository's configs/ppo_classic.yaml, from any folder)",
+    )
     parser.add_argument("--ruleset", help="override the config's ruleset (preset name or rules YAML path)")
     parser.add_argument("--trials", type=int, default=8, help="Optuna trials (at least 1)")
     parser.add_argument("--steps", type=int, default=200_000, help="env steps per trial (at least 1)")
     parser.add_argument("--seed", type=int, default=0, help="sampler and training seed (0..2**32-1)")
-    parser.add_argument("--out", help="output folder, new or without an earlier search (trial runs, trials.csv, best_config.yaml; default runs/tune/<ruleset>)")
-    parser.add_argument("--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs make install-ray)")
-    parser.add_argument("--address", help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)")
-    parser.add_argument("--jobs", type=int, help="with --ray: trials at once, the CPUs of the local Ray (default 2; a cluster uses its own)")
-    parser.add_argument("--scheduler", choices=("asha", "median", "none"), help="with --ray: stop weak trials at their evaluations (default asha)")
+    parser.add_argument(
+        "--out",
+        help="output folder, new or without an earlier search (trial runs, trials.csv, best_config.yaml; default runs/tune/<ruleset>)",
+    )
+    parser.add_argument(
+        "--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs make install-ray)"
+    )
+    parser.add_argument(
+        "--address",
+        help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        help="with --ray: trials at once, the CPUs of the local Ray (default 2; a cluster uses its own)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        choices=("asha", "median", "none"),
+        help="with --ray: stop weak trials at their evaluations (default asha)",
+    )
     args = parser.parse_args(argv)
     if not args.ray:
         for flag in ("address", "jobs", "scheduler"):
@@ -87,20 +115,30 @@ def _main(argv: list[str] | None = None) -> int:
         parser.error(f"--config: {exc}")
     if is_rllib_config(base):
         if not args.ray:
-            parser.error(f"--config {args.config} is an RLlib config (engine: rllib): tune it with --ray (each trial trains on Ray Tune)")
+            parser.error(
+                f"--config {args.config} is an RLlib config (engine: rllib): tune it with --ray (each trial trains on Ray Tune)"
+            )
         if base["players"] is not None:
-            parser.error(f"--config {args.config}: key 'players': self-play configs cannot be tuned (their evaluation is a "
-                         "match against greedy, not a score); leave out players to tune solitaire training")
-    local_cpus = None if args.address or os.environ.get("RAY_ADDRESS") else args.jobs or 2  # a cluster is checked once joined
+            parser.error(
+                f"--config {args.config}: key 'players': self-play configs cannot be tuned (their evaluation is a "
+                "match against greedy, not a score); leave out players to tune solitaire training"
+            )
+    local_cpus = (
+        None if args.address or os.environ.get("RAY_ADDRESS") else args.jobs or 2
+    )  # a cluster is checked once joined
     if args.ray and local_cpus is not None and trial_cpus(base) > local_cpus:
-        parser.error(f"--jobs {local_cpus}: a trial of {args.config} needs {trial_cpus(base)} CPUs (1 + num_env_runners "
-                     f"{trial_cpus(base) - 1}); give --jobs {trial_cpus(base)} or more, or lower num_env_runners")
+        parser.error(
+            f"--jobs {local_cpus}: a trial of {args.config} needs {trial_cpus(base)} CPUs (1 + num_env_runners "
+            f"{trial_cpus(base) - 1}); give --jobs {trial_cpus(base)} or more, or lower num_env_runners"
+        )
     from jamb_env import load_ruleset
 
     try:
         load_ruleset(base["ruleset"])
     except ValueError as exc:
-        parser.error(f"--ruleset {args.ruleset}: {exc}" if args.ruleset else f"--config {args.config}: key 'ruleset': {exc}")
+        parser.error(
+            f"--ruleset {args.ruleset}: {exc}" if args.ruleset else f"--config {args.config}: key 'ruleset': {exc}"
+        )
     out = Path(args.out or f"runs/tune/{Path(str(base['ruleset'])).stem}")
     try:
         check_output_folder(out)
@@ -113,7 +151,6 @@ def _main(argv: list[str] | None = None) -> int:
     trial_base = trial_config(base, args.steps)  # at least one evaluation per trial; not written to best_config
     if args.ray:
         from agents.ray_backend import RayUnavailable, import_ray
-
         from agents.rllib_agent import RLlibUnavailable, import_rllib
 
         try:
@@ -130,8 +167,12 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"error: --out {out}: {exc}", file=sys.stderr)
         return 2
     search = search_with_ray if args.ray else search_local
-    options = {"address": args.address, "jobs": args.jobs or 2, "scheduler": args.scheduler or "asha"} if args.ray else {}
-    return search(trials=args.trials, steps=args.steps, seed=args.seed, base=base, trial_base=trial_base, out=out, **options)
+    options = (
+        {"address": args.address, "jobs": args.jobs or 2, "scheduler": args.scheduler or "asha"} if args.ray else {}
+    )
+    return search(
+        trials=args.trials, steps=args.steps, seed=args.seed, base=base, trial_base=trial_base, out=out, **options
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

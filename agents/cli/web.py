@@ -42,7 +42,9 @@ def agent_spec(text: str) -> str:
         for name in ("best_model.zip", "final_model.zip"):
             if (path / name).is_file():
                 return str(path / name)
-        raise argparse.ArgumentTypeError(f"{text}: a folder without best_model.zip or final_model.zip (not a training run?)")
+        raise argparse.ArgumentTypeError(
+            f"{text}: a folder without best_model.zip or final_model.zip (not a training run?)"
+        )
     try:
         spec = parse_spec(text)
     except ValueError as exc:
@@ -65,11 +67,19 @@ def is_loopback(host: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this machine only)")
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this machine only)"
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free one)")
     parser.add_argument("--records", default="games", help="folder of the game records (default games/)")
-    parser.add_argument("--agent", action="append", type=agent_spec, default=[], metavar="SPEC",
-                        help="also offer this agent (a model .zip, a run folder, search:/hybrid:/rllib: with a path); repeatable")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        type=agent_spec,
+        default=[],
+        metavar="SPEC",
+        help="also offer this agent (a model .zip, a run folder, search:/hybrid:/rllib: with a path); repeatable",
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0..65535, got {args.port}")
@@ -91,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Jamb in the browser: http://{host}:{server.server_port}/  (records in {records}/; Ctrl-C stops)", flush=True)
+    print(
+        f"Jamb in the browser: http://{host}:{server.server_port}/  (records in {records}/; Ctrl-C stops)", flush=True
+    )
     if not is_loopback(args.host):
         print(f"note: bound to {args.host}, not loopback: anyone who reaches this address can play here", flush=True)
     arrived: list[int] = []

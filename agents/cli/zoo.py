@@ -66,12 +66,15 @@ def _check_conf_file(rest: list[str]) -> None:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ValueError(f"--conf-file {conf}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"--conf-file {conf}: expected a mapping of env ids to hyper-parameters, "
-                         f"got {type(data).__name__}")
+        raise ValueError(
+            f"--conf-file {conf}: expected a mapping of env ids to hyper-parameters, got {type(data).__name__}"
+        )
     for key in (known.env, "default"):
         if key in data and not isinstance(data[key], dict):
-            raise ValueError(f"--conf-file {conf}: key {key!r}: expected a mapping of hyper-parameters, "
-                             f"got {type(data[key]).__name__}")
+            raise ValueError(
+                f"--conf-file {conf}: key {key!r}: expected a mapping of hyper-parameters, "
+                f"got {type(data[key]).__name__}"
+            )
 
 
 def _check_log_folder(rest: list[str]) -> None:
@@ -89,7 +92,9 @@ def _check_log_folder(rest: list[str]) -> None:
 
 
 def _run(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="jamb-zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="jamb-zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("command", choices=COMMANDS, help="the rl_zoo3 script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (rl_zoo3's train / enjoy --help)")
     args = parser.parse_args(argv)
@@ -101,9 +106,11 @@ def _run(argv: list[str] | None) -> int:
         parser.error(str(exc))
     if args.command == "train":
         from rl_zoo3.train import train as script
+
         rest = _with_default_config(args.args)
     else:
         from rl_zoo3.enjoy import enjoy as script
+
         rest = args.args
     saved, sys.argv = sys.argv, [f"jamb-zoo {args.command}", *rest]
     try:
@@ -111,7 +118,11 @@ def _run(argv: list[str] | None) -> int:
             _check_conf_file(rest)
             _check_log_folder(rest)
         script()
-    except (ValueError, AssertionError, FileNotFoundError) as exc:  # the zoo's own checks (env id, config, model folder)
+    except (
+        ValueError,
+        AssertionError,
+        FileNotFoundError,
+    ) as exc:  # the zoo's own checks (env id, config, model folder)
         print(f"error: {exc or type(exc).__name__}", file=sys.stderr)
         return 2
     finally:

@@ -32,8 +32,19 @@ from jamb_env.files import atomic_write_text, read_regular_bytes
 
 from .config import config_text
 from .envs import eval_seeds, set_game_seeds
-from .runs import (PROGRESS, append_evaluation, baseline_tags, best_so_far, config_markdown, free_name, load_evaluations, save_best,
-                   save_checkpoint, save_evaluations, tensorboard_writer)
+from .runs import (
+    PROGRESS,
+    append_evaluation,
+    baseline_tags,
+    best_so_far,
+    config_markdown,
+    free_name,
+    load_evaluations,
+    save_best,
+    save_checkpoint,
+    save_evaluations,
+    tensorboard_writer,
+)
 
 #: The step column of ``progress.csv`` (SB3's name; every row carries it).
 STEP_KEY = "time/total_timesteps"
@@ -90,8 +101,18 @@ class SeededEvalCallback(BaseCallback):
     that step is continued and the best model's score restored (:mod:`.runs`).
     """
 
-    def __init__(self, eval_env, eval_seeds: list[int], baselines: Mapping[str, float], n_eval_episodes: int, freq: int, run_dir: str | Path,
-                 keep_before: int | None = None, deterministic: bool = True, verbose: int = 0):
+    def __init__(
+        self,
+        eval_env,
+        eval_seeds: list[int],
+        baselines: Mapping[str, float],
+        n_eval_episodes: int,
+        freq: int,
+        run_dir: str | Path,
+        keep_before: int | None = None,
+        deterministic: bool = True,
+        verbose: int = 0,
+    ):
         super().__init__(verbose)
         self.eval_env = eval_env
         self.eval_seeds = list(eval_seeds)
@@ -127,8 +148,14 @@ class SeededEvalCallback(BaseCallback):
                 self.logger.record(tag, value)
         self.last_scores = []
         rewards, lengths = evaluate_policy(
-            self.model, self.eval_env, n_eval_episodes=self.n_eval_episodes, deterministic=self.deterministic,
-            return_episode_rewards=True, warn=False, callback=self._log_score, use_masking=True,
+            self.model,
+            self.eval_env,
+            n_eval_episodes=self.n_eval_episodes,
+            deterministic=self.deterministic,
+            return_episode_rewards=True,
+            warn=False,
+            callback=self._log_score,
+            use_masking=True,
         )  # warn=False: JambVecEnv reports true episode returns without a Monitor wrapper
         append_evaluation(self.history, step, rewards, lengths)  # never two evaluations at one step
         save_evaluations(self.run_dir, self.history)
@@ -150,7 +177,9 @@ class SeededEvalCallback(BaseCallback):
             self.last_scores.append(info["score"])
             self.logger.record_mean("eval/score", info["score"])
             if "score_parts" in info:
-                self.logger.record_mean("eval/bonus_rate", info["score_parts"]["bonus_columns"] / len(info["column_scores"]))
+                self.logger.record_mean(
+                    "eval/bonus_rate", info["score_parts"]["bonus_columns"] / len(info["column_scores"])
+                )
 
 
 class RolloutCheckpointCallback(BaseCallback):
@@ -196,16 +225,32 @@ class StopOnRequestCallback(BaseCallback):
         return self.request.signum is None
 
 
-def make_callbacks(cfg: Mapping[str, Any], run_dir: Path, eval_env, baselines: Mapping[str, float], keep_before: int | None = None,
-                   stop: StopRequest | None = None) -> tuple[CallbackList, SeededEvalCallback]:
+def make_callbacks(
+    cfg: Mapping[str, Any],
+    run_dir: Path,
+    eval_env,
+    baselines: Mapping[str, float],
+    keep_before: int | None = None,
+    stop: StopRequest | None = None,
+) -> tuple[CallbackList, SeededEvalCallback]:
     """The run's callbacks (scores, evaluation every ``eval.freq`` env steps, checkpoints
     every ``checkpoint.freq``, stopping on ``stop``) and the evaluation callback (for its
     ``last_scores`` and :meth:`~SeededEvalCallback.evaluate`). ``keep_before``: None for a
     new run, else the step a resumed run continues its logs from (:func:`run_logger`)."""
-    eval_cb = SeededEvalCallback(eval_env, eval_seeds(cfg), baselines, n_eval_episodes=cfg["eval"]["episodes"], freq=cfg["eval"]["freq"],
-                                 run_dir=run_dir, keep_before=keep_before)
-    callbacks = [JambScoreCallback(config_text(cfg), baselines, log_start=keep_before in (None, 0)), eval_cb,
-                 RolloutCheckpointCallback(cfg["checkpoint"]["freq"], run_dir)]
+    eval_cb = SeededEvalCallback(
+        eval_env,
+        eval_seeds(cfg),
+        baselines,
+        n_eval_episodes=cfg["eval"]["episodes"],
+        freq=cfg["eval"]["freq"],
+        run_dir=run_dir,
+        keep_before=keep_before,
+    )
+    callbacks = [
+        JambScoreCallback(config_text(cfg), baselines, log_start=keep_before in (None, 0)),
+        eval_cb,
+        RolloutCheckpointCallback(cfg["checkpoint"]["freq"], run_dir),
+    ]
     if stop is not None:
         callbacks.append(StopOnRequestCallback(stop))
     return CallbackList(callbacks), eval_cb
@@ -287,7 +332,9 @@ class ProgressCSV(KVWriter):
     and :meth:`close`.
     """
 
-    def __init__(self, path: Path, keep_before: int | None = None, min_interval_s: float = 10.0, small_rows: int = 2000):
+    def __init__(
+        self, path: Path, keep_before: int | None = None, min_interval_s: float = 10.0, small_rows: int = 2000
+    ):
         self.path = Path(path)
         self.keys: list[str] = []
         self.rows: list[dict[str, str]] = []
@@ -307,12 +354,16 @@ class ProgressCSV(KVWriter):
         except (OSError, csv.Error) as exc:  # csv.Error: a field over csv's size limit
             aside = free_name(self.path.parent, "progress_unreadable", ".csv")
             os.replace(self.path, aside)
-            print(f"{self.path} is unreadable ({' '.join(str(exc).split())[:200]}); moved to {aside.name}, starting a new {self.path.name}")
+            print(
+                f"{self.path} is unreadable ({' '.join(str(exc).split())[:200]}); moved to {aside.name}, starting a new {self.path.name}"
+            )
             self.flush()
             return
         abandoned = []
         for row in rows:
-            if None in row or None in row.values() or _row_step(row) >= keep_before:  # malformed, or after the checkpoint
+            if (
+                None in row or None in row.values() or _row_step(row) >= keep_before
+            ):  # malformed, or after the checkpoint
                 abandoned.append(row)
             else:
                 self.rows.append(row)
@@ -326,7 +377,9 @@ class ProgressCSV(KVWriter):
                 writer.writerow([row.get(k) or "" for k in header] + list(row.get(None) or []))
             atomic_write_text(aside, out.getvalue())
             first, last = _row_step(abandoned[0]), _row_step(abandoned[-1])
-            print(f"{self.path}: {len(abandoned)} row(s) of steps {first}..{last} (logged after the step resumed from) moved to {aside.name}")
+            print(
+                f"{self.path}: {len(abandoned)} row(s) of steps {first}..{last} (logged after the step resumed from) moved to {aside.name}"
+            )
         self.flush()
 
     def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:

@@ -76,8 +76,15 @@ DEFAULTS: dict[str, Any] = {
     "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
     "checkpoint": {"freq": 100_000},
     "init_from": None,
-    "imitation": {"games": 0, "teacher": "expectimax", "epochs": 10, "batch_size": 1024, "learning_rate": 1e-3, "vf_coef": 0.5,
-                  "jobs": 1},
+    "imitation": {
+        "games": 0,
+        "teacher": "expectimax",
+        "epochs": 10,
+        "batch_size": 1024,
+        "learning_rate": 1e-3,
+        "vf_coef": 0.5,
+        "jobs": 1,
+    },
 }
 _SECTIONS = {"env", "algo", "eval", "checkpoint", "imitation"}
 #: ``imitation.teacher``: the built-in agents a run may imitate (names, never files: a run
@@ -156,7 +163,9 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     return validate_config(read_config(path), path, overrides)
 
 
-def validate_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def validate_config(
+    raw: Mapping[str, Any], path: str | Path, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """``raw`` (a config file's mapping) with defaults filled and ``overrides`` (None
     values skipped) applied, validated; ``path`` names the file in error messages and
     gives ``config_name``.
@@ -204,9 +213,13 @@ def _positive_int(path: Path, key: str, value: Any, most: int | None = None, why
     """ConfigError unless ``value`` is an integer above 0 (a bool is not one) and at most
     ``most`` (None: no bound; ``why`` says what the bound protects)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{path}: key '{key}': expected a positive integer{f' (1..{most:,})' if most else ''}, got {value!r}")
+        raise ConfigError(
+            f"{path}: key '{key}': expected a positive integer{f' (1..{most:,})' if most else ''}, got {value!r}"
+        )
     if most is not None and value > most:
-        raise ConfigError(f"{path}: key '{key}': {value:,} is too large; allowed: 1..{most:,}{f' ({why})' if why else ''}")
+        raise ConfigError(
+            f"{path}: key '{key}': {value:,} is too large; allowed: 1..{most:,}{f' ({why})' if why else ''}"
+        )
 
 
 def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
@@ -222,8 +235,10 @@ def check_algo(algo: dict[str, Any], path: Path | str) -> None:
     """The algo keys, counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
     for key in algo:
         if not isinstance(key, str) or key.startswith("_") or key in TRAINER_ALGO_KEYS:
-            raise ConfigError(f"{path}: key 'algo.{key}': not allowed (private arguments and the ones the trainer sets: "
-                              f"{', '.join(TRAINER_ALGO_KEYS)})")
+            raise ConfigError(
+                f"{path}: key 'algo.{key}': not allowed (private arguments and the ones the trainer sets: "
+                f"{', '.join(TRAINER_ALGO_KEYS)})"
+            )
     if "n_steps" in algo:
         _positive_int(path, "algo.n_steps", algo["n_steps"], MAX_ROLLOUT, "steps per env per rollout")
     if "n_epochs" in algo:
@@ -232,8 +247,15 @@ def check_algo(algo: dict[str, Any], path: Path | str) -> None:
         _positive_int(path, "algo.batch_size", algo["batch_size"], MAX_ROLLOUT, "samples per minibatch")
         if algo["batch_size"] < 2:
             raise ConfigError(f"{path}: key 'algo.batch_size': at least 2 (advantage normalisation needs 2 samples)")
-    for key, lo, hi in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("learning_rate", 0.0, 1.0), ("clip_range", 0.0, 10.0),
-                        ("ent_coef", 0.0, 10.0), ("vf_coef", 0.0, 10.0), ("max_grad_norm", 0.0, 1e6)):
+    for key, lo, hi in (
+        ("gamma", 0.0, 1.0),
+        ("gae_lambda", 0.0, 1.0),
+        ("learning_rate", 0.0, 1.0),
+        ("clip_range", 0.0, 10.0),
+        ("ent_coef", 0.0, 10.0),
+        ("vf_coef", 0.0, 10.0),
+        ("max_grad_norm", 0.0, 1e6),
+    ):
         v = algo.get(key)
         if isinstance(v, str) and not v.startswith("lin_"):
             try:  # YAML 1.1 reads 3e-4 (no dot) as text
@@ -243,8 +265,15 @@ def check_algo(algo: dict[str, Any], path: Path | str) -> None:
         if isinstance(v, str) and key in SCHEDULE_KEYS:
             v = parse_schedule(v)  # the initial value is range-checked below
             if v is None:
-                raise ConfigError(f"{path}: key 'algo.{key}': {algo[key]!r}; allowed: a number or 'lin_<number>' (linear decay to 0)")
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi and not (key == "ent_coef" and v == 0)):
+                raise ConfigError(
+                    f"{path}: key 'algo.{key}': {algo[key]!r}; allowed: a number or 'lin_<number>' (linear decay to 0)"
+                )
+        if v is not None and (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or not lo < v <= hi
+            and not (key == "ent_coef" and v == 0)
+        ):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
     kl = algo.get("target_kl")
     if kl is not None and (isinstance(kl, bool) or not isinstance(kl, (int, float)) or not 0 < kl < math.inf):
@@ -257,16 +286,24 @@ def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:
     ev_envs = ev["n_envs"]
     top = 2**32 - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
     if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed <= top:
-        raise ConfigError(f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), got {ev_seed!r}")
+        raise ConfigError(
+            f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), got {ev_seed!r}"
+        )
 
 
 def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     """device (cpu, cuda, cuda:N, auto), init_from (a path or null), ruleset (a name or a
     path) and trainer (one of :data:`TRAINERS`)."""
-    if not isinstance(cfg["device"], str) or cfg["device"] not in ("cpu", "cuda", "auto") and not cfg["device"].startswith("cuda:"):
+    if (
+        not isinstance(cfg["device"], str)
+        or cfg["device"] not in ("cpu", "cuda", "auto")
+        and not cfg["device"].startswith("cuda:")
+    ):
         raise ConfigError(f"{path}: key 'device': {cfg['device']!r}; allowed: cpu, cuda, cuda:N, auto")
     if cfg["init_from"] is not None and (not isinstance(cfg["init_from"], str) or not cfg["init_from"]):
-        raise ConfigError(f"{path}: key 'init_from': expected the path of a MaskablePPO .zip or null, got {cfg['init_from']!r}")
+        raise ConfigError(
+            f"{path}: key 'init_from': expected the path of a MaskablePPO .zip or null, got {cfg['init_from']!r}"
+        )
     if not isinstance(cfg["ruleset"], str):
         raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
     if cfg["trainer"] not in TRAINERS:
@@ -285,17 +322,23 @@ def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:
     _positive_int(path, "checkpoint.freq", cfg["checkpoint"]["freq"])
     n_envs, n_steps = cfg["env"]["n_envs"], cfg["algo"].get("n_steps", SB3_DEFAULT_N_STEPS)
     if n_envs * n_steps > MAX_ROLLOUT:
-        raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} envs x algo.n_steps {n_steps:,} = {n_envs * n_steps:,} steps per "
-                          f"rollout is too large; allowed: at most {MAX_ROLLOUT:,} (the rollout buffer holds every step)")
+        raise ConfigError(
+            f"{path}: key 'env.n_envs': {n_envs:,} envs x algo.n_steps {n_steps:,} = {n_envs * n_steps:,} steps per "
+            f"rollout is too large; allowed: at most {MAX_ROLLOUT:,} (the rollout buffer holds every step)"
+        )
     batch_size = cfg["algo"].get("batch_size", SB3_DEFAULT_BATCH_SIZE)
     if cfg["algo"].get("normalize_advantage", True) and leaves_one_sample(n_envs * n_steps, batch_size):
-        raise ConfigError(f"{path}: key 'algo.batch_size': {n_envs:,} envs x algo.n_steps {n_steps:,} = "
-                          f"{n_envs * n_steps:,} steps per rollout leave a last minibatch of 1 step in minibatches of "
-                          f"{batch_size:,} (advantage normalisation needs 2 samples: MaskablePPO's weights would turn "
-                          "NaN); choose another batch_size")
+        raise ConfigError(
+            f"{path}: key 'algo.batch_size': {n_envs:,} envs x algo.n_steps {n_steps:,} = "
+            f"{n_envs * n_steps:,} steps per rollout leave a last minibatch of 1 step in minibatches of "
+            f"{batch_size:,} (advantage normalisation needs 2 samples: MaskablePPO's weights would turn "
+            "NaN); choose another batch_size"
+        )
     if cfg["env"]["vec_env"] == "subproc" and n_envs > MAX_SUBPROC_ENVS:
-        raise ConfigError(f"{path}: key 'env.n_envs': {n_envs:,} is too many for vec_env subproc (one process per env); "
-                          f"allowed: 1..{MAX_SUBPROC_ENVS}, or vec_env batched for more")
+        raise ConfigError(
+            f"{path}: key 'env.n_envs': {n_envs:,} is too many for vec_env subproc (one process per env); "
+            f"allowed: 1..{MAX_SUBPROC_ENVS}, or vec_env batched for more"
+        )
 
 
 def _check_env(env: Mapping[str, Any], path: Path) -> None:
@@ -316,9 +359,13 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
     im = cfg["imitation"]
     games = im["games"]
     if isinstance(games, bool) or not isinstance(games, int) or not 0 <= games <= MAX_IMITATION_GAMES:
-        raise ConfigError(f"{path}: key 'imitation.games': expected an integer in 0..{MAX_IMITATION_GAMES:,} (0: no imitation), got {games!r}")
+        raise ConfigError(
+            f"{path}: key 'imitation.games': expected an integer in 0..{MAX_IMITATION_GAMES:,} (0: no imitation), got {games!r}"
+        )
     if im["teacher"] not in IMITATION_TEACHERS:
-        raise ConfigError(f"{path}: key 'imitation.teacher': {im['teacher']!r}; allowed: {', '.join(IMITATION_TEACHERS)}")
+        raise ConfigError(
+            f"{path}: key 'imitation.teacher': {im['teacher']!r}; allowed: {', '.join(IMITATION_TEACHERS)}"
+        )
     if games:
         from jamb_env.errors import RulesetError
 
@@ -329,7 +376,9 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
         except RulesetError:
             pass  # the ruleset itself is reported where the run loads it, as without a teacher
         except ValueError as exc:
-            raise ConfigError(f"{path}: key 'imitation.teacher': {im['teacher']} cannot teach {cfg['ruleset']}: {exc}") from None
+            raise ConfigError(
+                f"{path}: key 'imitation.teacher': {im['teacher']} cannot teach {cfg['ruleset']}: {exc}"
+            ) from None
     _positive_int(path, "imitation.epochs", im["epochs"], 10_000)
     _positive_int(path, "imitation.batch_size", im["batch_size"], MAX_ROLLOUT, "decisions per minibatch")
     _positive_int(path, "imitation.jobs", im["jobs"], MAX_PROCESSES, "processes")
@@ -341,9 +390,13 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
             except ValueError:
                 pass
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi:
-            raise ConfigError(f"{path}: key 'imitation.{key}': expected a number in ({max(lo, 0.0)}, {hi}]{' or 0' if key == 'vf_coef' else ''}, got {v!r}")
+            raise ConfigError(
+                f"{path}: key 'imitation.{key}': expected a number in ({max(lo, 0.0)}, {hi}]{' or 0' if key == 'vf_coef' else ''}, got {v!r}"
+            )
     if games and cfg["init_from"] is not None:
-        raise ConfigError(f"{path}: keys 'imitation.games' and 'init_from': a run starts from a model or from a teacher, not both")
+        raise ConfigError(
+            f"{path}: keys 'imitation.games' and 'init_from': a run starts from a model or from a teacher, not both"
+        )
 
 
 def resume_config(run_dir: str | Path, total_timesteps: int | None = None) -> dict[str, Any]:
@@ -377,8 +430,10 @@ def check_steps_left(run_dir: str | Path, done: int, total: int) -> None:
         ConfigError: ``done >= total``: nothing to train.
     """
     if done >= total:
-        raise ConfigError(f"{run_dir} has trained {done:,} steps already (the checkpoint it resumes from) and total_timesteps is "
-                          f"{total:,}: nothing to train, nothing written; pass --total-timesteps above {done:,} to train it further")
+        raise ConfigError(
+            f"{run_dir} has trained {done:,} steps already (the checkpoint it resumes from) and total_timesteps is "
+            f"{total:,}: nothing to train, nothing written; pass --total-timesteps above {done:,} to train it further"
+        )
 
 
 def parse_schedule(value: str) -> float | None:

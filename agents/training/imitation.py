@@ -80,7 +80,10 @@ def play_teacher(args: tuple) -> dict[str, np.ndarray]:
             rew_l.append(reward)
             done_l.append(done)
     columns = {"obs": obs_l, "mask": mask_l, "action": act_l, "reward": rew_l, "done": done_l}
-    return {**{k: np.asarray(columns[k], dtype) for k, dtype in ARRAYS.items()}, "seeds": np.asarray([str(s) for s in seeds])}
+    return {
+        **{k: np.asarray(columns[k], dtype) for k, dtype in ARRAYS.items()},
+        "seeds": np.asarray([str(s) for s in seeds]),
+    }
 
 
 def _chunk_path(folder: Path, k: int) -> Path:
@@ -98,11 +101,16 @@ def _read_chunk(path: Path, seeds: list[int], obs_size: int, n_actions: int) -> 
         return None
     if any(chunk[k].dtype != dtype for k, dtype in ARRAYS.items()) or chunk["seeds"].dtype.kind != "U":
         return None
-    ok = (list(chunk["seeds"]) == [str(s) for s in seeds] and chunk["obs"].ndim == 2 and chunk["obs"].shape[1] == obs_size
-          and chunk["mask"].shape == (len(chunk["obs"]), n_actions)
-          and all(chunk[k].ndim == 1 for k in ("action", "reward", "done"))
-          and int(chunk["done"].sum()) == len(seeds)
-          and all(len(chunk[k]) == len(chunk["obs"]) for k in ARRAYS) and bool(chunk["done"][-1]))
+    ok = (
+        list(chunk["seeds"]) == [str(s) for s in seeds]
+        and chunk["obs"].ndim == 2
+        and chunk["obs"].shape[1] == obs_size
+        and chunk["mask"].shape == (len(chunk["obs"]), n_actions)
+        and all(chunk[k].ndim == 1 for k in ("action", "reward", "done"))
+        and int(chunk["done"].sum()) == len(seeds)
+        and all(len(chunk[k]) == len(chunk["obs"]) for k in ARRAYS)
+        and bool(chunk["done"][-1])
+    )
     if not ok:
         return None
     action = chunk["action"].astype(np.int64)
@@ -134,15 +142,23 @@ def teacher_games(cfg: Mapping[str, Any], folder: Path, progress: bool = True) -
         if chunk is not None:
             chunks[k] = chunk
     todo = [k for k in range(len(groups)) if k not in chunks]
-    tasks = {k: (cfg["ruleset"], im["teacher"], groups[k], cfg["env"]["reward_scale"], cfg["env"]["turn_features"]) for k in todo}
+    tasks = {
+        k: (cfg["ruleset"], im["teacher"], groups[k], cfg["env"]["reward_scale"], cfg["env"]["turn_features"])
+        for k in todo
+    }
 
     def keep(k: int, chunk: dict) -> None:
         atomic_write(_chunk_path(folder, k), lambda f: np.savez(f, **chunk))
         chunks[k] = chunk
         bar.update(len(groups[k]))
 
-    with tqdm(total=len(seeds), initial=len(seeds) - sum(len(groups[k]) for k in todo), disable=not progress, unit="game",
-              desc=f"{im['teacher']} games") as bar:
+    with tqdm(
+        total=len(seeds),
+        initial=len(seeds) - sum(len(groups[k]) for k in todo),
+        disable=not progress,
+        unit="game",
+        desc=f"{im['teacher']} games",
+    ) as bar:
         if im["jobs"] <= 1 or len(todo) <= 1:
             for k in todo:
                 keep(k, play_teacher(tasks[k]))
@@ -170,8 +186,9 @@ def discounted_returns(reward: np.ndarray, done: np.ndarray, gamma: float) -> np
     return out.astype(np.float32)
 
 
-def fit(model, games: Mapping[str, np.ndarray], im: Mapping[str, Any], gamma: float, seed: int = 0,
-        progress: bool = True) -> list[dict[str, float]]:
+def fit(
+    model, games: Mapping[str, np.ndarray], im: Mapping[str, Any], gamma: float, seed: int = 0, progress: bool = True
+) -> list[dict[str, float]]:
     """Fit ``model``'s policy and value to the teacher's ``games`` (module docstring) for
     ``im["epochs"]`` epochs of minibatches of ``im["batch_size"]`` decisions with Adam at
     ``im["learning_rate"]``; return one dict a epoch: ``loss``, ``policy_loss``,
@@ -188,8 +205,12 @@ def fit(model, games: Mapping[str, np.ndarray], im: Mapping[str, Any], gamma: fl
     held = max(1, math.ceil(HOLDOUT * n_games)) if n_games > 1 else 0
     train_idx = np.flatnonzero(games["game"] < n_games - held)
     hold_idx = np.flatnonzero(games["game"] >= n_games - held)
-    tensors = {"obs": torch.as_tensor(games["obs"]), "mask": torch.as_tensor(games["mask"]),
-               "action": torch.as_tensor(games["action"].astype(np.int64)), "ret": torch.as_tensor(returns)}
+    tensors = {
+        "obs": torch.as_tensor(games["obs"]),
+        "mask": torch.as_tensor(games["mask"]),
+        "action": torch.as_tensor(games["action"].astype(np.int64)),
+        "ret": torch.as_tensor(returns),
+    }
     optimizer = torch.optim.Adam(policy.parameters(), lr=float(im["learning_rate"]))
     rng = np.random.default_rng(np.random.SeedSequence([seed, 29]))
     vf_coef = float(im["vf_coef"])
@@ -242,10 +263,16 @@ def holdout(policy, tensors: Mapping[str, Any], idx: np.ndarray, losses) -> dict
             dist = policy.get_distribution(obs, action_masks=tensors["mask"][part].numpy())
             agree += int((dist.distribution.probs.argmax(dim=1).cpu() == tensors["action"][part]).sum())
     policy.set_training_mode(True)
-    return {"holdout_policy_loss": sums[0] / len(idx), "holdout_value_loss": sums[1] / len(idx), "holdout_agreement": agree / len(idx)}
+    return {
+        "holdout_policy_loss": sums[0] / len(idx),
+        "holdout_value_loss": sums[1] / len(idx),
+        "holdout_agreement": agree / len(idx),
+    }
 
 
-def imitate(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True, games_dir: Path | None = None) -> dict[str, Any]:
+def imitate(
+    model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True, games_dir: Path | None = None
+) -> dict[str, Any]:
     """Play the teacher's games (kept in ``games_dir``, default ``run_dir/imitation/``), fit ``model`` to them,
     save it as ``run_dir/imitation_model.zip``; return the record saved as
     ``imitation.json``: the teacher, games, decisions, settings, per-epoch ``history``,
@@ -257,16 +284,23 @@ def imitate(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True,
     games = teacher_games(cfg, Path(games_dir) if games_dir is not None else run_dir / GAMES_DIR, progress)
     played = time.perf_counter() - start
     history = fit(model, games, im, float(model.gamma), seed=cfg["seed"], progress=progress)
-    record = {"teacher": im["teacher"], "games": int(im["games"]), "decisions": int(len(games["action"])),
-              "settings": dict(im), "history": history, "play_seconds": played,
-              "fit_seconds": sum(h["seconds"] for h in history)}
+    record = {
+        "teacher": im["teacher"],
+        "games": int(im["games"]),
+        "decisions": int(len(games["action"])),
+        "settings": dict(im),
+        "history": history,
+        "play_seconds": played,
+        "fit_seconds": sum(h["seconds"] for h in history),
+    }
     atomic_save_model(model, run_dir / MODEL_FILE)
     save_record(run_dir / RECORD_FILE, record)
     return record
 
 
-def start_from_teacher(model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True,
-                       games_dir: Path | None = None) -> dict[str, Any]:
+def start_from_teacher(
+    model, cfg: Mapping[str, Any], run_dir: Path, progress: bool = True, games_dir: Path | None = None
+) -> dict[str, Any]:
     """Set ``model``'s weights to the run's imitation of its teacher: those of
     ``run_dir/imitation_model.zip`` when it loads and its record matches the config's
     ``imitation`` settings (a resumed run that was killed after imitating), else from a
@@ -302,7 +336,8 @@ def _sound_record(record: Any, cfg: Mapping[str, Any]) -> bool:
     history = record.get("history")
     return isinstance(history, list) and all(
         isinstance(row, dict) and all(isinstance(k, str) and finite_number(v) for k, v in row.items())
-        for row in history)
+        for row in history
+    )
 
 
 def log_imitation(run_dir: Path, record: Mapping[str, Any]) -> None:

@@ -50,6 +50,7 @@ from .config import TRAINERS
 #: ``0 * logit`` stays 0 in the entropy).
 MASKED_LOGIT = -1e8
 
+
 def model_class(trainer: str) -> type[MaskablePPO]:
     """``MaskablePPO`` for ``trainer: sb3``, :class:`LeanMaskablePPO` for ``lean``.
 
@@ -112,10 +113,12 @@ class LeanMaskablePPO(MaskablePPO):
                 return False
             self._update_info_buffer(infos, dones)
             if any(info.get("TimeLimit.truncated", False) for info in infos):
-                raise RuntimeError("a Jamb game was truncated: the lean trainer has no time-limit bootstrapping "
-                                   "(use trainer: sb3)")
-            rollout_buffer.add(self._last_obs, actions, rewards, self._last_episode_starts, values, log_probs,
-                               action_masks=masks)
+                raise RuntimeError(
+                    "a Jamb game was truncated: the lean trainer has no time-limit bootstrapping (use trainer: sb3)"
+                )
+            rollout_buffer.add(
+                self._last_obs, actions, rewards, self._last_episode_starts, values, log_probs, action_masks=masks
+            )
             self._last_obs = new_obs
             self._last_episode_starts = dones
         with th.no_grad():

@@ -49,8 +49,17 @@ from typing import Any
 
 from jamb_env.rules.ruleset import read_yaml_mapping
 
-from .config import (CONFIGS_DIR, MAX_EVAL_GAMES, MAX_N_ENVS, MAX_PROCESSES, MAX_ROLLOUT, MAX_TORCH_THREADS,
-                     ConfigError, finite_number, read_config)
+from .config import (
+    CONFIGS_DIR,
+    MAX_EVAL_GAMES,
+    MAX_N_ENVS,
+    MAX_PROCESSES,
+    MAX_ROLLOUT,
+    MAX_TORCH_THREADS,
+    ConfigError,
+    finite_number,
+    read_config,
+)
 
 ENGINE = "rllib"
 #: ``jamb-train --engine rllib``'s config without ``--config`` (found from the package: any folder works).
@@ -98,8 +107,19 @@ _RANGES = {
     "vf_loss_coeff": (0.0, 10.0, True),
     "grad_clip": (0.0, 1e6, False),
 }
-_POSITIVE = ("total_timesteps", "num_cpus", "torch_threads", "num_envs_per_env_runner", "train_batch_size", "minibatch_size",
-             "num_epochs", "eval_freq", "eval_games", "checkpoint_freq", "keep_checkpoints")
+_POSITIVE = (
+    "total_timesteps",
+    "num_cpus",
+    "torch_threads",
+    "num_envs_per_env_runner",
+    "train_batch_size",
+    "minibatch_size",
+    "num_epochs",
+    "eval_freq",
+    "eval_games",
+    "checkpoint_freq",
+    "keep_checkpoints",
+)
 
 #: key -> (lowest, highest, what it sizes): the resource settings' bounds
 #: (:mod:`agents.training.config`'s ``MAX_*``).
@@ -134,7 +154,9 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def validate_rllib_config(raw: Mapping[str, Any], path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def validate_rllib_config(
+    raw: Mapping[str, Any], path: str | Path, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """``raw`` with defaults filled and ``overrides`` applied, validated; ``path`` names the
     file in error messages and gives ``config_name``.
 
@@ -174,8 +196,10 @@ def validate_rllib_config(raw: Mapping[str, Any], path: str | Path, overrides: M
     if cfg["minibatch_size"] < 2:
         fail("minibatch_size", "at least 2 (advantage normalisation needs 2 samples)")
     if cfg["minibatch_size"] > cfg["train_batch_size"]:
-        raise ConfigError(f"{path}: key 'minibatch_size': {cfg['minibatch_size']} is more than train_batch_size "
-                          f"{cfg['train_batch_size']}; allowed: 2..train_batch_size")
+        raise ConfigError(
+            f"{path}: key 'minibatch_size': {cfg['minibatch_size']} is more than train_batch_size "
+            f"{cfg['train_batch_size']}; allowed: 2..train_batch_size"
+        )
     for key, (lo, hi, lo_ok) in _RANGES.items():
         v = cfg[key]
         if isinstance(v, str):

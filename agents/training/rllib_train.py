@@ -53,14 +53,36 @@ import numpy as np
 from jamb_env.files import atomic_write_text
 
 from ..evaluation import wilson_interval
-from ..rllib_agent import (CHECKPOINT_PREFIX, CHECKPOINT_STATE, CHECKPOINTS, SELFPLAY_MODULE_ID, RLlibAgent, checkpoint_problem,
-                           checkpoint_step, checkpoints, import_rllib)
+from ..rllib_agent import (
+    CHECKPOINT_PREFIX,
+    CHECKPOINT_STATE,
+    CHECKPOINTS,
+    SELFPLAY_MODULE_ID,
+    RLlibAgent,
+    checkpoint_problem,
+    checkpoint_step,
+    checkpoints,
+    import_rllib,
+)
 from .baselines import baseline_scores
 from .config import ConfigError, check_steps_left, config_text
 from .envs import eval_seeds
 from .rllib_config import ENGINE
-from .runs import (append_evaluation, baseline_tags, load_evaluations, log_start, logs_from, newest_valid, prepare_run_dir, read_record,
-                   save_checkpoint_folder, save_config, save_evaluations, save_record, tensorboard_writer)
+from .runs import (
+    append_evaluation,
+    baseline_tags,
+    load_evaluations,
+    log_start,
+    logs_from,
+    newest_valid,
+    prepare_run_dir,
+    read_record,
+    save_checkpoint_folder,
+    save_config,
+    save_evaluations,
+    save_record,
+    tensorboard_writer,
+)
 
 #: The name the env creator is registered under (``ray.tune.registry.register_env``).
 ENV_NAME = "jamb-rllib-v1"
@@ -86,10 +108,16 @@ class TrainingStopped(KeyboardInterrupt):
         return 128 + self.signum
 
     def __str__(self) -> str:
-        name = signal.Signals(self.signum).name if self.signum in signal.Signals._value2member_map_ else f"signal {self.signum}"
+        name = (
+            signal.Signals(self.signum).name
+            if self.signum in signal.Signals._value2member_map_
+            else f"signal {self.signum}"
+        )
         if self.checkpoint is not None:
             return f"interrupted by {name} at step {self.step}: saved checkpoint {self.checkpoint}; continue with --resume {self.run_dir}"
-        return f"interrupted by {name} before a checkpoint was saved" + (f"; continue with --resume {self.run_dir}" if self.run_dir else "")
+        return f"interrupted by {name} before a checkpoint was saved" + (
+            f"; continue with --resume {self.run_dir}" if self.run_dir else ""
+        )
 
 
 # ---------------------------------------------------------------------------- env
@@ -108,7 +136,9 @@ def _masked_vector_env_class():
         def __init__(self, env, seed: int, start: int):
             super().__init__(env)
             inner = env.single_observation_space
-            self.single_observation_space = spaces.Dict({"observations": inner["observation"], "action_mask": inner["action_mask"]})
+            self.single_observation_space = spaces.Dict(
+                {"observations": inner["observation"], "action_mask": inner["action_mask"]}
+            )
             self.observation_space = batch_space(self.single_observation_space, env.num_envs)
             self.run_seed, self.start = int(seed), int(start)
 
@@ -143,8 +173,10 @@ def _selfplay_env_class():
         def __init__(self, env, seed: int, start: int, worker: int, num_envs: int):
             super().__init__(env)
             self.run_seed, self.start, self.worker, self.num_envs = int(seed), int(start), int(worker), int(num_envs)
-            self.observation_spaces = {a: spaces.Dict({"observations": sp["observation"], "action_mask": sp["action_mask"]})
-                                       for a, sp in self.observation_spaces.items()}
+            self.observation_spaces = {
+                a: spaces.Dict({"observations": sp["observation"], "action_mask": sp["action_mask"]})
+                for a, sp in self.observation_spaces.items()
+            }
             self.observation_space = spaces.Dict(self.observation_spaces)
 
         @staticmethod
@@ -156,7 +188,9 @@ def _selfplay_env_class():
                 from jamb_env.seeding import STAGE_TRAIN, game_seed
 
                 slot = min(max(int(seed) - self.run_seed - self.worker, 0), self.num_envs - 1)
-                seed = game_seed(self.run_seed, self.start * START_STRIDE + self.worker * self.num_envs + slot, STAGE_TRAIN)
+                seed = game_seed(
+                    self.run_seed, self.start * START_STRIDE + self.worker * self.num_envs + slot, STAGE_TRAIN
+                )
             obs, info = super().reset(seed=seed, options=options)
             return self._rename(obs), info
 
@@ -180,12 +214,26 @@ def make_env(env_config: Mapping[str, Any]):
     if env_config.get("players"):
         from jamb_env import multiplayer
 
-        aec = multiplayer.env(ruleset=env_config["ruleset"], num_players=int(env_config["players"]), scoring=env_config["scoring"],
-                              reward=env_config["reward"], reward_scale=float(env_config["reward_scale"]))
-        return _selfplay_env_class()(aec, env_config["seed"], env_config.get("start", 0), getattr(env_config, "worker_index", 0),
-                                     int(env_config.get("slots", 1)))
-    env = JambVectorEnv(int(env_config.get("num_envs", 1)), env_config["ruleset"], reward_scale=float(env_config["reward_scale"]),
-                        mask_in_observation=True)
+        aec = multiplayer.env(
+            ruleset=env_config["ruleset"],
+            num_players=int(env_config["players"]),
+            scoring=env_config["scoring"],
+            reward=env_config["reward"],
+            reward_scale=float(env_config["reward_scale"]),
+        )
+        return _selfplay_env_class()(
+            aec,
+            env_config["seed"],
+            env_config.get("start", 0),
+            getattr(env_config, "worker_index", 0),
+            int(env_config.get("slots", 1)),
+        )
+    env = JambVectorEnv(
+        int(env_config.get("num_envs", 1)),
+        env_config["ruleset"],
+        reward_scale=float(env_config["reward_scale"]),
+        mask_in_observation=True,
+    )
     return _masked_vector_env_class()(env, env_config["seed"], env_config.get("start", 0))
 
 
@@ -219,31 +267,61 @@ def module_spec(cfg: Mapping[str, Any], observation_space=None, action_space=Non
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-    model = {"fcnet_hiddens": list(cfg["hidden_sizes"]), "fcnet_activation": "relu", "head_fcnet_hiddens": [], "vf_share_layers": False}
-    return RLModuleSpec(module_class=ActionMaskingTorchRLModule, observation_space=observation_space, action_space=action_space,
-                        model_config=model)
+    model = {
+        "fcnet_hiddens": list(cfg["hidden_sizes"]),
+        "fcnet_activation": "relu",
+        "head_fcnet_hiddens": [],
+        "vf_share_layers": False,
+    }
+    return RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        observation_space=observation_space,
+        action_space=action_space,
+        model_config=model,
+    )
 
 
 def algo_config(cfg: Mapping[str, Any], start: int = 0):
     """RLlib's ``PPOConfig`` for a training config (``start``: the how-manieth start of the run, for the seeds)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    env_config = {"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": cfg["seed"], "start": start,
-                  "torch_threads": cfg["torch_threads"]}
+    env_config = {
+        "ruleset": cfg["ruleset"],
+        "reward_scale": cfg["reward_scale"],
+        "seed": cfg["seed"],
+        "start": start,
+        "torch_threads": cfg["torch_threads"],
+    }
     selfplay = bool(cfg.get("players"))
     if selfplay:
-        env_config.update(players=cfg["players"], scoring=cfg["scoring"], reward=cfg["reward"], slots=cfg["num_envs_per_env_runner"])
+        env_config.update(
+            players=cfg["players"], scoring=cfg["scoring"], reward=cfg["reward"], slots=cfg["num_envs_per_env_runner"]
+        )
     config = (
         PPOConfig()
         .environment(env=ENV_NAME, env_config=env_config)
-        .env_runners(num_env_runners=cfg["num_env_runners"], num_envs_per_env_runner=cfg["num_envs_per_env_runner"],
-                     rollout_fragment_length=cfg["rollout_fragment_length"],
-                     gym_env_vectorize_mode="sync" if selfplay else "vector_entry_point", num_cpus_per_env_runner=1)
+        .env_runners(
+            num_env_runners=cfg["num_env_runners"],
+            num_envs_per_env_runner=cfg["num_envs_per_env_runner"],
+            rollout_fragment_length=cfg["rollout_fragment_length"],
+            gym_env_vectorize_mode="sync" if selfplay else "vector_entry_point",
+            num_cpus_per_env_runner=1,
+        )
         .learners(num_learners=0)
-        .training(train_batch_size_per_learner=cfg["train_batch_size"], minibatch_size=cfg["minibatch_size"],
-                  num_epochs=cfg["num_epochs"], lr=cfg["lr"], gamma=cfg["gamma"], lambda_=cfg["lambda"],
-                  clip_param=cfg["clip_param"], entropy_coeff=cfg["entropy_coeff"], vf_loss_coeff=cfg["vf_loss_coeff"],
-                  grad_clip=cfg["grad_clip"], grad_clip_by="global_norm", use_kl_loss=False)
+        .training(
+            train_batch_size_per_learner=cfg["train_batch_size"],
+            minibatch_size=cfg["minibatch_size"],
+            num_epochs=cfg["num_epochs"],
+            lr=cfg["lr"],
+            gamma=cfg["gamma"],
+            lambda_=cfg["lambda"],
+            clip_param=cfg["clip_param"],
+            entropy_coeff=cfg["entropy_coeff"],
+            vf_loss_coeff=cfg["vf_loss_coeff"],
+            grad_clip=cfg["grad_clip"],
+            grad_clip_by="global_norm",
+            use_kl_loss=False,
+        )
         .rl_module(rl_module_spec=module_spec(cfg))
         .callbacks(_games_callback_class())
         .reporting(metrics_num_episodes_for_smoothing=max(1, cfg["num_envs_per_env_runner"]))
@@ -253,7 +331,9 @@ def algo_config(cfg: Mapping[str, Any], start: int = 0):
         from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
         config.multi_agent(policies={SELFPLAY_MODULE_ID}, policy_mapping_fn=_shared_policy)
-        config.environment(disable_env_checking=True)  # RLlib's checker plays unmasked random actions, which the env rejects
+        config.environment(
+            disable_env_checking=True
+        )  # RLlib's checker plays unmasked random actions, which the env rejects
         config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SELFPLAY_MODULE_ID: module_spec(cfg)}))
     return config
 
@@ -347,7 +427,6 @@ def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[in
     (:func:`jamb_env.rules.match.result`'s ``win``: 1 when the learner's score beats every
     other seat's, 1/k when k seats tie on top, else 0) and ``margin`` (the learner's score minus the best other), means over all games."""
     from agents import load
-
     from jamb_env.rules.match import result as match_result
 
     from ..match_evaluation import _env, play_match
@@ -359,7 +438,9 @@ def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[in
     for seed in seeds:
         for seat in range(n):
             policies = [agent if p == seat else greedy for p in range(n)]
-            scores = play_match(cfg["ruleset"], policies, seed, scoring=cfg["scoring"], num_players=n, env=env)["scores"]
+            scores = play_match(cfg["ruleset"], policies, seed, scoring=cfg["scoring"], num_players=n, env=env)[
+                "scores"
+            ]
             outcome = match_result(scores)  # the one definition: a tie on top shares the win
             wins.append(float(outcome.win[seat]))
             margins.append(float(outcome.margin[seat]))
@@ -397,7 +478,10 @@ class _Stop:
     def _handle(self, signum, frame) -> None:
         if self.signum is None:
             self.signum = signum
-            os.write(2, f"\n{signal.Signals(signum).name}: stopping after this iteration to save a checkpoint (again to quit at once)\n".encode())
+            os.write(
+                2,
+                f"\n{signal.Signals(signum).name}: stopping after this iteration to save a checkpoint (again to quit at once)\n".encode(),
+            )
             return
         raise KeyboardInterrupt
 
@@ -420,8 +504,13 @@ def _env_steps(result: Mapping[str, Any]) -> int:
     return int(runners.get("num_env_steps_sampled", 0) or 0)
 
 
-def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: bool = False, address: str | None = None,
-                progress: bool = True) -> dict[str, Any]:
+def train_rllib(
+    cfg: dict[str, Any],
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    address: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Train RLlib PPO as ``cfg`` (:mod:`.rllib_config`) says; return a summary.
 
     Starts a local Ray with ``cfg["num_cpus"]`` CPUs (stopped at the end), or joins the
@@ -446,7 +535,11 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
 
     from ..ray_backend import ray_session
 
-    for name in ("ray.rllib", "ray.tune", "ray._common.deprecation"):  # RLlib's deprecation notes about its own example module, its API-stack banner
+    for name in (
+        "ray.rllib",
+        "ray.tune",
+        "ray._common.deprecation",
+    ):  # RLlib's deprecation notes about its own example module, its API-stack banner
         logging.getLogger(name).setLevel(logging.ERROR)
 
     run_dir, candidates = prepare_run_dir(cfg, run_dir, resume, listing=checkpoint_folders)
@@ -457,14 +550,18 @@ def train_rllib(cfg: dict[str, Any], run_dir: str | Path | None = None, resume: 
 
         cpus = int(ray.cluster_resources().get("CPU", 0))
         if cfg["num_env_runners"] > cpus:
-            raise ConfigError(f"key 'num_env_runners': {cfg['num_env_runners']} env runners need a CPU each; the Ray "
-                              f"{'cluster at ' + address if address else 'started here'} has {cpus} "
-                              f"(raise num_cpus, or join a bigger cluster with --address)")
+            raise ConfigError(
+                f"key 'num_env_runners': {cfg['num_env_runners']} env runners need a CPU each; the Ray "
+                f"{'cluster at ' + address if address else 'started here'} has {cpus} "
+                f"(raise num_cpus, or join a bigger cluster with --address)"
+            )
         _register_env()
         try:
             algo = algo_config(cfg, start=starts).build_algo()
         except (ValueError, TypeError) as exc:
-            first = (str(exc).strip().splitlines() or [""])[0]  # RLlib's second line suggests switching its validation off
+            first = (str(exc).strip().splitlines() or [""])[
+                0
+            ]  # RLlib's second line suggests switching its validation off
             raise ConfigError(f"RLlib does not accept these settings: {type(exc).__name__}: {first[:400]}") from exc
         try:
             return _train_loop(cfg, algo, run_dir, candidates or [], starts, resume, progress)
@@ -483,8 +580,17 @@ def stop_algo(algo) -> None:
 
 def eval_module(cfg: Mapping[str, Any]):
     """A fresh RLModule of the config's spaces, to evaluate the learner's weights in the driver."""
-    spaces_env = make_env({"ruleset": cfg["ruleset"], "reward_scale": cfg["reward_scale"], "seed": 0, "torch_threads": cfg["torch_threads"],
-                           "players": cfg.get("players"), "scoring": cfg["scoring"], "reward": cfg["reward"]})
+    spaces_env = make_env(
+        {
+            "ruleset": cfg["ruleset"],
+            "reward_scale": cfg["reward_scale"],
+            "seed": 0,
+            "torch_threads": cfg["torch_threads"],
+            "players": cfg.get("players"),
+            "scoring": cfg["scoring"],
+            "reward": cfg["reward"],
+        }
+    )
     try:
         if cfg.get("players"):
             seat = spaces_env.possible_agents[0]
@@ -499,8 +605,16 @@ class _Evaluator:
     games (solitaire: ``eval/`` rows beside the baselines, ``evaluations.npz``; self-play:
     against greedy). ``last`` holds the step and score of the latest one."""
 
-    def __init__(self, cfg: Mapping[str, Any], algo, run_dir: Path, writer, history: dict[str, list], baselines: Mapping[str, float],
-                 progress: bool):
+    def __init__(
+        self,
+        cfg: Mapping[str, Any],
+        algo,
+        run_dir: Path,
+        writer,
+        history: dict[str, list],
+        baselines: Mapping[str, float],
+        progress: bool,
+    ):
         self.cfg, self.algo, self.run_dir, self.writer, self.history = cfg, algo, run_dir, writer, history
         self.baselines, self.progress = dict(baselines), progress
         self.seeds = eval_seeds(eval_config(cfg))
@@ -510,7 +624,9 @@ class _Evaluator:
         self.last: dict[str, Any] = {"step": history["timesteps"][-1] if history["timesteps"] else None, "score": None}
 
     def __call__(self, step: int) -> float:
-        self.module.set_state(self.algo.learner_group.get_weights([self.trained])[self.trained])  # the learner's newest weights
+        self.module.set_state(
+            self.algo.learner_group.get_weights([self.trained])[self.trained]
+        )  # the learner's newest weights
         return self._selfplay(step) if self.cfg.get("players") else self._solitaire(step)
 
     def _solitaire(self, step: int) -> float:
@@ -528,7 +644,10 @@ class _Evaluator:
         save_evaluations(self.run_dir, self.history)
         self.last.update(step=step, score=mean)
         if self.progress:
-            print(f"step {step:>10,}: eval score {mean:7.1f} points ({len(self.seeds)} games, seeds {self.seeds[0]}..)", flush=True)
+            print(
+                f"step {step:>10,}: eval score {mean:7.1f} points ({len(self.seeds)} games, seeds {self.seeds[0]}..)",
+                flush=True,
+            )
         return mean
 
     def _selfplay(self, step: int) -> float:
@@ -539,12 +658,17 @@ class _Evaluator:
         self.last.update(step=step, score=result["margin"], win_rate=result["win_rate"])
         if self.progress:
             low, high = wilson_interval(result["win_rate"], len(self.seeds))  # a seed in every seat: one unit
-            print(f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f} (95% CI {low:.3f}–{high:.3f}), margin {result['margin']:+.1f} points "
-                  f"({len(self.seeds)} games x {self.cfg['players']} seats, seeds {self.seeds[0]}..)", flush=True)
+            print(
+                f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f} (95% CI {low:.3f}–{high:.3f}), margin {result['margin']:+.1f} points "
+                f"({len(self.seeds)} games x {self.cfg['players']} seats, seeds {self.seeds[0]}..)",
+                flush=True,
+            )
         return result["margin"]
 
 
-def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, resume: bool, progress: bool) -> dict[str, Any]:
+def _train_loop(
+    cfg, algo, run_dir: Path, candidates: list[Path], starts: int, resume: bool, progress: bool
+) -> dict[str, Any]:
     """Restore, write the run's files, train to ``total_timesteps`` with evaluations and
     checkpoints on their schedules, evaluate and save at the end; the summary."""
     state, checkpoint = restore(algo, candidates)
@@ -566,9 +690,16 @@ def _train_loop(cfg, algo, run_dir: Path, candidates: list[Path], starts: int, r
         loop.run()
     finally:
         writer.close()
-    return {"run_dir": str(run_dir), "checkpoint": str(loop.checkpoint), "timesteps": loop.env_steps, "eval_score": evaluate.last["score"],
-            "win_rate": evaluate.last.get("win_rate"), "baselines": baselines, "wall_time_s": loop.wall,
-            "steps_per_s": (loop.env_steps - env_steps) / max(loop.wall, 1e-9)}
+    return {
+        "run_dir": str(run_dir),
+        "checkpoint": str(loop.checkpoint),
+        "timesteps": loop.env_steps,
+        "eval_score": evaluate.last["score"],
+        "win_rate": evaluate.last.get("win_rate"),
+        "baselines": baselines,
+        "wall_time_s": loop.wall,
+        "steps_per_s": (loop.env_steps - env_steps) / max(loop.wall, 1e-9),
+    }
 
 
 class _Loop:
@@ -577,15 +708,37 @@ class _Loop:
     run keeps the schedule), a last evaluation and checkpoint at the end; SIGINT/SIGTERM
     stop it after the current iteration (:class:`TrainingStopped`, after the checkpoint)."""
 
-    def __init__(self, cfg, algo, run_dir: Path, writer, evaluate: _Evaluator, starts: int, env_steps: int, iteration: int,
-                 checkpoint: Path | None, progress: bool):
+    def __init__(
+        self,
+        cfg,
+        algo,
+        run_dir: Path,
+        writer,
+        evaluate: _Evaluator,
+        starts: int,
+        env_steps: int,
+        iteration: int,
+        checkpoint: Path | None,
+        progress: bool,
+    ):
         self.cfg, self.algo, self.run_dir, self.writer, self.evaluate = cfg, algo, run_dir, writer, evaluate
-        self.starts, self.env_steps, self.iteration, self.checkpoint, self.progress = starts, env_steps, iteration, checkpoint, progress
+        self.starts, self.env_steps, self.iteration, self.checkpoint, self.progress = (
+            starts,
+            env_steps,
+            iteration,
+            checkpoint,
+            progress,
+        )
         self.wall = 0.0
 
     def save(self) -> Path:
-        state = {"env_steps": self.env_steps, "iteration": self.iteration, "start": self.starts, "engine": ENGINE,
-                 "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        state = {
+            "env_steps": self.env_steps,
+            "iteration": self.iteration,
+            "start": self.starts,
+            "engine": ENGINE,
+            "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
         path = save_algo(self.algo, self.run_dir, state, self.cfg["keep_checkpoints"])
         self.writer.flush()
         return path
@@ -648,6 +801,8 @@ def _log_iteration(writer, result: Mapping[str, Any], step: int, fps: float, mod
             writer.add_scalar(f"train/{key}", float(value), step)
     returns = result.get("env_runners", {}).get("module_episode_returns_mean", {})
     value = returns.get(module) if isinstance(returns, Mapping) else None
-    if isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value):  # self-play: mean return of a seat
+    if isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(
+        value
+    ):  # self-play: mean return of a seat
         writer.add_scalar("selfplay/episode_return", float(value), step)
     writer.add_scalar("time/fps", fps, step)

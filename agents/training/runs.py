@@ -47,8 +47,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import (SMALL_FILE_BYTES, TEMP_MARK, ZIP_ERRORS, _fsync_dir, atomic_save_model, atomic_write,
-                            atomic_write_text, check_regular_input, is_temp_file, read_regular_bytes, remove_temp_files)
+from jamb_env.files import (
+    SMALL_FILE_BYTES,
+    TEMP_MARK,
+    ZIP_ERRORS,
+    _fsync_dir,
+    atomic_save_model,
+    atomic_write,
+    atomic_write_text,
+    check_regular_input,
+    is_temp_file,
+    read_regular_bytes,
+    remove_temp_files,
+)
 from jamb_env.render import printable
 
 from .config import ConfigError, config_text
@@ -94,8 +105,10 @@ def run_folder_name(*parts: Any) -> str:
         if bad:
             label = what[i] if i < len(what) else f"part {i + 1} of the run-folder name"
             shown = ", ".join(repr(c) for c in bad)
-            raise ConfigError(f"{label} {text!r} cannot name a run folder under {RUNS_ROOT}/ (it holds {shown}, a path "
-                              "separator): rename it (letters, digits, '-', '_', '.') or choose the folder with --run-dir")
+            raise ConfigError(
+                f"{label} {text!r} cannot name a run folder under {RUNS_ROOT}/ (it holds {shown}, a path "
+                "separator): rename it (letters, digits, '-', '_', '.') or choose the folder with --run-dir"
+            )
     return "__".join(str(p) for p in parts)
 
 
@@ -112,7 +125,9 @@ def default_run_dir(cfg: Mapping[str, Any], root: Path = RUNS_ROOT) -> Path:
     name = run_folder_name(ruleset_name, cfg["config_name"], cfg["seed"], time.strftime("%Y%m%d-%H%M%S"))
     run_dir = Path(root) / name
     if run_dir.parent != Path(root):  # a last guard (a drive letter on Windows)
-        raise ConfigError(f"the run-folder name {name!r} does not name a folder inside {root}/; choose the folder with --run-dir")
+        raise ConfigError(
+            f"the run-folder name {name!r} does not name a folder inside {root}/; choose the folder with --run-dir"
+        )
     return run_dir
 
 
@@ -130,11 +145,15 @@ def check_new_run_dir(run_dir: str | Path, empty: bool = False) -> Path:
     if empty and run_dir.is_dir() and any(run_dir.iterdir()):
         raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
     if any((run_dir / marker).exists() for marker in RUN_MARKERS):
-        raise ConfigError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir")
+        raise ConfigError(
+            f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir"
+        )
     clashes = [name for name in RUN_FILES if os.path.lexists(run_dir / name)]
     if clashes:
-        raise ConfigError(f"{run_dir} holds {', '.join(clashes)}, which a new run would replace (it holds no run: no "
-                          f"{CONFIG}); choose another --run-dir")
+        raise ConfigError(
+            f"{run_dir} holds {', '.join(clashes)}, which a new run would replace (it holds no run: no "
+            f"{CONFIG}); choose another --run-dir"
+        )
     return run_dir
 
 
@@ -169,8 +188,12 @@ def remove_killed_writes(run_dir: str | Path) -> list[Path]:
     return removed
 
 
-def prepare_run_dir(cfg: Mapping[str, Any], run_dir: str | Path | None, resume: bool,
-                    listing: Callable[[Path], list[Path]] | None = None) -> tuple[Path, list[Path] | None]:
+def prepare_run_dir(
+    cfg: Mapping[str, Any],
+    run_dir: str | Path | None,
+    resume: bool,
+    listing: Callable[[Path], list[Path]] | None = None,
+) -> tuple[Path, list[Path] | None]:
     """Check where a run goes before anything is written; return ``(run_dir, checkpoints)``:
     for ``resume``, the run's checkpoints newest first (``listing(run_dir)``, default
     :func:`checkpoints`; maybe none: the run is restarted from step 0), else None.
@@ -246,8 +269,12 @@ def model_steps(path: Path) -> int | None:
     return steps if isinstance(steps, int) else None
 
 
-def newest_valid(candidates: Sequence[Path], problem: Callable[[Path], str | None], load: Callable[[Path], Any],
-                 step: Callable[[Any], int]) -> tuple[Any, Path | None]:
+def newest_valid(
+    candidates: Sequence[Path],
+    problem: Callable[[Path], str | None],
+    load: Callable[[Path], Any],
+    step: Callable[[Any], int],
+) -> tuple[Any, Path | None]:
     """``(loaded, checkpoint)``: ``load(path)`` of the first path of ``candidates`` (newest
     first) that ``problem`` finds nothing wrong with and that loads; each one skipped is
     named with why (``skipping checkpoint <path>: <why>``), the one resumed from with its
@@ -330,8 +357,13 @@ def atomic_folder(final: Path) -> Iterator[Path]:
     _fsync_dir(final.parent)
 
 
-def save_checkpoint_folder(run_dir: Path, name: str, write: Callable[[Path], Any], keep: int | None = None,
-                           listing: Callable[[Path], list[Path]] | None = None) -> Path:
+def save_checkpoint_folder(
+    run_dir: Path,
+    name: str,
+    write: Callable[[Path], Any],
+    keep: int | None = None,
+    listing: Callable[[Path], list[Path]] | None = None,
+) -> Path:
     """Write the checkpoint folder ``run_dir/checkpoints/<name>`` atomically: ``write(tmp)``
     fills a hidden temporary folder (its last file marks it complete), which is then
     renamed into place; afterwards only the newest ``keep`` of ``listing(run_dir)`` (newest
@@ -447,7 +479,9 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
                 continue
             (late if event.HasField("summary") and event.step >= keep_before else kept).append(raw)
         if damaged:
-            print(f"{printable(str(path))}: {damaged} record(s) that are no TensorBoard event (a damaged file?) set aside")
+            print(
+                f"{printable(str(path))}: {damaged} record(s) that are no TensorBoard event (a damaged file?) set aside"
+            )
         if late:
             moved += late
             rewrites.append((path, kept))
@@ -459,14 +493,17 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
             writer = RecordWriter(f)
             for raw in items:
                 writer.write(raw)
+
         return write
 
     aside = free_name(run_dir, EVENTS_ABANDONED, ".tfrecord")
     atomic_write(aside, records(moved))
     for path, kept in rewrites:
         atomic_write(path, records(kept))
-    print(f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed from) "
-          f"moved to {aside.name}")
+    print(
+        f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed from) "
+        f"moved to {aside.name}"
+    )
     return len(moved)
 
 
@@ -531,7 +568,9 @@ def load_evaluations(run_dir: Path, keep_before: int | None) -> tuple[dict[str, 
     except Exception as exc:  # np.load raises assorted errors for damaged files
         aside = free_name(run_dir, "evaluations_unreadable", ".npz")
         path.replace(aside)
-        print(f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); moved to {aside.name}, starting a new evaluation history")
+        print(
+            f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); moved to {aside.name}, starting a new evaluation history"
+        )
         return history, {}
     all_means = {s: float(np.mean(r)) for s, r in zip(steps, results) if r}
     last = -1
@@ -581,10 +620,18 @@ def best_so_far(run_dir: Path, all_means: Mapping[int, float]) -> float:
     try:
         record = read_record(run_dir / BEST_RECORD)
         reward = record.get("mean_reward")
-        if record.get("step") == step and isinstance(reward, (int, float)) and not isinstance(reward, bool) \
-                and math.isfinite(float(reward)):
+        if (
+            record.get("step") == step
+            and isinstance(reward, (int, float))
+            and not isinstance(reward, bool)
+            and math.isfinite(float(reward))
+        ):
             return float(reward)
-    except (ConfigError, AttributeError, OverflowError):  # unreadable, missing (None), not a mapping, an int no float holds
+    except (
+        ConfigError,
+        AttributeError,
+        OverflowError,
+    ):  # unreadable, missing (None), not a mapping, an int no float holds
         pass
     if step in all_means:
         return all_means[step]

@@ -41,8 +41,19 @@ from jamb_env.rules import match as M
 
 from ..evaluation import eval_seeds, wilson_interval
 from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left, finite_number, leaves_one_sample
-from .runs import (INIT_RECORD, checkpoint_problem, checkpoint_steps, checkpoints, logs_from, read_record, remove_killed_writes,
-                   resume_model, save_checkpoint, save_final, save_record)
+from .runs import (
+    INIT_RECORD,
+    checkpoint_problem,
+    checkpoint_steps,
+    checkpoints,
+    logs_from,
+    read_record,
+    remove_killed_writes,
+    resume_model,
+    save_checkpoint,
+    save_final,
+    save_record,
+)
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
@@ -50,7 +61,18 @@ EVAL_SEED_BASE = 30_000_000
 #: The run's settings, saved in the run folder when it starts.
 SETTINGS_FILE = "selfplay.json"
 #: The settings in :data:`SETTINGS_FILE`: a resumed run must have the same.
-SETTING_KEYS = ("ruleset", "players", "scoring", "reward", "reward_scale", "seed", "baselines", "self_play", "n_envs", "n_steps")
+SETTING_KEYS = (
+    "ruleset",
+    "players",
+    "scoring",
+    "reward",
+    "reward_scale",
+    "seed",
+    "baselines",
+    "self_play",
+    "n_envs",
+    "n_steps",
+)
 #: What a resumed run may change (not saved).
 CHANGEABLE = ("total_timesteps", "snapshot_freq", "eval_freq", "eval_games")
 
@@ -75,8 +97,11 @@ def _same(key: str, a: Any, b: Any) -> bool:
 def setting_differences(saved: Mapping[str, Any], given: Mapping[str, Any], label=str) -> list[str]:
     """``"<label(key)>: saved <value>, given <value>"`` for every setting in ``given`` that
     differs from ``saved`` (keys not in :data:`SETTING_KEYS` are ignored)."""
-    return [f"{label(key)}: saved {saved[key]!r}, given {value!r}" for key, value in given.items()
-            if key in SETTING_KEYS and key in saved and not _same(key, saved[key], value)]
+    return [
+        f"{label(key)}: saved {saved[key]!r}, given {value!r}"
+        for key, value in given.items()
+        if key in SETTING_KEYS and key in saved and not _same(key, saved[key], value)
+    ]
 
 
 def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
@@ -141,8 +166,10 @@ def check_run_settings(saved: Mapping[str, Any], path: Path | str) -> None:
     if not _is_int(saved["n_steps"], 1, MAX_ROLLOUT):
         raise bad("n_steps", f"an integer 1..{MAX_ROLLOUT:,}")
     if not 2 <= saved["n_envs"] * saved["n_steps"] <= MAX_ROLLOUT:
-        raise ConfigError(f"{path}: n_envs x n_steps must be 2..{MAX_ROLLOUT:,} steps per rollout, "
-                          f"got {saved['n_envs']:,} x {saved['n_steps']:,}")
+        raise ConfigError(
+            f"{path}: n_envs x n_steps must be 2..{MAX_ROLLOUT:,} steps per rollout, "
+            f"got {saved['n_envs']:,} x {saved['n_steps']:,}"
+        )
 
 
 def load_baselines(names, ruleset: str) -> dict[str, Any]:
@@ -232,9 +259,18 @@ class SelfPlaySettings:
 
     def saved(self, seed: int, baselines, self_play: float, n_envs: int, n_steps: int) -> dict[str, Any]:
         """The run's settings as :data:`SETTINGS_FILE` holds them."""
-        return {"ruleset": ruleset_key(self.ruleset), "players": int(self.num_players), "scoring": self.scoring, "reward": self.reward,
-                "reward_scale": float(self.reward_scale), "seed": int(seed), "baselines": list(baselines), "self_play": float(self_play),
-                "n_envs": int(n_envs), "n_steps": int(n_steps)}
+        return {
+            "ruleset": ruleset_key(self.ruleset),
+            "players": int(self.num_players),
+            "scoring": self.scoring,
+            "reward": self.reward,
+            "reward_scale": float(self.reward_scale),
+            "seed": int(seed),
+            "baselines": list(baselines),
+            "self_play": float(self_play),
+            "n_envs": int(n_envs),
+            "n_steps": int(n_steps),
+        }
 
 
 def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) -> tuple[float, float]:
@@ -244,8 +280,14 @@ def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) ->
 
     wins, margins = [], []
     for g, seed in enumerate(eval_seeds(games, EVAL_SEED_BASE)):
-        env = SeatEnv(baseline, ruleset=settings.ruleset, num_players=settings.num_players, scoring=settings.scoring,
-                      reward=settings.reward, seat=g % settings.num_players)
+        env = SeatEnv(
+            baseline,
+            ruleset=settings.ruleset,
+            num_players=settings.num_players,
+            scoring=settings.scoring,
+            reward=settings.reward,
+            seat=g % settings.num_players,
+        )
         obs, info = env.reset(seed=seed)
         done = False
         while not done:
@@ -261,8 +303,17 @@ class SelfPlayCallback(BaseCallback):
     """Snapshots into the pool and win-rate evaluations, on multiples of their
     frequencies counted from step 0 (so a resumed run keeps the schedule)."""
 
-    def __init__(self, pool: OpponentPool, run_dir: Path, settings: SelfPlaySettings, baselines: dict,
-                 snapshot_freq: int, eval_freq: int, eval_games: int, seed: int = 0):
+    def __init__(
+        self,
+        pool: OpponentPool,
+        run_dir: Path,
+        settings: SelfPlaySettings,
+        baselines: dict,
+        snapshot_freq: int,
+        eval_freq: int,
+        eval_games: int,
+        seed: int = 0,
+    ):
         super().__init__()
         self.pool, self.run_dir, self.settings, self.baselines = pool, Path(run_dir), settings, baselines
         self.snapshot_freq, self.eval_freq, self.eval_games = snapshot_freq, eval_freq, eval_games
@@ -288,7 +339,9 @@ class SelfPlayCallback(BaseCallback):
                 self.logger.record(f"selfplay/win_rate_vs_{name}", rate)
                 self.logger.record(f"selfplay/margin_vs_{name}", margin)
                 low, high = wilson_interval(rate, self.eval_games)
-                print(f"step {n}: win rate {rate:.3f} (95% CI {low:.3f}–{high:.3f}), margin {margin:+.1f} against {name}")
+                print(
+                    f"step {n}: win rate {rate:.3f} (95% CI {low:.3f}–{high:.3f}), margin {margin:+.1f} against {name}"
+                )
         if n >= self.next_snapshot:
             self.next_snapshot = (n // self.snapshot_freq + 1) * self.snapshot_freq
             path = save_checkpoint(self.model, self.run_dir)
@@ -304,12 +357,22 @@ def ppo_settings(n_envs: int, n_steps: int, ppo_kwargs: dict | None = None) -> d
         ValueError: a rollout of fewer than 2 samples, or a bad minibatch size.
     """
     rollout = n_envs * n_steps
-    kwargs = {"n_steps": n_steps, "batch_size": batch_size_for(rollout), "n_epochs": 10, "learning_rate": 3e-4, "gamma": 1.0,
-              "gae_lambda": 0.9, "ent_coef": 0.001, "policy_kwargs": {"net_arch": [256, 256]}}
+    kwargs = {
+        "n_steps": n_steps,
+        "batch_size": batch_size_for(rollout),
+        "n_epochs": 10,
+        "learning_rate": 3e-4,
+        "gamma": 1.0,
+        "gae_lambda": 0.9,
+        "ent_coef": 0.001,
+        "policy_kwargs": {"net_arch": [256, 256]},
+    }
     kwargs.update(ppo_kwargs or {})
     batch = kwargs["batch_size"]
     if not isinstance(batch, int) or batch < 2 or leaves_one_sample(rollout, batch):
-        raise ValueError(f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}")
+        raise ValueError(
+            f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}"
+        )
     return kwargs
 
 
@@ -325,7 +388,9 @@ def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any]
     if saved is not None:
         different = setting_differences(saved, record)
         if different:
-            raise ConfigError(f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them")
+            raise ConfigError(
+                f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them"
+            )
     remove_killed_writes(run_dir)
     candidates = checkpoints(run_dir)
     if not candidates and saved is None:
@@ -343,11 +408,15 @@ def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPl
     try:
         model, _ = resume_model(candidates, venv, {"device": "cpu"})
     except ConfigError as exc:  # another observation or action space
-        raise ConfigError(f"the checkpoints in {run_dir} do not fit these settings (ruleset {settings.ruleset}, "
-                          f"{settings.num_players} players, scoring {settings.scoring}): resume with the settings "
-                          "the run was started with") from exc
+        raise ConfigError(
+            f"the checkpoints in {run_dir} do not fit these settings (ruleset {settings.ruleset}, "
+            f"{settings.num_players} players, scoring {settings.scoring}): resume with the settings "
+            "the run was started with"
+        ) from exc
     if model is None:
-        raise ConfigError(f"no checkpoint in {run_dir} loads (see the messages above); remove the folder to start the run again")
+        raise ConfigError(
+            f"no checkpoint in {run_dir} loads (see the messages above); remove the folder to start the run again"
+        )
     for path in reversed(checkpoints(run_dir)):
         if checkpoint_steps(path) <= model.num_timesteps:
             problem = checkpoint_problem(path)
@@ -357,16 +426,31 @@ def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPl
             try:
                 pool.add_snapshot(path)
             except Exception as exc:  # a whole zip that is no model: torch, pickle and SB3 raise assorted errors
-                print(f"leaving snapshot {path} out of the pool: cannot be loaded: {type(exc).__name__}: "
-                      f"{' '.join(str(exc).split())[:200]}")
+                print(
+                    f"leaving snapshot {path} out of the pool: cannot be loaded: {type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())[:200]}"
+                )
     return model
 
 
-def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: int, n_envs: int = 64, n_steps: int = 64,
-                   baselines: tuple[str, ...] = ("random", "greedy"), self_play: float = 0.8, snapshot_freq: int = 50_000,
-                   eval_freq: int = 50_000, eval_games: int = 50, seed: int = 0, resume: bool = False,
-                   ppo_kwargs: dict | None = None, handle_signals: bool = True, baseline_agents: Mapping[str, Any] | None = None,
-                   init_from: str | Path | None = None):
+def train_selfplay(
+    settings: SelfPlaySettings,
+    run_dir: Path,
+    total_timesteps: int,
+    n_envs: int = 64,
+    n_steps: int = 64,
+    baselines: tuple[str, ...] = ("random", "greedy"),
+    self_play: float = 0.8,
+    snapshot_freq: int = 50_000,
+    eval_freq: int = 50_000,
+    eval_games: int = 50,
+    seed: int = 0,
+    resume: bool = False,
+    ppo_kwargs: dict | None = None,
+    handle_signals: bool = True,
+    baseline_agents: Mapping[str, Any] | None = None,
+    init_from: str | Path | None = None,
+):
     """Train (or resume) a self-play run in ``run_dir``; returns the model.
 
     A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
@@ -417,17 +501,28 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
         raise ConfigError("init_from starts a new run; a resumed run goes on from its own checkpoint")
     saved, candidates = _resumable(run_dir, record) if resume else (None, None)
     if resume and not candidates and (run_dir / INIT_RECORD).exists():  # a model file a data file names is never loaded
-        raise ConfigError(f"{run_dir} was started from a model ({INIT_RECORD}) and stopped before its first checkpoint: "
-                          "remove the folder and start the run again with its init_from")
-    agents = dict(baseline_agents) if baseline_agents is not None else load_baselines(baselines, settings.ruleset)  # before any write
+        raise ConfigError(
+            f"{run_dir} was started from a model ({INIT_RECORD}) and stopped before its first checkpoint: "
+            "remove the folder and start the run again with its init_from"
+        )
+    agents = (
+        dict(baseline_agents) if baseline_agents is not None else load_baselines(baselines, settings.ruleset)
+    )  # before any write
 
     stop = StopRequest()
     with _Signals(stop, handle_signals) as signals:
         torch.set_num_threads(1)
         pool = OpponentPool(list(agents.values()), self_play=self_play)
-        venv = SeatVecEnv(n_envs, pool.draw(np.random.default_rng([seed, 16])), ruleset=settings.ruleset,
-                          num_players=settings.num_players, scoring=settings.scoring, reward=settings.reward,
-                          reward_scale=settings.reward_scale, seed=seed)
+        venv = SeatVecEnv(
+            n_envs,
+            pool.draw(np.random.default_rng([seed, 16])),
+            ruleset=settings.ruleset,
+            num_players=settings.num_players,
+            scoring=settings.scoring,
+            reward=settings.reward,
+            reward_scale=settings.reward_scale,
+            seed=seed,
+        )
         if not resume:
             model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
             started_from = start_from_model(model, init_from, widen=True)  # checked before anything is written
@@ -435,8 +530,10 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
             if started_from is not None:
                 save_record(run_dir / INIT_RECORD, started_from)
         if resume and not candidates:  # stopped before its first checkpoint: nothing learnt to lose
-            print(f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
-                  f"with its saved settings")
+            print(
+                f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
+                f"with its saved settings"
+            )
             model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
         elif resume:
             model = _resumed_model(candidates, venv, run_dir, settings, pool)
@@ -444,10 +541,16 @@ def train_selfplay(settings: SelfPlaySettings, run_dir: Path, total_timesteps: i
             if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
                 save_record(run_dir / SETTINGS_FILE, record)
         # a new events file per (re)start: history kept, what came after the checkpoint hidden
-        model.set_logger(run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False))
+        model.set_logger(
+            run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False)
+        )
         try:
-            callback = CallbackList([SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
-                                     StopOnRequestCallback(stop)])
+            callback = CallbackList(
+                [
+                    SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
+                    StopOnRequestCallback(stop),
+                ]
+            )
             left = max(total_timesteps - model.num_timesteps, 0)
             signals.graceful = True
             model.learn(left, callback=callback, reset_num_timesteps=False)

@@ -39,8 +39,14 @@ class TrainingInterrupted(KeyboardInterrupt):
     files saved on the way out (None when it stopped before training or while saving);
     ``exit_code`` is the shell's 128 + signal number."""
 
-    def __init__(self, signum: int, run_dir: Path | None = None, step: int | None = None, checkpoint: Path | None = None,
-                 final_model: Path | None = None):
+    def __init__(
+        self,
+        signum: int,
+        run_dir: Path | None = None,
+        step: int | None = None,
+        checkpoint: Path | None = None,
+        final_model: Path | None = None,
+    ):
         super().__init__(signum)
         self.signum = signum
         self.run_dir = run_dir
@@ -61,9 +67,13 @@ class TrainingInterrupted(KeyboardInterrupt):
 
     def __str__(self) -> str:
         if self.final_model is not None:
-            return (f"interrupted by {self.signal_name} at step {self.step}: saved checkpoint {self.checkpoint} and final model "
-                    f"{self.final_model}; continue with --resume {self.run_dir}")
-        return f"interrupted by {self.signal_name} before anything more was saved" + (f"; continue with --resume {self.run_dir}" if self.run_dir else "")
+            return (
+                f"interrupted by {self.signal_name} at step {self.step}: saved checkpoint {self.checkpoint} and final model "
+                f"{self.final_model}; continue with --resume {self.run_dir}"
+            )
+        return f"interrupted by {self.signal_name} before anything more was saved" + (
+            f"; continue with --resume {self.run_dir}" if self.run_dir else ""
+        )
 
 
 class _Signals:
@@ -92,7 +102,10 @@ class _Signals:
         if self.graceful and self.stop.signum is None:
             self.stop.signum = signum
             name = signal.Signals(signum).name
-            os.write(2, f"\n{name}: stopping after the current step to save a checkpoint and the final model (again to quit at once)\n".encode())
+            os.write(
+                2,
+                f"\n{name}: stopping after the current step to save a checkpoint and the final model (again to quit at once)\n".encode(),
+            )
             return
         raise TrainingInterrupted(signum)
 
@@ -105,13 +118,18 @@ def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
         ConfigError: MaskablePPO rejects the settings.
     """
     try:
-        return model_class(cfg["trainer"])("MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0,
-                                           **algo_kwargs(cfg["algo"]))
+        return model_class(cfg["trainer"])(
+            "MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **algo_kwargs(cfg["algo"])
+        )
     except Exception as exc:  # SB3 validates its arguments with assorted exception types
-        raise ConfigError(f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        raise ConfigError(
+            f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}"
+        ) from exc
 
 
-def start_model(cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Path] | None) -> tuple[MaskablePPO, Path | None, dict | None]:
+def start_model(
+    cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Path] | None
+) -> tuple[MaskablePPO, Path | None, dict | None]:
     """``(model, checkpoint, started_from)``: for a resumed run (``candidates``: its
     checkpoints, newest first) the newest checkpoint that loads; else (or with none) a new
     model, from ``init_from``'s weights if given (``started_from``: its record, else None).
@@ -129,8 +147,14 @@ def start_model(cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Pat
     return model, None, init_from(model, cfg["init_from"])
 
 
-def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: bool = True, resume: bool = False,
-          handle_signals: bool = True, imitation_games: str | Path | None = None) -> dict[str, Any]:
+def train(
+    cfg: dict[str, Any],
+    run_dir: str | Path | None = None,
+    progress_bar: bool = True,
+    resume: bool = False,
+    handle_signals: bool = True,
+    imitation_games: str | Path | None = None,
+) -> dict[str, Any]:
     """Train MaskablePPO as ``cfg`` says; return a summary dict.
 
     With ``resume``, ``run_dir`` is an existing run: training continues from its newest
@@ -176,7 +200,9 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
             seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
             write_run_files(run_dir, cfg, started_from)
             imitated = None
-            if checkpoint is None and cfg["imitation"]["games"]:  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
+            if (
+                checkpoint is None and cfg["imitation"]["games"]
+            ):  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
                 from .imitation import start_from_teacher
 
                 imitated = start_from_teacher(model, cfg, run_dir, progress_bar, imitation_games)
@@ -198,7 +224,12 @@ def train(cfg: dict[str, Any], run_dir: str | Path | None = None, progress_bar: 
                 signals.graceful = True
                 remaining = cfg["total_timesteps"] - model.num_timesteps
                 if remaining > 0:
-                    model.learn(total_timesteps=remaining, callback=callbacks, progress_bar=progress_bar, reset_num_timesteps=checkpoint is None)
+                    model.learn(
+                        total_timesteps=remaining,
+                        callback=callbacks,
+                        progress_bar=progress_bar,
+                        reset_num_timesteps=checkpoint is None,
+                    )
                 else:
                     callbacks.init_callback(model)
                 if stop.signum is None and eval_cb.last_eval_step != model.num_timesteps:

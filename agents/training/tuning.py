@@ -177,8 +177,11 @@ def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how
     best = sample(optuna_module().trial.FixedTrial(params), base)
     best.pop("config_name", None)
     best.pop("total_timesteps", None)
-    return write_text_file(out / SEARCH_FILES[1], f"# best of {trials} {how} trials x {steps} steps on {base['ruleset']} (scripts/tune.py)\n"
-                           + yaml.safe_dump(best, sort_keys=False))
+    return write_text_file(
+        out / SEARCH_FILES[1],
+        f"# best of {trials} {how} trials x {steps} steps on {base['ruleset']} (scripts/tune.py)\n"
+        + yaml.safe_dump(best, sort_keys=False),
+    )
 
 
 def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool = False) -> dict:
@@ -201,8 +204,13 @@ def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool 
     else:
         train = importlib.import_module("agents.training.train").train  # looked up now: tests replace it
         # every trial of a base with an imitation stage imitates the same teacher games: played once, kept in out/
-        summary = train(cfg, run_dir=run_dir, progress_bar=False, imitation_games=out / "imitation_games",
-                        **({"handle_signals": False} if background else {}))
+        summary = train(
+            cfg,
+            run_dir=run_dir,
+            progress_bar=False,
+            imitation_games=out / "imitation_games",
+            **({"handle_signals": False} if background else {}),
+        )
     score = summary["eval_score"]
     if score is None:
         raise ValueError(f"trial {number} made no evaluation (run folder {run_dir})")
@@ -220,7 +228,11 @@ def print_results(rows: list[dict], best_trial: int, best_score: float, best_pat
     print("\n| trial | score | " + " | ".join(k for k in rows[0] if k not in ("trial", "score")) + " |")
     print("|---" * (len(rows[0])) + "|")
     for r in sorted(rows, key=lambda r: -r["score"]):
-        print(f"| {r['trial']} | {r['score']:.1f} | " + " | ".join(str(v) for k, v in r.items() if k not in ("trial", "score")) + " |")
+        print(
+            f"| {r['trial']} | {r['score']:.1f} | "
+            + " | ".join(str(v) for k, v in r.items() if k not in ("trial", "score"))
+            + " |"
+        )
     print(f"\nbest: trial {best_trial}, {best_score:.1f} points; config: {best_path}")
 
 
@@ -229,8 +241,6 @@ def optuna_module():
     import optuna
 
     return optuna
-
-
 
 
 def search_local(*, trials: int, steps: int, seed: int, base: dict, trial_base: dict, out: Path) -> int:
@@ -257,7 +267,10 @@ def search_local(*, trials: int, steps: int, seed: int, base: dict, trial_base: 
     except KeyboardInterrupt:
         return interrupted(out, len(rows), lambda: write_best(out, study.best_params, base, len(rows), steps))
     except (ConfigError, OSError, ValueError) as exc:
-        print(f"error: {exc}" + (f" ({len(rows)} finished trials are in {out / 'trials.csv'})" if rows else ""), file=sys.stderr)
+        print(
+            f"error: {exc}" + (f" ({len(rows)} finished trials are in {out / 'trials.csv'})" if rows else ""),
+            file=sys.stderr,
+        )
         return 2
     try:
         best_path = write_best(out, study.best_params, base, len(rows), steps)
@@ -339,8 +352,18 @@ def _tune_trial(config: dict, trial_base: dict, out: str, cwd: str) -> None:
     tune.report({"score": row["score"], "steps": total, "row_json": json.dumps(row)})
 
 
-def search_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: int, steps: int, seed: int, base: dict,
-                  trial_base: dict, out: Path) -> int:
+def search_with_ray(
+    *,
+    address: str | None,
+    jobs: int,
+    scheduler: str,
+    trials: int,
+    steps: int,
+    seed: int,
+    base: dict,
+    trial_base: dict,
+    out: Path,
+) -> int:
     """``jamb-tune --ray``: the local search's space and objective on Ray Tune, with
     Optuna's TPE (``OptunaSearch``) choosing the settings and ``scheduler`` (``asha``:
     ``ASHAScheduler``; ``median``: ``MedianStoppingRule``; ``none``) stopping weak trials at
@@ -360,9 +383,11 @@ def search_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: i
             if need > have:  # Tune would wait for them forever
                 joined = address or os.environ.get("RAY_ADDRESS")
                 where = f"the Ray cluster at {joined}" if joined else f"the local Ray (--jobs {jobs})"
-                print(f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has {have}: "
-                      f"{'join a bigger cluster' if joined else f'give --jobs {need} or more'}, or lower num_env_runners",
-                      file=sys.stderr)
+                print(
+                    f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has {have}: "
+                    f"{'join a bigger cluster' if joined else f'give --jobs {need} or more'}, or lower num_env_runners",
+                    file=sys.stderr,
+                )
                 return 2
             from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, MedianStoppingRule
             from ray.tune.search.optuna import OptunaSearch
@@ -378,8 +403,11 @@ def search_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: i
                     result = trial.last_result or {}
                     if "row_json" not in result:  # stopped by the scheduler at an evaluation
                         stopped.append(trial.config.get("trial"))
-                        print(f"trial {trial.config.get('trial')}: stopped early by {scheduler} at {result.get('steps')} steps "
-                              f"({result.get('score', float('nan')):.1f} points)", flush=True)
+                        print(
+                            f"trial {trial.config.get('trial')}: stopped early by {scheduler} at {result.get('steps')} steps "
+                            f"({result.get('score', float('nan')):.1f} points)",
+                            flush=True,
+                        )
                         return
                     row = json.loads(result["row_json"])
                     rows.append(row)
@@ -400,15 +428,29 @@ def search_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: i
             # the trial's own CPU, and one per RLlib env runner (the actors it starts go into its placement group)
             trainable = tune.with_resources(
                 tune.with_parameters(_tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd()),
-                tune.PlacementGroupFactory([{"CPU": 1}] * need))
+                tune.PlacementGroupFactory([{"CPU": 1}] * need),
+            )
             tuner = tune.Tuner(
                 trainable,
                 tune_config=tune.TuneConfig(
-                    metric="score", mode="max", num_samples=trials, scheduler=schedulers[scheduler](),
-                    search_alg=OptunaSearch(space=_SearchSpace(trial_base), metric="score", mode="max", sampler=optuna.samplers.TPESampler(seed=seed)),
+                    metric="score",
+                    mode="max",
+                    num_samples=trials,
+                    scheduler=schedulers[scheduler](),
+                    search_alg=OptunaSearch(
+                        space=_SearchSpace(trial_base),
+                        metric="score",
+                        mode="max",
+                        sampler=optuna.samplers.TPESampler(seed=seed),
+                    ),
                 ),
-                run_config=tune.RunConfig(name="ray_tune", storage_path=str(out.resolve()), verbose=0,
-                                          callbacks=[Progress()], failure_config=tune.FailureConfig(fail_fast=True)),
+                run_config=tune.RunConfig(
+                    name="ray_tune",
+                    storage_path=str(out.resolve()),
+                    verbose=0,
+                    callbacks=[Progress()],
+                    failure_config=tune.FailureConfig(fail_fast=True),
+                ),
             )
             # Tune's newer console output prints its header whatever the verbosity; the older one is silent at 0
             os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
@@ -446,8 +488,11 @@ def search_with_ray(*, address: str | None, jobs: int, scheduler: str, trials: i
 
 def _interrupted(out: Path, rows: list[dict], base: dict, steps: int) -> int:
     """As the local search on Ctrl-C: keep the finished trials and the best of them; 130."""
+
     def save_best():
-        return write_best(out, _params(max(rows, key=lambda r: r["score"])), base, len(rows), steps, how="Ray Tune + Optuna")
+        return write_best(
+            out, _params(max(rows, key=lambda r: r["score"])), base, len(rows), steps, how="Ray Tune + Optuna"
+        )
 
     return interrupted(out, len(rows), save_best)
 

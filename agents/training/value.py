@@ -98,7 +98,9 @@ class ValueConfig:
         for name in ("lam", "lr"):
             value = getattr(self, name)
             if not finite_number(value):  # an int too large for a float too: torch would fail on it
-                raise ValueError(f"value config: {name} must be a number (a finite one), got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)")
+                raise ValueError(
+                    f"value config: {name} must be a number (a finite one), got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)"
+                )
         if not isinstance(self.ruleset, str):
             raise ValueError(f"value config: ruleset must be a preset name or a rules YAML path, got {self.ruleset!r}")
         try:
@@ -109,16 +111,32 @@ class ValueConfig:
             raise ValueError(f"value config: hidden must be a list of positive integer widths, got {self.hidden!r}")
         self.hidden = tuple(self.hidden)
         checks = {
-            "seed": self.seed >= 0, "iterations": self.iterations >= 1, "games": self.games >= 2,
-            "first_games": self.first_games is None or self.first_games >= 2, "epochs": self.epochs >= 1, "batch_size": 1 <= self.batch_size <= MAX_ROLLOUT, "workers": 1 <= self.workers <= MAX_WORKERS,
-            "torch_threads": 1 <= self.torch_threads <= MAX_TORCH_THREADS, "lr": self.lr > 0, "lam": 0.0 <= self.lam <= 1.0,
-            "hidden": len(self.hidden) >= 1 and all(1 <= h <= MAX_WIDTH for h in self.hidden),  # integers: checked above
+            "seed": self.seed >= 0,
+            "iterations": self.iterations >= 1,
+            "games": self.games >= 2,
+            "first_games": self.first_games is None or self.first_games >= 2,
+            "epochs": self.epochs >= 1,
+            "batch_size": 1 <= self.batch_size <= MAX_ROLLOUT,
+            "workers": 1 <= self.workers <= MAX_WORKERS,
+            "torch_threads": 1 <= self.torch_threads <= MAX_TORCH_THREADS,
+            "lr": self.lr > 0,
+            "lam": 0.0 <= self.lam <= 1.0,
+            "hidden": len(self.hidden) >= 1
+            and all(1 <= h <= MAX_WIDTH for h in self.hidden),  # integers: checked above
         }
         for name, ok in checks.items():
             if not ok:
-                allowed = {"lam": "0..1", "lr": "> 0", "hidden": f"a list of widths 1..{MAX_WIDTH:,}", "seed": ">= 0",
-                           "games": ">= 2", "first_games": ">= 2", "workers": f"1..{MAX_WORKERS}",
-                           "batch_size": f"1..{MAX_ROLLOUT:,}", "torch_threads": f"1..{MAX_TORCH_THREADS}"}.get(name, ">= 1")
+                allowed = {
+                    "lam": "0..1",
+                    "lr": "> 0",
+                    "hidden": f"a list of widths 1..{MAX_WIDTH:,}",
+                    "seed": ">= 0",
+                    "games": ">= 2",
+                    "first_games": ">= 2",
+                    "workers": f"1..{MAX_WORKERS}",
+                    "batch_size": f"1..{MAX_ROLLOUT:,}",
+                    "torch_threads": f"1..{MAX_TORCH_THREADS}",
+                }.get(name, ">= 1")
                 raise ValueError(f"value config: {name} = {getattr(self, name)!r} is not allowed ({allowed})")
 
     @classmethod
@@ -160,7 +178,14 @@ def _play_chunk(args) -> list[tuple]:
                     feats.append(sheet_sample(rules, st))
                     priors.append(sheet_prior(rules, st))
         points[-1] += pending
-        out.append((np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)), np.array(priors), np.array(points), total))
+        out.append(
+            (
+                np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)),
+                np.array(priors),
+                np.array(points),
+                total,
+            )
+        )
     return out
 
 
@@ -176,7 +201,9 @@ def _map(fn, items: list, head: tuple, workers: int) -> list:
     # state that made it play 10x slower. The workers leave SIGINT and SIGTERM to this
     # process, which kills them when anything stops it (left alone after a SIGTERM, they
     # waited on their task queue for ever, orphaned).
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_signals)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_signals
+    )
     try:
         parts = list(pool.map(fn, [(*head, c) for c in chunks]))
     except BaseException:
@@ -232,7 +259,9 @@ def targets(games, net: ValueNet | None, lam: float) -> tuple[np.ndarray, np.nda
     return X, np.concatenate(Y)
 
 
-def fit(X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, meta: dict, rng: np.random.Generator) -> tuple[ValueNet, float, float]:
+def fit(
+    X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, meta: dict, rng: np.random.Generator
+) -> tuple[ValueNet, float, float]:
     """Fit a network to (X, Y), warm-started from ``net``; (network, training loss,
     hold-out loss) with the losses in standardised units, 5% of the samples held out."""
     import torch
@@ -274,8 +303,14 @@ def fit(X: np.ndarray, Y: np.ndarray, cfg: ValueConfig, net: ValueNet | None, me
             count += len(idx)
         loss = total / max(count, 1)
     with torch.no_grad():
-        hold_loss = float(torch.nn.functional.mse_loss(model(Xt[torch.from_numpy(hold)])[:, 0], Yt[torch.from_numpy(hold)]))
-    layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in model if isinstance(m, torch.nn.Linear)]
+        hold_loss = float(
+            torch.nn.functional.mse_loss(model(Xt[torch.from_numpy(hold)])[:, 0], Yt[torch.from_numpy(hold)])
+        )
+    layers = [
+        (m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+        for m in model
+        if isinstance(m, torch.nn.Linear)
+    ]
     return ValueNet(layers, mean, std, meta), loss, hold_loss
 
 
@@ -304,7 +339,9 @@ def _read_history(out: Path) -> list[dict]:
             if not math.isfinite(wall) or wall < 0:
                 raise ValueError(f"row {i + 1}: wall_s {row['wall_s']!r} is not a finite number >= 0")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is damaged (not UTF-8 text: {exc.reason} at byte {exc.start}); the fields are {known}") from None
+        raise ValueError(
+            f"{path} is damaged (not UTF-8 text: {exc.reason} at byte {exc.start}); the fields are {known}"
+        ) from None
     except (OSError, csv.Error, KeyError, ValueError, TypeError) as exc:  # OSError: a FIFO, a device, a folder
         raise ValueError(f"{path} is damaged ({' '.join(str(exc).split())[:300]}); the fields are {known}") from None
     return rows
@@ -335,13 +372,17 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     check_output_folder(out)  # OSError: a file in the way, no permission
     rows = _read_history(out)
     if rows and not resume:
-        raise FileExistsError(f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out")
+        raise FileExistsError(
+            f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out"
+        )
     if not rows and os.path.lexists(out / "config.yaml") and not _started_here(out):  # it would replace its config.yaml
         raise FileExistsError(f"{out} holds another run (its config.yaml is not a value run's); choose a new --out")
     clashes = sorted(p.name for p in out.glob("value*.npz") if p.name == "value.npz" or p.name.startswith("value_iter"))
     if not rows and clashes and not _started_here(out):  # no value run's: a network someone put there
-        raise FileExistsError(f"{out} holds {', '.join(clashes[:3])}, which the run would replace "
-                              "(it holds no value run: no config.yaml of one); choose a new --out")
+        raise FileExistsError(
+            f"{out} holds {', '.join(clashes[:3])}, which the run would replace "
+            "(it holds no value run: no config.yaml of one); choose a new --out"
+        )
     if resume and not rows and _started_here(out):
         log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")
         net = None
@@ -360,22 +401,40 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         seeds = [game_seed(cfg.seed, played + i, STAGE_VALUE) for i in range(n)]
         games = play(cfg.ruleset, policy, seeds, workers=cfg.workers)
         X, Y = targets(games, net, cfg.lam)
-        meta = {"ruleset": cfg.rules_name, "iteration": it, "games": played + n, "seed": cfg.seed,
-                "hidden": list(cfg.hidden), "lam": cfg.lam, "train_s": round(time.time() - started, 1)}
+        meta = {
+            "ruleset": cfg.rules_name,
+            "iteration": it,
+            "games": played + n,
+            "seed": cfg.seed,
+            "hidden": list(cfg.hidden),
+            "lam": cfg.lam,
+            "train_s": round(time.time() - started, 1),
+        }
         net, loss, hold = fit(X, Y, cfg, net, meta, rng)
         net.meta["train_s"] = round(time.time() - started, 1)
         net.save(out / f"value_iter{it}.npz")
         net.save(out / "value.npz")
         score = float(np.mean([g[-1] for g in games]))
-        rows.append({"iteration": it, "policy": "expectimax" if policy is None else f"search(iter {it - 1})",
-                     "games": n, "samples": len(X), "mean_score": round(score, 2), "fit_loss": round(loss, 5),
-                     "holdout_loss": round(hold, 5), "wall_s": round(time.time() - t0, 1)})
+        rows.append(
+            {
+                "iteration": it,
+                "policy": "expectimax" if policy is None else f"search(iter {it - 1})",
+                "games": n,
+                "samples": len(X),
+                "mean_score": round(score, 2),
+                "fit_loss": round(loss, 5),
+                "holdout_loss": round(hold, 5),
+                "wall_s": round(time.time() - t0, 1),
+            }
+        )
         _write_history(out, rows)
         for k in ("mean_score", "fit_loss", "holdout_loss"):
             writer.add_scalar(f"value/{k}", rows[-1][k], it)
         writer.flush()
-        log(f"iteration {it}: {rows[-1]['policy']} played {n} games, mean {score:.1f}; "
-            f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s")
+        log(
+            f"iteration {it}: {rows[-1]['policy']} played {n} games, mean {score:.1f}; "
+            f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s"
+        )
     writer.close()
     return out / "value.npz"
 
@@ -408,8 +467,10 @@ def _resumed_net(cfg: ValueConfig, out: Path, rows: list[dict]) -> ValueNet:
         raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.rules_name!r}")
     for key, now in (("seed", cfg.seed), ("hidden", list(cfg.hidden))):
         if net.meta.get(key) != now:
-            raise ValueError(f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
-                             "a resumed run keeps its ruleset, seed and network")
+            raise ValueError(
+                f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
+                "a resumed run keeps its ruleset, seed and network"
+            )
     return net
 
 
@@ -449,5 +510,9 @@ def value_error_vs_optimal(net: ValueNet, ruleset: str, seeds: list[int]) -> dic
                 feats.append(sheet_sample(rules, st))
     err = np.array(priors) + net(np.array(feats)) - np.array(exact)
     prior_err = np.array(priors) - np.array(exact)
-    return {"states": len(err), "mae": float(np.abs(err).mean()), "bias": float(err.mean()),
-            "prior_mae": float(np.abs(prior_err).mean())}
+    return {
+        "states": len(err),
+        "mae": float(np.abs(err).mean()),
+        "bias": float(err.mean()),
+        "prior_mae": float(np.abs(prior_err).mean()),
+    }

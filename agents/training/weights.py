@@ -41,7 +41,9 @@ def load_policy_weights(model, src: str | Path, widen: bool = False) -> int:
 
     src = Path(src)
     if src.is_dir():
-        raise ConfigError(f"key 'init_from': {src} is a folder; give a model file in it, e.g. {src / 'final_model.zip'}")
+        raise ConfigError(
+            f"key 'init_from': {src} is a folder; give a model file in it, e.g. {src / 'final_model.zip'}"
+        )
     if not src.is_file():
         raise FileNotFoundError(f"key 'init_from': model file not found: {src}")
     try:
@@ -66,16 +68,23 @@ def load_policy_weights(model, src: str | Path, widen: bool = False) -> int:
         return f"net_arch {policy.net_arch}, activation {policy.activation_fn.__name__}"
 
     if net(source.policy) != net(model.policy):
-        raise ConfigError(f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); see 'algo.policy_kwargs'")
+        raise ConfigError(
+            f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); see 'algo.policy_kwargs'"
+        )
     try:
-        model.policy.load_state_dict(_widened(source.policy.state_dict(), model.policy.state_dict()) if widen
-                                     else source.policy.state_dict())
+        model.policy.load_state_dict(
+            _widened(source.policy.state_dict(), model.policy.state_dict()) if widen else source.policy.state_dict()
+        )
     except RuntimeError as exc:
-        raise ConfigError(f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}") from exc
+        raise ConfigError(
+            f"key 'init_from': {src} has another network than 'algo.policy_kwargs' asks for: {exc}"
+        ) from exc
     before = init_record(src.parent).get("steps_before", 0)
     if isinstance(before, bool) or not isinstance(before, int) or not 0 <= before <= 2**53:  # forged: "x", 1e400, []
-        print(f"warning: {printable(str(src.parent / INIT_RECORD))}: steps_before {printable(repr(before)[:40])} is no "
-              "step count; counting only the model's own steps")
+        print(
+            f"warning: {printable(str(src.parent / INIT_RECORD))}: steps_before {printable(repr(before)[:40])} is no "
+            "step count; counting only the model's own steps"
+        )
         before = 0
     return int(source.num_timesteps) + before
 
@@ -92,8 +101,13 @@ def _widened(source: dict, target: dict) -> dict:
     out = {}
     for key, value in source.items():
         goal = target.get(key)
-        if goal is not None and value.dim() == 2 and goal.dim() == 2 and value.shape[0] == goal.shape[0] \
-                and value.shape[1] < goal.shape[1]:
+        if (
+            goal is not None
+            and value.dim() == 2
+            and goal.dim() == 2
+            and value.shape[0] == goal.shape[0]
+            and value.shape[1] < goal.shape[1]
+        ):
             wide = goal.new_zeros(goal.shape)
             wide[:, : value.shape[1]] = value
             value = wide

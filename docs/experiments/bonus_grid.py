@@ -12,6 +12,7 @@ prints the mean score of games ``SEED_BASE .. SEED_BASE + GAMES - 1`` (JambEnv.r
 the same games as ``scripts/evaluate.py --seed-base SEED_BASE``) and saves the per-game
 scores to ``bonus_<ruleset>_<mean>_<sd>_<base>_<games>.npy`` for paired differences.
 """
+
 import math
 import sys
 

@@ -11,6 +11,7 @@ learned critic".
     PYTHONPATH=. python docs/experiments/critic_refit.py RULESET MODEL GAMES OUT SEED EPOCHS
     python scripts/evaluate.py --ruleset RULESET --agents ppo critic:OUT --games 200 --seed-base 30000000 --jobs 2
 """
+
 import sys
 
 import numpy as np
@@ -19,7 +20,14 @@ from sb3_contrib import MaskablePPO
 
 from jamb_env import JambVecEnv
 
-ruleset, path, games, out, seed, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+ruleset, path, games, out, seed, epochs = (
+    sys.argv[1],
+    sys.argv[2],
+    int(sys.argv[3]),
+    sys.argv[4],
+    int(sys.argv[5]),
+    int(sys.argv[6]),
+)
 torch.manual_seed(0)
 model = MaskablePPO.load(path, device="cpu")
 policy, B = model.policy, 256
@@ -47,7 +55,9 @@ val, train = perm[: len(X) // 10], perm[len(X) // 10 :]
 
 
 def critic(x):
-    return policy.value_net(policy.mlp_extractor.forward_critic(policy.extract_features(x, policy.vf_features_extractor)))[:, 0]
+    return policy.value_net(
+        policy.mlp_extractor.forward_critic(policy.extract_features(x, policy.vf_features_extractor))
+    )[:, 0]
 
 
 params = [*policy.mlp_extractor.value_net.parameters(), *policy.value_net.parameters()]
@@ -61,5 +71,8 @@ for epoch in range(epochs):
         loss.backward()
         opt.step()
     with torch.no_grad():
-        print(f"epoch {epoch}: hold-out MSE {float(((critic(X[val]) - Y[val]) ** 2).mean()) * 1e4:.0f} points^2", flush=True)
+        print(
+            f"epoch {epoch}: hold-out MSE {float(((critic(X[val]) - Y[val]) ** 2).mean()) * 1e4:.0f} points^2",
+            flush=True,
+        )
 model.save(out)

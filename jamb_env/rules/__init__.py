@@ -4,33 +4,40 @@ Nothing here imports Gymnasium or torch (RULES.md is the reference).
 """
 
 from . import match
-from .chance import (apply_outcome, chance_outcomes, first_roll_outcomes, outcome_distribution, roll_dice, rolled_faces,
-                     sample_outcome)
+from .chance import (
+    apply_outcome,
+    chance_outcomes,
+    first_roll_outcomes,
+    outcome_distribution,
+    roll_dice,
+    rolled_faces,
+    sample_outcome,
+)
 from .game import (
     Action,
     GameState,
     Layout,
     action_to_string,
     apply_action,
+    check_indices,
     column_totals,
     decode,
     encode,
+    is_basket,
     is_last_turn,
     is_over,
+    jokers_left,
     layout,
     legal_mask,
     max_rolls,
     maximal_column,
     new_game,
     reroll_count,
-    is_basket,
-    jokers_left,
     score,
     score_parts,
     start_turn,
     target_cells,
     validate_state,
-    check_indices,
     why_illegal,
     writable_bits,
 )

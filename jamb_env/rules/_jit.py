@@ -18,8 +18,15 @@ from numba.core import config
 
 _PKG = Path(__file__).resolve().parents[1]
 #: Every file (relative to the ``jamb_env`` package) that defines kernels.
-KERNEL_FILES = ("rules/_jit.py", "rules/kernels.py", "rules/transition.py", "rules/match.py", "observation.py", "engine.py",
-                "multiplayer_vector.py")
+KERNEL_FILES = (
+    "rules/_jit.py",
+    "rules/kernels.py",
+    "rules/transition.py",
+    "rules/match.py",
+    "observation.py",
+    "engine.py",
+    "multiplayer_vector.py",
+)
 
 
 def _cache_dir() -> str:
@@ -48,7 +55,9 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool = False, nrt: bool =
         saved = config.CACHE_DIR
         config.CACHE_DIR = _CACHE_DIR
         try:
-            return njit(cache=True, parallel=parallel, error_model="numpy", inline="always" if inline else "never", _nrt=nrt)(f)
+            return njit(
+                cache=True, parallel=parallel, error_model="numpy", inline="always" if inline else "never", _nrt=nrt
+            )(f)
         finally:
             config.CACHE_DIR = saved
 

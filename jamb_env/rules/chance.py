@@ -36,7 +36,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IllegalActionError
-from .game import Action, GameState, apply_action, decode, encode, is_basket, is_over, layout, validate_state, why_illegal
+from .game import (
+    Action,
+    GameState,
+    apply_action,
+    decode,
+    encode,
+    is_basket,
+    is_over,
+    layout,
+    validate_state,
+    why_illegal,
+)
 from .ruleset import Ruleset
 from .tables import FACES
 
@@ -81,7 +92,9 @@ def _outcome_row(rules: Ruleset, state: GameState, a: int) -> np.ndarray:
     return tables.transition[tables.hold_sub[state.dice_index, a]]
 
 
-def chance_outcomes(rules: Ruleset, state: GameState, action: int, *, check: bool = True) -> list[tuple[np.ndarray, float]]:
+def chance_outcomes(
+    rules: Ruleset, state: GameState, action: int, *, check: bool = True
+) -> list[tuple[np.ndarray, float]]:
     """Every possible result of re-roll ``action`` in ``state``, with its probability.
 
     The kept dice stay; the ``k`` others are rolled, so a result whose rolled dice show
@@ -123,7 +136,9 @@ def first_roll_outcomes(rules: Ruleset, state: GameState, *, check: bool = True)
     return [(rules.tables.sorted_dice[m].copy(), float(row[m])) for m in np.flatnonzero(row)]
 
 
-def outcome_distribution(rules: Ruleset, state: GameState, action: int | None = None, *, check: bool = True) -> np.ndarray:
+def outcome_distribution(
+    rules: Ruleset, state: GameState, action: int | None = None, *, check: bool = True
+) -> np.ndarray:
     """float64 ``(M,)``: the probability of each outcome id (dice multiset index, module
     docstring) after re-roll ``action`` in ``state`` (as :func:`chance_outcomes`), or with
     ``action=None`` of the next turn's first roll (as :func:`first_roll_outcomes`); 0 for
@@ -149,8 +164,10 @@ def _first_roll_distribution(rules: Ruleset, state: GameState, check: bool) -> n
     elif not isinstance(state, GameState):
         raise ValueError(f"expected a GameState, got {type(state).__name__}")
     if is_over(rules, state) or state.roll != 0:
-        raise ValueError(f"a first roll needs a state between turns (roll 0, game not over), got roll {state.roll}, "
-                         f"turn {state.turn} of {rules.num_cells}")
+        raise ValueError(
+            f"a first roll needs a state between turns (roll 0, game not over), got roll {state.roll}, "
+            f"turn {state.turn} of {rules.num_cells}"
+        )
     return tables.transition[int(np.flatnonzero(tables.sub_size == 0)[0])].copy()
 
 
@@ -203,8 +220,10 @@ def rolled_faces(rules: Ruleset, state: GameState, action: int, dice) -> np.ndar
     sub = tables.hold_sub[state.dice_index, a]
     if tables.transition[sub, m] <= 0:
         kept = state.dice[list(decode(rules, a).keep)].tolist()
-        raise ValueError(f"dice {after.tolist()} cannot come from re-roll {a}: it keeps {kept} of {state.dice.tolist()}, "
-                         f"so the result must contain those faces")
+        raise ValueError(
+            f"dice {after.tolist()} cannot come from re-roll {a}: it keeps {kept} of {state.dice.tolist()}, "
+            f"so the result must contain those faces"
+        )
     return np.repeat(np.arange(1, FACES + 1), tables.counts[m].astype(np.int64) - tables.sub_counts[sub])
 
 
@@ -217,13 +236,17 @@ def roll_dice(rng: np.random.Generator, count: int) -> np.ndarray:
             non-negative integer.
     """
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+        raise ValueError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+        )
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or count < 0:
         raise ValueError(f"count must be a non-negative integer, got {count!r}")
     return rng.integers(1, FACES + 1, size=int(count), dtype=np.int8)
 
 
-def sample_outcome(rules: Ruleset, state: GameState, action: int, rng: np.random.Generator, *, check: bool = True) -> np.ndarray:
+def sample_outcome(
+    rules: Ruleset, state: GameState, action: int, rng: np.random.Generator, *, check: bool = True
+) -> np.ndarray:
     """One result of re-roll ``action`` in ``state``: the kept dice plus ``k`` fresh
     faces from ``rng`` (:func:`roll_dice`), sorted; distributed as :func:`chance_outcomes`.
     Apply it with :func:`apply_outcome`.

@@ -27,7 +27,7 @@ after roll 1, and one write, which ends the turn (``roll`` back to 0).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -36,8 +36,6 @@ from ..errors import IllegalActionError
 from . import kernels as K
 from .ruleset import Ruleset
 from .transition import GameState, apply, roll_first, rolled_count
-
-
 
 
 class Action(NamedTuple):
@@ -83,7 +81,7 @@ class Layout:
         return self.write_offset <= int(action) < self.joker_offset
 
 
-@lru_cache(maxsize=None)
+@cache
 def layout(rules: Ruleset) -> Layout:
     """The :class:`Layout` (action offsets, announce and answer columns) of ``rules``."""
     ra = rules.arrays
@@ -113,13 +111,28 @@ def check_indices(rules: Ruleset, st) -> None:
     _, _, dshape, cells, rows, multisets, rolls, turns = _index_bounds(rules)
     d = st.dice
     if getattr(d, "shape", None) != dshape or d.dtype.kind not in "iu":
-        raise ValueError(f"not a state of {rules.name!r}: dice must be an integer array of shape {dshape} "
-                         "(validate_state names the field)")
+        raise ValueError(
+            f"not a state of {rules.name!r}: dice must be an integer array of shape {dshape} "
+            "(validate_state names the field)"
+        )
     idx, roll, ann, due, copy, turn = st.dice_index, st.roll, st.announced, st.answer_due, st.copy_row, st.turn
-    if not all(type(x) is int or isinstance(x, np.integer) for x in (idx, roll, ann, due, copy, turn, st.jokers, st.pure)):
-        raise ValueError(f"not a state of {rules.name!r}: its scalar fields must be integers (validate_state names the field)")
-    if not (-1 <= idx < multisets and 0 <= roll <= rolls and (roll == 0) == (idx == -1) and -1 <= ann < cells
-            and -1 <= due < rows and -1 <= copy < rows and 0 <= turn <= turns and min(dl := d.tolist()) >= 0 and max(dl) <= 6):
+    if not all(
+        type(x) is int or isinstance(x, np.integer) for x in (idx, roll, ann, due, copy, turn, st.jokers, st.pure)
+    ):
+        raise ValueError(
+            f"not a state of {rules.name!r}: its scalar fields must be integers (validate_state names the field)"
+        )
+    if not (
+        -1 <= idx < multisets
+        and 0 <= roll <= rolls
+        and (roll == 0) == (idx == -1)
+        and -1 <= ann < cells
+        and -1 <= due < rows
+        and -1 <= copy < rows
+        and 0 <= turn <= turns
+        and min(dl := d.tolist()) >= 0
+        and max(dl) <= 6
+    ):
         raise ValueError(f"not a state of {rules.name!r}: a field is out of range (validate_state names it)")
 
 
@@ -130,13 +143,21 @@ def _check_sheet(rules: Ruleset, st) -> None:
         raise ValueError(f"expected a GameState, got {type(st).__name__}")
     vshape, fshape, _, _, rows, _, _, _ = _index_bounds(rules)
     v, f = st.values, st.filled
-    if (getattr(v, "shape", None) != vshape or getattr(f, "shape", None) != fshape or v.dtype.kind not in "iu"
-            or f.dtype.kind not in "iu" or min(fl := f.tolist()) < 0 or max(fl) >> rows):
-        raise ValueError(f"not a sheet of {rules.name!r}: values and filled must be integer arrays of shapes {vshape}, "
-                         f"{fshape} with filled bits of its {rows} rows (validate_state names the field)")
+    if (
+        getattr(v, "shape", None) != vshape
+        or getattr(f, "shape", None) != fshape
+        or v.dtype.kind not in "iu"
+        or f.dtype.kind not in "iu"
+        or min(fl := f.tolist()) < 0
+        or max(fl) >> rows
+    ):
+        raise ValueError(
+            f"not a sheet of {rules.name!r}: values and filled must be integer arrays of shapes {vshape}, "
+            f"{fshape} with filled bits of its {rows} rows (validate_state names the field)"
+        )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _index_bounds(rules: Ruleset) -> tuple:
     C, R = len(rules.columns), rules.num_rows
     return (C, R), (C,), (rules.dice,), C * R, R, rules.tables.num_multisets, rules.max_rolls, rules.num_cells
@@ -157,8 +178,11 @@ def jokers_left(rules: Ruleset, st: GameState) -> dict[str, object]:
     """Joly's jokers left in ``st`` (RULES.md §6): ``{"fixed": [values 1..6 left],
     "free": 0..2, "baskets": 0..2}`` (all empty without jokers)."""
     j = int(st.jokers)
-    return {"fixed": [v for v in range(1, 7) if j >> (v - 1) & 1], "free": j >> K.JOKER_FREE_SHIFT & 3,
-            "baskets": j >> K.JOKER_BASKET_SHIFT & 3}
+    return {
+        "fixed": [v for v in range(1, 7) if j >> (v - 1) & 1],
+        "free": j >> K.JOKER_FREE_SHIFT & 3,
+        "baskets": j >> K.JOKER_BASKET_SHIFT & 3,
+    }
 
 
 def is_over(rules: Ruleset, st: GameState) -> bool:
@@ -187,7 +211,9 @@ def writable_bits(rules: Ruleset, st: GameState, roll: int) -> list[int]:
     :func:`jamb_env.rules.kernels.writable`)."""
     check_indices(rules, st)
     out = np.zeros(len(rules.columns), dtype=np.int64)
-    K.writable(st.filled, int(roll), int(st.announced), int(st.answer_due), int(st.copy_row), int(st.pure), rules.arrays, out)
+    K.writable(
+        st.filled, int(roll), int(st.announced), int(st.answer_due), int(st.copy_row), int(st.pure), rules.arrays, out
+    )
     return out.tolist()
 
 
@@ -215,8 +241,20 @@ def legal_mask(rules: Ruleset, st: GameState, *, check: bool = True) -> np.ndarr
     ra = rules.arrays
     mask = np.empty(int(ra.P[K.P_NUM_ACTIONS]), dtype=bool)
     bits = np.zeros(len(rules.columns), dtype=np.int64)
-    K.legal_mask(st.filled, int(st.dice_index), int(st.roll), int(st.announced), int(st.answer_due), int(st.copy_row),
-                 int(st.pure), int(st.turn), int(st.jokers), ra, bits, mask)
+    K.legal_mask(
+        st.filled,
+        int(st.dice_index),
+        int(st.roll),
+        int(st.announced),
+        int(st.answer_due),
+        int(st.copy_row),
+        int(st.pure),
+        int(st.turn),
+        int(st.jokers),
+        ra,
+        bits,
+        mask,
+    )
     return mask
 
 
@@ -258,7 +296,11 @@ def encode(rules: Ruleset, action: Action) -> int:
         raise ValueError(f"expected an Action, got {action!r}")
     if action.kind == "reroll":
         keep = action.keep
-        if not isinstance(keep, (tuple, list)) or len(keep) != rules.dice or not all(isinstance(k, (bool, np.bool_)) for k in keep):
+        if (
+            not isinstance(keep, (tuple, list))
+            or len(keep) != rules.dice
+            or not all(isinstance(k, (bool, np.bool_)) for k in keep)
+        ):
             raise ValueError(f"a reroll needs keep: {rules.dice} bools over the sorted dice, got {keep!r}")
         return sum(1 << i for i, k in enumerate(action.keep) if k)
     if action.kind in ("joker", "basket"):
@@ -366,8 +408,10 @@ def _reason(rules: Ruleset, st: GameState, act: Action, action: int) -> str | No
             return f"the turn must write answer/{rules.rows[st.answer_due]}"
         if act.column == "copy":
             offered = "no row" if st.copy_row < 0 else f"only {rules.rows[st.copy_row]}"
-            return (f"the copy column offers {offered} this turn (the row the previous player just wrote; "
-                    "any row once every other column is full)")
+            return (
+                f"the copy column offers {offered} this turn (the row the previous player just wrote; "
+                "any row once every other column is full)"
+            )
         return f"cell {act.column}/{act.row} is not open now (column rule of {act.column!r}, roll {st.roll})"
     return None
 
@@ -434,23 +478,33 @@ def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
     if st.copy_row != -1 and (int(rules.arrays.P[K.P_COPY_COL]) < 0 or not 0 <= st.copy_row < R):
         raise ValueError(f"state.copy_row = {st.copy_row} is not a row of a copy column (-1: none)")
     if st.answer_due != -1 and bits[lay.answer_column, st.answer_due]:
-        raise ValueError(f"state.answer_due = {st.answer_due} names the written cell answer/{rules.rows[st.answer_due]} "
-                         "(an answer is due only in an empty cell)")
+        raise ValueError(
+            f"state.answer_due = {st.answer_due} names the written cell answer/{rules.rows[st.answer_due]} "
+            "(an answer is due only in an empty cell)"
+        )
     if st.pure not in (0, 1) or (st.roll == 0 and st.pure):
         raise ValueError(f"state.pure = {st.pure} must be 0 or 1 (0 before the turn's first roll)")
     if st.roll == 1 and not st.pure and not rules.jokers:
         raise ValueError("state.pure = 0 at roll 1: the first roll rolls every die (only a joker makes it impure)")
     if solitaire:
         if st.roll == 0 and not is_over(rules, st):
-            raise ValueError("state.roll = 0 mid-game: a one-player game rolls each turn's first roll as the turn starts")
+            raise ValueError(
+                "state.roll = 0 mid-game: a one-player game rolls each turn's first roll as the turn starts"
+            )
         if st.turn == 0 and (st.answer_due != -1 or st.copy_row != -1):
-            raise ValueError("state.answer_due / copy_row set before any cell is written (they come from the last write)")
+            raise ValueError(
+                "state.answer_due / copy_row set before any cell is written (they come from the last write)"
+            )
         if st.answer_due != -1 and not any(bits[c, st.answer_due] for c in lay.announce_columns):
-            raise ValueError(f"state.answer_due = {st.answer_due}: no announce column has written {rules.rows[st.answer_due]!r}, "
-                             "so no write can have obliged that answer")
+            raise ValueError(
+                f"state.answer_due = {st.answer_due}: no announce column has written {rules.rows[st.answer_due]!r}, "
+                "so no write can have obliged that answer"
+            )
         if st.copy_row != -1 and not bits[:, st.copy_row].any():
-            raise ValueError(f"state.copy_row = {st.copy_row}: no column has written {rules.rows[st.copy_row]!r} "
-                             "(the copy column offers the row of the last write)")
+            raise ValueError(
+                f"state.copy_row = {st.copy_row}: no column has written {rules.rows[st.copy_row]!r} "
+                "(the copy column offers the row of the last write)"
+            )
         if st.copy_row == -1 and st.turn > 0 and int(rules.arrays.P[K.P_COPY_COL]) >= 0:
             raise ValueError("state.copy_row = -1 after a write: the copy column offers the row of the last write")
     j = int(st.jokers)
@@ -506,9 +560,7 @@ def is_basket(rules: Ruleset, action: int) -> bool:
     return int(action) == layout(rules).basket >= 0
 
 
-def apply_action(
-    rules: Ruleset, st: GameState, action: int, dice=None, *, check: bool = True
-) -> tuple[GameState, int]:
+def apply_action(rules: Ruleset, st: GameState, action: int, dice=None, *, check: bool = True) -> tuple[GameState, int]:
     """Apply a legal ``action``; return the new state and the points it credited.
 
     ``dice`` (re-roll and basket actions only): the faces of the re-rolled dice, as many
@@ -528,8 +580,11 @@ def apply_action(
     rolled = reroll_count(rules, a)
     if rolled:
         if dice is None:
-            raise ValueError("a re-roll needs the re-rolled dice" if a < layout(rules).num_holds
-                             else "a basket needs the n dice of the turn's new first roll")
+            raise ValueError(
+                "a re-roll needs the re-rolled dice"
+                if a < layout(rules).num_holds
+                else "a basket needs the n dice of the turn's new first roll"
+            )
         dice = _check_dice(rules, dice, rolled) if check else dice
     return apply(rules, st, a, dice if rolled else None)
 
@@ -548,7 +603,9 @@ def _sheet(rules: Ruleset, st: GameState) -> tuple[np.ndarray, np.ndarray, int]:
     _check_sheet(rules, st)
     C, R = len(rules.columns), rules.num_rows
     parts, cols = np.zeros(5, dtype=np.int64), np.zeros(C + 1, dtype=np.int64)
-    total = K.sheet_parts(st.values, st.filled, rules.arrays, parts, cols, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64))
+    total = K.sheet_parts(
+        st.values, st.filled, rules.arrays, parts, cols, np.zeros(4, dtype=np.int64), np.zeros(R, dtype=np.int64)
+    )
     return parts, cols, int(total)
 
 

@@ -209,25 +209,62 @@ COLUMN_KINDS: dict[str, ColumnKind] = {
         ColumnKind("free", OPEN_ANY, "any empty cell", zeroes_maximal=True),
         ColumnKind("announce", OPEN_ANNOUNCED, "only the cell announced after roll 1", zeroes_maximal=True),
         ColumnKind("hand", OPEN_ANY, "any empty cell, right after roll 1 only", last_write_roll=1),
-        ColumnKind("middle", OPEN_FRONT, "from max upward and from min downward", _fronts_middle,
-                   zeroes_maximal=True, requires=_needs_max_min),
-        ColumnKind("updown", OPEN_FRONT, "from the top and from the bottom (the fronts may pass)",
-                   _fronts_updown, zeroes_maximal=True),
+        ColumnKind(
+            "middle",
+            OPEN_FRONT,
+            "from max upward and from min downward",
+            _fronts_middle,
+            zeroes_maximal=True,
+            requires=_needs_max_min,
+        ),
+        ColumnKind(
+            "updown",
+            OPEN_FRONT,
+            "from the top and from the bottom (the fronts may pass)",
+            _fronts_updown,
+            zeroes_maximal=True,
+        ),
         ColumnKind("free2", OPEN_ANY, "any empty cell, after roll 1 or 2 only", last_write_roll=2),
-        ColumnKind("second", OPEN_ANY, "any empty cell, right after roll 2 only (003's variation)",
-                   first_write_roll=2, last_write_roll=2, zeroes_maximal=True),
-        ColumnKind("oddeven", OPEN_FRONT, "odd rows (1st, 3rd, ...) in order from the top, even rows "
-                   "(2nd, 4th, ...) in order from the bottom (003's variation)", _fronts_oddeven,
-                   zeroes_maximal=True),
-        ColumnKind("answer", OPEN_ANSWER, "the row of the previous turn's announcement (forced by "
-                   "answer_forced); any cell once the announce columns are full", requires=_needs_announce),
+        ColumnKind(
+            "second",
+            OPEN_ANY,
+            "any empty cell, right after roll 2 only (003's variation)",
+            first_write_roll=2,
+            last_write_roll=2,
+            zeroes_maximal=True,
+        ),
+        ColumnKind(
+            "oddeven",
+            OPEN_FRONT,
+            "odd rows (1st, 3rd, ...) in order from the top, even rows "
+            "(2nd, 4th, ...) in order from the bottom (003's variation)",
+            _fronts_oddeven,
+            zeroes_maximal=True,
+        ),
+        ColumnKind(
+            "answer",
+            OPEN_ANSWER,
+            "the row of the previous turn's announcement (forced by "
+            "answer_forced); any cell once the announce columns are full",
+            requires=_needs_announce,
+        ),
         ColumnKind("mandatory", OPEN_LAST, "any empty cell once every other column but after_row is full"),
         ColumnKind("after_row", OPEN_AFTER_ROW, "a row once it is written in every other column but mandatory"),
-        ColumnKind("copy", OPEN_COPY, "the row the previous player has just written (in solitaire: "
-                   "the row of the previous turn's write); any empty cell once every other column but "
-                   "mandatory and after_row is full", zeroes_maximal=True),
-        ColumnKind("maximal", OPEN_NONE, "derived: per row the best value of the played columns "
-                   "(min: the lowest), 0 if a zeroing column holds 0", derived=True, requires=_needs_played),
+        ColumnKind(
+            "copy",
+            OPEN_COPY,
+            "the row the previous player has just written (in solitaire: "
+            "the row of the previous turn's write); any empty cell once every other column but "
+            "mandatory and after_row is full",
+            zeroes_maximal=True,
+        ),
+        ColumnKind(
+            "maximal",
+            OPEN_NONE,
+            "derived: per row the best value of the played columns (min: the lowest), 0 if a zeroing column holds 0",
+            derived=True,
+            requires=_needs_played,
+        ),
     )
 }
 
@@ -254,7 +291,9 @@ def front_masks(kind: str, rows: Sequence[str]) -> tuple[int, int]:
         elif all(s < 0 for s in steps) and not up:
             up = mask
         else:
-            raise ValueError(f"column kind {kind!r}: a front must run down or up the sheet, one each way at most: {front}")
+            raise ValueError(
+                f"column kind {kind!r}: a front must run down or up the sheet, one each way at most: {front}"
+            )
     return down, up
 
 
@@ -797,8 +836,12 @@ def rule_arrays(rules) -> RuleArrays:
         first_roll=np.array([k.first_write_roll for k in kinds], dtype=np.int64),
         sorted_dice=rules.tables.sorted_dice.astype(np.int64),
         die_canonical=np.concatenate(
-            [np.ones((rules.tables.num_multisets, 1), bool), np.diff(rules.tables.sorted_dice.astype(np.int64), axis=1) != 0],
-            axis=1),
+            [
+                np.ones((rules.tables.num_multisets, 1), bool),
+                np.diff(rules.tables.sorted_dice.astype(np.int64), axis=1) != 0,
+            ],
+            axis=1,
+        ),
     )
     for a in arrays:
         a.flags.writeable = False

@@ -81,12 +81,14 @@ class MatchState:
 
     @property
     def scoring(self) -> str:
-        """"separate" or "shared"."""
+        """ "separate" or "shared"."""
         return "separate" if self.owner is None else "shared"
 
     def copy(self) -> MatchState:
         """A deep copy (new arrays)."""
-        return replace(self, sheets=tuple(st.copy() for st in self.sheets), owner=None if self.owner is None else self.owner.copy())
+        return replace(
+            self, sheets=tuple(st.copy() for st in self.sheets), owner=None if self.owner is None else self.owner.copy()
+        )
 
 
 def _rules(rules) -> Ruleset:
@@ -107,9 +109,12 @@ def _check_state(rules: Ruleset, ms) -> None:
     if not isinstance(ms, MatchState):
         raise ValueError(f"expected a MatchState (new_match), got {type(ms).__name__}")
     shape = (len(rules.columns), rules.num_rows)
-    if not isinstance(ms.sheets, tuple) or any(not isinstance(st, core.GameState) or getattr(st.values, "shape", None) != shape
-                                               for st in ms.sheets):
-        raise ValueError(f"this match's sheets are not sheets of ruleset {rules.name!r} ({shape[0]} columns x {shape[1]} rows)")
+    if not isinstance(ms.sheets, tuple) or any(
+        not isinstance(st, core.GameState) or getattr(st.values, "shape", None) != shape for st in ms.sheets
+    ):
+        raise ValueError(
+            f"this match's sheets are not sheets of ruleset {rules.name!r} ({shape[0]} columns x {shape[1]} rows)"
+        )
     n = ms.num_players
     if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise ValueError(f"match.num_players must be an integer in {MIN_PLAYERS}..{MAX_PLAYERS}, got {n!r}")
@@ -136,16 +141,24 @@ def check_match(rules: Ruleset, num_players, scoring) -> None:
     Raises:
         ValueError: ``num_players`` not an integer in 2..5, or an unknown ``scoring``.
         RulesetError: ``"shared"`` with a ruleset that has a derived column or jokers."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+    if (
+        isinstance(num_players, bool)
+        or not isinstance(num_players, (int, np.integer))
+        or not MIN_PLAYERS <= num_players <= MAX_PLAYERS
+    ):
         raise ValueError(f"num_players must be an integer in {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players!r}")
     if scoring not in SCORING_MODES:
         raise ValueError(f"scoring must be one of {SCORING_MODES}, got {scoring!r}")
     if scoring == "shared" and rules.derived_columns:
-        raise RulesetError(f"ruleset {rules.name!r} has the derived column(s) {', '.join(rules.derived_columns)}, which nobody "
-                           f"writes, so a shared sheet cannot award them (RULES.md §6): play it with scoring='separate'")
+        raise RulesetError(
+            f"ruleset {rules.name!r} has the derived column(s) {', '.join(rules.derived_columns)}, which nobody "
+            f"writes, so a shared sheet cannot award them (RULES.md §6): play it with scoring='separate'"
+        )
     if scoring == "shared" and rules.jokers:
-        raise RulesetError(f"ruleset {rules.name!r} has jokers, which belong to a player's own sheet (RULES.md §6): "
-                           "play it with scoring='separate'")
+        raise RulesetError(
+            f"ruleset {rules.name!r} has jokers, which belong to a player's own sheet (RULES.md §6): "
+            "play it with scoring='separate'"
+        )
 
 
 def seat(num_players: int, roll_die: Callable[[int], np.ndarray]) -> int:
@@ -154,7 +167,11 @@ def seat(num_players: int, roll_die: Callable[[int], np.ndarray]) -> int:
 
     Raises ValueError: ``num_players`` not in 1..5, ``roll_die`` not returning ``k``
     integer faces in 1..6, or still tied after 1,000 rounds (a stuck die)."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= MAX_PLAYERS:
+    if (
+        isinstance(num_players, bool)
+        or not isinstance(num_players, (int, np.integer))
+        or not 1 <= num_players <= MAX_PLAYERS
+    ):
         raise ValueError(f"num_players must be an integer in 1..{MAX_PLAYERS}, got {num_players!r}")
     tied = list(range(int(num_players)))
     for _ in range(1000):
@@ -164,8 +181,15 @@ def seat(num_players: int, roll_die: Callable[[int], np.ndarray]) -> int:
             faces = np.asarray(roll_die(len(tied)))
         except TypeError as exc:
             raise ValueError(f"roll_die(k) must return k faces, got an error: {exc}") from exc
-        if faces.shape != (len(tied),) or not np.issubdtype(faces.dtype, np.integer) or faces.min() < 1 or faces.max() > 6:
-            raise ValueError(f"roll_die({len(tied)}) must return {len(tied)} integer faces in 1..6, got {faces.tolist()!r}")
+        if (
+            faces.shape != (len(tied),)
+            or not np.issubdtype(faces.dtype, np.integer)
+            or faces.min() < 1
+            or faces.max() > 6
+        ):
+            raise ValueError(
+                f"roll_die({len(tied)}) must return {len(tied)} integer faces in 1..6, got {faces.tolist()!r}"
+            )
         low = faces.min()
         tied = [p for p, f in zip(tied, faces.tolist()) if f == low]
     raise ValueError("the seating dice are still tied after 1,000 rounds: roll_die does not look random")
@@ -179,7 +203,9 @@ def new_match(rules: Ruleset, num_players: int, scoring: str = "separate", first
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or not 0 <= first < num_players:
         raise ValueError(f"first must be a player 0..{num_players - 1}, got {first!r}")
     if scoring == "separate":
-        return MatchState(tuple(core.new_game(rules) for _ in range(num_players)), int(first), int(first), int(num_players))
+        return MatchState(
+            tuple(core.new_game(rules) for _ in range(num_players)), int(first), int(first), int(num_players)
+        )
     owner = np.full((len(rules.columns), rules.num_rows), -1, dtype=np.int8)
     return MatchState((core.new_game(rules),), int(first), int(first), int(num_players), owner)
 
@@ -216,7 +242,9 @@ def legal_mask(rules: Ruleset, ms: MatchState) -> np.ndarray:
     return core.legal_mask(rules, sheet_in_play(ms), check=False)
 
 
-def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, check: bool = True) -> tuple[MatchState, int]:
+def apply_action(
+    rules: Ruleset, ms: MatchState, action: int, dice=None, *, check: bool = True
+) -> tuple[MatchState, int]:
     """The player to move plays ``action`` (:func:`jamb_env.rules.apply_action` on the
     sheet in play). After a write, :func:`end_turn` passes the turn to the next player
     (who must then :func:`start_turn`, unless the game is over), with separate sheets the
@@ -239,11 +267,25 @@ def apply_action(rules: Ruleset, ms: MatchState, action: int, dice=None, *, chec
         return ms, points
     arr = _arrays(rules, ms)
     owner = None if ms.owner is None else ms.owner.copy()
-    to_move, _ = end_turn(owner is not None, a - lay.write_offset, ms.to_move, ms.num_players, arr.values, arr.filled, arr.turn,
-                          arr.answer_due, arr.copy_row, arr.owner if owner is None else owner, rules.arrays, arr.scores,
-                          *arr.scratch)
-    sheets = tuple(s if (s.answer_due, s.copy_row) == (int(d), int(c)) else replace(s, answer_due=int(d), copy_row=int(c))
-                   for s, d, c in zip(ms.sheets, arr.answer_due, arr.copy_row))
+    to_move, _ = end_turn(
+        owner is not None,
+        a - lay.write_offset,
+        ms.to_move,
+        ms.num_players,
+        arr.values,
+        arr.filled,
+        arr.turn,
+        arr.answer_due,
+        arr.copy_row,
+        arr.owner if owner is None else owner,
+        rules.arrays,
+        arr.scores,
+        *arr.scratch,
+    )
+    sheets = tuple(
+        s if (s.answer_due, s.copy_row) == (int(d), int(c)) else replace(s, answer_due=int(d), copy_row=int(c))
+        for s, d, c in zip(ms.sheets, arr.answer_due, arr.copy_row)
+    )
     return replace(ms, sheets=sheets, owner=owner, to_move=int(to_move)), points
 
 
@@ -270,8 +312,25 @@ def match_scores(shared, values, filled, owner, num_players, ra, scores, counts,
 
 
 @kernel
-def end_turn(shared, cell, writer, num_players, values, filled, turn, answer_due, copy_row, owner, ra, scores, counts,
-             parts_out, cols, parts, tmp):
+def end_turn(
+    shared,
+    cell,
+    writer,
+    num_players,
+    values,
+    filled,
+    turn,
+    answer_due,
+    copy_row,
+    owner,
+    ra,
+    scores,
+    counts,
+    parts_out,
+    cols,
+    parts,
+    tmp,
+):
     """The match's part of a write (RULES.md §6), after the solitaire write of ``cell`` by
     player ``writer`` on the sheet in play: the one step both the AEC env
     (:func:`apply_action`) and ``SeatVecEnv`` take.
@@ -326,11 +385,23 @@ def _arrays(rules: Ruleset, ms: MatchState) -> _MatchArrays:
     C, R, P = len(rules.columns), rules.num_rows, ms.num_players
     sh = ms.sheets
     owner = ms.owner if ms.owner is not None else np.full((C, R), -1, np.int8)
-    scratch = (np.zeros(P, np.int64), np.zeros(5, np.int64), np.zeros(C + 1, np.int64), np.zeros(4, np.int64),
-               np.zeros(R, np.int64))
-    return _MatchArrays(np.stack([s.values for s in sh]), np.stack([s.filled for s in sh]), np.array([s.turn for s in sh], np.int64),
-                        np.array([s.answer_due for s in sh], np.int64), np.array([s.copy_row for s in sh], np.int64), owner,
-                        np.zeros(P, np.int64), scratch)
+    scratch = (
+        np.zeros(P, np.int64),
+        np.zeros(5, np.int64),
+        np.zeros(C + 1, np.int64),
+        np.zeros(4, np.int64),
+        np.zeros(R, np.int64),
+    )
+    return _MatchArrays(
+        np.stack([s.values for s in sh]),
+        np.stack([s.filled for s in sh]),
+        np.array([s.turn for s in sh], np.int64),
+        np.array([s.answer_due for s in sh], np.int64),
+        np.array([s.copy_row for s in sh], np.int64),
+        owner,
+        np.zeros(P, np.int64),
+        scratch,
+    )
 
 
 def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
@@ -342,8 +413,10 @@ def column_awards(rules: Ruleset, ms: MatchState) -> list[tuple[int, int]]:
     st = ms.sheets[0]
     totals = core.column_totals(rules, st)
     counts = np.zeros(ms.num_players, dtype=np.int64)
-    return [(int(K.column_award(st.values[c], int(st.filled[c]), ms.owner[c], ms.num_players, counts)), totals[col])
-            for c, col in enumerate(rules.columns)]
+    return [
+        (int(K.column_award(st.values[c], int(st.filled[c]), ms.owner[c], ms.num_players, counts)), totals[col])
+        for c, col in enumerate(rules.columns)
+    ]
 
 
 def scores(rules: Ruleset, ms: MatchState) -> list[int]:

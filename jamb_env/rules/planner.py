@@ -9,7 +9,7 @@ maximising hold. Everything is vectorised over a leading batch axis (states or t
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from .tables import DiceTables
 NEG = -1e18  # "not writable": never chosen while anything else is possible
 
 
-@lru_cache(maxsize=None)
+@cache
 def hold_index(tables: DiceTables) -> tuple[np.ndarray, np.ndarray]:
     """Canonical holds per multiset, padded: (masks (M, H) int, subs (M, H) int).
 
@@ -140,7 +140,7 @@ def row_targets(tables: DiceTables, values: np.ndarray, rolls) -> tuple[np.ndarr
     return reach, hold
 
 
-@lru_cache(maxsize=None)
+@cache
 def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     """:func:`row_targets` for every cell of ``rules``, on a normal turn and on the last turn.
 
@@ -163,6 +163,7 @@ def cell_plans(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     for k in range(K):
         values[k][:, first > k + 1] = NEG
     turns = (0, rules.num_cells - 1)  # a normal turn, the last turn: their rolls are the rules' (max_rolls)
-    reach, hold = zip(*(row_targets(rules.tables, values, np.minimum(limit, int(rk.max_rolls(t, rules.arrays.P))))
-                        for t in turns))
+    reach, hold = zip(
+        *(row_targets(rules.tables, values, np.minimum(limit, int(rk.max_rolls(t, rules.arrays.P)))) for t in turns)
+    )
     return np.stack(reach) * sign, np.stack(hold)

@@ -49,7 +49,7 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +166,7 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
     return _load_path(path, stamp)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_path(path: Path, stamp: int) -> Ruleset:
     """Cached per file and modification time: an edited file is read again."""
     return Ruleset._from_mapping(_read_merged(path, ()), path)
@@ -198,14 +198,18 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):  # *name: a few bytes can stand for billions of nodes
             mark = self.peek_event().start_mark
-            raise _YamlTooDeep(f"an alias (*name) at line {mark.line + 1}, column {mark.column + 1}; allowed: plain YAML "
-                               "without anchors and aliases (&name, *name), so a small file cannot expand to a huge one")
+            raise _YamlTooDeep(
+                f"an alias (*name) at line {mark.line + 1}, column {mark.column + 1}; allowed: plain YAML "
+                "without anchors and aliases (&name, *name), so a small file cannot expand to a huge one"
+            )
         if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
             return super().compose_node(parent, index)  # a scalar or an alias: no deeper
         if self._depth >= MAX_YAML_DEPTH:
             mark = self.peek_event().start_mark
-            raise _YamlTooDeep(f"nested more than {MAX_YAML_DEPTH} levels deep (line {mark.line + 1}, column {mark.column + 1}); "
-                               f"allowed: at most {MAX_YAML_DEPTH} levels of mappings and lists")
+            raise _YamlTooDeep(
+                f"nested more than {MAX_YAML_DEPTH} levels deep (line {mark.line + 1}, column {mark.column + 1}); "
+                f"allowed: at most {MAX_YAML_DEPTH} levels of mappings and lists"
+            )
         self._depth += 1
         try:
             return super().compose_node(parent, index)
@@ -221,8 +225,11 @@ def _unique_mapping(loader: yaml.SafeLoader, node, deep: bool = False):
             hash(key)
         except TypeError:  # '? [a, b]: 1' (a list or a mapping as a key): not a TypeError from 'in seen'
             raise yaml.constructor.ConstructorError(
-                None, None, f"a key that is a {type(key).__name__}; allowed: keys that are names or numbers",
-                key_node.start_mark) from None
+                None,
+                None,
+                f"a key that is a {type(key).__name__}; allowed: keys that are names or numbers",
+                key_node.start_mark,
+            ) from None
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
         seen.add(key)
@@ -272,7 +279,9 @@ def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool 
             raise error_cls(f"{path}: not a regular file; allowed: a YAML file")
         raw = f.read(MAX_YAML_BYTES + 1)
     if len(raw) > MAX_YAML_BYTES:
-        raise error_cls(f"{path}: more than {MAX_YAML_BYTES:,} bytes; allowed: a YAML file of at most {MAX_YAML_BYTES:,} bytes (1 MiB)")
+        raise error_cls(
+            f"{path}: more than {MAX_YAML_BYTES:,} bytes; allowed: a YAML file of at most {MAX_YAML_BYTES:,} bytes (1 MiB)"
+        )
     try:
         data = load_yaml(raw.decode("utf-8"))
     except _YamlTooDeep as exc:
@@ -280,7 +289,9 @@ def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool 
     except yaml.YAMLError as exc:
         raise error_cls(f"{path}: not valid YAML: {_yaml_problem(exc)}") from exc
     except UnicodeDecodeError as exc:
-        raise error_cls(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); allowed: a UTF-8 YAML file") from None
+        raise error_cls(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); allowed: a UTF-8 YAML file"
+        ) from None
     if data is None and empty_ok:
         return {}
     if not isinstance(data, dict):
@@ -308,15 +319,19 @@ def _read_merged(path: Path, chain: tuple[Path, ...]) -> dict:
     if path in chain:
         raise RulesetError(f"{path}: key 'extends': circular chain {' -> '.join(map(str, chain + (path,)))}")
     if len(chain) >= MAX_EXTENDS:
-        raise RulesetError(f"{chain[0]}: key 'extends': a chain of more than {MAX_EXTENDS} files ({chain[0]} -> {chain[1]} -> ... -> "
-                           f"{chain[-1]} -> {path}); allowed: at most {MAX_EXTENDS} files, the file itself included")
+        raise RulesetError(
+            f"{chain[0]}: key 'extends': a chain of more than {MAX_EXTENDS} files ({chain[0]} -> {chain[1]} -> ... -> "
+            f"{chain[-1]} -> {path}); allowed: at most {MAX_EXTENDS} files, the file itself included"
+        )
     data = _read_yaml(path)
     parent = data.get("extends")
     if parent is None:
         return data
     if not isinstance(parent, str):
         raise RulesetError(f"{path}: key 'extends': expected a preset name or a path, got {parent!r}")
-    parent_path = (path.parent / parent).resolve() if parent.endswith((".yaml", ".yml")) else RULES_DIR / f"{parent}.yaml"
+    parent_path = (
+        (path.parent / parent).resolve() if parent.endswith((".yaml", ".yml")) else RULES_DIR / f"{parent}.yaml"
+    )
     if not parent_path.is_file():
         raise RulesetError(
             f"{path}: key 'extends': no preset {parent!r}; presets are: {', '.join(list_rulesets(playable=False))}"
@@ -378,7 +393,9 @@ class _Check:
         """A straight's value after roll 1, 2, 3 from an integer or a list of 1 to 3."""
         vals = [value] if isinstance(value, int) and not isinstance(value, bool) else value
         if not isinstance(vals, list) or not 1 <= len(vals) <= 3:
-            raise self.fail(key, f"expected an integer or a list of 1 to 3 integers (after roll 1, 2, 3), got {value!r}")
+            raise self.fail(
+                key, f"expected an integer or a list of 1 to 3 integers (after roll 1, 2, 3), got {value!r}"
+            )
         vals = [self.integer(key, v, 0, 1000) for v in vals]
         vals = vals + [vals[-1]] * (3 - len(vals))
         return (vals[0], vals[1], vals[2])
@@ -407,14 +424,19 @@ def _check_printable(check: _Check, key: str, text: str, newlines: bool = False)
     allowed (the source texts)."""
     bad = [ch for ch in text if not ch.isprintable() and not (newlines and ch in "\n\t")]
     if bad:
-        raise check.fail(key, f"holds the control character(s) {''.join(sorted(set(bad)))!r}; allowed: printable text"
-                         + (" with line breaks" if newlines else ""))
+        raise check.fail(
+            key,
+            f"holds the control character(s) {''.join(sorted(set(bad)))!r}; allowed: printable text"
+            + (" with line breaks" if newlines else ""),
+        )
 
 
 def _read_dice_and_rolls(data: Mapping[str, Any], check: _Check) -> tuple[int, int]:
     """The number of dice (5 or 6; 2-4 for toy sheets) and of rolls per turn (1..5)."""
     if not isinstance(data["dice"], int) or isinstance(data["dice"], bool) or data["dice"] not in (2, 3, 4, 5, 6):
-        raise check.fail("dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)")
+        raise check.fail(
+            "dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)"
+        )
     return data["dice"], check.integer("rolls", data["rolls"], 1, 5)
 
 
@@ -426,14 +448,18 @@ def _read_rows(data: Mapping[str, Any], dice: int, check: _Check) -> list:
     if dice < 5:
         for row in rows:
             if row not in UPPER_ROWS:
-                raise check.fail("rows", f"row {row!r} needs 5 dice; with {dice} dice (a toy sheet) only ones..sixes are allowed")
+                raise check.fail(
+                    "rows", f"row {row!r} needs 5 dice; with {dice} dice (a toy sheet) only ones..sixes are allowed"
+                )
     for row in SIX_DICE_ROWS:
         if row in rows and dice != 6:
             raise check.fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
     return rows
 
 
-def _read_columns(data: Mapping[str, Any], rows: list, rolls: int, check: _Check) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _read_columns(
+    data: Mapping[str, Any], rows: list, rolls: int, check: _Check
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The played and the derived column kinds in sheet order, each one's needs met."""
     columns = check.id_list(data, "columns", "column kind", tuple(COLUMN_KINDS))
     played = tuple(c for c in columns if not COLUMN_KINDS[c].derived)
@@ -446,8 +472,11 @@ def _read_columns(data: Mapping[str, Any], rows: list, rolls: int, check: _Check
         if problem:
             raise check.fail("columns", problem)
         if COLUMN_KINDS[kind].first_write_roll > rolls:
-            raise check.fail("columns", f"{kind!r} is written only after roll {COLUMN_KINDS[kind].first_write_roll}, "
-                                        f"but the preset has {rolls} roll(s) per turn")
+            raise check.fail(
+                "columns",
+                f"{kind!r} is written only after roll {COLUMN_KINDS[kind].first_write_roll}, "
+                f"but the preset has {rolls} roll(s) per turn",
+            )
     return played, derived
 
 
@@ -701,7 +730,9 @@ class Ruleset:
         except Exception as exc:  # pragma: no cover - defensive
             raise ValueError(f"dice must be a sequence of integers, got {dice!r}") from exc
         if arr.ndim != 1 or len(arr) != self.dice:
-            raise ValueError(f"{self.name} plays {self.dice} dice, got {len(arr) if arr.ndim == 1 else arr.shape} dice: {dice!r}")
+            raise ValueError(
+                f"{self.name} plays {self.dice} dice, got {len(arr) if arr.ndim == 1 else arr.shape} dice: {dice!r}"
+            )
         if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > FACES:
             raise ValueError(f"die faces must be integers 1..6, got {list(dice)!r}")
         return self.tables.index(arr)
@@ -759,11 +790,16 @@ class Ruleset:
         """
         R = len(self.rows)
         arr = np.asarray(values)
-        numbers = (np.issubdtype(arr.dtype, np.integer)
-                   or np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all()))
+        numbers = (
+            np.issubdtype(arr.dtype, np.integer)
+            or np.issubdtype(arr.dtype, np.floating)
+            and bool(np.isfinite(arr).all())
+        )
         if arr.shape != (R,) or not numbers:
-            raise ValueError(f"values must be {R} finite numbers (one per row of {self.name}), got an array of shape "
-                             f"{arr.shape} and dtype {arr.dtype}{'' if numbers else ' (or not finite)'}")
+            raise ValueError(
+                f"values must be {R} finite numbers (one per row of {self.name}), got an array of shape "
+                f"{arr.shape} and dtype {arr.dtype}{'' if numbers else ' (or not finite)'}"
+            )
         if isinstance(filled, bool) or not isinstance(filled, (int, np.integer)) or not 0 <= filled < 1 << R:
             raise ValueError(f"filled must be a mask of the {R} rows, an integer in 0..{(1 << R) - 1}, got {filled!r}")
         out = np.zeros(4, dtype=np.int64)

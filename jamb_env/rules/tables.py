@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -99,13 +99,13 @@ class DiceTables:
         return _sub_lookup(self.n)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _powers(n: int) -> tuple[int, ...]:
     """``(n + 1) ** (face - 1)`` by face (index 0 unused): a die's share of ``_counts_key``."""
     return (0,) + tuple((n + 1) ** f for f in range(FACES))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sub_lookup(n: int) -> np.ndarray:
     tables = dice_tables(n)
     lookup = np.full((n + 1) ** FACES, -1, dtype=np.int32)
@@ -113,7 +113,7 @@ def _sub_lookup(n: int) -> np.ndarray:
     return lookup
 
 
-@lru_cache(maxsize=None)
+@cache
 def dice_tables(n: int) -> DiceTables:
     """Build (once, cached) the :class:`DiceTables` for ``n`` dice."""
     multisets = list(itertools.combinations_with_replacement(range(1, FACES + 1), n))
@@ -125,11 +125,7 @@ def dice_tables(n: int) -> DiceTables:
     key_to_index = np.full((n + 1) ** FACES, -1, dtype=np.int32)
     key_to_index[_counts_key(counts, n)] = np.arange(len(multisets))
 
-    subs = [
-        sub
-        for size in range(n + 1)
-        for sub in itertools.combinations_with_replacement(range(1, FACES + 1), size)
-    ]
+    subs = [sub for size in range(n + 1) for sub in itertools.combinations_with_replacement(range(1, FACES + 1), size)]
     sub_counts = np.zeros((len(subs), FACES), dtype=np.int8)
     for i, sub in enumerate(subs):
         for f in sub:
@@ -255,9 +251,7 @@ def row_value(row: str, counts, straight_roll: int, scoring: RowScoring) -> int:
     raise ValueError(f"unknown row {row!r}; rows are {', '.join(ROW_IDS)}")
 
 
-def row_values(
-    n: int, rows: tuple[str, ...], scoring: RowScoring, straight_roll: int
-) -> np.ndarray:
+def row_values(n: int, rows: tuple[str, ...], scoring: RowScoring, straight_roll: int) -> np.ndarray:
     """int16 ``(M, len(rows))``: the value of each row for each ``n``-dice multiset."""
     tables = dice_tables(n)
     out = np.zeros((tables.num_multisets, len(rows)), dtype=np.int16)

@@ -20,7 +20,7 @@ The formulas (what is legal, what a write credits) are the kernels of
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -127,20 +127,29 @@ def new_slots(rules, num_games: int, stream_len: int | None = None) -> dict[str,
     N, C, R, n = num_games, len(rules.columns), rules.num_rows, rules.dice
     L = stream_length(rules) if stream_len is None else stream_len
     return dict(
-        values=np.zeros((N, C, R), dtype=np.int16), filled=np.zeros((N, C), dtype=np.int64),
-        dice=np.zeros((N, n), dtype=np.int8), dice_index=np.full(N, -1, dtype=np.int64),
-        roll=np.zeros(N, dtype=np.int64), announced=np.full(N, -1, dtype=np.int64),
-        answer_due=np.full(N, -1, dtype=np.int64), turn=np.zeros(N, dtype=np.int64),
-        copy_row=np.full(N, -1, dtype=np.int64), jokers=np.zeros(N, dtype=np.int64), pure=np.zeros(N, dtype=np.int64),
-        score=np.zeros(N, dtype=np.int64), stream=np.zeros((N, L), dtype=np.int8), pos=np.zeros(N, dtype=np.int64),
+        values=np.zeros((N, C, R), dtype=np.int16),
+        filled=np.zeros((N, C), dtype=np.int64),
+        dice=np.zeros((N, n), dtype=np.int8),
+        dice_index=np.full(N, -1, dtype=np.int64),
+        roll=np.zeros(N, dtype=np.int64),
+        announced=np.full(N, -1, dtype=np.int64),
+        answer_due=np.full(N, -1, dtype=np.int64),
+        turn=np.zeros(N, dtype=np.int64),
+        copy_row=np.full(N, -1, dtype=np.int64),
+        jokers=np.zeros(N, dtype=np.int64),
+        pure=np.zeros(N, dtype=np.int64),
+        score=np.zeros(N, dtype=np.int64),
+        stream=np.zeros((N, L), dtype=np.int8),
+        pos=np.zeros(N, dtype=np.int64),
     )
 
 
 def read_state(g, i: int) -> GameState:
     """Slot ``i`` of the record ``g`` (:class:`Slots` or any record with its fields) as a
     :class:`GameState` (copies)."""
-    return GameState(g.values[i].copy(), g.filled[i].copy(), g.dice[i].copy(),
-                     *(int(getattr(g, k)[i]) for k in SCALARS))
+    return GameState(
+        g.values[i].copy(), g.filled[i].copy(), g.dice[i].copy(), *(int(getattr(g, k)[i]) for k in SCALARS)
+    )
 
 
 def write_state(g, i, st: GameState) -> None:
@@ -227,8 +236,22 @@ def _slot_of(values, filled, dice, scal, stream):
     """One game as a :class:`Slots` record built in compiled code (cheap to call from
     Python: flat arrays, no record to type-check): ``scal`` int64 ``(10,)`` holds the
     scalars of :data:`SCALARS`, then score and pos, as length-1 views."""
-    return Slots(values, filled, dice, scal[0:1], scal[1:2], scal[2:3], scal[3:4], scal[4:5], scal[5:6], scal[6:7],
-                 scal[7:8], scal[8:9], stream, scal[9:10])
+    return Slots(
+        values,
+        filled,
+        dice,
+        scal[0:1],
+        scal[1:2],
+        scal[2:3],
+        scal[3:4],
+        scal[4:5],
+        scal[5:6],
+        scal[6:7],
+        scal[7:8],
+        scal[8:9],
+        stream,
+        scal[9:10],
+    )
 
 
 @kernel
@@ -253,8 +276,13 @@ def _one_slot(rules, st: GameState, dice, count: int) -> tuple[np.ndarray, ...]:
             raise ValueError(f"expected {count} integer die faces 1..6, got {np.asarray(dice).tolist()!r}")
         stream[0, :count] = faces
     scal = np.array([getattr(st, k) for k in SCALARS] + [0, 0], dtype=np.int64)  # then score, pos
-    return (np.asarray(st.values).astype(np.int16)[None], np.asarray(st.filled).astype(np.int64)[None],
-            np.asarray(st.dice).astype(np.int8)[None], scal, stream)
+    return (
+        np.asarray(st.values).astype(np.int16)[None],
+        np.asarray(st.filled).astype(np.int64)[None],
+        np.asarray(st.dice).astype(np.int8)[None],
+        scal,
+        stream,
+    )
 
 
 def _faces(dice) -> list[int] | None:
@@ -285,7 +313,7 @@ def rolled_count(rules, action: int) -> int:
     return 0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _scratch(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # one set per ruleset: the kernels hold the GIL, so no two calls use it at once
     return np.zeros(rules.dice, np.int64), np.zeros(4, np.int64), np.zeros(rules.num_rows, np.int64)
