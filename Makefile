@@ -4,9 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Use the CPU build of torch kept on this machine's disk when there is one.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
-CONFIG ?= configs/ppo_classic.yaml
+CONFIG ?= agents/training/configs/ppo_classic.yaml
 
-.PHONY: install install-ray install-web web browser train test test-fast clean
+.PHONY: install install-ray web browser train test test-fast clean
 
 install: $(VENV)/.installed
 
@@ -22,24 +22,18 @@ $(VENV)/.installed: pyproject.toml
 # extra: Ray Tune and RLlib; docs/usage.md "Ray"), rl_zoo3 for jamb-zoo (the `zoo` extra, light:
 # docs/tools.md "RL Baselines3 Zoo"), OpenSpiel (the `openspiel` extra, one 16 MB wheel:
 # jamb_env.openspiel), TorchRL and Tianshou (the `torchrl` and `tianshou` extras, about 15 s
-# more: docs/tools.md), Flask for jamb-web (the `web` extra). CI (.ci/run) installs them all through this target.
+# more: docs/tools.md). CI (.ci/run) installs them all through this target.
 # Nothing else needs them: the tests that do are skipped without them.
 install-ray: $(VENV)/.installed-ray
 
 $(VENV)/.installed-ray: $(VENV)/.installed
-	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,zoo,openspiel,torchrl,tianshou,web]"
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,openspiel,torchrl,tianshou]"
 	touch $@
 
-# Jamb in the browser (jamb-web, docs/web.md): installs the `web` extra (Flask), then serves on
-# http://127.0.0.1:8000/ (WEB_ARGS="--port 8080 --agent runs/<run>" to change it).
+# Jamb in the browser (jamb-web, docs/web.md): serves on http://127.0.0.1:8000/
+# (WEB_ARGS="--port 8080 --agent runs/<run>" to change it).
 WEB_ARGS ?=
-install-web: $(VENV)/.installed-web
-
-$(VENV)/.installed-web: $(VENV)/.installed
-	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,web]"
-	touch $@
-
-web: install-web
+web: install
 	$(VENV)/bin/jamb-web $(WEB_ARGS)
 
 # Best effort, never failing the build: Debian's headless Chromium and its driver for

@@ -8,8 +8,8 @@ bool legal-action mask; the result is a legal action index.
     agents.load("path/to/model.zip")          # a MaskablePPO checkpoint
 """
 
-from .base import Agent
-from .random_agent import RandomAgent
-from .registry import AGENT_NAMES, load
+from agents.base import Agent
+from agents.random_agent import RandomAgent
+from agents.registry import AGENT_NAMES, load
 
 __all__ = ["AGENT_NAMES", "Agent", "RandomAgent", "load"]

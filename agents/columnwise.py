@@ -13,9 +13,8 @@ single-column optima: an exact floor for any serious agent (``expected_score``).
 
 from __future__ import annotations
 
+from agents.optimal import check_env, play_column_turn, solver_for
 from jamb_env import JambEnv, Ruleset, load_ruleset
-
-from .optimal import check_env, play_column_turn, solver_for
 
 SUPPORTED = ("down", "up", "free", "announce")
 

@@ -10,7 +10,7 @@ averaged over ``rolls`` first rolls of the next turn. ``V`` is the critic (value
 a MaskablePPO model trained on this ruleset's solitaire observation, in the reward units
 it was trained in (``reward_scale``, 0.01 in every shipped config: hundreds of points).
 The states at the leaves are made by the engine itself: a batch of games
-(:class:`jamb_env.engine.Engine`) holding the current state, each slot one candidate write
+(:class:`jamb_env.engine.batch.Engine`) holding the current state, each slot one candidate write
 and one first roll, stepped once, so the critic reads exactly the observation the env would
 give after that write and roll (the write kernel's points, bonus and obligations included).
 
@@ -32,14 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.search import LeafSearch, write_candidates
 from jamb_env import Ruleset, load_ruleset
-from jamb_env.engine import Engine
-from jamb_env.observation import encoder
+from jamb_env.engine.batch import Engine
+from jamb_env.engine.observation import encoder
 from jamb_env.rules import GameState, is_last_turn, layout
 from jamb_env.rules.planner import first_roll_distribution
 from jamb_env.rules.transition import write_state
-
-from .search import LeafSearch, write_candidates
 
 #: First rolls of the next turn each leaf's critic value is averaged over (the default).
 DEFAULT_ROLLS = 16
@@ -79,7 +78,7 @@ class CriticSearchAgent(LeafSearch):
         rolls: int = DEFAULT_ROLLS,
         reward_scale: float = 0.01,
     ):
-        from .ppo_agent import PPOAgent
+        from agents.ppo_agent import PPOAgent
 
         super().__init__(load_ruleset(ruleset))
         if isinstance(rolls, bool) or not isinstance(rolls, (int, np.integer)) or rolls < 1:

@@ -1,11 +1,11 @@
-"""Ship a trained MaskablePPO model (``models/<preset>.zip``): the policy without the
+"""Ship a trained MaskablePPO model (``agents/models/<preset>.zip``): the policy without the
 optimizer's moment estimates. Loaded back by :class:`agents.ppo_agent.PPOAgent`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from jamb_env.files import atomic_save_model, same_file
+from jamb_env.utils.files import atomic_save_model, same_file
 
 
 def check_not_source(src: str | Path, dst: str | Path) -> None:

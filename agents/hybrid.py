@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.ppo_agent import PPOAgent
 from jamb_env.rules import is_last_turn, layout, target_cells
 from jamb_env.rules.planner import cell_plans
-
-from .ppo_agent import PPOAgent
 
 
 class HybridAgent(PPOAgent):

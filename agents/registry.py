@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .shipped import MODELS_DIR, best_agent, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's models/<ruleset>.zip)
+from agents.shipped import MODELS_DIR, best_agent, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's agents/models/<ruleset>.zip)
 
 AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search", "critic", "best")
 
@@ -64,15 +64,15 @@ def check_plays(name: str, ruleset: str) -> None:
     if name == "best":
         name = best_agent(rules.name)
     if name == "optimal":
-        from .optimal import OptimalAgent
+        from agents.optimal import OptimalAgent
 
         OptimalAgent.check_ruleset(rules)
     elif name == "columnwise":
-        from .columnwise import ColumnwiseAgent
+        from agents.columnwise import ColumnwiseAgent
 
         ColumnwiseAgent.check_ruleset(rules)
     elif name == "search":
-        from .search import shipped_value_path
+        from agents.search import shipped_value_path
 
         shipped_value_path(rules.name)
     elif name in ("ppo", "hybrid", "critic"):
@@ -80,7 +80,7 @@ def check_plays(name: str, ruleset: str) -> None:
 
 
 def shipped_model_path(name: str) -> Path:
-    """The shipped PPO model of the ruleset named ``name``, ``models/<name>.zip``.
+    """The shipped PPO model of the ruleset named ``name``, ``agents/models/<name>.zip``.
 
     Raises:
         ValueError: the name is not a plain file name, or no model is shipped for it (the
@@ -88,7 +88,7 @@ def shipped_model_path(name: str) -> Path:
     """
     if not shipped_name(name):
         raise ValueError(
-            f"no shipped PPO model for ruleset {name!r}: shipped models are models/<name>.zip, and "
+            f"no shipped PPO model for ruleset {name!r}: shipped models are agents/models/<name>.zip, and "
             "this name is not a plain file name (give a model path instead)"
         )
     path = MODELS_DIR / f"{name}.zip"
@@ -103,14 +103,14 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
 
     ``rllib:<path>`` is a policy trained by ``jamb-train --engine rllib`` (a run folder, a
     checkpoint folder or its RLModule folder; :mod:`agents.rllib_agent`, needs the ``ray``
-    extra). ``ppo`` is the shipped model of the ruleset, ``models/<ruleset>.zip``; ``hybrid`` plays
+    extra). ``ppo`` is the shipped model of the ruleset, ``agents/models/<ruleset>.zip``; ``hybrid`` plays
     that model's cell choices with the exact turn planner's holds (``hybrid:<model.zip>``:
     another model's; :mod:`agents.hybrid`). ``search`` plans each turn exactly with the
-    shipped afterstate value network of the ruleset, ``models/value_<ruleset>.npz``, at
+    shipped afterstate value network of the ruleset, ``agents/models/value_<ruleset>.npz``, at
     its leaves (``search:<file.npz>``: another network; :mod:`agents.search`).
     ``critic`` plans each turn exactly with the shipped model's critic at the leaves
     (``critic:<model.zip>``: another model's; :mod:`agents.critic_search`). ``best`` is
-    the strongest shipped agent of the ruleset as measured (``models/best.json``;
+    the strongest shipped agent of the ruleset as measured (``agents/models/best.json``;
     expectimax where it lists none: :func:`agents.shipped.best_agent`).
 
     Raises:
@@ -127,27 +127,27 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
 
         return load(best_agent(load_ruleset(ruleset).name), ruleset=ruleset, seed=seed)
     if kind == "random":
-        from .random_agent import RandomAgent
+        from agents.random_agent import RandomAgent
 
         return RandomAgent(seed=seed)
     if kind == "greedy":
-        from .heuristic import GreedyAgent
+        from agents.heuristic import GreedyAgent
 
         return GreedyAgent()
     if kind == "expectimax":
-        from .heuristic import ExpectimaxAgent
+        from agents.heuristic import ExpectimaxAgent
 
         return ExpectimaxAgent()
     if kind == "optimal":
-        from .optimal import OptimalAgent
+        from agents.optimal import OptimalAgent
 
         return OptimalAgent(ruleset)
     if kind == "columnwise":
-        from .columnwise import ColumnwiseAgent
+        from agents.columnwise import ColumnwiseAgent
 
         return ColumnwiseAgent(ruleset)
     if kind == "search":
-        from .search import load_search
+        from agents.search import load_search
 
         return load_search(spec, ruleset)
     if kind == "rllib":
@@ -155,7 +155,7 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             raise ValueError(
                 "rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>"
             )
-        from .rllib_agent import RLlibAgent, RLlibUnavailable
+        from agents.rllib_agent import RLlibAgent, RLlibUnavailable
 
         try:
             return RLlibAgent(path, ruleset=ruleset)
@@ -175,18 +175,18 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
         elif not Path(path).is_file():
             raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
         if kind == "ppo":
-            from .ppo_agent import PPOAgent
+            from agents.ppo_agent import PPOAgent
 
             return PPOAgent(path, ruleset=ruleset)
         if kind == "critic":
-            from .critic_search import CriticSearchAgent
+            from agents.critic_search import CriticSearchAgent
 
             return CriticSearchAgent(path, ruleset=ruleset)
-        from .hybrid import HybridAgent
+        from agents.hybrid import HybridAgent
 
         return HybridAgent(path, ruleset=ruleset)
     if not Path(path).is_file():  # kind == "model"
         raise FileNotFoundError(f"no model file {spec}")
-    from .ppo_agent import PPOAgent
+    from agents.ppo_agent import PPOAgent
 
     return PPOAgent(Path(path), ruleset=ruleset)

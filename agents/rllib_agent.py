@@ -67,7 +67,7 @@ def checkpoint_problem(path: Path) -> str | None:
     if not path.is_dir():
         return "not a folder"
     try:
-        from jamb_env.files import read_regular_bytes
+        from jamb_env.utils.files import read_regular_bytes
 
         state = json.loads(read_regular_bytes(path / CHECKPOINT_STATE).decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deep

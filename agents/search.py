@@ -24,11 +24,11 @@ model gets wrong. (Without the prior the network must learn the whole value, and
 Why an afterstate value: between two turns the future depends only on the sheet (the
 dice are fresh), so ``V`` needs no dice inputs, and within a turn the planner is exact;
 the network only has to judge which sheet is better to leave. Its input is the sheet part
-of the observation (:meth:`jamb_env.observation.ObservationEncoder.sheet_features`:
+of the observation (:meth:`jamb_env.engine.observation.ObservationEncoder.sheet_features`:
 obligations, filled cells, written values, upper sums and bonus distance, difference,
 progress), plus the jokers left on rulesets with Joly's jokers (the observation's
 ``jokers`` segment); the leaves of a turn are computed in one batch: every distinct value
-of every empty cell goes through :meth:`~jamb_env.observation.ObservationEncoder.afterstates`
+of every empty cell goes through :meth:`~jamb_env.engine.observation.ObservationEncoder.afterstates`
 and the network once per turn (a few hundred rows on ``classic``), then the planner reads
 them from a table.
 
@@ -37,7 +37,7 @@ them from a table.
 (:mod:`agents.training.value`): games of ``expectimax`` first, then of the search agent
 with the latest network, each afterstate's target the λ-return of the points that
 followed it (plain Monte Carlo for the expectimax games) minus its prior. Shipped
-networks: ``models/value_<ruleset>.npz`` (:data:`VALUE_DIR`; ``classic_down`` and
+networks: ``agents/models/value_<ruleset>.npz`` (:data:`VALUE_DIR`; ``classic_down`` and
 ``classic_up``, where the agent plays at optimal play's level; on ``classic`` and ``jnn``
 the networks trained so far play below expectimax: docs/results.md); ``search:<file>`` loads another.
 
@@ -54,16 +54,16 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.heuristic import JOKER_COSTS, ExpectimaxAgent, column_model
+from agents.shipped import MODELS_DIR
 from jamb_env import Ruleset, load_ruleset
-from jamb_env.checks import finite_number
-from jamb_env.files import atomic_write
-from jamb_env.observation import encoder
+from jamb_env.engine.observation import encoder
 from jamb_env.rules import GameState, is_last_turn
+from jamb_env.utils.checks import finite_number
+from jamb_env.utils.files import atomic_write
 
-from .heuristic import JOKER_COSTS, ExpectimaxAgent, column_model
-
-#: Shipped afterstate value networks: ``models/value_<ruleset>.npz``.
-VALUE_DIR = Path(__file__).resolve().parents[1] / "models"
+#: Shipped afterstate value networks: ``agents/models/value_<ruleset>.npz``.
+VALUE_DIR = MODELS_DIR
 #: Version of the ``.npz`` layout and of the input features; a file of another version is refused.
 VALUE_FORMAT = 2  # 2: the network is the residual over the prior
 
@@ -76,7 +76,7 @@ def _blas():
 
 
 def value_path(ruleset: str) -> Path:
-    """The shipped value network of ``ruleset``: ``models/value_<ruleset>.npz``."""
+    """The shipped value network of ``ruleset``: ``agents/models/value_<ruleset>.npz``."""
     return VALUE_DIR / f"value_{ruleset}.npz"
 
 
@@ -376,17 +376,17 @@ def load_search(spec: str, ruleset: str) -> SearchAgent:
 
 
 def shipped_value_path(name: str) -> Path:
-    """The shipped value network of the ruleset named ``name``, ``models/value_<name>.npz``.
+    """The shipped value network of the ruleset named ``name``, ``agents/models/value_<name>.npz``.
 
     Raises:
         ValueError: the name is not a plain file name, or no such network is shipped (the
             shipped ones are listed).
     """
-    from .shipped import shipped_name
+    from agents.shipped import shipped_name
 
-    if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside models/
+    if not shipped_name(name):  # the name is from the ruleset's file: it must not lead outside agents/models/
         raise ValueError(
-            f"no shipped value network for ruleset {name!r}: shipped ones are models/value_<name>.npz, "
+            f"no shipped value network for ruleset {name!r}: shipped ones are agents/models/value_<name>.npz, "
             "and this name is not a plain file name (give search:<file.npz> instead)"
         )
     path = value_path(name)

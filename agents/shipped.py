@@ -1,20 +1,21 @@
-"""The files shipped under ``models/``: where they are and which ruleset names may name one."""
+"""The files shipped under ``agents/models/``: where they are and which ruleset names may name one."""
 
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 
-#: Shipped models and value networks: ``models/<ruleset>.zip``, ``models/value_<ruleset>.npz``.
-MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+#: Shipped models and value networks: ``agents/models/<ruleset>.zip``, ``agents/models/value_<ruleset>.npz``.
+MODELS_DIR = Path(str(resources.files("agents").joinpath("models")))
 
-#: what a ruleset's name must look like to name a shipped file (``models/<name>.zip``): the
-#: name comes from the ruleset's YAML file, so it must not reach outside ``models/``
+#: what a ruleset's name must look like to name a shipped file (``agents/models/<name>.zip``): the
+#: name comes from the ruleset's YAML file, so it must not reach outside ``agents/models/``
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def shipped_name(name: str) -> bool:
-    """Whether the ruleset name ``name`` can name a shipped file under ``models/``: letters,
+    """Whether the ruleset name ``name`` can name a shipped file under ``agents/models/``: letters,
     digits, ``_``, ``.``, ``-``, not starting with a dot (no ``/``, ``..`` or control
     characters, so the file stays inside the folder)."""
     return isinstance(name, str) and _FILE_NAME.fullmatch(name) is not None
@@ -27,7 +28,7 @@ BEST_FILE = MODELS_DIR / "best.json"
 #: trained file (docs/results.md: expectimax leads every baseline on every preset measured).
 BEST_FALLBACK = "expectimax"
 #: what an entry of :data:`BEST_FILE` may name: a built-in agent's plain name (``ppo`` plays
-#: the shipped ``models/<ruleset>.zip``), never a path or ``kind:<path>``
+#: the shipped ``agents/models/<ruleset>.zip``), never a path or ``kind:<path>``
 _AGENT_NAME = re.compile(r"[a-z]+")
 
 
@@ -41,7 +42,7 @@ def best_agent(ruleset_name: str) -> str:
     """
     import json
 
-    from jamb_env.files import read_regular_bytes
+    from jamb_env.utils.files import read_regular_bytes
 
     try:
         table = json.loads(read_regular_bytes(BEST_FILE, 1024 * 1024).decode("utf-8"))

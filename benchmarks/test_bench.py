@@ -1,4 +1,4 @@
-"""pytest-benchmark versions of scripts/bench.py's env loops (agents/benchmarking.py): ``pytest benchmarks/``.
+"""pytest-benchmark versions of scripts/bench.py's env loops (agents/apps/bench.py): ``pytest benchmarks/``.
 
 Not part of ``make test`` (timings are measurements, not tests).
 """
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jamb_env import JambEnv, JambVecEnv
-from jamb_env.random_play import sample_actions
+from jamb_env.engine.random_play import sample_actions
 
 
 @pytest.mark.parametrize("preset", ["classic", "six_dice"])

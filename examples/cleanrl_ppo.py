@@ -54,8 +54,8 @@ from torch.distributions.categorical import Categorical
 from torch.utils.tensorboard import SummaryWriter
 
 import jamb_env  # registers Jamb-v1
-from agents.evaluation import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
-from jamb_env.files import check_output_folder
+from agents.evaluation.solitaire import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
+from jamb_env.utils.files import check_output_folder
 
 # Logit of an illegal action. Finite rather than -inf: Categorical's entropy multiplies
 # log-probabilities by probabilities, and a finite logit gives 0 * (large) = 0 there, never NaN.
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     # start the game
     global_step = 0
     start_time = time.time()
-    next_obs, infos = envs.reset(seed=args.seed)  # game i: jamb_env.seeding.game_seed(seed, i)
+    next_obs, infos = envs.reset(seed=args.seed)  # game i: jamb_env.engine.seeding.game_seed(seed, i)
     next_obs = torch.as_tensor(next_obs, device=device)
     next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
     next_done = torch.zeros(args.num_envs, device=device)

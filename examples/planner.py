@@ -273,7 +273,7 @@ def compare(games: int = 20, ruleset: str = "classic", seed_base: int | None = N
     """Scores of the planner and of the greedy agent on the same seeded games
     (``reset(seed=seed_base + i)``; default: the canonical evaluation seeds)."""
     import agents
-    from agents.evaluation import EVAL_SEED_BASE, play_game
+    from agents.evaluation.solitaire import EVAL_SEED_BASE, play_game
 
     base = EVAL_SEED_BASE if seed_base is None else seed_base
     env = JambEnv(ruleset=ruleset, illegal_action="raise")

@@ -33,7 +33,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
 import jamb_env  # registers Jamb-v1
-from agents.evaluation import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
+from agents.evaluation.solitaire import eval_seeds  # the canonical evaluation games: seeds 20_000_000 + g
 
 REWARD_SCALE = 0.01  # returns in hundreds of points: value targets near 1-10
 # Bounds of the arguments: numpy's seeds are 32-bit; more envs, games or threads than these

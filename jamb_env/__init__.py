@@ -10,7 +10,7 @@ Public API::
 
 Importing the package registers ``Jamb-v1`` (the current observation) and ``Jamb-v0``
 (without the turn features) with Gymnasium (``gymnasium.make("Jamb-v1", ruleset="classic")``),
-and one id per preset file of ``configs/rules/``, Gymnasium's convention for variants:
+and one id per preset file of ``jamb_env/rules/presets/``, Gymnasium's convention for variants:
 ``Jamb-<preset>-v1`` (``Jamb-classic_down-v1``) is ``gymnasium.make("Jamb-v1",
 ruleset="<preset>")``, for tools that take an env id alone (rl-zoo's hyper-parameter files
 are keyed by it; CleanRL's ``--env-id``).
@@ -18,8 +18,8 @@ are keyed by it; CleanRL's ``--env-id``).
 
 from __future__ import annotations
 
-from .errors import IllegalActionError, IllegalActionWarning, RulesetError
-from .rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
+from jamb_env.rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
+from jamb_env.utils.errors import IllegalActionError, IllegalActionWarning, RulesetError
 
 __version__ = "0.3.0"
 
@@ -61,7 +61,7 @@ if gymnasium is not None:
 def preset_env_id(preset: str) -> str:
     """The registered id of a preset, ``Jamb-<preset>-v1`` (``gymnasium.make`` of it is
     ``gymnasium.make("Jamb-v1", ruleset=preset)``). Raises RulesetError for a name that is
-    not a preset file of ``configs/rules/``."""
+    not a preset file of ``jamb_env/rules/presets/``."""
     names = list_rulesets(playable=False)
     if preset not in names:
         raise RulesetError(f"unknown preset {preset!r}; the presets are {', '.join(names)}")
@@ -71,11 +71,11 @@ def preset_env_id(preset: str) -> str:
 def __getattr__(name: str):
     # The envs import Gymnasium (JambVecEnv also stable-baselines3 and torch): only when asked for.
     if name in ("JambEnv", "EnvState"):
-        from . import env
+        from jamb_env import env
 
         return getattr(env, name)
     if name == "JambVecEnv":
-        from .vector import JambVecEnv
+        from jamb_env.vector import JambVecEnv
 
         return JambVecEnv
     raise AttributeError(f"module 'jamb_env' has no attribute {name!r}")

@@ -10,13 +10,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from . import rules as core
-from .checks import finite_number
-from .engine import Engine, stream_length
-from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
-from .render import render_sheet, sheet_image
-from .rules import Action, GameState, Ruleset, load_ruleset
-from .rules.transition import stream_bounds
+from jamb_env import rules as core
+from jamb_env.engine.batch import Engine
+from jamb_env.render.sheet import render_sheet, sheet_image
+from jamb_env.rules import Action, GameState, Ruleset, load_ruleset
+from jamb_env.rules.transition import stream_bounds, stream_length
+from jamb_env.utils.checks import finite_number
+from jamb_env.utils.errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 
 ILLEGAL_MODES = ("terminate", "raise")
 #: The dtypes a handed-out action mask can have (``mask_dtype``): int8 (0/1, the default)
@@ -87,7 +87,7 @@ class JambEnv(gym.Env):
     ``rolls - 1`` times keeping any subset, may announce a cell right after the first
     roll, and ends by writing exactly one cell of the scoresheet. The game ends when
     every playable cell is written (52 turns on ``classic``). The rules come from a
-    ruleset (``configs/rules/<name>.yaml``); env options never change them.
+    ruleset (``jamb_env/rules/presets/<name>.yaml``); env options never change them.
 
     Each turn's first roll is made by the env. The dice come from a per-game stream
     drawn from ``self.np_random`` at ``reset``: the k-th die rolled in a game is the k-th
@@ -117,7 +117,7 @@ class JambEnv(gym.Env):
     ## Observation Space
 
     ``Box(low, high, (size,), float32)`` with exact bounds; the layout is built from the
-    ruleset and documented in :mod:`jamb_env.observation` (``env.observation_layout``):
+    ruleset and documented in :mod:`jamb_env.engine.observation` (``env.observation_layout``):
     dice one-hot and counts, roll, re-rolls left, announcement, answer obligation,
     filled flags, written values, the value every cell would get now, per-column upper
     sum, distance to the bonus, upper cells left, difference, progress, and (v1) the
@@ -153,7 +153,7 @@ class JambEnv(gym.Env):
     * ``ruleset``: preset name (``jamb_env.list_rulesets()``), YAML path or a Ruleset.
     * ``render_mode``: None, "ansi" (``render()`` returns the sheet as text), "human"
       (prints it) or "rgb_array" (``render()`` returns a uint8 ``(H, W, 3)`` picture of the
-      sheet and dice, :func:`~jamb_env.render.sheet_image`; the same shape for every
+      sheet and dice, :func:`~jamb_env.render.sheet.sheet_image`; the same shape for every
       state of a ruleset, for ``gymnasium.wrappers.RecordVideo``).
     * ``illegal_action``: "terminate" (default; the Pgx / PettingZoo convention, so
       unmasked env checkers run; the first illegal action of an env warns,

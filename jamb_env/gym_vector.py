@@ -1,7 +1,7 @@
 """``JambVectorEnv``: N games stepped at once by compiled kernels, as a Gymnasium ``VectorEnv``.
 
 The Gymnasium-native sibling of :class:`~jamb_env.vector.JambVecEnv` (the SB3 ``VecEnv``):
-the same engine (:class:`jamb_env.engine.Engine`), Gymnasium's 5-tuple, dict-of-arrays
+the same engine (:class:`jamb_env.engine.batch.Engine`), Gymnasium's 5-tuple, dict-of-arrays
 infos (the keys and dtypes that Gymnasium's ``SyncVectorEnv`` of ``JambEnv`` gives), every
 autoreset mode, ``call`` / ``get_attr`` and ``render``. ``gymnasium.make_vec("Jamb-v1",
 num_envs=N)`` (the default ``vectorization_mode``, the registered vector entry point)
@@ -23,12 +23,12 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .engine import PARALLEL_FROM, Engine
-from .env import JambEnv, check_env_options, check_mask_dtype, mask_space
-from .errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
-from .rules import Ruleset, layout, load_ruleset
-from .rules.game import SCORE_PARTS
-from .seeding import game_seeds
+from jamb_env.engine.batch import PARALLEL_FROM, Engine
+from jamb_env.engine.seeding import game_seeds
+from jamb_env.env import JambEnv, check_env_options, check_mask_dtype, mask_space
+from jamb_env.rules import Ruleset, layout, load_ruleset
+from jamb_env.rules.game import SCORE_PARTS
+from jamb_env.utils.errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 RENDER_MODES = ("rgb_array", "ansi")
@@ -173,7 +173,7 @@ class JambVectorEnv(VectorEnv):
       (bool (N,), True for the games to start anew) restarts it; stepping while a game is
       over raises RuntimeError. ``reset_mask`` works in every mode.
 
-    Seeding: ``reset(seed=s)`` seeds game ``i`` with ``jamb_env.seeding.game_seed(s, i)``
+    Seeding: ``reset(seed=s)`` seeds game ``i`` with ``jamb_env.engine.seeding.game_seed(s, i)``
     (as ``JambVecEnv(N, seed=s)``); ``reset(seed=[s_0, ...])`` game ``i`` with ``s_i`` (as
     ``JambEnv.reset(seed=s_i)``); ``reset()`` fresh entropy at the first reset, afterwards
     (and for every autoreset) each slot continues its own generator. With a

@@ -74,13 +74,13 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .checks import finite_number
-from .engine import stream_length
-from .errors import IllegalActionError
-from .observation import encoder
-from .rules import Ruleset, action_to_string, layout, load_ruleset, roll_dice, why_illegal
-from .rules import game as core
-from .rules import match as M
+from jamb_env.engine.observation import encoder
+from jamb_env.rules import Ruleset, action_to_string, layout, load_ruleset, roll_dice, why_illegal
+from jamb_env.rules import game as core
+from jamb_env.rules import match as M
+from jamb_env.rules.transition import stream_length
+from jamb_env.utils.checks import finite_number
+from jamb_env.utils.errors import IllegalActionError
 
 REWARDS = ("score", "win", "margin")
 
@@ -597,7 +597,7 @@ class raw_env(AECEnv):
                 "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'"
             )
             return None
-        from .render import render_sheet, sheet_image
+        from jamb_env.render.sheet import render_sheet, sheet_image
 
         rules, ms = self.ruleset, self.match
         if self.render_mode == "rgb_array":
@@ -768,7 +768,7 @@ class SeatEnv(gymnasium.Env):
         return info
 
     def step(self, action):
-        from .env import JambEnv
+        from jamb_env.env import JambEnv
 
         aec = self.aec
         if not hasattr(self, "learner"):

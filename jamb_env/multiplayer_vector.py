@@ -1,7 +1,7 @@
 """``SeatVecEnv``: N multiplayer games stepped by the rule kernels, seen from one seat per
 game, as an SB3 ``VecEnv`` (fast self-play).
 
-The engine is the solitaire :class:`~jamb_env.engine.Engine`: every sheet of every game is
+The engine is the solitaire :class:`~jamb_env.engine.batch.Engine`: every sheet of every game is
 one of its slots (``num_players`` slots per game with separate sheets, one with a shared
 sheet), stepped by the same kernels as ``JambEnv``; what the multiplayer game adds to a
 write (the turn passing, the obligations passing to the next player, who wrote each
@@ -31,14 +31,14 @@ from gymnasium.utils import seeding
 from numba import prange
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .engine import PARALLEL_FROM, Engine, observe_game, refresh_game, step_state
-from .env import JambEnv
-from .multiplayer import REWARDS, _score_bound, observation_size, raw_env, seat_observations
-from .rules import Ruleset, layout, load_ruleset, roll_dice
-from .rules import match as M
-from .rules._jit import kernel
-from .seeding import game_seeds
-from .vector import ArrayVecEnvMethods
+from jamb_env.engine.batch import PARALLEL_FROM, Engine, observe_game, refresh_game, step_state
+from jamb_env.engine.seeding import game_seeds
+from jamb_env.env import JambEnv
+from jamb_env.multiplayer import REWARDS, _score_bound, observation_size, raw_env, seat_observations
+from jamb_env.rules import Ruleset, layout, load_ruleset, roll_dice
+from jamb_env.rules import match as M
+from jamb_env.rules._jit import kernel
+from jamb_env.vector import ArrayVecEnvMethods
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -171,7 +171,7 @@ class _Views:
         self.env, self.games, self.seats, self.solo = env, games, seats, env._engine.encoder.size
 
     def __call__(self, k: int):
-        from .multiplayer import SeatView
+        from jamb_env.multiplayer import SeatView
 
         env, g, p = self.env, int(self.games[k]), int(self.seats[k])
         slot = env._slot(g, p)
@@ -459,7 +459,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         legal = (a >= 0) & (a < masks.shape[1])
         legal[legal] = masks[games[legal], a[legal]]
         if not legal.all() and self.illegal_action == "raise":
-            from .errors import IllegalActionError
+            from jamb_env.utils.errors import IllegalActionError
 
             i = int(np.flatnonzero(~legal)[0])
             raise IllegalActionError(

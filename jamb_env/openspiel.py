@@ -50,7 +50,7 @@ are the Gymnasium and PettingZoo envs'.
 
 Tensors (``state.observation_tensor(p)``, ``information_state_tensor(p)``, or
 ``open_spiel.python.observation.make_observation(game)`` with named views in ``dict``):
-solitaire, the ``Jamb-v1`` observation of the sheet (:mod:`jamb_env.observation`, the
+solitaire, the ``Jamb-v1`` observation of the sheet (:mod:`jamb_env.engine.observation`, the
 segments of docs/environment.md); 2..5 players, the multiplayer env's ``"observation"`` of
 player ``p`` (:func:`jamb_env.multiplayer.match_observation`), zeros before the seating.
 The game is Markov and of perfect information, so the information-state tensor is the
@@ -86,9 +86,8 @@ except ImportError as exc:  # the door needs OpenSpiel; nothing else in jamb_env
         "(the project's extra: pip install -e '.[openspiel]')"
     ) from exc
 
-from .errors import IllegalActionError
-from .observation import encoder
-from .rules import (
+from jamb_env.engine.observation import encoder
+from jamb_env.rules import (
     Ruleset,
     action_to_string,
     apply_action,
@@ -104,7 +103,8 @@ from .rules import (
     start_turn,
     why_illegal,
 )
-from .rules import match as M
+from jamb_env.rules import match as M
+from jamb_env.utils.errors import IllegalActionError
 
 GAME_NAME = "python_jamb"
 #: The parameters and their defaults.
@@ -151,7 +151,7 @@ class _Context:
         """The observation tensor's length."""
         if self.players == 1:
             return encoder(self.rules).size
-        from .multiplayer import observation_size
+        from jamb_env.multiplayer import observation_size
 
         return observation_size(self.rules, self.players, self.scoring)
 
@@ -200,7 +200,7 @@ class JambGame(pyspiel.Game):
         if unknown:
             raise ValueError(f"unknown parameter(s) {unknown} of {GAME_NAME}; the parameters are {sorted(DEFAULTS)}")
         ctx = _context(params["ruleset"], params["players"], params["scoring"])
-        from .multiplayer import _score_bound
+        from jamb_env.multiplayer import _score_bound
 
         bound = float(_score_bound(ctx.rules))
         info = pyspiel.GameInfo(
@@ -439,7 +439,7 @@ class JambState(pyspiel.State):
             return encoder(ctx.rules).encode(self._sheet, mask=legal_mask(ctx.rules, self._sheet, check=False))
         if self._match is None:
             return np.zeros(ctx.size, np.float32)
-        from .multiplayer import match_observation
+        from jamb_env.multiplayer import match_observation
 
         return match_observation(ctx.rules, self._match, int(player), self._scores)
 

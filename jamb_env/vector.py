@@ -1,8 +1,8 @@
 """``JambVecEnv``: N games stepped at once by compiled kernels, as an SB3 ``VecEnv``.
 
-It runs the same engine as :class:`~jamb_env.JambEnv` (``jamb_env.engine``): game ``i``
+It runs the same engine as :class:`~jamb_env.JambEnv` (``jamb_env.engine.batch``): game ``i``
 equals a ``JambEnv`` reset with the same seed. ``JambVecEnv(N, seed=s)`` seeds game ``i``
-with ``jamb_env.seeding.game_seed(s, i)`` (SeedSequence-derived: different seeds share no
+with ``jamb_env.engine.seeding.game_seed(s, i)`` (SeedSequence-derived: different seeds share no
 game); ``game_seeds=[...]`` gives each game its own integer seed (e.g. the canonical
 evaluation games, ``JambEnv.reset(seed=...)`` alike).
 """
@@ -18,11 +18,11 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .engine import PARALLEL_FROM, Engine
-from .env import JambEnv, check_env_options
-from .errors import IllegalActionError
-from .rules import Ruleset, layout, load_ruleset
-from .seeding import game_seeds
+from jamb_env.engine.batch import PARALLEL_FROM, Engine
+from jamb_env.engine.seeding import game_seeds
+from jamb_env.env import JambEnv, check_env_options
+from jamb_env.rules import Ruleset, layout, load_ruleset
+from jamb_env.utils.errors import IllegalActionError
 
 
 class ArrayVecEnvMethods:
@@ -62,7 +62,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
     Args:
         num_envs: games stepped together (N).
         ruleset: preset name, YAML path or Ruleset.
-        seed: seeds game ``i`` with ``jamb_env.seeding.game_seed(seed, i)`` at the first
+        seed: seeds game ``i`` with ``jamb_env.engine.seeding.game_seed(seed, i)`` at the first
             reset (None: fresh entropy); later games of slot ``i`` continue its generator.
         game_seeds: instead of ``seed``, one integer seed per game (as ``JambEnv.reset``).
         illegal_action: "terminate" (the game ends with ``JambEnv.ILLEGAL_ACTION_PENALTY``
@@ -131,7 +131,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         """Seed the games at the next ``reset()``: game ``i`` with
-        ``jamb_env.seeding.game_seed(seed, i)`` (SeedSequence-derived: different seeds share
+        ``jamb_env.engine.seeding.game_seed(seed, i)`` (SeedSequence-derived: different seeds share
         no game); None draws fresh entropy. Returns the per-game seeds.
 
         Raises:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Entry point of ``jamb-evaluate``: the tool is agents/cli/evaluate.py (``--help`` for its usage)."""
+"""Entry point of ``jamb-evaluate``: the tool is agents/apps/cli/evaluate.py (``--help`` for its usage)."""
 
-from agents.cli.evaluate import main
+from agents.apps.cli.evaluate import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file
     raise SystemExit(main())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Entry point of ``jamb-train``: the tool is agents/cli/train.py (``--help`` for its usage)."""
+"""Entry point of ``jamb-train``: the tool is agents/apps/cli/train.py (``--help`` for its usage)."""
 
-from agents.cli.train import main
+from agents.apps.cli.train import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file
     raise SystemExit(main())

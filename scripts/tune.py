@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Entry point of ``jamb-tune``: the tool is agents/cli/tune.py (``--help`` for its usage)."""
+"""Entry point of ``jamb-tune``: the tool is agents/apps/cli/tune.py (``--help`` for its usage)."""
 
-from agents.cli.tune import main
+from agents.apps.cli.tune import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file
     raise SystemExit(main())

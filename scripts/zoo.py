@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Entry point of ``jamb-zoo``: the tool is agents/cli/zoo.py (``--help`` for its usage)."""
+"""Entry point of ``jamb-zoo``: the tool is agents/apps/cli/zoo.py (``--help`` for its usage)."""
 
-from agents.cli.zoo import main
+from agents.apps.cli.zoo import main
 
 if __name__ == "__main__":  # guarded: SubprocVecEnv workers may import this file
     raise SystemExit(main())

@@ -25,8 +25,8 @@ def classic():
 
 @pytest.fixture
 def lobby(tmp_path):
-    """jamb-web's games (agents/web.py), recorded in ``tmp_path/games``."""
-    from agents.web import Lobby
+    """jamb-web's games (agents/apps/web/server.py), recorded in ``tmp_path/games``."""
+    from agents.apps.web.server import Lobby
 
     return Lobby(tmp_path / "games")
 
@@ -34,6 +34,6 @@ def lobby(tmp_path):
 @pytest.fixture
 def client(lobby):
     """A Flask test client of a jamb-web app over :func:`lobby` (needs the web extra)."""
-    from agents.web import create_app
+    from agents.apps.web.server import create_app
 
     return create_app(lobby).test_client()

@@ -12,8 +12,9 @@ import yaml
 
 import agents
 from agents.columnwise import ColumnwiseAgent
-from agents.evaluation import paired_differences, run_games, t_interval
+from agents.evaluation.solitaire import paired_differences, run_games, t_interval
 from agents.optimal import ColumnSolver, OptimalAgent
+from agents.shipped import MODELS_DIR
 from jamb_env import load_ruleset
 from jamb_env.rules import apply_action, is_over, layout, legal_mask, new_game, reroll_count, start_turn
 
@@ -275,10 +276,10 @@ def test_evaluate_cli_end_to_end(tmp_path):
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
 
 
-@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "models").glob("*.zip")))
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (MODELS_DIR).glob("*.zip")))
 def test_shipped_models_play_legal_games_on_the_raw_env(preset):
-    """models/<preset>.zip acts on the raw JambEnv observation with its mask (issue 6)."""
-    from agents.evaluation import play_game
+    """agents/models/<preset>.zip acts on the raw JambEnv observation with its mask (issue 6)."""
+    from agents.evaluation.solitaire import play_game
     from jamb_env import JambEnv
 
     agent = agents.load("ppo", ruleset=preset)
@@ -331,6 +332,6 @@ def test_hybrid_plays_legally_on_every_column_kind(preset, tmp_path):
         agents.load(f"hybrid:{tmp_path / 'none.zip'}", ruleset=preset)
     with pytest.raises(ValueError, match="needs a model path"):
         agents.load("hybrid:", ruleset=preset)
-    from agents.evaluation import expand_specs
+    from agents.evaluation.solitaire import expand_specs
 
     assert [label for label, _, _ in expand_specs([f"hybrid:{tmp_path}/*.zip"])] == [f"hybrid:{tmp_path / 'm.zip'}"]

@@ -1,5 +1,5 @@
 """Joly's jokers and baskets in the baselines (agents/heuristic.py, random) and in the
-jamb-play commands (jamb_env/play.py)."""
+jamb-play commands (agents/apps/terminal.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from rich.console import Console
 
 import agents.heuristic as H
+from agents.apps.terminal import CommandError, PlaySession
 from agents.heuristic import ExpectimaxAgent, GreedyAgent
 from agents.random_agent import RandomAgent
 from jamb_env import JambEnv, load_ruleset
-from jamb_env.play import CommandError, PlaySession
 from jamb_env.rules import Action, apply_action, decode, encode, jokers_left, layout, legal_mask, score
 from jamb_env.rules import kernels as K
 from tests.helpers import fill, sheet
@@ -242,7 +242,7 @@ def test_joker_commands_play_and_the_status_shows_the_jokers_left():
 
 
 def _status(s):
-    from jamb_env.play import status_line
+    from agents.apps.terminal import status_line
 
     return status_line(s.env)
 

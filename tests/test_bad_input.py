@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 import yaml
 
+from agents.training.config import CONFIGS_DIR
 from jamb_env import JambEnv, JambVecEnv, RulesetError, load_ruleset
-from jamb_env.records import RecordError, read_records
+from jamb_env.replay.records import RecordError, read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,7 +144,7 @@ def test_records_reject_bad_types(tmp_path):
 
 
 def play_main(monkeypatch, capsys, argv, lines):
-    from agents.cli import play
+    from agents.apps.cli import play
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
     code = play.main(argv + ([] if "--width" in argv else ["--width", "120"]))
@@ -230,7 +231,7 @@ def test_evaluate_and_train_cli_errors(tmp_path):
         assert out.returncode == 2 and message in out.stderr, (text, out.stderr[-500:])
     assert not (tmp_path / "run" / "config.yaml").exists()  # failed configs leave no run behind
     out = subprocess.run(
-        tr + ["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--run-dir", str(blocker)],
+        tr + ["--config", str(CONFIGS_DIR / "ppo_classic.yaml"), "--run-dir", str(blocker)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -253,10 +254,10 @@ def test_duplicate_yaml_keys_are_errors(tmp_path):
 
 # ---------------------------------------------------------------- command-line tools: bad input
 def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
-    """``agents.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
+    """``agents.apps.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
     import importlib
 
-    main = importlib.import_module(f"agents.cli.{module}").main
+    main = importlib.import_module(f"agents.apps.cli.{module}").main
     try:
         code = main(argv)
     except SystemExit as exc:
@@ -282,7 +283,7 @@ def test_soak_bad_arguments(capsys, argv, message):
 
 
 def test_soak_ctrl_c(monkeypatch, capsys):
-    from agents.cli import soak
+    from agents.apps.cli import soak
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -312,7 +313,7 @@ def test_bench_bad_arguments(capsys, argv, message):
 
 def test_bench_rates_count_the_steps_taken():
     """A tiny --seconds still measures at least one step (no division by zero)."""
-    from agents.benchmarking import single_env_loop, vec_env_loop
+    from agents.apps.bench import single_env_loop, vec_env_loop
 
     steps, t_env, _ = single_env_loop("classic", 1e-9)
     assert steps >= 1 and t_env > 0
@@ -361,7 +362,7 @@ def test_tune_writes_the_users_eval_freq(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(training, "train", fake_train(calls))
     code, err = run_main("tune", ["--trials", "2", "--steps", "1000", "--out", str(tmp_path / "t")], capsys)
     assert code == 0, err
-    base_freq = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())["eval"]["freq"]
+    base_freq = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())["eval"]["freq"]
     assert base_freq > 1000 and all(c["eval"]["freq"] == 1000 for c in calls)
     best = yaml.safe_load((tmp_path / "t" / "best_config.yaml").read_text())
     assert best["eval"]["freq"] == base_freq
@@ -389,7 +390,7 @@ def test_tune_ctrl_c_keeps_finished_trials(monkeypatch, capsys, tmp_path):
 
 def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
     import agents.training.train as training
-    import jamb_env.files as files
+    import jamb_env.utils.files as files
 
     out = tmp_path / "t"  # a folder holding a search is refused: the old outputs are the first trial's
     monkeypatch.setattr(training, "train", fake_train([]))
@@ -458,7 +459,7 @@ def test_evaluate_out_folder_and_bad_outputs(capsys, tmp_path):
 
 
 def test_evaluate_failed_write_keeps_the_old_files(monkeypatch, capsys, tmp_path):
-    import jamb_env.files as files
+    import jamb_env.utils.files as files
 
     for name in ("r.csv", "r_games.csv", "r.png"):
         (tmp_path / name).write_text("old")
@@ -500,7 +501,7 @@ def test_evaluate_failed_write_keeps_the_old_files(monkeypatch, capsys, tmp_path
 
 
 def test_evaluate_ctrl_c(monkeypatch, capsys, tmp_path):
-    from agents.cli import evaluate
+    from agents.apps.cli import evaluate
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -520,7 +521,7 @@ def write_run(folder: Path) -> None:
 
 
 def test_plot_bad_input_and_atomic_write(monkeypatch, capsys, tmp_path):
-    import jamb_env.files as files
+    import jamb_env.utils.files as files
 
     run = tmp_path / "classic__ppo__0__x"
     write_run(run)
@@ -571,7 +572,7 @@ def test_every_tool_rejects_unknown_options(capsys, tool):
 
 # ---------------------------------------------------------------- records
 def finished_record_lines(seed: int = 3) -> list[str]:
-    from jamb_env.records import GameRecord
+    from jamb_env.replay.records import GameRecord
 
     env = JambEnv("classic", illegal_action="raise")
     env.reset(seed=seed)
@@ -584,7 +585,7 @@ def finished_record_lines(seed: int = 3) -> list[str]:
 
 
 def test_record_step_after_the_end(tmp_path, capsys):
-    from jamb_env.records import replay
+    from jamb_env.replay.records import replay
 
     lines = finished_record_lines()
     bad = tmp_path / "after_end.jsonl"
@@ -613,8 +614,8 @@ def test_record_step_after_the_end(tmp_path, capsys):
 
 
 def test_record_write_is_atomic(monkeypatch, tmp_path):
-    import jamb_env.files as files
-    from jamb_env.records import GameRecord
+    import jamb_env.utils.files as files
+    from jamb_env.replay.records import GameRecord
 
     path = tmp_path / "g.jsonl"
     path.write_text("old game\n")
@@ -631,7 +632,7 @@ def test_record_write_is_atomic(monkeypatch, tmp_path):
 
 
 def test_plot_ctrl_c(monkeypatch, capsys, tmp_path):
-    from agents.cli import plot
+    from agents.apps.cli import plot
 
     def interrupted(run):
         raise KeyboardInterrupt

@@ -1,5 +1,5 @@
 """``best`` (agents.load, jamb-evaluate --agents): the strongest shipped agent of a preset,
-as listed in models/best.json; expectimax where it lists none."""
+as listed in agents/models/best.json; expectimax where it lists none."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_a_damaged_table_is_a_clear_error(tmp_path, monkeypatch, text):
 
 
 def test_jamb_evaluate_accepts_best(tmp_path, capsys):
-    from agents.cli import evaluate
+    from agents.apps.cli import evaluate
 
     code = evaluate.main(
         [

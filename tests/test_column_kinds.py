@@ -285,7 +285,7 @@ def test_copy_row_is_validated_in_states():
 
 
 def test_copy_row_is_in_the_observation_only_with_a_copy_column():
-    from jamb_env.observation import encoder
+    from jamb_env.engine.observation import encoder
 
     enc = encoder(COPY, True)
     seg = enc.segments["copy_row"]

@@ -20,7 +20,7 @@ import pytest
 
 from jamb_env import JambEnv, JambVecEnv
 from jamb_env import rules as core
-from jamb_env.observation import encoder
+from jamb_env.engine.observation import encoder
 from jamb_env.rules import load_ruleset
 from jamb_env.rules.kernels import COLUMN_KINDS
 from tests.helpers import playable_presets

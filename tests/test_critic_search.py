@@ -9,7 +9,7 @@ import pytest
 
 import agents
 from agents.critic_search import CriticSearchAgent, quantile_rolls
-from agents.evaluation import play_game
+from agents.evaluation.solitaire import play_game
 from agents.registry import shipped_model_path
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.rules import layout

@@ -1,4 +1,4 @@
-"""The dependency floor matches what is shipped: every model in models/ loads on every
+"""The dependency floor matches what is shipped: every model in agents/models/ loads on every
 NumPy version pyproject.toml allows."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from agents.shipped import MODELS_DIR
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -16,7 +18,7 @@ def test_numpy_floor_covers_the_shipped_models():
     spec = next(d for d in deps if re.match(r"numpy\b", d))
     floor = re.search(r">=\s*(\d+)", spec)
     assert floor, f"numpy needs a floor, got {spec!r}"
-    models = sorted((ROOT / "models").glob("*.zip"))
+    models = sorted((MODELS_DIR).glob("*.zip"))
     assert models
     for model in models:
         info = zipfile.ZipFile(model).read("system_info.txt").decode()

@@ -12,9 +12,9 @@ from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatist
 from packaging.version import Version
 
 from jamb_env import IllegalActionError, JambEnv, RulesetError
+from jamb_env.engine.seeding import game_seed
 from jamb_env.gym_vector import JambVectorEnv
 from jamb_env.rules import layout
-from jamb_env.seeding import game_seed
 from tests.helpers import random_actions
 
 MODES = ["next_step", "same_step"]

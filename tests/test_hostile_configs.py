@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.training.config import ConfigError, load_config, resume_config
+from agents.training.config import CONFIGS_DIR, ConfigError, load_config, resume_config
 from agents.training.rllib_config import load_rllib_config, resume_rllib_config
 from jamb_env import RulesetError, load_ruleset
 from jamb_env.rules import RULES_DIR
 from tests.helpers import needs_module
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = ROOT / "configs" / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
-DEFAULT_RLLIB_CONFIG = ROOT / "configs" / "rllib_classic.yaml"  # jamb-train --engine rllib's
+DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
+DEFAULT_RLLIB_CONFIG = CONFIGS_DIR / "rllib_classic.yaml"  # jamb-train --engine rllib's
 MAX_DEPTH, MAX_BYTES, MAX_EXTENDS = 64, 1 << 20, 32  # jamb_env/rules/ruleset.py's limits, as documented
 CLASSIC = yaml.safe_load((RULES_DIR / "classic.yaml").read_text())
 needs_rllib = needs_module("ray.rllib", "RLlib")
@@ -179,7 +179,7 @@ def test_a_file_that_is_not_utf8_is_a_clear_error_for_every_reader(reader, tmp_p
     ],
 )
 def test_jamb_train_value_reports_a_bad_config_in_one_line(content, message, tmp_path, capsys):
-    from agents.cli.train_value import main
+    from agents.apps.cli.train_value import main
 
     path = tmp_path / "value.yaml"
     path.write_bytes(content)
@@ -193,7 +193,7 @@ def test_jamb_train_value_reports_a_bad_config_in_one_line(content, message, tmp
 
 
 def test_the_training_commands_report_a_deeply_nested_ruleset(tmp_path, capsys):
-    from agents.cli import evaluate, train, train_selfplay
+    from agents.apps.cli import evaluate, train, train_selfplay
 
     deep = tmp_path / "deep.yaml"
     deep.write_text(nested(20_000))
@@ -318,7 +318,7 @@ def test_value_resource_settings_have_upper_bounds(changes, message):
     ],
 )
 def test_selfplay_rollout_sizes_have_upper_bounds(args, message, tmp_path, capsys):
-    from agents.cli.train_selfplay import main
+    from agents.apps.cli.train_selfplay import main
 
     with pytest.raises(
         SystemExit
@@ -336,7 +336,7 @@ def test_selfplay_rollout_sizes_have_upper_bounds(args, message, tmp_path, capsy
     ],
 )
 def test_selfplay_checks_its_baselines_before_making_the_run(baseline, why, tmp_path, capsys):
-    from agents.cli.train_selfplay import main
+    from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
     for attempt in range(2):  # refused the same way again: nothing was left behind
@@ -376,7 +376,7 @@ def test_train_selfplay_writes_nothing_for_a_baseline_that_cannot_play(tmp_path)
 
 # ---------------------------------------------------------------- 5: a resume with nothing to train
 def test_an_sb3_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path, capsys):
-    from agents.cli.train import main
+    from agents.apps.cli.train import main
 
     run = tmp_path / "run"
     assert main(["--config", str(tiny_sb3(tmp_path / "tiny.yaml")), "--run-dir", str(run), "--no-progress"]) == 0
@@ -398,7 +398,7 @@ def test_an_sb3_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path
 
 
 def test_a_selfplay_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path, capsys):
-    from agents.cli.train_selfplay import main
+    from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
     args = [
@@ -451,7 +451,7 @@ def test_an_rllib_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_pa
     config.write_text(yaml.safe_dump(cfg))
     run = tmp_path / "run"
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    train = [sys.executable, "-m", "agents.cli.train", "--no-progress"]
+    train = [sys.executable, "-m", "agents.apps.cli.train", "--no-progress"]
     first = subprocess.run(
         train + ["--config", str(config), "--run-dir", str(run)],
         cwd=ROOT,
@@ -481,7 +481,7 @@ def test_an_rllib_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_pa
 
 # ---------------------------------------------------------------- 6: the default configs from any folder
 def test_the_default_configs_are_found_from_any_folder(tmp_path, monkeypatch, capsys):
-    from agents.cli import train, tune
+    from agents.apps.cli import train, tune
     from agents.training import config, rllib_config
 
     monkeypatch.chdir(tmp_path)
@@ -513,7 +513,7 @@ def escaping_setup(tmp_path: Path, name: str) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("name", ["../../../escape", "ABSOLUTE"])
 def test_a_config_s_ruleset_name_cannot_steer_the_sb3_run_folder(name, tmp_path, monkeypatch, capsys):
-    from agents.cli.train import main
+    from agents.apps.cli.train import main
 
     name = str(tmp_path / "abs_escape") if name == "ABSOLUTE" else name
     rules, cwd = escaping_setup(tmp_path, name)
@@ -549,7 +549,7 @@ def test_a_config_s_ruleset_name_cannot_steer_the_rllib_run_folder(tmp_path):
     before = every_path(tmp_path)
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
     proc = subprocess.run(
-        [sys.executable, "-m", "agents.cli.train", "--config", str(config), "--no-progress"],
+        [sys.executable, "-m", "agents.apps.cli.train", "--config", str(config), "--no-progress"],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -562,7 +562,7 @@ def test_a_config_s_ruleset_name_cannot_steer_the_rllib_run_folder(tmp_path):
 
 
 def test_the_selfplay_run_folder_is_named_after_the_ruleset_file_inside_runs(tmp_path, monkeypatch):
-    from agents.cli.train_selfplay import main
+    from agents.apps.cli.train_selfplay import main
 
     rules, cwd = escaping_setup(tmp_path, "../../../escape")
     monkeypatch.chdir(cwd)

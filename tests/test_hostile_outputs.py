@@ -1,5 +1,5 @@
-"""Hostile output paths and interrupted evaluations (jamb_env/files.py, agents/cli/evaluate.py,
-agents/evaluation.py's process pool).
+"""Hostile output paths and interrupted evaluations (jamb_env/utils/files.py, agents/apps/cli/evaluate.py,
+agents/evaluation/solitaire.py's process pool).
 
 Output goes to regular files only: a device, FIFO or socket, or a path inside /dev, /proc or
 /sys, is refused before anything is written (the temporary file + ``os.replace`` would put a
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-import jamb_env.files as files
+import jamb_env.utils.files as files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ class Model:
 
 
 def writers():
-    """Every writer of jamb_env.files, as ``name -> write(path)``."""
+    """Every writer of jamb_env.utils.files, as ``name -> write(path)``."""
 
     def with_atomic_path(path):
         with files.atomic_path(path) as tmp:
@@ -167,8 +167,8 @@ def test_a_link_into_dev_is_refused_where_it_leads(tmp_path):
 
 # ---------------------------------------------------------------------------- jamb-evaluate refuses before playing
 def evaluate(argv: list[str]) -> tuple[int, str, str]:
-    """``agents.cli.evaluate.main(argv)`` in this process: (exit status, stdout, stderr)."""
-    from agents.cli.evaluate import main
+    """``agents.apps.cli.evaluate.main(argv)`` in this process: (exit status, stdout, stderr)."""
+    from agents.apps.cli.evaluate import main
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 import agents
 from agents import registry
-from agents.cli import play
+from agents.apps.cli import play
 from jamb_env import JambEnv
-from jamb_env.records import GameRecord, MatchRecord, RecordError, read_any, read_matches, read_records, replay
+from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, read_matches, read_records, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 ESC = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e"  # OSC title, clear screen, C1 CSI, a bidi override
@@ -137,7 +137,7 @@ def test_a_ruleset_name_cannot_point_the_shipped_model_outside_models(tmp_path):
 
 # ---------------------------------------------------------------------- 2. nothing drives the terminal
 def test_printable_escapes_controls_and_keeps_text():
-    from jamb_env.render import printable
+    from jamb_env.render.sheet import printable
 
     assert printable("a\x1b[2Jb\x07\u202e\r\x9b\ud800\u2028") == "a\\x1b[2Jb\\x07\\u202e\\x0d\\x9b\\ud800\\u2028"
     assert printable("Jamb Ž č 日本 ○ ·") == "Jamb Ž č 日本 ○ ·"
@@ -183,7 +183,7 @@ def hostile_ruleset(tmp_path: Path) -> Path:
 def test_a_ruleset_name_with_escapes_is_refused_when_it_loads(monkeypatch, capsys, tmp_path):
     """A name or title with control characters never reaches a terminal: the ruleset
     loader refuses it (second hostile round), and the command says so in one escaped line."""
-    from jamb_env.errors import RulesetError
+    from jamb_env.utils.errors import RulesetError
 
     rules = hostile_ruleset(tmp_path)
     with pytest.raises(RulesetError, match="control character"):
@@ -216,7 +216,7 @@ def test_deep_nesting_is_a_record_error_not_a_recursion_error(monkeypatch, capsy
 
 
 def test_size_line_and_count_limits(tmp_path):
-    from jamb_env.records import RecordLimits
+    from jamb_env.replay.records import RecordLimits
 
     step = {"type": "step", "action": 44}
     rec = write_lines(tmp_path / "g.jsonl", header(), step, step, header(), step)

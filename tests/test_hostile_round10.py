@@ -46,7 +46,7 @@ def test_column_parts_refuses_values_and_masks_of_the_wrong_shape(values, filled
 def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, capsys):
     with pytest.raises(RulesetError, match="cannot read ruleset '~nosuchuser-jamb/r.yaml'"):
         load_ruleset("~nosuchuser-jamb/r.yaml")
-    from agents.cli import play as play_cli
+    from agents.apps.cli import play as play_cli
 
     # before: Path.expanduser's RuntimeError traceback
     assert play_cli.main(["--ruleset", "~nosuchuser-jamb/r.yaml", "--watch", "greedy", "--delay", "0"]) == 2
@@ -56,7 +56,7 @@ def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, ca
 # ---------------------------------------------------------------------- jamb-export over its source
 def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
-    from agents.cli import export as export_cli
+    from agents.apps.cli import export as export_cli
     from agents.export import export_model
     from agents.shipped import MODELS_DIR
 
@@ -92,7 +92,7 @@ def test_the_wrapped_pettingzoo_env_refuses_a_non_integer_action_with_a_value_er
 @pytest.mark.parametrize("where", ["file/games", "/proc/self/games", "/dev/null/games"])
 def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_path, capsys, monkeypatch, where):
     pytest.importorskip("flask")
-    from agents.cli import web as web_cli
+    from agents.apps.cli import web as web_cli
 
     (tmp_path / "file").write_text("x")
     monkeypatch.chdir(tmp_path)
@@ -107,7 +107,7 @@ def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_pat
 
 # ---------------------------------------------------------------------- jamb-train-value into another run's folder
 def test_a_value_run_refuses_the_folder_of_another_run_and_keeps_its_config(tmp_path, capsys):
-    from agents.cli import train_value as value_cli
+    from agents.apps.cli import train_value as value_cli
     from agents.training.config import DEFAULT_CONFIG, config_text, load_config
 
     run = tmp_path / "sb3_run"
@@ -125,7 +125,7 @@ def test_a_value_run_refuses_the_folder_of_another_run_and_keeps_its_config(tmp_
 # ---------------------------------------------------------------------- jamb-play --save over an existing file
 @pytest.mark.parametrize("seats", [[], ["--players", "human", "human"]])
 def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monkeypatch, seats):
-    from agents.cli import play as play_cli
+    from agents.apps.cli import play as play_cli
 
     saved = tmp_path / "game.jsonl"
     saved.write_text(
@@ -150,7 +150,7 @@ def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monk
 # ---------------------------------------------------------------------- jamb-zoo's log folder
 def test_jamb_zoo_train_refuses_a_log_folder_behind_a_file(tmp_path, capsys):
     pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
-    from agents.cli import zoo as zoo_cli
+    from agents.apps.cli import zoo as zoo_cli
 
     blocker = tmp_path / "logs"
     blocker.write_text("not a folder\n")
@@ -163,7 +163,7 @@ def test_jamb_zoo_train_refuses_a_log_folder_behind_a_file(tmp_path, capsys):
 @pytest.mark.parametrize("fps", [0, -1, float("nan"), float("inf"), "2", True])
 def test_write_video_refuses_a_frame_rate_that_is_not_a_positive_number(tmp_path, fps):
     pytest.importorskip("PIL")
-    from jamb_env.video import write_video
+    from jamb_env.replay.video import write_video
 
     frames = [np.zeros((8, 8, 3), dtype=np.uint8)] * 2
     with pytest.raises(ValueError, match="fps must be a positive finite number"):  # before: 0 a ZeroDivisionError

@@ -64,7 +64,7 @@ def test_a_rollout_leaving_a_minibatch_of_one_step_is_refused(tmp_path, trainer)
 
 # ---------------------------------------------------------------------- bench --trainers
 def test_bench_trainers_refuses_a_config_whose_ruleset_or_algo_does_not_load(tmp_path, capsys):
-    from agents.cli import bench
+    from agents.apps.cli import bench
 
     rules = tmp_path / "r.yaml"
     rules.write_text("name: x\n")

@@ -6,7 +6,7 @@ where ``--save FILE`` refuses it (round 10); ``jamb-plot --x minutes`` of a run 
 TensorBoard wall times are not finite or go backwards (a damaged file, a clock set back)
 wrote a figure with an empty or wrong curve (numpy's "Mean of empty slice" its only sign);
 ``jamb-train --run-dir DIR`` of a folder holding no run but files of a run's names
-(``models/`` and its ``best.json``) replaced them; ``jamb-train-value --out DIR`` of a folder
+(``agents/models/`` and its ``best.json``) replaced them; ``jamb-train-value --out DIR`` of a folder
 holding a ``value.npz`` (no value run) replaced that network; ``jamb-plot runs/*`` matching a
 file, and ``jamb-tune --out`` of a folder with trial runs, and ``jamb-train --resume`` removing a
 run's cut-short temporary files, printed the names from the disk raw, a name's escape
@@ -20,7 +20,7 @@ import io
 import pytest
 from rich.console import Console
 
-from jamb_env.play import MatchSession, PlaySession
+from agents.apps.terminal import MatchSession, PlaySession
 
 
 # ---------------------------------------------------------------------- the in-game save FILE over an existing file
@@ -60,7 +60,7 @@ def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path
     from tensorboard.compat.proto.summary_pb2 import Summary
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-    from agents.cli.plot import main
+    from agents.apps.cli.plot import main
 
     run = tmp_path / "classic__ppo_classic__0__x"
     writer = EventFileWriter(str(run))
@@ -84,7 +84,7 @@ def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path
 # ---------------------------------------------------------------------- jamb-train --run-dir of a run's file names
 def test_a_new_run_refuses_a_folder_holding_files_a_run_writes(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
-    from agents.cli.train import main
+    from agents.apps.cli.train import main
 
     models = tmp_path / "models"
     models.mkdir()
@@ -104,7 +104,7 @@ def test_a_new_run_refuses_a_folder_holding_files_a_run_writes(tmp_path, capsys)
 # ---------------------------------------------------------------------- jamb-train-value --out with a network
 def test_a_new_value_run_refuses_a_folder_holding_a_network_of_its_names(tmp_path, capsys):
     pytest.importorskip("torch")
-    from agents.cli.train_value import main
+    from agents.apps.cli.train_value import main
 
     out = tmp_path / "downloads"
     out.mkdir()
@@ -136,7 +136,7 @@ ESCAPE = "\x1b]0;pwned\x07"
 
 
 def test_plot_escapes_the_name_of_a_file_its_glob_matched(tmp_path, capsys):
-    from agents.cli.plot import main
+    from agents.apps.cli.plot import main
 
     (tmp_path / f"a{ESCAPE}b").write_text("")  # what runs/* matched: a file, not a run folder
     assert main([str(tmp_path / f"a{ESCAPE}b"), "--out", str(tmp_path / "c.png")]) == 2
@@ -146,7 +146,7 @@ def test_plot_escapes_the_name_of_a_file_its_glob_matched(tmp_path, capsys):
 
 def test_tune_escapes_the_names_of_trial_runs_it_refuses(tmp_path, capsys):
     pytest.importorskip("optuna")
-    from agents.cli.tune import main
+    from agents.apps.cli.tune import main
 
     trial = tmp_path / "out" / f"trial_{ESCAPE}"
     trial.mkdir(parents=True)

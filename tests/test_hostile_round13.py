@@ -14,7 +14,7 @@ import pytest
 )
 def test_jamb_zoo_train_refuses_ppo_mask_rollout_settings_it_cannot_train(tmp_path, capsys, hyperparams, says):
     pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
-    from agents.cli import zoo as zoo_cli
+    from agents.apps.cli import zoo as zoo_cli
 
     rc = zoo_cli.main(
         [
@@ -40,7 +40,7 @@ def test_jamb_zoo_train_refuses_ppo_mask_rollout_settings_it_cannot_train(tmp_pa
 @pytest.mark.parametrize("name", ["trials.csv", "best_config.yaml"])
 def test_jamb_tune_refuses_an_out_folder_holding_a_file_a_search_writes(tmp_path, capsys, name):
     pytest.importorskip("optuna")
-    from agents.cli import tune as tune_cli
+    from agents.apps.cli import tune as tune_cli
 
     config = tmp_path / "tiny.yaml"  # before the fix the search ran: keep its one trial short
     config.write_text(
@@ -75,7 +75,7 @@ def _unreadable_zip(path):
 
 
 def test_a_model_zip_in_an_unknown_compression_method_is_no_traceback(tmp_path, capsys):
-    from agents.learning_curves import init_steps
+    from agents.training.curves import init_steps
     from agents.training.runs import checkpoint_problem, model_steps
 
     model = _unreadable_zip(tmp_path / "model.zip")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agents import evaluation
-from agents.cli import evaluate as evaluate_cli
-from agents.cli import play
+from agents.apps.cli import evaluate as evaluate_cli
+from agents.apps.cli import play
+from agents.evaluation import solitaire as evaluation
 from jamb_env import JambEnv
-from jamb_env.records import GameRecord, read_records, replay
+from jamb_env.replay.records import GameRecord, read_records, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 

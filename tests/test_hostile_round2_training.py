@@ -36,7 +36,7 @@ def test_positive_or_null_target_kl_is_accepted(tmp_path):
 
 
 def test_jamb_train_refuses_a_private_algo_key_before_writing(tmp_path, monkeypatch, capsys):
-    from agents.cli.train import main
+    from agents.apps.cli.train import main
 
     monkeypatch.chdir(tmp_path)
     cfg = _config(tmp_path, {"_init_setup_model": False})
@@ -125,7 +125,7 @@ def test_non_finite_saved_reward_scale_is_refused(tmp_path):
 
 
 def test_selfplay_resume_with_a_string_n_envs_exits_2(tmp_path, capsys):
-    from agents.cli.train_selfplay import run
+    from agents.apps.cli.train_selfplay import run
 
     d = _run(tmp_path, n_envs="2")
     with pytest.raises(SystemExit) as exc:

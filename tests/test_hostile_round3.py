@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents.training import runs
-from jamb_env.files import InputFileError, read_regular_bytes
+from jamb_env.utils.files import InputFileError, read_regular_bytes
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
 
@@ -46,7 +46,7 @@ def test_run_records_that_are_fifos_are_errors_not_hangs(tmp_path):
 
 
 def test_jamb_plot_survives_odd_init_from_values(tmp_path, capsys):
-    from agents.learning_curves import init_steps
+    from agents.training.curves import init_steps
 
     run = tmp_path / "run"
     run.mkdir()
@@ -64,8 +64,8 @@ def test_jamb_plot_survives_odd_init_from_values(tmp_path, capsys):
 def test_names_from_files_reach_the_terminal_escaped(tmp_path, capsys):
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.cli.plot import main as plot
-    from agents.evaluation import record_file_name
+    from agents.apps.cli.plot import main as plot
+    from agents.evaluation.solitaire import record_file_name
 
     run = tmp_path / "run"
     writer = SummaryWriter(log_dir=str(run))

@@ -181,7 +181,7 @@ def test_a_yaml_error_is_one_line_naming_the_place(tmp_path):
 def test_a_selfplay_run_stopped_before_its_first_checkpoint_resumes_from_step_0(tmp_path, capsys):
     import shutil
 
-    from agents.cli.train_selfplay import main
+    from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
     args = [
@@ -281,7 +281,7 @@ def test_sigterm_stops_jamb_train_value_and_its_workers(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "agents.cli.train_value",
+        "agents.apps.cli.train_value",
         "--ruleset",
         "classic_down",
         "--iterations",

@@ -1,5 +1,5 @@
 """Fifth hostile round: jamb-web's records folder (symbolic links, forged seats files),
-its names (a lone surrogate), the ``best`` agent's models/best.json (a path) and the
+its names (a lone surrogate), the ``best`` agent's agents/models/best.json (a path) and the
 imitation stage's chunk files (forged arrays, a FIFO, a huge shape).
 
 Each case failed (a file read or written outside its folder, a file loaded from a path
@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from agents.web import Lobby, create_app  # Flask is imported only when an app is made
+from agents.apps.web.server import Lobby, create_app  # Flask is imported only when an app is made
 from tests.helpers import finishes, needs_fifo, needs_module
 
 needs_links = pytest.mark.skipif(
@@ -34,7 +34,7 @@ needs_links = pytest.mark.skipif(
         "hybrid:/tmp/evil.zip",
         "search:/tmp/evil.npz",
         "rllib:/tmp/run",
-        "models/classic.zip",
+        "agents/models/classic.zip",
     ],
 )
 def test_a_best_file_naming_a_path_is_refused_not_loaded(tmp_path, monkeypatch, spec):

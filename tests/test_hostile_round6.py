@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from agents.search import VALUE_FORMAT, ValueNet
+from agents.training.config import CONFIGS_DIR
 
 
 def _forged_net(path, meta: dict, **arrays):
@@ -61,9 +62,7 @@ HUGE = 10**400  # YAML and JSON read an integer of any size; float() of it overf
 def _yaml_with(source, tmp_path, **changes):
     import yaml
 
-    from jamb_env.rules import RULES_DIR
-
-    cfg = yaml.safe_load((RULES_DIR.parent / source).read_text())
+    cfg = yaml.safe_load((CONFIGS_DIR / source).read_text())
     for key, value in changes.items():
         section, _, name = key.rpartition(".")
         (cfg[section] if section else cfg)[name] = value
@@ -148,8 +147,8 @@ def test_a_number_no_float_holds_is_refused_not_an_overflow(tmp_path, check):
 def test_a_forged_init_step_count_is_unknown_not_a_plot_traceback(tmp_path, capsys):
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.cli.plot import main as plot
-    from agents.learning_curves import init_steps
+    from agents.apps.cli.plot import main as plot
+    from agents.training.curves import init_steps
 
     run = tmp_path / "run"
     writer = SummaryWriter(log_dir=str(run))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents.shipped import MODELS_DIR
 from agents.training.config import ConfigError, load_config
-from jamb_env.errors import RulesetError
 from jamb_env.rules.ruleset import load_ruleset
+from jamb_env.utils.errors import RulesetError
 
 MARKUP = "$\\frac{$"  # matplotlib's mathtext cannot parse it: a ValueError when the figure is drawn
 
@@ -38,7 +39,7 @@ def test_an_rllib_checkpoint_folder_named_with_a_superscript_digit_is_no_checkpo
 
 
 def test_selfplay_resume_of_a_folder_with_a_superscript_checkpoint_exits_2(tmp_path, capsys):
-    from agents.cli import train_selfplay
+    from agents.apps.cli import train_selfplay
 
     (tmp_path / "checkpoints").mkdir()
     (tmp_path / "checkpoints" / "model_²_steps.zip").write_bytes(b"")
@@ -50,8 +51,8 @@ def test_selfplay_resume_of_a_folder_with_a_superscript_checkpoint_exits_2(tmp_p
 
 # ---------------------------------------------------------------------- figures
 def test_names_with_tex_markup_are_drawn_as_text(tmp_path):
-    from agents.evaluation import plot_scores
-    from agents.learning_curves import curves_figure, save_figure
+    from agents.evaluation.solitaire import plot_scores
+    from agents.training.curves import curves_figure, save_figure
 
     curve = (np.array([0, 1, 2]), np.array([1.0, 2.0, 3.0]))
     fig = curves_figure({(MARKUP, MARKUP): [curve]}, {MARKUP: {MARKUP: 5.0}}, MARKUP, MARKUP)
@@ -80,14 +81,13 @@ def test_a_yaml_key_that_is_a_list_or_mapping_is_a_clear_error(tmp_path, key):
 @pytest.mark.parametrize("forged", ['"x"', "1e400", "[]"], ids=["text", "inf", "list"])
 def test_a_forged_init_record_beside_the_model_to_start_from_is_set_aside(tmp_path, forged, capsys):
     import shutil
-    from pathlib import Path
 
     from sb3_contrib import MaskablePPO
 
     from agents.training.weights import load_policy_weights
 
     src = tmp_path / "model.zip"
-    shutil.copy(Path(__file__).resolve().parents[1] / "models" / "classic.zip", src)
+    shutil.copy(MODELS_DIR / "classic.zip", src)
     (tmp_path / "init_from.json").write_text(f'{{"steps_before": {forged}}}')
     model = MaskablePPO.load(src, device="cpu")
     assert load_policy_weights(model, src) == model.num_timesteps  # not a ValueError, OverflowError or TypeError
@@ -98,7 +98,7 @@ def test_a_forged_init_record_beside_the_model_to_start_from_is_set_aside(tmp_pa
 def test_an_older_checkpoint_that_is_no_model_is_left_out_of_the_selfplay_pool(tmp_path, capsys):
     import zipfile
 
-    from agents.cli import train_selfplay
+    from agents.apps.cli import train_selfplay
 
     run = tmp_path / "run"
     args = ["--run-dir", str(run), "--n-envs", "8", "--n-steps", "8", "--baselines", "random", "--eval-games", "2"]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import agents
+from agents.shipped import MODELS_DIR
 from jamb_env import JambEnv
 
 
@@ -73,7 +74,7 @@ def test_explain_on_a_finished_game_says_the_game_is_over(name, ruleset):
 def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monkeypatch, capsys):
     import sys
 
-    from agents.cli.play import main
+    from agents.apps.cli.play import main
 
     monkeypatch.setattr(sys, "stdin", None)  # what Python sets when started with fd 0 closed (jamb-play <&-)
     save = tmp_path / "game.jsonl"
@@ -94,7 +95,7 @@ def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monke
 def test_a_missing_rules_file_in_presets_is_a_one_line_usage_error(command, args, tmp_path, capsys):
     import importlib
 
-    main = importlib.import_module(f"agents.cli.{command}").main
+    main = importlib.import_module(f"agents.apps.cli.{command}").main
     missing = tmp_path / "no such.yaml"
     with pytest.raises(SystemExit) as exit_:  # before: a FileNotFoundError traceback
         main([*args, "--presets", str(missing)])
@@ -104,13 +105,12 @@ def test_a_missing_rules_file_in_presets_is_a_one_line_usage_error(command, args
 
 # ---------------------------------------------------------------------- agents.export
 def test_export_model_to_a_folder_is_refused_not_written_beside_it(tmp_path):
-    from pathlib import Path
 
     from agents.export import export_model
 
     folder = tmp_path / "shipped"
     folder.mkdir()
-    src = Path(__file__).resolve().parents[1] / "models" / "classic.zip"
+    src = MODELS_DIR / "classic.zip"
     with pytest.raises(IsADirectoryError, match="is a folder; give the file name"):
         export_model(src, folder)  # before: wrote tmp_path/shipped.zip, outside the folder named
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]

@@ -15,7 +15,7 @@ import socket
 import numpy as np
 import pytest
 
-from agents.cli import evaluate as evaluate_cli
+from agents.apps.cli import evaluate as evaluate_cli
 from agents.search import VALUE_DIR, ValueNet
 
 
@@ -30,7 +30,7 @@ from agents.search import VALUE_DIR, ValueNet
 )
 def test_jamb_zoo_refuses_a_conf_file_of_the_wrong_shape(tmp_path, capsys, text, says):
     pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
-    from agents.cli import zoo as zoo_cli
+    from agents.apps.cli import zoo as zoo_cli
 
     conf = tmp_path / "hp.yml"
     conf.write_text(text)
@@ -55,8 +55,8 @@ def test_jamb_zoo_refuses_a_conf_file_of_the_wrong_shape(tmp_path, capsys, text,
 
 flask = pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web]'")
 
-from agents.cli import web as web_cli  # noqa: E402
-from agents.web import Lobby, create_app  # noqa: E402
+from agents.apps.cli import web as web_cli  # noqa: E402
+from agents.apps.web.server import Lobby, create_app  # noqa: E402
 
 
 # ---------------------------------------------------------------------- jamb-web

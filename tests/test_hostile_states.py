@@ -298,8 +298,8 @@ def test_seat_vec_env_refusing_an_illegal_action_keeps_its_games_playable():
     """illegal_action="raise": the error says the games are unchanged, and they are: the
     next legal step plays on (it said "call reset() first" before)."""
     from agents import load
-    from jamb_env.errors import IllegalActionError
     from jamb_env.multiplayer_vector import SeatVecEnv
+    from jamb_env.utils.errors import IllegalActionError
 
     venv = SeatVecEnv(
         2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, illegal_action="raise", seed=0
@@ -386,7 +386,7 @@ def test_start_turn_refuses_a_sheet_whose_dice_array_cannot_hold_the_roll():
 def test_yaml_aliases_and_control_characters_in_rulesets_are_refused(tmp_path):
     """A 1 kB file of nested aliases stands for 9**10 nodes; a name with an escape sequence
     reaches terminals: both are refused when the file is read."""
-    from jamb_env.errors import RulesetError
+    from jamb_env.utils.errors import RulesetError
 
     bomb = tmp_path / "bomb.yaml"
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [

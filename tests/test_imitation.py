@@ -29,7 +29,7 @@ def tiny_cfg(**imitation_settings):
 @pytest.mark.parametrize(
     "settings, message",
     [
-        ({"teacher": "models/x.zip"}, "imitation.teacher"),
+        ({"teacher": "agents/models/x.zip"}, "imitation.teacher"),
         ({"teacher": "ppo"}, "imitation.teacher"),
         ({"games": -1}, "imitation.games"),
         ({"games": True}, "imitation.games"),

@@ -4,9 +4,9 @@ modules import each other without circles.
 Both checks read the source (``ast``), so every import counts, the ones inside functions
 too (a deferred import still ties two modules together); nothing is imported.
 
-1. ``agents.cli`` (the commands) is imported only by itself and by the thin entry points
-   in ``scripts/``: never by ``jamb_env``, the rest of ``agents``, ``benchmarks`` or
-   ``examples``.
+1. The library is layered (:data:`LAYERS`, lowest first: utils, rules, engine, render, the
+   doors, replay and testing, the policies, evaluation, training, apps, the command-line
+   tools): no module imports a module of a layer above its own.
 
 2. No import cycle among the modules of ``jamb_env`` and ``agents``. The graph has an edge
    A -> B for every ``import B`` / ``from B import name`` in A (module level or inside a
@@ -207,21 +207,66 @@ def path_through(graph: dict[str, set[str]], component: frozenset[str]) -> list[
     return sorted(component)
 
 
-def test_only_the_commands_and_scripts_import_the_command_line_package():
-    offenders = []
-    for folder in ("jamb_env", "agents", "benchmarks", "examples"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            rel = path.relative_to(ROOT)
-            if rel.parts[:2] == ("agents", "cli"):
-                continue
-            module = module_name(path)
-            for src, name in imported_names(path):
-                target = src if name is None else f"{src}.{name}"
-                if src == "agents.cli" or src.startswith("agents.cli.") or target == "agents.cli":
-                    offenders.append(f"{rel}: imports {target}")
-                elif src == "agents" and name == "cli" and module != "agents":
-                    offenders.append(f"{rel}: imports agents.cli")
-    assert not offenders, "the library imports the command-line package:\n" + "\n".join(offenders)
+#: The layers, lowest first: a module may import its own layer and the layers below it,
+#: never one above (a deferred import inside a function counts too). A module belongs to the
+#: layer of the longest prefix that names it; CONTRIBUTING.md draws the same map.
+LAYERS: list[tuple[str, ...]] = [
+    ("jamb_env.utils",),  # errors, number checks, safe file reading and atomic writes
+    ("jamb_env.rules",),  # the pure rules: kernels, the state record and its transition, rulesets
+    ("jamb_env.engine",),  # N games as arrays, observations, seeds, the door rules
+    ("jamb_env.render",),  # the sheet as text and as a picture
+    (  # the doors: Gymnasium, the vector APIs, SB3's VecEnv, PettingZoo, OpenSpiel, wrappers
+        "jamb_env",
+        "jamb_env.env",
+        "jamb_env.vector",
+        "jamb_env.gym_vector",
+        "jamb_env.multiplayer",
+        "jamb_env.multiplayer_vector",
+        "jamb_env.openspiel",
+        "jamb_env.wrappers",
+    ),
+    ("jamb_env.replay", "jamb_env.testing"),  # game records, the replay page, videos; the conformance suite
+    ("agents",),  # the policies
+    ("agents.evaluation",),  # agents on the canonical games, matches, ratings
+    ("agents.training",),  # PPO, self-play, value learning, tuning, RLlib, the zoo
+    ("agents.apps",),  # the terminal game, the web server, benchmarks
+    ("agents.apps.cli",),  # the command-line tools (only scripts/ imports them)
+]
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of the longest prefix naming ``module``."""
+    best, length = -1, -1
+    for i, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = i, len(prefix)
+    return best
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``"a -> b"`` for every import of a module ``b`` of a higher layer than ``a``'s."""
+    return [
+        f"{module} (layer {layer_of(module)}) -> {target} (layer {layer_of(target)})"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(module)
+    ]
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in project_modules() if layer_of(m) < 0] == []
+
+
+def test_no_module_imports_a_layer_above_it():
+    offenders = upward_imports(import_graph())
+    assert not offenders, "imports of a higher layer:\n" + "\n".join(offenders)
+
+
+def test_the_layer_check_can_fail():
+    assert upward_imports({"jamb_env.rules.game": {"jamb_env.env"}, "jamb_env.env": {"jamb_env.rules.game"}}) == [
+        "jamb_env.rules.game (layer 1) -> jamb_env.env (layer 4)"
+    ]
 
 
 def test_no_import_cycle_in_the_library():

@@ -14,7 +14,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from agents.training.config import ConfigError, load_config
+from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 from agents.training.lean_ppo import LeanMaskablePPO, model_class
 from jamb_env import JambVecEnv
 
@@ -124,7 +124,7 @@ def test_lean_rollout_refuses_a_truncated_game():
 
 def test_trainer_key_and_model_class(tmp_path):
     assert model_class("sb3") is MaskablePPO and model_class("lean") is LeanMaskablePPO
-    assert load_config(ROOT / "configs" / "ppo_classic.yaml")["trainer"] == "sb3"
+    assert load_config(CONFIGS_DIR / "ppo_classic.yaml")["trainer"] == "sb3"
     for name in ("ppo_classic_lean", "ppo_jnn_lean", "ppo_standard_lean"):
         assert load_config(ROOT / "configs" / f"{name}.yaml")["trainer"] == "lean", name
     bad = tmp_path / "bad.yaml"
@@ -161,7 +161,7 @@ def test_lean_run_trains_resumes_and_plays(tmp_path):
     assert "resuming from" in second.stdout and "model_1024_steps.zip" in second.stdout
     assert yaml.safe_load((run_dir / "config.yaml").read_text())["trainer"] == "lean"
     from agents import load
-    from agents.evaluation import play_game
+    from agents.evaluation.solitaire import play_game
     from jamb_env import JambEnv
 
     agent = load(str(run_dir / "final_model.zip"), ruleset="classic")
@@ -170,8 +170,8 @@ def test_lean_run_trains_resumes_and_plays(tmp_path):
 
 
 def test_bench_trainers_rows_and_bad_config(tmp_path, capsys):
-    from agents.benchmarking import trainer_rows
-    from agents.cli import bench
+    from agents.apps.bench import trainer_rows
+    from agents.apps.cli import bench
 
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic_lean.yaml").read_text())
     cfg["imitation"]["games"] = 0

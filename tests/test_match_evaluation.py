@@ -1,4 +1,4 @@
-"""Multiplayer evaluation (agents/match_evaluation.py) and ``jamb-evaluate --players``."""
+"""Multiplayer evaluation (agents/evaluation/matches.py) and ``jamb-evaluate --players``."""
 
 import csv
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 
 from agents import load
-from agents.match_evaluation import play_match, round_robin, write_match_csvs
+from agents.evaluation.matches import play_match, round_robin, write_match_csvs
 
 
 class Recorder:
@@ -21,7 +21,7 @@ class Recorder:
 
 
 def run_cli(argv, capsys):
-    from agents.cli.evaluate import main
+    from agents.apps.cli.evaluate import main
 
     try:
         code = main(argv)
@@ -123,7 +123,7 @@ def test_three_players_rotate_the_seats_on_each_seed():
 
 
 def test_round_robin_refuses_bad_arguments():
-    from jamb_env.errors import RulesetError
+    from jamb_env.utils.errors import RulesetError
 
     with pytest.raises(ValueError, match="at least 2 agents"):
         round_robin("classic", ["greedy"], games=2)
@@ -262,7 +262,7 @@ def wilson_by_search(p: float, n: int) -> tuple[float, float]:
 
 @pytest.mark.parametrize("p,n", [(0.0, 10), (1.0, 10), (0.5, 10), (0.3, 50), (0.0, 1), (0.98, 200), (0.425, 200)])
 def test_the_win_rate_interval_is_wilsons_and_never_of_width_zero(p, n):
-    from agents.evaluation import wilson_interval
+    from agents.evaluation.solitaire import wilson_interval
 
     low, high = wilson_interval(p, n)
     assert (low, high) == pytest.approx(wilson_by_search(p, n), abs=1e-9)
@@ -270,7 +270,7 @@ def test_the_win_rate_interval_is_wilsons_and_never_of_width_zero(p, n):
 
 
 def test_wilson_interval_refuses_a_number_that_is_not_a_proportion():
-    from agents.evaluation import wilson_interval
+    from agents.evaluation.solitaire import wilson_interval
 
     with pytest.raises(ValueError, match="proportion"):
         wilson_interval(1.5, 10)
@@ -280,7 +280,7 @@ def test_wilson_interval_refuses_a_number_that_is_not_a_proportion():
 def test_a_sweep_prints_and_writes_an_interval_of_positive_width(tmp_path):
     """The report's case: greedy beats random in all 10 seeds of standard; the win rate
     0.000 still gets an interval (0 to about 0.28), in the Markdown and in the CSV."""
-    from agents.cli.evaluate import matches_markdown
+    from agents.apps.cli.evaluate import matches_markdown
 
     rr = round_robin("standard", ["random", "greedy"], games=10)
     p = rr.pairings[0]

@@ -12,10 +12,10 @@ import zlib
 import numpy as np
 import pytest
 
+from jamb_env.engine.seeding import game_seed
 from jamb_env.multiplayer import REWARDS, raw_env
 from jamb_env.multiplayer_vector import SeatVecEnv
 from jamb_env.rules import list_rulesets, load_ruleset
-from jamb_env.seeding import game_seed
 
 
 def _cases():

@@ -6,20 +6,20 @@ that produced it, and compared with the Markdown (parsed) and the CSV files.
 
 What is recomputed, and how:
 
-* solitaire (agents/cli/evaluate.py, agents/evaluation.py): the games CSV is first checked
+* solitaire (agents/apps/cli/evaluate.py, agents/evaluation/solitaire.py): the games CSV is first checked
   against the rules (RULES.md §2: upper, bonus, difference, lower, total of a classic column)
   and against greedy games replayed here on the canonical seeds; then per agent games, mean,
   sample std, the 95% Student-t half-width (``scipy.stats.t.ppf``), min, max, bonus rate (the
   share of columns with the bonus, docs/results.md), the exact optimum (docs/results.md),
   the column / part / row means, the paired differences (joined on the seed), the spread of
   a glob's checkpoints, the summary CSV and the score-distribution plot;
-* ``--players`` (agents/match_evaluation.py): seeds, games, wins, ties, the win rate (a seed
+* ``--players`` (agents/evaluation/matches.py): seeds, games, wins, ties, the win rate (a seed
   the mean over its seat orders, a tie one half) with its Wilson interval (the roots of the
   score test's quadratic), the margin with its t interval, the mean scores, the starting
   seat's share of the wins, and the ratings (openskill's ``PlackettLuce`` run here on the
   games CSV in (seed, table, order) order, ranks by ``scipy.stats.rankdata``), in the
   Markdown and the three CSVs, plus tie cases on hand-made rows;
-* ``jamb-plot`` (agents/cli/plot.py, agents/learning_curves.py): the drawn curve against the
+* ``jamb-plot`` (agents/apps/cli/plot.py, agents/training/curves.py): the drawn curve against the
   raw events (read with TensorBoard's ``EventFileLoader``, not the tool's reader) and against
   ``evaluations.npz``, the baseline lines against games replayed here, and the grouping,
   averaging, range, fine-tuning offset and warning on hand-written runs.
@@ -43,6 +43,8 @@ import pytest
 import yaml
 from scipy import stats
 
+from agents.training.config import CONFIGS_DIR
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED0 = 20_000_000
 Z95 = float(stats.norm.ppf(0.975))
@@ -50,10 +52,10 @@ Z95 = float(stats.norm.ppf(0.975))
 
 # ---------------------------------------------------------------------------- helpers
 def run_main(module: str, argv: list[str]) -> tuple[int, str, str]:
-    """``agents.cli.<module>.main(argv)`` in this process: (exit status, stdout, stderr)."""
+    """``agents.apps.cli.<module>.main(argv)`` in this process: (exit status, stdout, stderr)."""
     import importlib
 
-    main = importlib.import_module(f"agents.cli.{module}").main
+    main = importlib.import_module(f"agents.apps.cli.{module}").main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -402,7 +404,7 @@ def tiny_run(tmp_path_factory):
     """A classic_down training run of seconds (tests/test_resume.py's tiny config): 1024
     steps, evaluations every 256 on 2 canonical games, checkpoints every 256."""
     folder = tmp_path_factory.mktemp("train")
-    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
     cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=1024, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
@@ -781,8 +783,8 @@ def hand_rows(players: int, games: list[tuple[int, int, list[str], list[int]]]) 
 def test_match_statistics_with_ties(players, games):
     """Ties on hand-made rows: a tie counts one half of a win (and is counted as a tie), a
     starting seat tied on top with k seats gets 1/k, tied players share a rank."""
-    from agents.cli.evaluate import matches_markdown
-    from agents.match_evaluation import RoundRobin, pairings, ratings
+    from agents.apps.cli.evaluate import matches_markdown
+    from agents.evaluation.matches import RoundRobin, pairings, ratings
 
     labels = ["a", "b", "c"][: max(players, 2)]
     rows = hand_rows(players, games)
@@ -853,7 +855,7 @@ def raw_scalars(run: Path) -> dict[str, list[tuple[int, float]]]:
 def plot_figure(argv: list[str]) -> tuple[int, str, str, list[dict]]:
     """``jamb-plot argv`` in this process, with what each panel drew: title, axis labels,
     lines (label, x, y), shaded ranges (their outline's vertices) and the legend."""
-    from agents.cli import plot
+    from agents.apps.cli import plot
 
     panels: list[dict] = []
     real = plot.save_figure
@@ -982,7 +984,7 @@ def hand_runs(tmp_path_factory):
     c = {"eval/score": [(10, 1.0), (20, 3.0)]}
     runs = [root / "classic__cfgA__0__t", root / "classic__cfgA__1__t", root / "ft", root / "classic_down__cfgC__4__t"]
     write_events(runs[0], a0, {"config_name": "cfgA", "ruleset": "classic"})
-    write_events(runs[1], a1, {"config_name": "cfgA", "ruleset": "configs/rules/classic.yaml"})
+    write_events(runs[1], a1, {"config_name": "cfgA", "ruleset": "jamb_env/rules/presets/classic.yaml"})
     write_events(
         runs[2],
         b,

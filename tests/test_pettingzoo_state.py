@@ -14,7 +14,7 @@ from pettingzoo.test.state_test import test_state_space as pz_state_space_test
 from pettingzoo.utils.wrappers import TerminateIllegalWrapper
 
 from jamb_env import multiplayer
-from jamb_env.observation import encoder
+from jamb_env.engine.observation import encoder
 from jamb_env.rules import game as core
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M

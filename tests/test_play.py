@@ -1,4 +1,4 @@
-"""scripts/play.py (agents/cli/play.py): a person's game through scripted input, save/resume, watch, replay."""
+"""scripts/play.py (agents/apps/cli/play.py): a person's game through scripted input, save/resume, watch, replay."""
 
 import io
 import json
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import agents
-from agents.cli import play
+from agents.apps.cli import play
 from jamb_env import Action, JambEnv, load_ruleset
-from jamb_env.records import RecordError, read_records, replay
+from jamb_env.replay.records import RecordError, read_records, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -122,7 +122,7 @@ def test_end_of_input_keeps_the_game(monkeypatch, capsys, tmp_path):
 
 def test_coach_hint(monkeypatch, capsys):
     code, out = run_play(monkeypatch, capsys, ["--seed", "5", "--coach", "expectimax"], ["hint", "quit"])
-    from jamb_env.play import PlaySession
+    from agents.apps.terminal import PlaySession
 
     session = PlaySession("classic", seed=5, coach=agents.load("expectimax", ruleset="classic"))
     env = session.env
@@ -195,7 +195,7 @@ def test_bad_records(tmp_path):
 
 
 def test_evaluation_records_replay(tmp_path):
-    from agents.evaluation import run_games
+    from agents.evaluation.solitaire import run_games
 
     results = run_games(["expectimax"], "standard", [3], progress=False, record=True)
     game = results["expectimax"][0]
@@ -293,7 +293,7 @@ def _first_mask():
 
 
 def test_autosave_is_atomic(monkeypatch, capsys, tmp_path):
-    import jamb_env.files as files
+    import jamb_env.utils.files as files
 
     save = tmp_path / "g.jsonl"
     run_play(monkeypatch, capsys, ["--seed", "6", "--save", str(save)], ["write free ones", "quit"])
@@ -351,7 +351,7 @@ def test_markup_in_a_ruleset_title_is_drawn_literally(tmp_path):
     import yaml
     from rich.console import Console
 
-    from jamb_env.play import PlaySession
+    from agents.apps.terminal import PlaySession
 
     path = tmp_path / "r.yaml"
     path.write_text(

@@ -1,5 +1,5 @@
-"""jamb-play matches (agents/cli/play.py --players / --watch-players, jamb_env.play.MatchSession)
-and match records (jamb_env/records.py: MatchRecord, read_matches, read_any, replay_match)."""
+"""jamb-play matches (agents/apps/cli/play.py --players / --watch-players, agents.apps.terminal.MatchSession)
+and match records (jamb_env/replay/records.py: MatchRecord, read_matches, read_any, replay_match)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.cli import play
+from agents.apps.cli import play
 from jamb_env import Action, load_ruleset, multiplayer
-from jamb_env.records import (
+from jamb_env.replay.records import (
     GameRecord,
     MatchRecord,
     RecordError,

@@ -1,4 +1,4 @@
-"""scripts/play.py --video (jamb_env/video.py: GIF with Pillow, MP4 with moviepy) and --html, their argument
+"""scripts/play.py --video (jamb_env/replay/video.py: GIF with Pillow, MP4 with moviepy) and --html, their argument
 checks and atomic writes; Gymnasium's own RecordVideo on the env."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import agents
-from agents.cli import play
-from jamb_env import JambEnv, video
-from jamb_env.files import is_temp_file
-from jamb_env.records import GameRecord, read_records
-from jamb_env.render import sheet_image
+from agents.apps.cli import play
+from jamb_env import JambEnv
+from jamb_env.render.sheet import sheet_image
+from jamb_env.replay import video
+from jamb_env.replay.records import GameRecord, read_records
+from jamb_env.utils.files import is_temp_file
 
 
 def greedy_record(ruleset: str, seed: int, steps: int | None = None) -> GameRecord:

@@ -1,4 +1,4 @@
-"""``jamb-evaluate --ray`` and ``jamb-tune --ray`` (agents/ray_backend.py, agents/training/tuning.py).
+"""``jamb-evaluate --ray`` and ``jamb-tune --ray`` (agents/evaluation/ray_backend.py, agents/training/tuning.py).
 
 Ray is an optional extra (``make install-ray``): without it these tests are skipped, all
 but the one checking that ``--ray`` then says how to install it. Each test that runs Ray
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agents.training.config import CONFIGS_DIR
 from tests.helpers import needs_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ needs_ray = needs_module("ray", "Ray")
 def tool(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     return subprocess.run(
-        [sys.executable, "-m", f"agents.cli.{name}", *args],
+        [sys.executable, "-m", f"agents.apps.cli.{name}", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -64,7 +65,7 @@ def test_ray_evaluation_is_the_local_evaluation(tmp_path):
 @pytest.mark.slow
 def test_ray_tune_tiny_search(tmp_path):
     out = tmp_path / "tune"
-    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())  # the default, with fewer planner games
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())  # the default, with fewer planner games
     cfg["imitation"].update(games=20, epochs=1, jobs=1)
     cfg["eval"].update(episodes=10, n_envs=10)
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(cfg))
@@ -116,7 +117,7 @@ def test_ray_address_without_a_cluster_fails_fast(tmp_path):
 
 def test_ray_flags_without_ray_say_how_to_install_it(monkeypatch, capsys, tmp_path):
     """Runs with or without Ray: an import of ray that fails gives the install hint, exit 2."""
-    from agents.cli import evaluate, tune
+    from agents.apps.cli import evaluate, tune
 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     code = evaluate.main(["--agents", "greedy", "--games", "2", "--no-progress", "--ray", "--out", str(tmp_path / "e")])

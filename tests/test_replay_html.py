@@ -1,4 +1,4 @@
-"""jamb_env/replay_html.py and ``scripts/play.py --html``: one self-contained page that steps
+"""jamb_env/replay/html.py and ``scripts/play.py --html``: one self-contained page that steps
 through a game; checked as text and in headless Chromium (selenium with Debian's
 /usr/bin/chromium and /usr/bin/chromedriver; ``make browser`` installs them)."""
 
@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from agents.cli import play
-from jamb_env.records import GameRecord, RecordError, read_records
-from jamb_env.replay_html import page_data, replay_html
+from agents.apps.cli import play
+from jamb_env.replay.html import page_data, replay_html
+from jamb_env.replay.records import GameRecord, RecordError, read_records
 from tests.helpers import headless_chromium
 
 

@@ -1,5 +1,5 @@
 """Research-grade runs: atomic files, lossless --resume, damaged checkpoints, Ctrl-C and
-SIGTERM, a final evaluation for every run (agents/training/, jamb_env/files.py)."""
+SIGTERM, a final evaluation for every run (agents/training/, jamb_env/utils/files.py)."""
 
 import csv
 import hashlib
@@ -16,7 +16,8 @@ import pytest
 import yaml
 from helpers import repeated_steps
 
-from jamb_env.files import (
+from agents.training.config import CONFIGS_DIR
+from jamb_env.utils.files import (
     atomic_path,
     atomic_save_model,
     atomic_write,
@@ -32,7 +33,7 @@ TRAIN = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
 
 def tiny_config(tmp_path, total=2048, eval_freq=512, checkpoint_freq=256, name="tiny"):
     """A config small enough for seconds of training: 4 envs x 64 steps per rollout."""
-    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
     cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=total, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4

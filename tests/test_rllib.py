@@ -18,6 +18,7 @@ import pytest
 import yaml
 from helpers import repeated_steps
 
+from agents.training.config import CONFIGS_DIR
 from tests.helpers import needs_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ TINY = {
 def tool(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     return subprocess.run(
-        [sys.executable, "-m", f"agents.cli.{name}", *args],
+        [sys.executable, "-m", f"agents.apps.cli.{name}", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -111,14 +112,14 @@ def assert_refused(path: Path, message: str) -> None:
 def test_the_shipped_config_is_valid():
     from agents.training.rllib_config import load_rllib_config
 
-    cfg = load_rllib_config(ROOT / "configs" / "rllib_classic.yaml")
+    cfg = load_rllib_config(CONFIGS_DIR / "rllib_classic.yaml")
     assert cfg["engine"] == "rllib" and cfg["ruleset"] == "classic" and cfg["eval_seed"] == 30_000_000
 
 
 def test_cli_errors_exit_2_without_a_traceback(tmp_path):
     bad = write_config(tmp_path / "bad.yaml", gamma=2)
     good = write_config(tmp_path / "good.yaml")
-    sb3 = ROOT / "configs" / "ppo_classic.yaml"
+    sb3 = CONFIGS_DIR / "ppo_classic.yaml"
     cases = [
         (["--engine", "rllib", "--config", str(bad)], "key 'gamma': expected a number in (0.0, 1.0], got 2"),
         (["--engine", "rllib", "--config", str(tmp_path / "nope.yaml")], "training config not found"),
@@ -200,7 +201,7 @@ def test_training_writes_the_tags_and_checkpoints(tiny_run):
 @pytest.mark.slow
 def test_agent_plays_legal_games_greedily(tiny_run):
     from agents import load
-    from agents.evaluation import play_game
+    from agents.evaluation.solitaire import play_game
     from jamb_env import JambEnv
 
     run, _ = tiny_run

@@ -14,6 +14,7 @@ import shutil
 import pytest
 from helpers import repeated_steps
 
+from agents.training.config import CONFIGS_DIR
 from tests.test_rllib import ROOT, assert_refused, needs_rllib, scalars, tool, train_tiny
 from tests.test_rllib import write_config as write_rllib_config
 
@@ -63,7 +64,7 @@ def test_the_shipped_selfplay_config_is_valid():
 
     cfg = load_rllib_config(ROOT / "configs" / "rllib_selfplay_standard.yaml")
     assert (cfg["ruleset"], cfg["players"], cfg["scoring"], cfg["reward"]) == ("standard", 2, "separate", "score")
-    assert load_rllib_config(ROOT / "configs" / "rllib_classic.yaml")["players"] is None  # solitaire
+    assert load_rllib_config(CONFIGS_DIR / "rllib_classic.yaml")["players"] is None  # solitaire
 
 
 def test_cli_bad_players_exits_2(tmp_path):
@@ -84,7 +85,7 @@ def selfplay_run(tmp_path_factory):
 @pytest.mark.slow
 def test_selfplay_writes_the_tags_and_checkpoints(selfplay_run):
     from agents import load
-    from agents.match_evaluation import play_match
+    from agents.evaluation.matches import play_match
 
     run, out = selfplay_run
     tags = scalars(run)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.training.config import ConfigError
+from agents.training.config import CONFIGS_DIR, ConfigError
 from tests.test_resume import load, tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +191,7 @@ SELFPLAY = [
 def test_a_resumed_selfplay_run_logs_no_step_twice(tmp_path, capsys):
     """Interrupted just after the checkpoint of step 512, with its events logged to step
     1024: the resumed run's curves go on from 512, each step once (``purge_step``)."""
-    from agents.cli.train_selfplay import main
+    from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
     assert main(SELFPLAY + ["--run-dir", str(run), "--total-timesteps", "1024"]) == 0
@@ -282,16 +282,14 @@ def test_a_resumed_value_run_logs_no_iteration_twice(tmp_path):
 
 
 def test_the_train_cli_refuses_a_ruleset_name_with_a_path(tmp_path, monkeypatch, capsys):
-    from agents.cli.train import main
+    from agents.apps.cli.train import main
     from jamb_env.rules import RULES_DIR
 
     rules = yaml.safe_load((RULES_DIR / "classic.yaml").read_text())
     rules["name"] = "../../../somewhere"
     (tmp_path / "evil.yaml").write_text(yaml.safe_dump(rules))
     monkeypatch.chdir(tmp_path)
-    assert (
-        main(["--config", str(ROOT / "configs" / "ppo_classic.yaml"), "--ruleset", "evil.yaml", "--no-progress"]) == 2
-    )
+    assert main(["--config", str(CONFIGS_DIR / "ppo_classic.yaml"), "--ruleset", "evil.yaml", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert (
         "error: the ruleset's name '../../../somewhere' cannot name a run folder under runs/" in err

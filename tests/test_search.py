@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.evaluation import play_game
+from agents.evaluation.solitaire import play_game
 from agents.optimal import OptimalAgent
 from agents.search import (
     VALUE_FORMAT,
@@ -22,7 +22,7 @@ from agents.search import (
 )
 from agents.training import value as V
 from jamb_env import JambEnv, load_ruleset
-from jamb_env.observation import encoder
+from jamb_env.engine.observation import encoder
 from jamb_env.rules import apply_action, layout
 from tests.helpers import playable_presets, random_legal
 
@@ -181,7 +181,7 @@ def test_load_by_name(tmp_path):
 @pytest.mark.parametrize("ruleset", ["classic_down", "classic_up"])
 def test_shipped_networks_load(ruleset):
     if not value_path(ruleset).is_file():
-        pytest.fail(f"models/value_{ruleset}.npz is not shipped")
+        pytest.fail(f"agents/models/value_{ruleset}.npz is not shipped")
     agent = agents.load("search", ruleset=ruleset)
     assert agent.value.ruleset == ruleset
 
@@ -281,7 +281,7 @@ def test_bad_configs(bad, message):
 
 
 def test_cli_errors(tmp_path, capsys):
-    from agents.cli.train_value import main
+    from agents.apps.cli.train_value import main
 
     with pytest.raises(SystemExit) as e:
         main(["--ruleset", "classic", "--games", "0", "--out", str(tmp_path / "x")])
@@ -318,7 +318,7 @@ def test_features_of_an_afterstate_match_the_env(tmp_path):
 
 
 def test_evaluate_checks_search_agents_before_playing(tmp_path, capsys):
-    from agents.cli.evaluate import main
+    from agents.apps.cli.evaluate import main
 
     for spec, message in (
         (f"search:{tmp_path / 'none.npz'}", "no value network file"),
@@ -345,7 +345,7 @@ def test_evaluate_checks_search_agents_before_playing(tmp_path, capsys):
 
 
 def test_evaluate_plays_search_networks_by_glob(tmp_path, capsys):
-    from agents.cli.evaluate import main
+    from agents.apps.cli.evaluate import main
 
     for seed in (0, 1):
         random_net("classic_down", seed=seed).save(tmp_path / f"v{seed}.npz")
@@ -370,7 +370,7 @@ def test_evaluate_plays_search_networks_by_glob(tmp_path, capsys):
 
 
 def test_cli_error_vs_optimal(tmp_path, capsys):
-    from agents.cli.train_value import main
+    from agents.apps.cli.train_value import main
 
     path = constant_net("classic_up", 0.0).save(tmp_path / "v.npz")
     assert main(["--error-vs-optimal", str(path), "--games", "2"]) == 0

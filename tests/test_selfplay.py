@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from helpers import logged_steps, repeated_steps
 
-from agents.cli.train_selfplay import main
+from agents.apps.cli.train_selfplay import main
 from agents.training.selfplay import OpponentPool, batch_size_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -264,7 +264,7 @@ def test_the_pool_draws_baselines_until_a_snapshot_exists_then_mostly_snapshots(
 
 def test_a_self_play_model_plays_in_the_multiplayer_evaluation(tmp_path):
     from agents import load
-    from agents.match_evaluation import play_match
+    from agents.evaluation.matches import play_match
 
     run = tmp_path / "run"
     assert (

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.cli.train_selfplay import main
+from agents.apps.cli.train_selfplay import main
+from agents.shipped import MODELS_DIR
 from agents.training.config import ConfigError
 from agents.training.weights import load_policy_weights
 from jamb_env import JambEnv
@@ -186,14 +187,13 @@ def test_a_run_started_from_a_model_that_stopped_before_its_first_checkpoint_is_
 
 
 def test_the_shipped_two_player_standard_model_plays_its_seat():
-    """models/selfplay/standard_2p.zip (docs/results.md "Multiplayer"): a self-play model of
+    """agents/models/selfplay/standard_2p.zip (docs/results.md "Multiplayer"): a self-play model of
     the 2-player standard table, reading the whole seat observation."""
-    from pathlib import Path
 
     from agents import load
-    from agents.match_evaluation import play_match
+    from agents.evaluation.matches import play_match
 
-    path = Path(__file__).resolve().parents[1] / "models" / "selfplay" / "standard_2p.zip"
+    path = MODELS_DIR / "selfplay" / "standard_2p.zip"
     agent = load(str(path), ruleset="standard")
     assert agent._multiplayer
     result = play_match("standard", [agent, load("greedy", ruleset="standard")], seed=20_000_000)
@@ -201,7 +201,7 @@ def test_the_shipped_two_player_standard_model_plays_its_seat():
 
 
 def test_a_self_play_run_is_plotted_under_its_ruleset_with_a_rate_as_a_share(tmp_path):
-    from agents.learning_curves import run_info, tag_unit
+    from agents.training.curves import run_info, tag_unit
 
     run = tmp_path / "sp_run"
     run.mkdir()

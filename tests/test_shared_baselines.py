@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from helpers import fill, sheet
 
+from agents.evaluation.matches import play_match, round_robin
 from agents.heuristic import ExpectimaxAgent, GreedyAgent, _SharedStanding, replace_state, shared_model
-from agents.match_evaluation import play_match, round_robin
 from jamb_env import load_ruleset
 from jamb_env import multiplayer as mp
 from jamb_env.rules import action_to_string, column_totals, layout, legal_mask

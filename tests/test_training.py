@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.training.config import ConfigError, load_config
+from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +23,7 @@ def scalar_tags(run_dir: Path) -> dict:
 
 @pytest.mark.slow
 def test_training_smoke_run_writes_score_scalars(tmp_path):
-    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
     cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=3000)
     cfg["env"]["n_envs"] = 2
@@ -155,11 +155,10 @@ def test_config_errors(tmp_path):
         load_config(write(tmp_path, "env: {n_env: 3}"))
     with pytest.raises(ConfigError, match="total_timesteps"):
         load_config(write(tmp_path, "total_timesteps: -5"))
-    cfg = load_config(ROOT / "configs" / "ppo_classic.yaml", {"seed": 7, "total_timesteps": None})
+    cfg = load_config(CONFIGS_DIR / "ppo_classic.yaml", {"seed": 7, "total_timesteps": None})
     assert (
         cfg["seed"] == 7
-        and cfg["total_timesteps"]
-        == yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())["total_timesteps"]
+        and cfg["total_timesteps"] == yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())["total_timesteps"]
     )
 
 
@@ -176,7 +175,7 @@ def test_train_cli_reports_bad_config(tmp_path):
 
 @pytest.mark.slow
 def test_resume_continues_the_run_and_plot(tmp_path):
-    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
     cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=2048, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
@@ -226,7 +225,7 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     )
     assert third.returncode == 0, third.stderr[-3000:]
     assert yaml.safe_load((tuned / "config.yaml").read_text())["init_from"] == str(run_dir / "final_model.zip")
-    from agents.cli import plot as plot_mod
+    from agents.apps.cli import plot as plot_mod
 
     assert plot_mod.run_info(tuned) == (
         "classic_down",
@@ -263,7 +262,7 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
     after its checkpoint out of the events files; progress.csv keeps one row per step."""
     from helpers import logged_steps, repeated_steps
 
-    cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic.yaml").read_text())
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
     cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
     cfg.update(total_timesteps=512, ruleset="classic_down")
     cfg["env"]["n_envs"] = 4
@@ -346,7 +345,7 @@ def test_tune_script_tiny_budget(tmp_path):
 def test_a_jamb_v0_model_plays_on_the_v1_env(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.evaluation import play_game
+    from agents.evaluation.solitaire import play_game
     from agents.ppo_agent import PPOAgent
     from jamb_env import JambEnv
 
@@ -435,11 +434,11 @@ def test_default_evaluation_games_are_the_canonical_games():
     shipped configs), the training-time evaluation plays the first canonical games of
     scripts/evaluate.py, so its curve and the docs/results.md table are on the same games."""
     from agents import load
-    from agents.evaluation import eval_seeds, run_games
+    from agents.evaluation.solitaire import eval_seeds, run_games
     from agents.training.baselines import eval_games
 
-    for name in ("ppo_classic.yaml", "ppo_classic_down_tuned.yaml"):
-        cfg = load_config(ROOT / "configs" / name)
+    for path in (CONFIGS_DIR / "ppo_classic.yaml", ROOT / "configs" / "ppo_classic_down_tuned.yaml"):
+        cfg = load_config(path)
         assert cfg["eval"]["n_envs"] == cfg["eval"]["episodes"] and cfg["eval"]["seed"] == 20_000_000
     cfg = load_config(ROOT / "configs" / "ppo_classic_down_tuned.yaml")
     cfg["eval"].update(episodes=6, n_envs=6)
@@ -455,7 +454,7 @@ def test_training_games_follow_the_seed_sequence(tmp_path, vec_env, init_from):
     from agents.training.envs import make_envs, seed_train_env
     from agents.training.train import new_model
     from jamb_env import JambEnv
-    from jamb_env.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seed
+    from jamb_env.engine.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seed
 
     cfg = load_config(write(tmp_path, f"env: {{n_envs: 3, vec_env: {vec_env}}}\nseed: 5\n"))
     if init_from:
@@ -508,7 +507,7 @@ def test_run_curve_by_steps_and_by_wall_clock_minutes():
     their wall-clock minutes since the run's first logged scalar of any tag."""
     import numpy as np
 
-    from agents.learning_curves import run_curve
+    from agents.training.curves import run_curve
 
     scalars = {
         "eval/score": (

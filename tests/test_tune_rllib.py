@@ -53,7 +53,7 @@ def test_every_sampled_setting_is_a_valid_rllib_config(tmp_path):
     ],
 )
 def test_bad_rllib_tune_arguments(monkeypatch, capsys, tmp_path, argv, changes, message):
-    from agents.cli import tune
+    from agents.apps.cli import tune
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     config = write_config(tmp_path / "tiny.yaml", **changes)

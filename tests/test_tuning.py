@@ -1,6 +1,6 @@
 """The library behind ``jamb-tune`` (agents/training/tuning.py), and the random play and
-invariant checks behind ``jamb-soak`` and ``jamb-bench`` (jamb_env/random_play.py,
-jamb_env/invariants.py), called directly rather than through the commands."""
+invariant checks behind ``jamb-soak`` and ``jamb-bench`` (jamb_env/engine/random_play.py,
+jamb_env/testing/invariants.py), called directly rather than through the commands."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.training.config import CONFIGS_DIR
 from tests.test_rllib import write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_trial_config_evaluates_within_the_budget_and_leaves_the_base_alone(tmp_path):
     from agents.training.tuning import load_base, trial_config
 
-    sb3 = load_base(str(ROOT / "configs" / "ppo_classic.yaml"), {"total_timesteps": 1000})
+    sb3 = load_base(str(CONFIGS_DIR / "ppo_classic.yaml"), {"total_timesteps": 1000})
     freq = sb3["eval"]["freq"]
     assert freq > 1000 and trial_config(sb3, 1000)["eval"]["freq"] == 1000 and sb3["eval"]["freq"] == freq
     assert trial_config(sb3, 10**9)["eval"]["freq"] == freq
@@ -44,7 +45,7 @@ def test_trials_csv_has_every_column_once_in_order():
 
 
 def test_sample_actions_are_legal_and_uniform():
-    from jamb_env.random_play import sample_actions
+    from jamb_env.engine.random_play import sample_actions
 
     rng = np.random.default_rng(0)
     masks = np.zeros((3, 5), dtype=bool)
@@ -58,7 +59,7 @@ def test_sample_actions_are_legal_and_uniform():
 
 
 def test_soak_reports_its_games_and_finds_a_broken_invariant(monkeypatch):
-    from jamb_env import invariants
+    from jamb_env.testing import invariants
 
     row = invariants.soak("classic_down", games=8, num_envs=4, seed=1)
     assert (

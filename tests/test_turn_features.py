@@ -10,7 +10,7 @@ import pytest
 import jamb_env
 from jamb_env import JambEnv, load_ruleset
 from jamb_env import rules as core
-from jamb_env.observation import ObservationEncoder
+from jamb_env.engine.observation import ObservationEncoder
 from tests.helpers import playable_presets
 
 

@@ -5,7 +5,7 @@ import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from jamb_env import IllegalActionError, JambEnv, JambVecEnv
-from jamb_env.seeding import game_seed, game_seeds
+from jamb_env.engine.seeding import game_seed, game_seeds
 from tests.helpers import playable_presets, random_actions
 from tests.test_properties import _check_finished_sheet
 
@@ -175,7 +175,7 @@ def test_parallel_and_serial_kernels_agree():
 def test_seeds_share_no_game():
     """Runs seeded 0..9 (16 games each) and their fine-tuning stage share no dice stream;
     explicit game_seeds replay JambEnv.reset(seed=...) games."""
-    from jamb_env.seeding import STAGE_FINETUNE
+    from jamb_env.engine.seeding import STAGE_FINETUNE
 
     streams = []
     for seed in range(10):

@@ -27,9 +27,9 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from jamb_env import IllegalActionWarning, JambEnv, load_ruleset
+from jamb_env.engine.seeding import game_seed
 from jamb_env.gym_vector import JambVectorEnv, make_vec
 from jamb_env.rules import layout
-from jamb_env.seeding import game_seed
 from tests.helpers import random_actions
 
 MODES = list(AutoresetMode)

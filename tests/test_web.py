@@ -1,6 +1,6 @@
-"""jamb-web's server (agents/web.py) through Flask's test client: the API plays the
+"""jamb-web's server (agents/apps/web/server.py) through Flask's test client: the API plays the
 engine's game, refuses what is wrong without changing anything, keeps games apart, saves
-every game as a record that jamb_env.records and ``jamb-play --replay`` read, and shows
+every game as a record that jamb_env.replay.records and ``jamb-play --replay`` read, and shows
 names as data. The page in a real browser: tests/test_web_browser.py."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 
 pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web]'")
 
-from agents.cli import play as play_cli  # noqa: E402
-from agents.cli import web as web_cli  # noqa: E402
-from agents.web import Lobby, create_app, make_server  # noqa: E402
+from agents.apps.cli import play as play_cli  # noqa: E402
+from agents.apps.cli import web as web_cli  # noqa: E402
+from agents.apps.web.server import Lobby, create_app, make_server  # noqa: E402
 from jamb_env import JambEnv  # noqa: E402
-from jamb_env.records import GameRecord, MatchRecord, read_any  # noqa: E402
-from jamb_env.render import sheet_view  # noqa: E402
+from jamb_env.render.sheet import sheet_view  # noqa: E402
+from jamb_env.replay.records import GameRecord, MatchRecord, read_any  # noqa: E402
 
 
 def new_game(client, **body):
@@ -168,7 +168,7 @@ def test_new_game_fields_are_checked(client, lobby):
         {"seats": [{"robot": "x"}]},
         {"seats": [{"agent": "/tmp/evil.zip"}]},
         {"seats": [{"agent": "rllib:/tmp/x"}]},
-        {"coach": "models/classic.zip"},
+        {"coach": "agents/models/classic.zip"},
         {"seats": [{"human": ""}]},
         {"seats": [{"human": "x" * 41}]},
         {"seats": [{"human": "a\x1b[2Jb"}]},
@@ -242,7 +242,7 @@ def test_a_watched_game_replays_in_jamb_play_and_as_the_html_page(client, lobby,
     log = tmp_path / "replay.txt"
     assert play_cli.main(["--replay", str(path), "--delay", "0", "--log", str(log)]) == 0
     assert f"final score {record.final_score}" in log.read_text()
-    from jamb_env.replay_html import replay_html
+    from jamb_env.replay.html import replay_html
 
     page = client.get(f"/records/{s['id']}.html")
     assert page.status_code == 200 and page.mimetype == "text/html"

@@ -1,4 +1,4 @@
-"""jamb-web in a real browser: the server (agents/web.py) on a free 127.0.0.1 port in a
+"""jamb-web in a real browser: the server (agents/apps/web/server.py) on a free 127.0.0.1 port in a
 thread, its page driven in headless Chromium through selenium (Debian's /usr/bin/chromium
 and /usr/bin/chromedriver; ``make browser`` installs them). A person plays a whole classic
 game by clicking dice, Roll and the sheet's cells as the coach's hints say, and watches an
@@ -19,8 +19,8 @@ import pytest
 
 pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web]'")
 
-from agents.web import Lobby, make_server  # noqa: E402
-from jamb_env.records import read_any  # noqa: E402
+from agents.apps.web.server import Lobby, make_server  # noqa: E402
+from jamb_env.replay.records import read_any  # noqa: E402
 from tests.helpers import headless_chromium  # noqa: E402
 
 WAIT = 60  # seconds any one wait may take (a page update takes milliseconds)
@@ -83,7 +83,7 @@ return {move: JSON.parse(box.getAttribute("data-move")), reason: document.getEle
 
 
 class Page:
-    """The page's elements and waits (ids: agents/web_page.py)."""
+    """The page's elements and waits (ids: agents/apps/web/page.py)."""
 
     def __init__(self, driver, url):
         from selenium.webdriver.common.by import By
@@ -223,7 +223,7 @@ def test_watching_an_agent_to_the_end_and_its_replay(server, driver):
     (record,) = read_any(lobby.records / f"{gid}.jsonl")
     assert record.player == "greedy" and page.find("#result").text == f"Game over: {record.final_score} points."
     assert page.steps() == len(record.steps)
-    # the replay page (jamb_env/replay_html.py) steps through the same game
+    # the replay page (jamb_env/replay/html.py) steps through the same game
     driver.get(page.find("#replay-link").get_attribute("href"))
     driver.find_element(page.By.ID, "last").click()
     assert int(driver.find_element(page.By.ID, "score").text) == record.final_score

@@ -1,4 +1,4 @@
-"""rl-zoo with MaskablePPO (agents/zoo.py, jamb-zoo), the per-preset env ids, and the tools
+"""rl-zoo with MaskablePPO (agents/training/zoo.py, jamb-zoo), the per-preset env ids, and the tools
 that do not mask: the illegal-action warning and the opt-in wrappers (jamb_env/wrappers.py).
 
 The zoo runs (``jamb-zoo train`` / ``enjoy`` / ``-optimize`` with budgets of a few hundred
@@ -23,8 +23,9 @@ import torch
 import yaml
 
 import jamb_env
+from agents.training.config import CONFIGS_DIR
 from jamb_env import IllegalActionWarning, JambEnv, list_rulesets, load_ruleset
-from jamb_env.errors import UNMASKED_DOC
+from jamb_env.utils.errors import UNMASKED_DOC
 from jamb_env.wrappers import LegalActions, MaskInObservation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,14 +226,14 @@ def test_mask_in_observation_wrapper_equals_the_env_option():
         MaskInObservation(JambEnv(PRESET, mask_in_observation=True))
 
 
-# ---------------------------------------------------------------- agents.zoo (no rl_zoo3 needed)
+# ---------------------------------------------------------------- agents.training.zoo (no rl_zoo3 needed)
 
 
 def test_zoo_maskable_ppo_reads_the_mask_from_the_observation():
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy  # SB3's: it passes no masks
 
-    from agents.zoo import ZooMaskablePPO
+    from agents.training.zoo import ZooMaskablePPO
 
     env = make_vec_env(ENV_ID, n_envs=2, wrapper_class=MaskInObservation, seed=0)
     model = ZooMaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=64, seed=0)
@@ -259,7 +260,7 @@ def test_zoo_maskable_ppo_reads_the_mask_from_the_observation():
 def test_zoo_sampler_draws_jamb_tunes_space_as_maskable_ppo_arguments():
     import optuna
 
-    from agents.zoo import convert_ppo_mask_params, sample_ppo_mask_params
+    from agents.training.zoo import convert_ppo_mask_params, sample_ppo_mask_params
 
     trial = optuna.trial.FixedTrial(
         {
@@ -280,7 +281,7 @@ def test_zoo_sampler_draws_jamb_tunes_space_as_maskable_ppo_arguments():
 
 @pytest.mark.parametrize("config, wrapper", [("ppo_mask.yml", MaskInObservation), ("ppo.yml", LegalActions)])
 def test_zoo_configs_have_every_preset_and_its_wrapper(config, wrapper):
-    hyperparams = yaml.safe_load((ROOT / "configs" / "zoo" / config).read_text())
+    hyperparams = yaml.safe_load((CONFIGS_DIR / "zoo" / config).read_text())
     wanted = {f"Jamb-{p}-v1" for p in list_rulesets()} | {"Jamb-v1"}
     assert wanted <= set(hyperparams)
     for key in wanted:
@@ -289,7 +290,7 @@ def test_zoo_configs_have_every_preset_and_its_wrapper(config, wrapper):
 
 
 def test_jamb_zoo_adds_the_config_of_ppo_mask_when_none_is_given():
-    from agents.cli.zoo import CONFIGS, _with_default_config
+    from agents.apps.cli.zoo import CONFIGS, _with_default_config
 
     rest = ["--algo", "ppo_mask", "--env", ENV_ID]
     assert _with_default_config(rest) == [*rest, "--conf-file", str(CONFIGS / "ppo_mask.yml")]
@@ -300,7 +301,7 @@ def test_jamb_zoo_adds_the_config_of_ppo_mask_when_none_is_given():
 
 
 def test_jamb_zoo_without_rl_zoo3_says_which_extra(monkeypatch, capsys):
-    from agents.cli.zoo import main
+    from agents.apps.cli.zoo import main
 
     monkeypatch.setitem(sys.modules, "rl_zoo3", None)  # import rl_zoo3 -> ImportError
     with pytest.raises(SystemExit) as exc:
@@ -309,7 +310,7 @@ def test_jamb_zoo_without_rl_zoo3_says_which_extra(monkeypatch, capsys):
 
 
 def test_jamb_zoo_refuses_an_unknown_command(capsys):
-    from agents.cli.zoo import main
+    from agents.apps.cli.zoo import main
 
     with pytest.raises(SystemExit) as exc:
         main(["fly"])
@@ -458,7 +459,7 @@ def test_zoo_plain_ppo_with_legal_actions_plays_full_games(tmp_path):
         "--env",
         ENV_ID,
         "-conf",
-        str(ROOT / "configs" / "zoo" / "ppo.yml"),
+        str(CONFIGS_DIR / "zoo" / "ppo.yml"),
         "-f",
         "logs",
         "-n",

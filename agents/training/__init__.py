@@ -12,6 +12,6 @@ runs       run folders of every trainer (SB3, self-play, RLlib, value): checks, 
 weights    init_from: another model's policy weights
 """
 
-from .config import DEFAULTS, ConfigError, load_config, read_config, resume_config, validate_config
+from agents.training.config import DEFAULTS, ConfigError, load_config, read_config, resume_config, validate_config
 
 __all__ = ["DEFAULTS", "ConfigError", "load_config", "read_config", "resume_config", "validate_config"]

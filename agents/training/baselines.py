@@ -16,9 +16,8 @@ def eval_games(agent, cfg: Mapping[str, Any]) -> list[int]:
     same games are replayed here on ``JambEnv``s seeded alike (the batched env is
     step-identical), so baselines and the PPO curve see the same dice streams.
     """
+    from agents.training.envs import eval_seeds
     from jamb_env import JambEnv
-
-    from .envs import eval_seeds
 
     seeds = eval_seeds(cfg)
     n, episodes = cfg["eval"]["n_envs"], cfg["eval"]["episodes"]

@@ -28,11 +28,9 @@ from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat, filter_excluded_keys
 
-from jamb_env.files import atomic_write_text, read_regular_bytes
-
-from .config import config_text
-from .envs import eval_seeds, set_game_seeds
-from .runs import (
+from agents.training.config import config_text
+from agents.training.envs import eval_seeds, set_game_seeds
+from agents.training.runs import (
     PROGRESS,
     append_evaluation,
     baseline_tags,
@@ -45,6 +43,7 @@ from .runs import (
     save_evaluations,
     tensorboard_writer,
 )
+from jamb_env.utils.files import atomic_write_text, read_regular_bytes
 
 #: The step column of ``progress.csv`` (SB3's name; every row carries it).
 STEP_KEY = "time/total_timesteps"

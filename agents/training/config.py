@@ -42,7 +42,7 @@ have upper bounds (:data:`MAX_TORCH_THREADS`, :data:`MAX_N_ENVS`, :data:`MAX_EVA
 :data:`MAX_ROLLOUT`, :data:`MAX_SUBPROC_ENVS`; the RLlib, self-play and value configs use
 the same), and a file is read by :func:`jamb_env.rules.ruleset.read_yaml_mapping` (at most
 1 MiB, UTF-8, at most 64 levels deep). :data:`DEFAULT_CONFIG` is the repository's
-``configs/ppo_classic.yaml``, found from the package (any working folder).
+``agents/training/configs/ppo_classic.yaml``, found from the package (any working folder).
 """
 
 from __future__ import annotations
@@ -50,16 +50,18 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from jamb_env.checks import finite_number
-from jamb_env.rules.ruleset import RULES_DIR, read_yaml_mapping
+from jamb_env.rules.ruleset import read_yaml_mapping
+from jamb_env.utils.checks import finite_number
 
-#: The shipped configs (``configs/`` of the repository, beside ``configs/rules/``).
-CONFIGS_DIR = RULES_DIR.parent
+#: The configs the commands default to, package data of ``agents.training`` (``configs/`` of the repository holds the
+#: examples a user copies).
+CONFIGS_DIR = Path(str(resources.files("agents.training").joinpath("configs")))
 #: ``jamb-train``'s and ``jamb-tune``'s config without ``--config``: found from the package,
 #: so the commands work from any folder.
 DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"
@@ -367,9 +369,8 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
             f"{path}: key 'imitation.teacher': {im['teacher']!r}; allowed: {', '.join(IMITATION_TEACHERS)}"
         )
     if games:
-        from jamb_env.errors import RulesetError
-
-        from ..registry import check_plays
+        from agents.registry import check_plays
+        from jamb_env.utils.errors import RulesetError
 
         try:
             check_plays(im["teacher"], cfg["ruleset"])

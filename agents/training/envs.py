@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agents.evaluation import eval_seeds as canonical_seeds
+from agents.evaluation.solitaire import eval_seeds as canonical_seeds
 
 
 def make_env_fn(cfg: Mapping[str, Any]):
@@ -25,8 +25,8 @@ def make_env_fn(cfg: Mapping[str, Any]):
 def train_seeds(cfg: Mapping[str, Any]) -> list[int]:
     """The training games' seeds: ``game_seed(seed, i, stage)`` for env ``i``, with stage
     ``STAGE_FINETUNE`` for a run started from a model (``init_from``), else
-    ``STAGE_TRAIN`` (jamb_env/seeding.py): no two seeds or stages share a game."""
-    from jamb_env.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seeds
+    ``STAGE_TRAIN`` (jamb_env/engine/seeding.py): no two seeds or stages share a game."""
+    from jamb_env.engine.seeding import STAGE_FINETUNE, STAGE_TRAIN, game_seeds
 
     stage = STAGE_FINETUNE if cfg.get("init_from") else STAGE_TRAIN
     return game_seeds(cfg["seed"], cfg["env"]["n_envs"], stage)

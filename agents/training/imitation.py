@@ -11,7 +11,7 @@ default), then fits the new model's network to them before PPO starts:
   first PPO advantages are measured against a critic of the teacher's level of play and
   do not undo the cloned policy (a fresh critic's errors make the first updates noise).
 
-The teacher's games are ``game_seed(seed, i, STAGE_IMITATION)`` (jamb_env/seeding.py: no
+The teacher's games are ``game_seed(seed, i, STAGE_IMITATION)`` (jamb_env/engine/seeding.py: no
 training, fine-tuning or evaluation game); the last :data:`HOLDOUT` of them (at least one)
 are held out: the per-epoch held-out loss and agreement (how often the policy's most
 likely action is the teacher's) are what ``imitation.json`` and the ``imitation/``
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from jamb_env.checks import finite_number
-from jamb_env.files import ZIP_ERRORS, atomic_save_model, atomic_write, check_regular_input
+from jamb_env.utils.checks import finite_number
+from jamb_env.utils.files import ZIP_ERRORS, atomic_save_model, atomic_write, check_regular_input
 
 #: Teacher games per chunk file (and per task of a parallel generation).
 CHUNK = 25
@@ -52,7 +52,7 @@ RECORD_FILE = "imitation.json"
 
 def teacher_seeds(seed: int, games: int) -> list[int]:
     """The teacher's games of a run seeded ``seed``: ``game_seed(seed, i, STAGE_IMITATION)``."""
-    from jamb_env.seeding import STAGE_IMITATION, game_seeds
+    from jamb_env.engine.seeding import STAGE_IMITATION, game_seeds
 
     return game_seeds(seed, games, STAGE_IMITATION)
 
@@ -127,7 +127,7 @@ def teacher_games(cfg: Mapping[str, Any], folder: Path, progress: bool = True) -
     concatenated in game order plus ``game`` int32 (T,), each decision's game index."""
     from tqdm.auto import tqdm
 
-    from agents.evaluation import process_pool
+    from agents.evaluation.solitaire import process_pool
     from jamb_env import JambEnv
 
     im = cfg["imitation"]
@@ -277,7 +277,7 @@ def imitate(
     save it as ``run_dir/imitation_model.zip``; return the record saved as
     ``imitation.json``: the teacher, games, decisions, settings, per-epoch ``history``,
     ``play_seconds`` and ``fit_seconds``."""
-    from .runs import save_record
+    from agents.training.runs import save_record
 
     im = cfg["imitation"]
     start = time.perf_counter()
@@ -307,9 +307,9 @@ def start_from_teacher(
     new :func:`imitate` (``games_dir``: where the teacher's games are kept, e.g. one folder
     shared by the trials of a search, which all imitate the same games). Returns the
     imitation record."""
-    from .config import ConfigError
-    from .runs import read_record
-    from .weights import load_policy_weights
+    from agents.training.config import ConfigError
+    from agents.training.runs import read_record
+    from agents.training.weights import load_policy_weights
 
     saved, record = run_dir / MODEL_FILE, None
     try:

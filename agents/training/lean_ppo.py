@@ -44,7 +44,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.utils import explained_variance
 
-from .config import TRAINERS
+from agents.training.config import TRAINERS
 
 #: Logit of an illegal action: sb3-contrib's ``MaskableCategorical`` value (finite, so
 #: ``0 * logit`` stays 0 in the entropy).

@@ -4,7 +4,7 @@ An RLlib training config is a flat YAML file (``configs/rllib_*.yaml``)::
 
     engine: rllib               # marks the file as an RLlib config (jamb-train then needs no --engine)
     ruleset: classic            # preset name or rules YAML path
-    seed: 0                     # training games, network initialisation (jamb_env/seeding.py)
+    seed: 0                     # training games, network initialisation (jamb_env/engine/seeding.py)
     total_timesteps: 2000000    # env steps, all env runners together
     num_cpus: 2                 # CPUs of the local Ray the script starts (ignored with --address)
     torch_threads: 1            # torch CPU threads of the driver (the learner) and of each env runner
@@ -25,7 +25,7 @@ An RLlib training config is a flat YAML file (``configs/rllib_*.yaml``)::
     hidden_sizes: [256, 256]    # separate policy and value MLPs (as SB3's net_arch [256, 256]), linear heads
     eval_freq: 50000            # env steps between evaluations (greedy, masked)
     eval_games: 50              # games per evaluation: seeds eval_seed + g
-    eval_seed: 30000000         # the validation games (jamb_env/seeding.py); 20000000: the canonical ones
+    eval_seed: 30000000         # the validation games (jamb_env/engine/seeding.py); 20000000: the canonical ones
     checkpoint_freq: 100000     # env steps between checkpoints
     keep_checkpoints: 3         # the newest N checkpoints are kept
     players: 2                  # optional: multiplayer self-play (2..5 seats, one shared policy); absent: solitaire
@@ -47,9 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jamb_env.rules.ruleset import read_yaml_mapping
-
-from .config import (
+from agents.training.config import (
     CONFIGS_DIR,
     MAX_EVAL_GAMES,
     MAX_N_ENVS,
@@ -60,6 +58,7 @@ from .config import (
     finite_number,
     read_config,
 )
+from jamb_env.rules.ruleset import read_yaml_mapping
 
 ENGINE = "rllib"
 #: ``jamb-train --engine rllib``'s config without ``--config`` (found from the package: any folder works).

@@ -8,7 +8,7 @@ action-masking PPO module (:mod:`agents.rllib_agent`). Each env runner steps
 reads. ``num_env_runners: 0`` samples in the driver; N > 0 samples in N Ray actors (one CPU
 each, on any node of the cluster). The learner (one, local) updates in the driver.
 
-Seeds (:mod:`jamb_env.seeding`): slot ``i`` of env runner ``w`` in the ``a``-th start of a
+Seeds (:mod:`jamb_env.engine.seeding`): slot ``i`` of env runner ``w`` in the ``a``-th start of a
 run (0 for a new run, 1 for its first resume, ...) plays the dice stream of
 ``game_seed(seed, a * 2**32 + w * N + i, STAGE_TRAIN)`` and its later games continue that
 stream, so no two slots, runners or starts share a game, and none is a validation
@@ -50,10 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from jamb_env.files import atomic_write_text
-
-from ..evaluation import wilson_interval
-from ..rllib_agent import (
+from agents.evaluation.solitaire import wilson_interval
+from agents.rllib_agent import (
     CHECKPOINT_PREFIX,
     CHECKPOINT_STATE,
     CHECKPOINTS,
@@ -64,11 +62,11 @@ from ..rllib_agent import (
     checkpoints,
     import_rllib,
 )
-from .baselines import baseline_scores
-from .config import ConfigError, check_steps_left, config_text
-from .envs import eval_seeds
-from .rllib_config import ENGINE
-from .runs import (
+from agents.training.baselines import baseline_scores
+from agents.training.config import ConfigError, check_steps_left, config_text
+from agents.training.envs import eval_seeds
+from agents.training.rllib_config import ENGINE
+from agents.training.runs import (
     append_evaluation,
     baseline_tags,
     load_evaluations,
@@ -83,6 +81,7 @@ from .runs import (
     save_record,
     tensorboard_writer,
 )
+from jamb_env.utils.files import atomic_write_text
 
 #: The name the env creator is registered under (``ray.tune.registry.register_env``).
 ENV_NAME = "jamb-rllib-v1"
@@ -144,7 +143,7 @@ def _masked_vector_env_class():
 
         def reset(self, *, seed=None, options=None):
             if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-                from jamb_env.seeding import STAGE_TRAIN, game_seed
+                from jamb_env.engine.seeding import STAGE_TRAIN, game_seed
 
                 worker = abs(int(seed) - self.run_seed)
                 n = self.num_envs
@@ -185,7 +184,7 @@ def _selfplay_env_class():
 
         def reset(self, *, seed=None, options=None):
             if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-                from jamb_env.seeding import STAGE_TRAIN, game_seed
+                from jamb_env.engine.seeding import STAGE_TRAIN, game_seed
 
                 slot = min(max(int(seed) - self.run_seed - self.worker, 0), self.num_envs - 1)
                 seed = game_seed(
@@ -379,7 +378,7 @@ def save_algo(algo, run_dir: Path, state: Mapping[str, Any], keep: int) -> Path:
 
 def read_state(checkpoint: Path) -> dict[str, Any]:
     """A checkpoint's :data:`CHECKPOINT_STATE` (``env_steps``, ``iteration``, ``start``, ...)."""
-    from jamb_env.files import read_regular_bytes
+    from jamb_env.utils.files import read_regular_bytes
 
     return json.loads(read_regular_bytes(Path(checkpoint) / CHECKPOINT_STATE).decode("utf-8"))
 
@@ -423,13 +422,12 @@ def play_games(agent: RLlibAgent, ruleset: str, seeds: list[int]) -> dict[str, n
 def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[int]) -> dict[str, float]:
     """The self-play learner against the ``greedy`` baseline at a ``players`` table (every
     other seat greedy): each seed once with the learner in each seat
-    (:func:`agents.match_evaluation.play_match`, the same dice). Returns ``win_rate``
+    (:func:`agents.evaluation.matches.play_match`, the same dice). Returns ``win_rate``
     (:func:`jamb_env.rules.match.result`'s ``win``: 1 when the learner's score beats every
     other seat's, 1/k when k seats tie on top, else 0) and ``margin`` (the learner's score minus the best other), means over all games."""
     from agents import load
+    from agents.evaluation.matches import _env, play_match
     from jamb_env.rules.match import result as match_result
-
-    from ..match_evaluation import _env, play_match
 
     n = int(cfg["players"])
     greedy = load("greedy", ruleset=cfg["ruleset"])
@@ -533,7 +531,7 @@ def train_rllib(
 
     import torch
 
-    from ..ray_backend import ray_session
+    from agents.evaluation.ray_backend import ray_session
 
     for name in (
         "ray.rllib",

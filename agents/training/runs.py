@@ -18,7 +18,7 @@ A run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) holds ``con
 :data:`BEST_RECORD`), the final model and, for a run started from a model,
 ``init_from.json`` (:data:`INIT_RECORD`).
 
-Every file here is written atomically (:mod:`jamb_env.files`): a run killed at any moment,
+Every file here is written atomically (:mod:`jamb_env.utils.files`): a run killed at any moment,
 SIGKILL included, leaves each file either as it was or complete (TensorBoard's event files
 are append-only streams whose readers skip a cut-off last record).
 
@@ -47,7 +47,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jamb_env.files import (
+from agents.training.config import ConfigError, config_text
+from jamb_env.render.sheet import printable
+from jamb_env.utils.files import (
     SMALL_FILE_BYTES,
     TEMP_MARK,
     ZIP_ERRORS,
@@ -60,9 +62,6 @@ from jamb_env.files import (
     read_regular_bytes,
     remove_temp_files,
 )
-from jamb_env.render import printable
-
-from .config import ConfigError, config_text
 
 #: In a run started from a model: ``{"init_from": absolute path, "steps_before": env steps
 #: behind that model}`` (``scripts/plot.py`` draws the run after those steps).
@@ -81,7 +80,7 @@ RUNS_ROOT = Path("runs")
 #: What marks a folder as holding a run (a new run refuses it).
 RUN_MARKERS = (CONFIG, CHECKPOINTS)
 #: The other files a run writes at the top of its folder: a new run refuses a folder that
-#: holds one (``models/`` holds ``best.json``), rather than replace it.
+#: holds one (``agents/models/`` holds ``best.json``), rather than replace it.
 RUN_FILES = (BEST_RECORD, BEST_MODEL, FINAL_MODEL, EVALUATIONS, PROGRESS, INIT_RECORD)
 #: What no part of a default run-folder name may hold.
 SEPARATORS = frozenset({"/", "\\", "\0", os.sep, os.altsep or "/"})
@@ -257,7 +256,7 @@ def checkpoint_problem(path: Path) -> str | None:
 
 def model_steps(path: Path) -> int | None:
     """``num_timesteps`` saved in an SB3 model zip (None when unreadable, not a regular
-    file, or with a ``data`` entry over :data:`jamb_env.files.SMALL_FILE_BYTES`), without loading it."""
+    file, or with a ``data`` entry over :data:`jamb_env.utils.files.SMALL_FILE_BYTES`), without loading it."""
     try:
         check_regular_input(path)  # zipfile would block on a FIFO
         with zipfile.ZipFile(path) as zf:
@@ -304,7 +303,7 @@ def resume_model(candidates: list[Path], env, cfg: Mapping[str, Any]):
     Raises:
         ConfigError: a checkpoint does not fit ``env`` (another observation or action space).
     """
-    from .lean_ppo import model_class
+    from agents.training.lean_ppo import model_class
 
     def load(path: Path):
         try:

@@ -36,12 +36,16 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from jamb_env.rules import load_ruleset
-from jamb_env.rules import match as M
-
-from ..evaluation import eval_seeds, wilson_interval
-from .config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, check_steps_left, finite_number, leaves_one_sample
-from .runs import (
+from agents.evaluation.solitaire import eval_seeds, wilson_interval
+from agents.training.config import (
+    MAX_N_ENVS,
+    MAX_ROLLOUT,
+    ConfigError,
+    check_steps_left,
+    finite_number,
+    leaves_one_sample,
+)
+from agents.training.runs import (
     INIT_RECORD,
     checkpoint_problem,
     checkpoint_steps,
@@ -54,6 +58,8 @@ from .runs import (
     save_final,
     save_record,
 )
+from jamb_env.rules import load_ruleset
+from jamb_env.rules import match as M
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
@@ -487,11 +493,10 @@ def train_selfplay(
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
+    from agents.training.callbacks import StopOnRequestCallback, StopRequest, run_logger
+    from agents.training.train import TrainingInterrupted, _Signals
+    from agents.training.weights import init_from as start_from_model
     from jamb_env.multiplayer_vector import SeatVecEnv
-
-    from .callbacks import StopOnRequestCallback, StopRequest, run_logger
-    from .train import TrainingInterrupted, _Signals
-    from .weights import init_from as start_from_model
 
     kwargs = ppo_settings(n_envs, n_steps, ppo_kwargs)
     M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)

@@ -25,13 +25,13 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from .baselines import baseline_scores
-from .callbacks import StopRequest, make_callbacks, run_logger
-from .config import ConfigError, algo_kwargs, check_steps_left
-from .envs import make_envs, seed_train_env
-from .lean_ppo import model_class
-from .runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
-from .weights import init_from
+from agents.training.baselines import baseline_scores
+from agents.training.callbacks import StopRequest, make_callbacks, run_logger
+from agents.training.config import ConfigError, algo_kwargs, check_steps_left
+from agents.training.envs import make_envs, seed_train_env
+from agents.training.lean_ppo import model_class
+from agents.training.runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
+from agents.training.weights import init_from
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -203,7 +203,7 @@ def train(
             if (
                 checkpoint is None and cfg["imitation"]["games"]
             ):  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
-                from .imitation import start_from_teacher
+                from agents.training.imitation import start_from_teacher
 
                 imitated = start_from_teacher(model, cfg, run_dir, progress_bar, imitation_games)
             # logs: a resumed run sets aside what was logged after its checkpoint
@@ -213,7 +213,7 @@ def train(
                 baselines = baseline_scores(cfg)
                 callbacks, eval_cb = make_callbacks(cfg, run_dir, eval_env, baselines, keep_before, stop)
                 if imitated is not None:  # the curve starts at the imitated policy: imitation/ and eval/ at step 0
-                    from .imitation import log_imitation
+                    from agents.training.imitation import log_imitation
 
                     log_imitation(run_dir, imitated)
                     eval_cb.init_callback(model)

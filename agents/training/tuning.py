@@ -37,10 +37,10 @@ from pathlib import Path
 
 import yaml
 
-from agents.ray_backend import RayUnavailable, ray_session
+from agents.evaluation.ray_backend import RayUnavailable, ray_session
 from agents.training.config import ConfigError, load_config, read_config
 from agents.training.rllib_config import is_rllib_config, load_rllib_config
-from jamb_env.files import write_text_file
+from jamb_env.utils.files import write_text_file
 
 #: Network shapes searched: the name in trials.csv -> hidden layer widths.
 NETS = {"128x2": [128, 128], "256x2": [256, 256], "256x3": [256, 256, 256]}
@@ -371,7 +371,7 @@ def search_with_ray(
     trial trains RLlib PPO and holds 1 + ``num_env_runners`` CPUs). Writes ``trials.csv``
     (the finished trials, after each) and ``best_config.yaml`` like the local tuner; Ray
     Tune's own records go to ``out/ray_tune``. ``address``, ``jobs``: as
-    :func:`agents.ray_backend.init_ray`. Returns the exit status (0; 2: Ray unavailable,
+    :func:`agents.evaluation.ray_backend.init_ray`. Returns the exit status (0; 2: Ray unavailable,
     too few CPUs for a trial, a failed trial or write; 130: interrupted)."""
     try:
         with ray_session(address, jobs):

@@ -22,7 +22,7 @@ from the previous iteration. The last write of a game leaves a full sheet, worth
 definition, and is not a sample.
 
 Games: game ``i`` (counted over every iteration, so a resumed run with another ``games``
-replays none) is ``game_seed(seed, i, STAGE_VALUE)`` (:mod:`jamb_env.seeding`), so no two
+replays none) is ``game_seed(seed, i, STAGE_VALUE)`` (:mod:`jamb_env.engine.seeding`), so no two
 games of a run, and no game of another seed, share dice. Each iteration writes ``<out>/value_iter<k>.npz`` and ``<out>/value.npz`` (the
 newest), appends a row to ``<out>/history.csv`` and TensorBoard scalars ``value/*``, all
 atomically; ``resume=True`` continues a killed run after its newest finished iteration.
@@ -42,14 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
+from agents.training.config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
+from agents.training.runs import logs_from, save_config, tensorboard_writer
 from jamb_env import JambEnv, load_ruleset
-from jamb_env.files import atomic_write_text, check_output_folder, read_regular_bytes
+from jamb_env.engine.seeding import STAGE_VALUE, game_seed
 from jamb_env.rules import layout
-from jamb_env.seeding import STAGE_VALUE, game_seed
-
-from ..search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
-from .config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
-from .runs import logs_from, save_config, tensorboard_writer
+from jamb_env.utils.files import atomic_write_text, check_output_folder, read_regular_bytes
 
 #: Most processes a run may play its games on.
 MAX_WORKERS = 64
@@ -194,7 +193,7 @@ def _map(fn, items: list, head: tuple, workers: int) -> list:
     results in the order of ``items``."""
     if workers == 1:
         return fn((*head, items))
-    from ..evaluation import _worker_signals, stop_pool
+    from agents.evaluation.solitaire import _worker_signals, stop_pool
 
     chunks = [items[i::workers] for i in range(workers)]
     # spawned, not forked: a child forked after the fit inherits torch's thread pools in a
@@ -319,7 +318,7 @@ def _read_history(out: Path) -> list[dict]:
 
     Raises:
         ValueError: ``history.csv`` is damaged (the message names it and why): not a
-            regular file of at most :data:`jamb_env.files.SMALL_FILE_BYTES`, not UTF-8 CSV,
+            regular file of at most :data:`jamb_env.utils.files.SMALL_FILE_BYTES`, not UTF-8 CSV,
             a row out of order, ``games`` not an integer >= 0 or ``wall_s`` not a finite
             number >= 0.
     """

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jamb_env.render import printable
-
-from .config import ConfigError
-from .runs import INIT_RECORD, init_record
+from agents.training.config import ConfigError
+from agents.training.runs import INIT_RECORD, init_record
+from jamb_env.render.sheet import printable
 
 
 def init_from(model, src: str | Path | None, widen: bool = False) -> dict | None:

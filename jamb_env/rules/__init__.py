@@ -3,8 +3,8 @@
 Nothing here imports Gymnasium or torch (RULES.md is the reference).
 """
 
-from . import match
-from .chance import (
+from jamb_env.rules import match
+from jamb_env.rules.chance import (
     apply_outcome,
     chance_outcomes,
     first_roll_outcomes,
@@ -13,7 +13,7 @@ from .chance import (
     rolled_faces,
     sample_outcome,
 )
-from .game import (
+from jamb_env.rules.game import (
     Action,
     GameState,
     Layout,
@@ -41,9 +41,9 @@ from .game import (
     why_illegal,
     writable_bits,
 )
-from .ruleset import COLUMN_KINDS, RULES_DIR, Ruleset, list_rulesets, load_ruleset
-from .tables import ROW_IDS, DiceTables, dice_tables
-from .transition import stream_bounds
+from jamb_env.rules.ruleset import COLUMN_KINDS, RULES_DIR, Ruleset, list_rulesets, load_ruleset
+from jamb_env.rules.tables import ROW_IDS, DiceTables, dice_tables
+from jamb_env.rules.transition import stream_bounds
 
 __all__ = [
     "Action",

@@ -5,6 +5,12 @@ another file would keep running the old callee after an edit. Every kernel of th
 package is compiled through :func:`kernel`, which puts the cache in a folder named by a
 hash of all the kernel files (:data:`KERNEL_FILES`): any edit to any of them starts a
 fresh cache. A test checks that every module using :func:`kernel` is listed.
+
+The cache lives in the per-user cache folder (``platformdirs.user_cache_dir("jamb_env")``,
+``~/.cache/jamb_env`` on Linux) or under ``$NUMBA_CACHE_DIR``, never inside the installed
+package: a wheel's files stay those of its RECORD (``pip uninstall`` removes them all) and a
+read-only install caches too. Where neither folder can be written the kernels compile at
+every start, uncached.
 """
 
 from __future__ import annotations
@@ -23,10 +29,21 @@ KERNEL_FILES = (
     "rules/kernels.py",
     "rules/transition.py",
     "rules/match.py",
-    "observation.py",
-    "engine.py",
+    "engine/observation.py",
+    "engine/batch.py",
     "multiplayer_vector.py",
 )
+
+
+def cache_root() -> Path:
+    """Where the compiled kernels are cached: ``$NUMBA_CACHE_DIR``, else the per-user cache
+    folder of ``jamb_env`` (``platformdirs.user_cache_dir``); never the installed package."""
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("jamb_env", appauthor=False))
 
 
 def _cache_dir() -> str:
@@ -35,8 +52,12 @@ def _cache_dir() -> str:
         path = _PKG / name
         digest.update(name.encode())
         digest.update(path.read_bytes() if path.is_file() else b"")
-    base = os.environ.get("NUMBA_CACHE_DIR") or str(_PKG / "__pycache__")
-    return os.path.join(base, f"numba-{digest.hexdigest()[:12]}")
+    folder = cache_root() / f"numba-{digest.hexdigest()[:12]}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache folder: numba compiles at every start
+        pass
+    return str(folder)
 
 
 _CACHE_DIR = _cache_dir()

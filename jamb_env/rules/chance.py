@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import IllegalActionError
-from .game import (
+from jamb_env.rules.game import (
     Action,
     GameState,
     apply_action,
@@ -48,8 +47,9 @@ from .game import (
     validate_state,
     why_illegal,
 )
-from .ruleset import Ruleset
-from .tables import FACES
+from jamb_env.rules.ruleset import Ruleset
+from jamb_env.rules.tables import FACES
+from jamb_env.utils.errors import IllegalActionError
 
 
 def _reroll(rules: Ruleset, state: GameState, action, check: bool) -> int:

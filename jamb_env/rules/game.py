@@ -32,10 +32,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import IllegalActionError
-from . import kernels as K
-from .ruleset import Ruleset
-from .transition import GameState, apply, roll_first, rolled_count
+from jamb_env.rules import kernels as K
+from jamb_env.rules.ruleset import Ruleset
+from jamb_env.rules.transition import GameState, apply, roll_first, rolled_count
+from jamb_env.utils.errors import IllegalActionError
 
 
 class Action(NamedTuple):

@@ -17,7 +17,7 @@ The kernels take a game as small arrays (``values`` int16 ``(C, R)``, ``filled``
 ruleset by :func:`rule_arrays`). They are the formulas; the order a game applies them in
 is the one transition of :mod:`jamb_env.rules.transition`, which the single-game core
 (:mod:`jamb_env.rules.game`, one slot) and the engine of every env
-(:mod:`jamb_env.engine`, N slots) both run, so the two cannot disagree. The joker layout
+(:mod:`jamb_env.engine.batch`, N slots) both run, so the two cannot disagree. The joker layout
 (:func:`use_joker`, :func:`is_basket`), the answer and copy obligations
 (:func:`obligations`) and the shared sheet's awards (:func:`column_award`) are here too.
 
@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import kernel
+from jamb_env.rules._jit import kernel
 
 # ---------------------------------------------------------------------------- parameters
 # indices into the int64 parameter vector ``RuleArrays.P``
@@ -789,7 +789,7 @@ def difference_rows(rules) -> tuple[int, int, int] | None:
 def rule_arrays(rules) -> RuleArrays:
     """The :class:`RuleArrays` of a :class:`~jamb_env.rules.Ruleset` (read-only arrays;
     use ``rules.arrays``, cached on the ruleset)."""
-    from .tables import UPPER_ROWS
+    from jamb_env.rules.tables import UPPER_ROWS
 
     C, R, n = len(rules.columns), rules.num_rows, rules.dice
     rows, cols = rules.rows, rules.columns

@@ -49,11 +49,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import IllegalActionError, RulesetError
-from . import game as core
-from . import kernels as K
-from ._jit import kernel
-from .ruleset import Ruleset
+from jamb_env.rules import game as core
+from jamb_env.rules import kernels as K
+from jamb_env.rules._jit import kernel
+from jamb_env.rules.ruleset import Ruleset
+from jamb_env.utils.errors import IllegalActionError, RulesetError
 
 SCORING_MODES = ("separate", "shared")
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
@@ -95,7 +95,7 @@ def _rules(rules) -> Ruleset:
     if isinstance(rules, Ruleset):
         return rules
     if isinstance(rules, str):
-        from .ruleset import load_ruleset
+        from jamb_env.rules.ruleset import load_ruleset
 
         return load_ruleset(rules)
     raise ValueError(f"rules must be a Ruleset or a preset name, got {type(rules).__name__}")

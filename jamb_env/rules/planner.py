@@ -13,9 +13,9 @@ from functools import cache
 
 import numpy as np
 
-from . import kernels as rk
-from .ruleset import Ruleset
-from .tables import DiceTables
+from jamb_env.rules import kernels as rk
+from jamb_env.rules.ruleset import Ruleset
+from jamb_env.rules.tables import DiceTables
 
 NEG = -1e18  # "not writable": never chosen while anything else is possible
 

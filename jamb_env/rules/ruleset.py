@@ -1,4 +1,4 @@
-"""Rulesets: one YAML file per preset in ``configs/rules/`` (RULES.md §5).
+"""Rulesets: one YAML file per preset in ``jamb_env/rules/presets/`` (RULES.md §5).
 
 A :class:`Ruleset` is immutable. Building one validates the file (every error names
 the file, the key and what is allowed) and precomputes the tables the engine, the env,
@@ -50,16 +50,16 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
-from ..errors import RulesetError
-from . import kernels
-from .kernels import COLUMN_KINDS
-from .tables import (
+from jamb_env.rules import kernels
+from jamb_env.rules.kernels import COLUMN_KINDS
+from jamb_env.rules.tables import (
     FACES,
     ROW_IDS,
     SIX_DICE_ROWS,
@@ -69,11 +69,13 @@ from .tables import (
     dice_tables,
     row_values,
 )
+from jamb_env.utils.errors import RulesetError
 
 SCHEMA_VERSION = 1
 
 #: Where the preset files live.
-RULES_DIR = Path(__file__).resolve().parents[2] / "configs" / "rules"
+#: The preset files, package data of ``jamb_env.rules`` (found from any folder, in a wheel too).
+RULES_DIR = Path(str(resources.files("jamb_env.rules").joinpath("presets")))
 
 _TOP_KEYS = {
     "schema_version": True,
@@ -114,7 +116,7 @@ _OPTION_KEYS = (
 
 
 def list_rulesets(playable: bool = True) -> list[str]:
-    """Names of the preset files in ``configs/rules/``, sorted: those that load (every
+    """Names of the preset files in ``jamb_env/rules/presets/``, sorted: those that load (every
     one a loop over the list can play), or with ``playable=False`` every file (a preset
     file that fails to load too; every shipped preset loads)."""
     names = sorted(p.stem for p in RULES_DIR.glob("*.yaml"))

@@ -3,7 +3,7 @@
 Every front end steps a game through :func:`transition` (and rolls a turn's first roll
 through :func:`start_turn`): the single-game functions (:func:`jamb_env.rules.apply_action`,
 :func:`jamb_env.rules.start_turn`, one slot in, one slot out), the engine of every env
-(:class:`jamb_env.engine.Engine`: ``JambEnv``, ``JambVecEnv``, the Gymnasium vector env,
+(:class:`jamb_env.engine.batch.Engine`: ``JambEnv``, ``JambVecEnv``, the Gymnasium vector env,
 the multiplayer envs), the match and the chance API. OpenSpiel's ``DoApplyAction`` is the
 model: dice, holds, announcements, jokers, the write and the next turn's roll in one place.
 
@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import kernels as rk
-from ._jit import kernel
+from jamb_env.rules import kernels as rk
+from jamb_env.rules._jit import kernel
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,57 @@
+"""Copy a trained MaskablePPO model for shipping (agents/models/<preset>.zip), without the
+optimizer's moment estimates.
+
+    python scripts/export_model.py runs/tuned_classic_down_s0/final_model.zip agents/models/classic_down.zip
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agents.export import check_not_source, export_model
+from jamb_env.utils.files import atomic_path, check_output_file
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("src", help="a MaskablePPO .zip (a run's final_model.zip or a checkpoint)")
+    parser.add_argument(
+        "dst", help="where to write the shipped copy (a file name; .zip is added if missing; written atomically)"
+    )
+    args = parser.parse_args(argv)
+    src = Path(args.src)
+    if not src.is_file():
+        parser.error(f"{src} is a folder, not a model file" if src.is_dir() else f"no model file {src}")
+    dst = Path(args.dst)
+    if dst.is_dir() or args.dst.endswith(("/", os.sep)):
+        parser.error(f"{dst} is a folder; give the file name of the copy, e.g. {dst / 'classic.zip'}")
+    if dst.suffix != ".zip":
+        dst = dst.with_name(dst.name + ".zip")  # as export_model and SB3 do: say where it goes
+    try:
+        check_output_file(dst)
+        check_not_source(src, dst)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
+    try:
+        with atomic_path(dst) as tmp:  # a failed export leaves a previous copy at dst intact
+            tmp_zip = tmp.with_name(tmp.name + ".zip")
+            try:
+                written = export_model(src, tmp_zip)
+                os.replace(written, tmp)
+            finally:
+                tmp_zip.unlink(missing_ok=True)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; {dst} not written", file=sys.stderr)
+        return 130
+    print(f"wrote {dst} ({dst.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Learning curves from training run folders to a PNG: score vs steps, baselines as lines.
+
+    python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score] [--x minutes]
+
+Runs of one ruleset and config (read from each run's ``config.yaml``; else folder names
+``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn
+with the range over its runs (seeds) shaded. Each ruleset gets its own panel, with the
+``eval/baseline_<agent>`` scalars of its runs drawn as horizontal lines. A run started
+from another model (``init_from``, fine-tuning) is drawn after that model's steps. ``--x
+minutes`` draws the same values against wall-clock minutes since each run's first logged
+value (TensorBoard's wall times; a resumed run's pause included) instead of env steps; a
+run whose wall times are not finite or go back as its steps go on is an error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from agents.apps.cli import interruptible
+from agents.training.curves import X_AXES, curves_figure, read_scalars, run_curve, run_info, save_figure
+from jamb_env.render.sheet import printable
+from jamb_env.utils.files import check_output_file
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", help="run folders (with TensorBoard event files)")
+    parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
+    parser.add_argument(
+        "--out", default="curves.png", help="the figure: a .png, .pdf or .svg file (written atomically)"
+    )
+    parser.add_argument("--title", default=None)
+    parser.add_argument(
+        "--x",
+        choices=sorted(X_AXES),
+        default="steps",
+        help="horizontal axis: env steps (default) or wall-clock minutes since each run's start",
+    )
+    args = parser.parse_args(argv)
+    groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    baselines: dict[str, dict[str, float]] = defaultdict(dict)  # ruleset -> name -> points
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+        parser.error(f"--out {out}: give a .png, .pdf or .svg file name")
+    try:
+        check_output_file(out)
+    except OSError as exc:
+        parser.error(f"--out: {exc}")
+    if not args.tag.strip():
+        parser.error("--tag: empty")
+    for name in dict.fromkeys(str(Path(r).resolve()) for r in args.runs):  # each folder once
+        run = Path(name)
+        if not run.is_dir():
+            hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
+            print(
+                printable(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}"),
+                file=sys.stderr,
+            )  # a name a glob matched: from the folder, not typed
+            return 2
+        try:
+            scalars = read_scalars(run)
+        except Exception as exc:  # TensorBoard raises assorted errors on damaged event files
+            print(
+                printable(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}"),
+                file=sys.stderr,
+            )
+            return 2
+        if args.tag not in scalars:
+            print(
+                printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"),
+                file=sys.stderr,
+            )  # tags from the files
+            return 2
+        ruleset, config, offset = run_info(run)
+        try:
+            groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
+        except ValueError as exc:  # wall times of a damaged file or a clock set back (--x minutes)
+            print(printable(f"error: {run}: {exc}"), file=sys.stderr)
+            return 2
+        for tag, (_, values, _) in scalars.items():
+            if tag.startswith("eval/baseline_"):
+                name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
+                if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
+                    print(
+                        printable(
+                            f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
+                            f"{value:.1f} in {run.name}); the panel shows those of the last run given"
+                        ),
+                        file=sys.stderr,
+                    )
+                baselines[ruleset][name] = value
+    fig = curves_figure(groups, baselines, args.tag, args.title, X_AXES[args.x])
+    try:
+        save_figure(fig, out)
+    except OSError as exc:
+        print(f"error: cannot write {out}: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return interruptible(
+        _main, argv, "interrupted; nothing written"
+    )  # Ctrl-C outside the parts that handle it themselves
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""jamb_env/replay."""
