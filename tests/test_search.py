@@ -186,19 +186,6 @@ def test_shipped_networks_load(ruleset):
     assert agent.value.ruleset == ruleset
 
 
-def test_targets_monte_carlo_and_lambda():
-    feats = np.zeros((2, 3), np.float32)  # afterstates of writes 1 and 2; write 3 ends the game
-    prior = np.array([1.0, 0.5])
-    games = [(feats, prior, np.array([1.0, 2.0, 3.0]), 6.0)]
-    _, mc = V.targets(games, None, 0.5)
-    np.testing.assert_allclose(mc, np.array([5.0, 3.0]) - prior)  # the return minus the prior
-    ten = ValueNet([(np.zeros((3, 1), np.float32), np.zeros(1, np.float32))], 10.0, 1.0, {"ruleset": "classic"})
-    _, lam = V.targets(games, ten, 0.5)  # V(s_1) = prior 0.5 + network 10
-    np.testing.assert_allclose(lam, np.array([2.0 + 0.5 * 10.5 + 0.5 * 3.0, 3.0]) - prior)
-    _, one = V.targets(games, ten, 1.0)
-    np.testing.assert_allclose(one, mc)
-
-
 def test_training_run_resumes_and_is_reproducible(tmp_path):
     cfg = V.ValueConfig(ruleset="classic_down", iterations=2, games=4, hidden=(8,), epochs=1, workers=1)
     path = V.train_value(cfg, tmp_path / "a", log=lambda *_: None)

@@ -1,31 +1,40 @@
 """Training the search agent's afterstate value network (:mod:`agents.search`) by
-approximate policy iteration.
+approximate policy iteration or by value iteration with exact one-turn backups.
 
-Iteration 0 plays ``games`` games with ``expectimax``; iteration ``k >= 1`` plays them with
-the search agent on the network of iteration ``k - 1``. Every write of a game gives one
-sample: the features of the sheet it leaves (:func:`agents.search.afterstate_features`)
-and a target, the points that followed it:
+Round ``k >= 1`` plays ``games`` games with the search agent on the network of round
+``k - 1``; round 0 plays ``expectimax`` (``target: return``) or the search agent on the
+prior alone (``target: backup``). Every write of a game but the last gives one sample: the
+features of the sheet it leaves (:func:`agents.search.afterstate_features`) and a target,
+what the rest of the game is worth from there, ``V = prior + network``:
 
-* iteration 0 (no network yet): the Monte Carlo return, all points credited after the
-  write;
-* later iterations: the λ-return of the value that played, ``G_t = p_{t+1} + (1 - λ)
-  V(s_{t+1}) + λ G_{t+1}`` over the afterstates ``s_t`` and the points ``p_t`` of the
-  writes (0 after the last), ``V = prior + network``, which trades the Monte Carlo noise
-  of a whole game's dice for the value's own bias;
+* ``target: return`` (approximate policy iteration): round 0's Monte Carlo return, all
+  points credited after the write; later rounds the λ-return of the value that played,
+  ``G_t = p_{t+1} + (1 - λ) V(s_{t+1}) + λ G_{t+1}`` over the afterstates ``s_t`` and the
+  points ``p_t`` of the writes (0 after the last);
+* ``target: backup`` (value iteration): ``B_t``, the planner's exact expected value of
+  the next turn from the afterstate ``s_t`` under the value that played (the next write's
+  points plus ``V`` of the sheet it leaves, every first roll, hold, re-roll and
+  announcement weighed exactly: :meth:`agents.heuristic.ExpectimaxAgent.fresh_turn_value`
+  at the next turn's first roll, from the plans the agent builds anyway), with λ along the
+  played path: ``G_t = B_t + λ (G_{t+1} - V(s_{t+1}))``, ``G = B`` at the last afterstate
+  (nothing follows the last write). λ = 0 is the plain one-turn backup; the targets carry
+  no dice noise of the turns after (only the path), which the value needs: the best two
+  writes of a decision are often a few points apart.
 
-and the network's target is that return minus the prior of the afterstate
-(:func:`agents.search.sheet_prior`): it learns what expectimax's model gets wrong.
+The network learns the target minus the prior of the afterstate
+(:func:`agents.search.sheet_prior`), what expectimax's model gets wrong. It is an MLP
+(ReLU) fitted to the round's samples (mean squared error on targets standardised with the
+first round's mean and deviation, Adam, 5% held out), warm-started from the previous
+round. With ``valid_games`` each round's network then plays the validation games
+(``reset(seed=30_000_000 + g)``, the same every round, so rounds compare paired): their
+mean is the learning curve (``history.csv`` ``valid_mean``, TensorBoard ``value/valid_mean``).
 
-The network (an MLP, ReLU) is then fitted to the iteration's samples (mean squared error
-on targets standardised with the first iteration's mean and deviation, Adam), warm-started
-from the previous iteration. The last write of a game leaves a full sheet, worth 0 by
-definition, and is not a sample.
-
-Games: game ``i`` (counted over every iteration, so a resumed run with another ``games``
-replays none) is ``game_seed(seed, i, STAGE_VALUE)`` (:mod:`jamb_env.engine.seeding`), so no two
-games of a run, and no game of another seed, share dice. Each iteration writes ``<out>/value_iter<k>.npz`` and ``<out>/value.npz`` (the
-newest), appends a row to ``<out>/history.csv`` and TensorBoard scalars ``value/*``, all
-atomically; ``resume=True`` continues a killed run after its newest finished iteration.
+Games: game ``i`` (counted over every round, so a resumed run with another ``games``
+replays none) is ``game_seed(seed, i, STAGE_VALUE)`` (:mod:`jamb_env.engine.seeding`), so
+no two games of a run, and no game of another seed, share dice. Each round writes
+``<out>/value_iter<k>.npz`` and ``<out>/value.npz`` (the newest), appends a row to
+``<out>/history.csv`` and TensorBoard scalars ``value/*``, all atomically; ``resume=True``
+continues a killed run after its newest finished round.
 """
 
 from __future__ import annotations
@@ -52,9 +61,25 @@ from jamb_env.utils.files import atomic_write_text, check_output_folder, read_re
 
 #: Most processes a run may play its games on.
 MAX_WORKERS = 64
+#: Most validation games a round may play.
+MAX_VALID_GAMES = 100_000
 #: Widest hidden layer (as RLlib's ``hidden_sizes``).
 MAX_WIDTH = 65_536
-HISTORY_FIELDS = ("iteration", "policy", "games", "samples", "mean_score", "fit_loss", "holdout_loss", "wall_s")
+#: Validation games of the learning curve: ``reset(seed=VALID_SEED_BASE + g)`` (docs: seeding).
+VALID_SEED_BASE = 30_000_000
+TARGETS = ("return", "backup")
+HISTORY_FIELDS = (
+    "iteration",
+    "policy",
+    "games",
+    "samples",
+    "mean_score",
+    "fit_loss",
+    "holdout_loss",
+    "valid_mean",
+    "wall_s",
+    "cpu_s",
+)
 
 
 @dataclass
@@ -63,10 +88,14 @@ class ValueConfig:
 
     Attributes:
         ruleset: preset name. seed: run seed (game seeds, weight initialisation).
-        iterations: policy-iteration rounds (round 0 plays expectimax).
-        games: games played per round. first_games: games of round 0 (expectimax's, the
-            cheapest to play; default ``games``). hidden: hidden layer widths.
-        lam: λ of the λ-return targets (rounds >= 1). epochs: passes over a round's samples.
+        iterations: rounds (round 0 plays expectimax, or the search agent on the prior
+            alone with ``target: backup``).
+        games: games played per round. first_games: games of round 0 (default ``games``).
+        hidden: hidden layer widths.
+        target: ``"return"`` (λ-returns of the points: policy iteration) or ``"backup"``
+            (exact one-turn backups with λ along the path: value iteration); module docstring.
+        lam: λ of the targets (``return``: rounds >= 1). epochs: passes over a round's samples.
+        valid_games: validation games each round's network plays (0..100,000; 0: none).
         lr: Adam learning rate. batch_size: samples per gradient step.
         workers: processes playing games (1..64). torch_threads: threads of the fit (1..256).
         Bounds: batch_size 1..1,048,576, hidden widths 1..65,536 (``MAX_*``); a value out of
@@ -79,7 +108,9 @@ class ValueConfig:
     games: int = 2000
     first_games: int | None = None
     hidden: tuple[int, ...] = (256, 256)
+    target: str = "return"
     lam: float = 0.7
+    valid_games: int = 0
     epochs: int = 10
     lr: float = 1e-3
     batch_size: int = 512
@@ -90,7 +121,8 @@ class ValueConfig:
         def is_int(x):
             return isinstance(x, int) and not isinstance(x, bool)
 
-        for name in ("seed", "iterations", "games", "epochs", "batch_size", "workers", "torch_threads", "first_games"):
+        ints = ("seed", "iterations", "games", "epochs", "batch_size", "workers", "torch_threads", "valid_games")
+        for name in (*ints, "first_games"):
             value = getattr(self, name)
             if not (is_int(value) or (name == "first_games" and value is None)):
                 raise ValueError(f"value config: {name} must be an integer, got {value!r}")
@@ -98,8 +130,11 @@ class ValueConfig:
             value = getattr(self, name)
             if not finite_number(value):  # an int too large for a float too: torch would fail on it
                 raise ValueError(
-                    f"value config: {name} must be a number (a finite one), got {value!r} (write 1.0e-3, not 1e-3: YAML reads that as text)"
+                    f"value config: {name} must be a number (a finite one), got {value!r} "
+                    "(write 1.0e-3, not 1e-3: YAML reads that as text)"
                 )
+        if self.target not in TARGETS:
+            raise ValueError(f"value config: target must be 'return' or 'backup', got {self.target!r}")
         if not isinstance(self.ruleset, str):
             raise ValueError(f"value config: ruleset must be a preset name or a rules YAML path, got {self.ruleset!r}")
         try:
@@ -120,6 +155,7 @@ class ValueConfig:
             "torch_threads": 1 <= self.torch_threads <= MAX_TORCH_THREADS,
             "lr": self.lr > 0,
             "lam": 0.0 <= self.lam <= 1.0,
+            "valid_games": 0 <= self.valid_games <= MAX_VALID_GAMES,
             "hidden": len(self.hidden) >= 1
             and all(1 <= h <= MAX_WIDTH for h in self.hidden),  # integers: checked above
         }
@@ -135,6 +171,7 @@ class ValueConfig:
                     "workers": f"1..{MAX_WORKERS}",
                     "batch_size": f"1..{MAX_ROLLOUT:,}",
                     "torch_threads": f"1..{MAX_TORCH_THREADS}",
+                    "valid_games": f"0..{MAX_VALID_GAMES:,}",
                 }.get(name, ">= 1")
                 raise ValueError(f"value config: {name} = {getattr(self, name)!r} is not allowed ({allowed})")
 
@@ -148,21 +185,38 @@ class ValueConfig:
         return cls(**d)
 
 
-def _play_chunk(args) -> list[tuple]:
-    """Play the games of ``seeds`` with ``policy`` (None: expectimax; else a network
-    file); per game (afterstate features (T - 1, F), their priors (T - 1,), points of the
-    T writes, score)."""
-    ruleset, policy, seeds = args
+#: ``policy`` of :func:`play` for the search agent on the prior alone (a network that outputs 0).
+PRIOR = "prior"
+
+
+def _agent(rules, policy: str | None):
+    """expectimax (``policy`` None), the search agent on the prior alone (:data:`PRIOR`) or
+    on the network file ``policy``."""
     from agents.heuristic import ExpectimaxAgent
 
+    if policy is None:
+        return ExpectimaxAgent()
+    if policy == PRIOR:
+        F = feature_size(rules)
+        zero = ValueNet([(np.zeros((F, 1), np.float32), np.zeros(1, np.float32))], 0.0, 1.0, {"ruleset": rules.name})
+        return SearchAgent(zero, ruleset=rules)
+    return SearchAgent(policy, ruleset=rules)
+
+
+def _play_chunk(args) -> list[tuple]:
+    """Play the games of ``seeds`` with ``policy`` (:func:`_agent`); per game (afterstate
+    features float32 (T - 1, F), their priors (T - 1,), points of the T writes, score, and
+    with ``backup`` the backups B float64 (T - 1,) of the afterstates, else None). With
+    ``record`` False only the scores are kept (the features are empty)."""
+    ruleset, policy, backup, record, seeds = args
     rules = load_ruleset(ruleset)
-    agent = ExpectimaxAgent() if policy is None else SearchAgent(policy, ruleset=ruleset)
-    env = JambEnv(ruleset=ruleset)
+    agent = _agent(rules, policy)
+    env = JambEnv(ruleset=rules)
     lay = layout(rules)
     out = []
     for s in seeds:
         obs, _ = env.reset(seed=int(s))
-        feats, priors, points, pending, total, done = [], [], [], 0.0, 0.0, False
+        feats, priors, points, B, pending, total, done = [], [], [], [], 0.0, 0.0, False
         while not done:
             a = agent.act(env, obs, env.action_masks())
             obs, r, term, trunc, _ = env.step(a)
@@ -172,17 +226,21 @@ def _play_chunk(args) -> list[tuple]:
             if lay.is_write(a):
                 points.append(pending)
                 pending = 0.0
-                if not done:
+                if record and not done:
                     st = env.game
                     feats.append(sheet_sample(rules, st))
                     priors.append(sheet_prior(rules, st))
+                    if backup:  # the next turn's plans: act reuses them (the turn cache)
+                        B.append(agent.fresh_turn_value(env, st))
         points[-1] += pending
+        F = feature_size(rules)
         out.append(
             (
-                np.array(feats, dtype=np.float32).reshape(-1, feature_size(rules)),
+                np.array(feats, np.float32).reshape(-1, F),
                 np.array(priors),
                 np.array(points),
                 total,
+                np.array(B) if backup else None,
             )
         )
     return out
@@ -230,28 +288,33 @@ def default_run_dir(cfg: ValueConfig) -> Path:
     return Path("runs") / f"value_{name}_s{cfg.seed}"
 
 
-def play(ruleset: str, policy: str | None, seeds: list[int], workers: int = 1) -> list[tuple]:
+def play(
+    ruleset: str, policy: str | None, seeds: list[int], workers: int = 1, backup: bool = False, record: bool = True
+) -> list[tuple]:
     """Games of ``seeds`` in order (see :func:`_play_chunk`), over ``workers`` processes."""
-    return _map(_play_chunk, seeds, (ruleset, policy), workers)
+    return _map(_play_chunk, seeds, (ruleset, policy, backup, record), workers)
 
 
 def targets(games, net: ValueNet | None, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """(features (N, F), network targets (N,)) of the games: the return (Monte Carlo
-    without ``net``, else the λ-return of ``prior + net``, module docstring) minus the
-    prior of each afterstate."""
+    """(features (N, F), network targets (N,)) of the games: the target of each afterstate
+    (module docstring: with backups B when the games carry them, else the return: Monte Carlo
+    without ``net``, the λ-return of ``prior + net`` with it) minus its prior."""
     X = np.concatenate([g[0] for g in games])
-    V = net(X) if net is not None and len(X) else None
+    V = net(X) if net is not None and len(X) else np.zeros(len(X))
     Y, at = [], 0
-    for f, prior, p, _ in games:
+    for f, prior, p, _, B in games:
         n = len(f)  # afterstates s_0 .. s_{n-1} after writes 0 .. n-1; p has the n + 1 writes' points
+        v = prior + V[at : at + n]  # V(s_t) of the value that played
         G = np.zeros(n)
         g = 0.0
         for t in range(n - 1, -1, -1):
-            if V is None:
+            last = t + 1 == n
+            if B is not None:
+                g = B[t] + (0.0 if last else lam * (g - v[t + 1]))
+            elif net is None:
                 g = p[t + 1] + g
             else:
-                v_next = prior[t + 1] + V[at + t + 1] if t + 1 < n else 0.0
-                g = p[t + 1] + ((1 - lam) * v_next + lam * g if t + 1 < n else 0.0)
+                g = p[t + 1] + (0.0 if last else (1 - lam) * v[t + 1] + lam * g)
             G[t] = g
         Y.append(G - prior)
         at += n
@@ -372,7 +435,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(
-            f"{out} already holds a value run ({len(rows)} iterations); pass --resume to continue it or choose a new --out"
+            f"{out} already holds a value run ({len(rows)} iterations); "
+            "pass --resume to continue it or choose a new --out"
         )
     if not rows and os.path.lexists(out / "config.yaml") and not _started_here(out):  # it would replace its config.yaml
         raise FileExistsError(f"{out} holds another run (its config.yaml is not a value run's); choose a new --out")
@@ -388,54 +452,80 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     else:
         net = _resumed_net(cfg, out, rows) if resume else None
     save_config(out, _yaml(cfg))
-    # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished iteration
+    # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished one
     writer = tensorboard_writer(out, logs_from(resume, len(rows) - 1))
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, STAGE_VALUE, len(rows)]))
     started = time.time() - sum(float(r["wall_s"]) for r in rows)
     for it in range(len(rows), cfg.iterations):
-        t0 = time.time()
-        policy = None if net is None else str(out / f"value_iter{it - 1}.npz")
-        played = sum(int(r["games"]) for r in rows)  # games of earlier rounds: never replayed
-        n = cfg.games if it > 0 or cfg.first_games is None else cfg.first_games
-        seeds = [game_seed(cfg.seed, played + i, STAGE_VALUE) for i in range(n)]
-        games = play(cfg.ruleset, policy, seeds, workers=cfg.workers)
-        X, Y = targets(games, net, cfg.lam)
-        meta = {
-            "ruleset": cfg.rules_name,
-            "iteration": it,
-            "games": played + n,
-            "seed": cfg.seed,
-            "hidden": list(cfg.hidden),
-            "lam": cfg.lam,
-            "train_s": round(time.time() - started, 1),
-        }
-        net, loss, hold = fit(X, Y, cfg, net, meta, rng)
-        net.meta["train_s"] = round(time.time() - started, 1)
-        net.save(out / f"value_iter{it}.npz")
-        net.save(out / "value.npz")
-        score = float(np.mean([g[-1] for g in games]))
-        rows.append(
-            {
-                "iteration": it,
-                "policy": "expectimax" if policy is None else f"search(iter {it - 1})",
-                "games": n,
-                "samples": len(X),
-                "mean_score": round(score, 2),
-                "fit_loss": round(loss, 5),
-                "holdout_loss": round(hold, 5),
-                "wall_s": round(time.time() - t0, 1),
-            }
-        )
+        net = _round(cfg, out, it, net, rows, rng, started)
         _write_history(out, rows)
-        for k in ("mean_score", "fit_loss", "holdout_loss"):
-            writer.add_scalar(f"value/{k}", rows[-1][k], it)
+        row = rows[-1]
+        for k in ("mean_score", "fit_loss", "holdout_loss", "valid_mean"):
+            if row[k] != "":
+                writer.add_scalar(f"value/{k}", row[k], it)
         writer.flush()
+        valid = f"; validation {row['valid_mean']}" if row["valid_mean"] != "" else ""
         log(
-            f"iteration {it}: {rows[-1]['policy']} played {n} games, mean {score:.1f}; "
-            f"{len(X)} samples, loss {loss:.4f} (hold-out {hold:.4f}); {rows[-1]['wall_s']} s"
+            f"iteration {it}: {row['policy']} played {row['games']} games, mean {row['mean_score']}; "
+            f"{row['samples']} samples, loss {row['fit_loss']} (hold-out {row['holdout_loss']}){valid}; "
+            f"{row['wall_s']} s"
         )
     writer.close()
     return out / "value.npz"
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (the playing workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _round(cfg: ValueConfig, out: Path, it: int, net, rows: list[dict], rng, started: float) -> ValueNet:
+    """Round ``it``: play, fit, save the network, validate; appends the round's row to ``rows``."""
+    t0, c0 = time.time(), _cpu_seconds()
+    backup = cfg.target == "backup"
+    if net is not None:
+        policy = str(out / f"value_iter{it - 1}.npz")
+    else:
+        policy = PRIOR if backup else None
+    played = sum(int(r["games"]) for r in rows)  # games of earlier rounds: never replayed
+    n = cfg.games if it > 0 or cfg.first_games is None else cfg.first_games
+    seeds = [game_seed(cfg.seed, played + i, STAGE_VALUE) for i in range(n)]
+    games = play(cfg.ruleset, policy, seeds, workers=cfg.workers, backup=backup)
+    X, Y = targets(games, net, cfg.lam)
+    meta = {
+        "ruleset": cfg.rules_name,
+        "iteration": it,
+        "games": played + n,
+        "seed": cfg.seed,
+        "hidden": list(cfg.hidden),
+        "target": cfg.target,
+        "lam": cfg.lam,
+    }
+    net, loss, hold = fit(X, Y, cfg, net, meta, rng)
+    net.meta["train_s"] = round(time.time() - started, 1)
+    net.save(out / f"value_iter{it}.npz")
+    net.save(out / "value.npz")
+    valid = ""
+    if cfg.valid_games:
+        seeds = [VALID_SEED_BASE + g for g in range(cfg.valid_games)]
+        scores = [g[3] for g in play(cfg.ruleset, str(out / "value.npz"), seeds, cfg.workers, record=False)]
+        valid = round(float(np.mean(scores)), 2)
+    rows.append(
+        {
+            "iteration": it,
+            "policy": {None: "expectimax", PRIOR: "search(prior)"}.get(policy, f"search(iter {it - 1})"),
+            "games": n,
+            "samples": len(X),
+            "mean_score": round(float(np.mean([g[3] for g in games])), 2),
+            "fit_loss": round(loss, 5),
+            "holdout_loss": round(hold, 5),
+            "valid_mean": valid,
+            "wall_s": round(time.time() - t0, 1),
+            "cpu_s": round(_cpu_seconds() - c0, 1),
+        }
+    )
+    return net
 
 
 def _started_here(out: Path) -> bool:
@@ -464,8 +554,8 @@ def _resumed_net(cfg: ValueConfig, out: Path, rows: list[dict]) -> ValueNet:
         raise ValueError(f"--resume: {out} is damaged: {exc}") from None
     if net.ruleset != cfg.rules_name:
         raise ValueError(f"{out} trains ruleset {net.ruleset!r}, not {cfg.rules_name!r}")
-    for key, now in (("seed", cfg.seed), ("hidden", list(cfg.hidden))):
-        if net.meta.get(key) != now:
+    for key, now in (("seed", cfg.seed), ("hidden", list(cfg.hidden)), ("target", cfg.target)):
+        if net.meta.get(key, "return" if key == "target" else None) != now:
             raise ValueError(
                 f"--resume: {out} was trained with {key} {net.meta.get(key)!r}, not {getattr(cfg, key)!r}; "
                 "a resumed run keeps its ruleset, seed and network"

@@ -2,10 +2,12 @@
 
     python scripts/train_value.py --config configs/value_classic_down.yaml [--out DIR] [--resume]
     python scripts/train_value.py --ruleset classic --iterations 4 --games 2000 [--seed 0] [--out DIR]
+    python scripts/train_value.py --config configs/value_jnn.yaml   (target: backup, value iteration)
     python scripts/train_value.py --error-vs-optimal agents/models/value_classic_down.npz [--games 2000]
 
 Options given on the command line override the config's keys (``ruleset``, ``seed``,
-``iterations``, ``games``, ``first_games``, ``lam``, ``epochs``, ``workers``). The run folder (default
+``iterations``, ``games``, ``first_games``, ``target``, ``lam``, ``valid_games``, ``epochs``,
+``workers``). The run folder (default
 ``runs/value_<ruleset name>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
 (the newest), ``history.csv``, ``config.yaml`` and TensorBoard scalars ``value/*``;
 ``--resume`` continues a stopped run after its newest finished iteration. Play the result
@@ -26,7 +28,18 @@ import argparse
 import sys
 from pathlib import Path
 
-OVERRIDES = ("ruleset", "seed", "iterations", "games", "first_games", "lam", "epochs", "workers")
+OVERRIDES = (
+    "ruleset",
+    "seed",
+    "iterations",
+    "games",
+    "first_games",
+    "target",
+    "lam",
+    "valid_games",
+    "epochs",
+    "workers",
+)
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -37,7 +50,14 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, help="policy-iteration rounds (round 0 plays expectimax)")
     parser.add_argument("--games", type=int, help="games per round")
     parser.add_argument("--first-games", type=int, help="games of round 0 (expectimax's; default --games)")
+    parser.add_argument(
+        "--target",
+        choices=("return", "backup"),
+        help="return: lambda-returns of the points (policy iteration); "
+        "backup: exact one-turn backups (value iteration)",
+    )
     parser.add_argument("--lam", type=float, help="lambda of the targets, 0..1 (1: Monte Carlo)")
+    parser.add_argument("--valid-games", type=int, help="validation games each round's network plays (the curve)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--workers", type=int, help="processes playing the games (default 2)")
     parser.add_argument("--out", help="run folder (default runs/value_<ruleset name>_s<seed>)")
@@ -87,7 +107,7 @@ def _main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # a damaged or different run to resume
         parser.error(str(exc))
     print(
-        f"value network: {path}\nplay it:       python scripts/evaluate.py --ruleset {cfg.ruleset} --agents expectimax search:{path}"
+        f"value network: {path}\nplay it:       jamb-evaluate --ruleset {cfg.ruleset} --agents expectimax search:{path}"
     )
     return 0
 
