@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jamb_env.rules._jit import KERNEL_FILES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rules_core_imports_neither_gymnasium_nor_torch():
@@ -48,7 +48,10 @@ print('LOADED', loaded)
 
 def test_import_jamb_env_registers_the_envs():
     """In a fresh interpreter, ``import jamb_env`` alone makes ``gymnasium.make`` work."""
-    code = "import jamb_env, gymnasium; e = gymnasium.make('Jamb-v1'); e0 = gymnasium.make('Jamb-v0'); print(e.observation_space.shape, e0.observation_space.shape)"
+    code = (
+        "import jamb_env, gymnasium; e = gymnasium.make('Jamb-v1'); e0 = gymnasium.make('Jamb-v0'); "
+        "print(e.observation_space.shape, e0.observation_space.shape)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "(590,) (226,)" in out.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agents.shipped import MODELS_DIR
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_numpy_floor_covers_the_shipped_models():
