@@ -493,9 +493,11 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
     return games
 
 
-def replay(record: GameRecord | MatchRecord, env=None):
+def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchRecord | None = None):
     """Yield ``(env, step)`` after each recorded action, replayed on a fresh env (a match:
-    :func:`replay_match`).
+    :func:`replay_match`). ``into``: an empty record of the same kind that records each
+    replayed action with its ``play`` on ``env``, so that its steps hold what the engine
+    says (text, reward, score, dice) and not what the record's lines claim.
 
     Raises:
         RecordError: the record's ruleset cannot be loaded, a step after the game's end,
@@ -504,11 +506,10 @@ def replay(record: GameRecord | MatchRecord, env=None):
             message names the file and line when read from a file).
     """
     if isinstance(record, MatchRecord):
-        yield from replay_match(record, env)
+        yield from replay_match(record, env, into)
         return
     from jamb_env.env import JambEnv
     from jamb_env.rules import is_over
-    from jamb_env.utils.errors import IllegalActionError
 
     if env is None:
         try:
@@ -527,8 +528,8 @@ def replay(record: GameRecord | MatchRecord, env=None):
                 f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
             )
         try:
-            env.step(step["action"])
-        except IllegalActionError as exc:
+            into.play(env, step["action"]) if into is not None else env.step(step["action"])
+        except ValueError as exc:  # IllegalActionError, or an action outside the action space
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         yield env, step
     if record.final_score is not None:  # the end line must be what the steps replay to
@@ -559,10 +560,11 @@ def match_env(record: MatchRecord, render_mode: str | None = None):
         raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
 
 
-def replay_match(record: MatchRecord, env=None):
+def replay_match(record: MatchRecord, env=None, into: MatchRecord | None = None):
     """Yield ``(env, step)`` after each recorded action of a match, replayed through a
     :class:`jamb_env.multiplayer.raw_env` reset with the header's seed (``env``: one of the
-    record's ruleset, players and scoring to use; the same env is yielded each time).
+    record's ruleset, players and scoring to use; the same env is yielded each time;
+    ``into``: as :func:`replay`).
 
     Raises:
         RecordError: the env cannot be made, a step of another player than the one to
@@ -594,7 +596,7 @@ def replay_match(record: MatchRecord, env=None):
                 f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
             )
         try:
-            env.step(step["action"])
+            into.play(env, step["action"]) if into is not None else env.step(step["action"])
         except ValueError as exc:  # IllegalActionError, or an action outside the action space
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         scores = [int(x) for x in M.scores(rules, env.match)]

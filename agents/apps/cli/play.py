@@ -225,7 +225,8 @@ MATCH_HTML = (
 # ---------------------------------------------------------------------- matches
 def match_title(record: MatchRecord) -> str:
     seats = " vs ".join(f"P{p + 1} {name}" for p, name in enumerate(record.players))
-    return f"{seats}: {record.ruleset}, {record.scoring} {'sheets' if record.scoring == 'separate' else 'sheet'}, seed {record.seed}"
+    sheets = "sheets" if record.scoring == "separate" else "sheet"
+    return f"{seats}: {record.ruleset}, {record.scoring} {sheets}, seed {record.seed}"
 
 
 def replay_match_file(args, record: MatchRecord, console: Console) -> int:
@@ -447,7 +448,8 @@ def interactive(args, console: Console) -> int:
         games = read_any(args.load)
         if len(games) > 1 and not args.save:
             raise RecordError(
-                f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE"
+                f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game "
+                "elsewhere with --save FILE"
             )
         if len(games) > 1 and same_file(args.save, args.load):  # saving would keep one game of them
             raise RecordError(
@@ -470,10 +472,7 @@ def interactive(args, console: Console) -> int:
         coach = load(args.coach, ruleset=args.ruleset)
     if record is not None:
         session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
-        for env, step in replay(record, session.env):  # checks every action and the dice
-            session.record.steps.append({k: v for k, v in step.items()})
-        if session.over:
-            session.record.final_score = session.env.score
+        session.load(record)  # checks every action and the dice
         console.print(f"resumed {shown(args.load)}: {len(record.steps)} moves, score {session.env.score}")
     else:
         session = PlaySession(args.ruleset, args.seed, console=console, coach=coach)
