@@ -3,7 +3,8 @@
 A record is one header line, one line per step, and an end line::
 
     {"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}
-    {"type": "step", "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones", "reward": 1.0, "score": 1, "dice_after": [2, 2, 4, 5, 6]}
+    {"type": "step", "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones",
+     "reward": 1.0, "score": 1, "dice_after": [2, 2, 4, 5, 6]}
     ...
     {"type": "end", "score": 612, "steps": 131}
 
@@ -15,8 +16,10 @@ the seed reproduces the game; :func:`replay` checks the dice on the way.
 A multiplayer match (:mod:`jamb_env.multiplayer`) is recorded the same way, with a
 ``match`` header, the player to move on every step line and every player's score::
 
-    {"type": "match", "format": 1, "ruleset": "classic", "seed": 7, "env": "jamb_multiplayer_v0", "players": ["human", "expectimax"], "num_players": 2, "scoring": "separate"}
-    {"type": "step", "player": 1, "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones", "reward": 1.0, "scores": [0, 1], "dice_after": [2, 2, 4, 5, 6]}
+    {"type": "match", "format": 1, "ruleset": "classic", "seed": 7, "env": "jamb_multiplayer_v0",
+     "players": ["human", "expectimax"], "num_players": 2, "scoring": "separate"}
+    {"type": "step", "player": 1, "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44,
+     "text": "write down/ones", "reward": 1.0, "scores": [0, 1], "dice_after": [2, 2, 4, 5, 6]}
     ...
     {"type": "end", "scores": [612, 655], "steps": 270}
 
@@ -437,8 +440,8 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
                 raise RecordError(f"{path}:{n}: a {kind} line before any game header")
             if end_line is not None:
                 raise RecordError(
-                    f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} ended on line {end_line}); "
-                    "a new game starts with a game header line"
+                    f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} "
+                    f"ended on line {end_line}); a new game starts with a game header line"
                 )
             game = games[-1]
             if kind == "step":
@@ -468,7 +471,8 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
                         or not all(type(x) is int for x in scores)
                     ):
                         raise RecordError(
-                            f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, got {_short(scores)}'
+                            f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, '
+                            f"got {_short(scores)}"
                         )
                 else:
                     score = item.get("score")
@@ -476,7 +480,8 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
                         raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
                 if count != len(game.steps):
                     raise RecordError(
-                        f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}"
+                        f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} "
+                        f"has {len(game.steps)}"
                     )
                 if isinstance(game, MatchRecord):
                     game.final_scores, game.end_line = list(scores), n
@@ -487,9 +492,8 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
             expected = f"{kinds[0]}, step or end" if len(kinds) == 1 else "game, match, step or end"
             raise RecordError(f"{path}:{n}: unknown line type {_short(kind)}; expected {expected}")
     if not games:
-        raise RecordError(
-            f"{path}: no {'game' if kinds == ('game',) else 'match' if kinds == ('match',) else 'game or match'} in the file"
-        )
+        what = "game" if kinds == ("game",) else "match" if kinds == ("match",) else "game or match"
+        raise RecordError(f"{path}: no {what} in the file")
     return games
 
 
@@ -520,7 +524,8 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
     for k, step in enumerate(record.steps):
         if is_over(env.ruleset, env.game):
             raise RecordError(
-                f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, score {env.score})"
+                f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, "
+                f"score {env.score})"
             )
         dice = list(env.game.dice.tolist()) if env.game.roll else []
         if "dice" in step and step["dice"] != dice:
@@ -540,6 +545,20 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
             raise RecordError(
                 f"{where}: the replay scored {env.score}, the record's end line says {record.final_score}"
             )
+
+
+def replayed(record: GameRecord | MatchRecord) -> GameRecord | MatchRecord:
+    """``record`` as the engine replays it: a new record of the same game (header as the
+    record's) whose every step (text, reward, score or scores, dice) and end come from the
+    replay, not from the record's lines. What a tool shows of a record it did not write
+    comes from here. Raises RecordError as :func:`replay`."""
+    if isinstance(record, MatchRecord):
+        again = MatchRecord(record.ruleset, record.seed, list(record.players), record.scoring, source=record.source)
+    else:
+        again = GameRecord(record.ruleset, record.seed, record.player, source=record.source)
+    for _ in replay(record, into=again):
+        pass
+    return again
 
 
 def match_env(record: MatchRecord, render_mode: str | None = None):

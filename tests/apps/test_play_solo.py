@@ -14,7 +14,7 @@ from agents.apps.cli import play
 from jamb_env import Action, JambEnv, load_ruleset
 from jamb_env.replay.records import RecordError, read_records, replay
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 ROWS = load_ruleset("classic").rows
 
