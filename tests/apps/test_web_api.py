@@ -479,3 +479,20 @@ def test_the_command_serves_until_a_signal(tmp_path, signum, code):
             proc.kill()
             proc.wait()
     assert proc.returncode == code and "stopped" in err and "every game is saved" in err
+
+
+def test_the_server_imports_neither_rich_nor_the_terminal_game():
+    """jamb-web sits on the session module (agents/apps/session.py), not on the terminal
+    app: serving a game loads no rich."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from agents.apps.web.server import Lobby, create_app; "
+        "c = create_app(Lobby(None)).test_client(); "
+        "gid = c.post('/api/games', json={'seed': 1}).get_json()['id']; "
+        "assert c.post(f'/api/games/{gid}/move', json={'move': 'roll', 'keep': []}).status_code == 200; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich' or m == 'agents.apps.terminal'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

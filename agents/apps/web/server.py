@@ -275,16 +275,20 @@ def make_server(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     lobby: Lobby | None = None,
-    read_timeout: float = READ_TIMEOUT,
-    max_connections: int = MAX_CONNECTIONS,
+    read_timeout: float | None = None,
+    max_connections: int | None = None,
 ):
     """A threaded WSGI server (werkzeug's) of :func:`create_app` bound to ``host:port``
     (port 0: a free one; ``server.server_port`` says which), not yet serving: call
     ``serve_forever()`` (``shutdown()`` from another thread stops it). A host other than
     loopback accepts any ``Host`` header. Each read of a request waits at most
-    ``read_timeout`` seconds; at most ``max_connections`` are served at once. Raises
-    OSError when the address is taken."""
+    ``read_timeout`` seconds (default :data:`READ_TIMEOUT`); at most ``max_connections``
+    (default :data:`MAX_CONNECTIONS`) are served at once. Raises OSError when the address
+    is taken."""
     from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
+
+    read_timeout = READ_TIMEOUT if read_timeout is None else read_timeout
+    max_connections = MAX_CONNECTIONS if max_connections is None else max_connections
 
     class Handler(WSGIRequestHandler):
         timeout = float(read_timeout)  # socketserver: every read of the connection waits at most this
