@@ -410,30 +410,8 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
             continue
         item = _json_line(path, n, line, limits)
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind in ("game", "match") and kind not in kinds:
-            if kind == "match":
-                raise RecordError(
-                    f'{path}:{n}: a multiplayer match record (type "match"), not a solitaire game; '
-                    "read it with read_matches or read_any, replay it with jamb-play --replay"
-                )
-            raise RecordError(f'{path}:{n}: a solitaire game record (type "game"), not a multiplayer match')
-        if kind in ("game", "match") and len(games) >= limits.max_games:
-            raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
-        if kind == "game":
-            if item.get("format") != FORMAT:
-                raise RecordError(
-                    f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}"
-                )
-            seed, ruleset = item.get("seed"), item.get("ruleset")
-            if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
-                raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
-            player = item.get("player", "?")
-            if not isinstance(player, str):
-                raise RecordError(f"{path}:{n}: a game header's player is a name (a string), got {player!r}")
-            games.append(GameRecord(ruleset=ruleset, seed=seed, player=player, source=str(path)))
-            header_line, end_line = n, None
-        elif kind == "match":
-            games.append(_match_header(path, n, item))
+        if kind in ("game", "match"):
+            games.append(_header(path, n, item, kind, kinds, len(games), limits))
             header_line, end_line = n, None
         elif kind in ("step", "end"):
             if not games:
@@ -443,50 +421,10 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
                     f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} "
                     f"ended on line {end_line}); a new game starts with a game header line"
                 )
-            game = games[-1]
             if kind == "step":
-                if type(item.get("action")) is not int:
-                    raise RecordError(f"{path}:{n}: a step needs an integer action")
-                if len(game.steps) >= limits.max_steps:
-                    raise RecordError(
-                        f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}"
-                    )
-                _check_step(path, n, item)
-                if isinstance(game, MatchRecord) and not (
-                    type(item.get("player")) is int and 0 <= item["player"] < game.num_players
-                ):
-                    raise RecordError(
-                        f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, "
-                        f"got {_short(item.get('player'))}"
-                    )
-                game.steps.append({k: v for k, v in item.items() if k != "type"})
-                game.step_lines.append(n)
+                _step_line(path, n, item, games[-1], header_line, limits)
             else:
-                count = item.get("steps", len(game.steps))
-                if isinstance(game, MatchRecord):
-                    scores = item.get("scores")
-                    if (
-                        not isinstance(scores, list)
-                        or len(scores) != game.num_players
-                        or not all(type(x) is int for x in scores)
-                    ):
-                        raise RecordError(
-                            f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, '
-                            f"got {_short(scores)}"
-                        )
-                else:
-                    score = item.get("score")
-                    if type(score) is not int:
-                        raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
-                if count != len(game.steps):
-                    raise RecordError(
-                        f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} "
-                        f"has {len(game.steps)}"
-                    )
-                if isinstance(game, MatchRecord):
-                    game.final_scores, game.end_line = list(scores), n
-                else:
-                    game.final_score = score
+                _end_line(path, n, item, games[-1], header_line)
                 end_line = n
         else:
             expected = f"{kinds[0]}, step or end" if len(kinds) == 1 else "game, match, step or end"
@@ -495,6 +433,69 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
         what = "game" if kinds == ("game",) else "match" if kinds == ("match",) else "game or match"
         raise RecordError(f"{path}: no {what} in the file")
     return games
+
+
+def _header(path: Path, n: int, item: dict, kind: str, kinds: tuple[str, ...], count: int, limits: RecordLimits):
+    """The record a ``game`` or ``match`` header line starts (``count`` games read so far)."""
+    if kind not in kinds:
+        if kind == "match":
+            raise RecordError(
+                f'{path}:{n}: a multiplayer match record (type "match"), not a solitaire game; '
+                "read it with read_matches or read_any, replay it with jamb-play --replay"
+            )
+        raise RecordError(f'{path}:{n}: a solitaire game record (type "game"), not a multiplayer match')
+    if count >= limits.max_games:
+        raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
+    if kind == "match":
+        return _match_header(path, n, item)
+    if item.get("format") != FORMAT:
+        raise RecordError(f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}")
+    seed, ruleset = item.get("seed"), item.get("ruleset")
+    if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
+        raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
+    player = item.get("player", "?")
+    if not isinstance(player, str):
+        raise RecordError(f"{path}:{n}: a game header's player is a name (a string), got {player!r}")
+    return GameRecord(ruleset=ruleset, seed=seed, player=player, source=str(path))
+
+
+def _step_line(path: Path, n: int, item: dict, game, header_line: int, limits: RecordLimits) -> None:
+    """A step line, checked and appended to ``game``."""
+    if type(item.get("action")) is not int:
+        raise RecordError(f"{path}:{n}: a step needs an integer action")
+    if len(game.steps) >= limits.max_steps:
+        raise RecordError(f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}")
+    _check_step(path, n, item)
+    player = item.get("player")
+    if isinstance(game, MatchRecord) and not (type(player) is int and 0 <= player < game.num_players):
+        raise RecordError(
+            f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, got {_short(player)}"
+        )
+    game.steps.append({k: v for k, v in item.items() if k != "type"})
+    game.step_lines.append(n)
+
+
+def _end_line(path: Path, n: int, item: dict, game, header_line: int) -> None:
+    """An end line, checked and set as ``game``'s end score(s)."""
+    count = item.get("steps", len(game.steps))
+    if isinstance(game, MatchRecord):
+        scores = item.get("scores")
+        if not isinstance(scores, list) or len(scores) != game.num_players or not all(type(x) is int for x in scores):
+            raise RecordError(
+                f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, got {_short(scores)}'
+            )
+    else:
+        score = item.get("score")
+        if type(score) is not int:
+            raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
+    if count != len(game.steps):
+        raise RecordError(
+            f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}"
+        )
+    if isinstance(game, MatchRecord):
+        game.final_scores, game.end_line = list(scores), n
+    else:
+        game.final_score = score
 
 
 def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchRecord | None = None):

@@ -20,6 +20,7 @@ replay, cached until the file changes; a record that does not replay is listed w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -51,6 +52,14 @@ def own_file(path: Path) -> bool:
     """Whether ``path`` is a regular file of its folder itself: a symbolic link (to a file
     outside the records folder) is not, so it is never served, read or saved through."""
     return path.is_file() and not path.is_symlink()
+
+
+def mtime(path: Path) -> int:
+    """``path``'s modification time (ns), or -1 for a file that is gone (deleted meanwhile)."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
 
 
 def finished(path: Path) -> bool:
@@ -298,7 +307,7 @@ class Lobby:
         extra = len(paths) + 1 - self.max_records
         if extra <= 0:
             return
-        for path in sorted(paths, key=lambda p: p.stat().st_mtime_ns):
+        for path in sorted(paths, key=mtime):
             if extra > 0 and finished(path):
                 path.with_suffix(".json").unlink(missing_ok=True)
                 path.unlink(missing_ok=True)
@@ -312,8 +321,10 @@ class Lobby:
 
     def saved(self, limit: int = 100) -> list[dict]:
         """The saved games, newest first (:meth:`summary` of each)."""
-        paths = sorted(self._record_files(), key=lambda p: p.stat().st_mtime_ns, reverse=True)[:limit]
-        games = [self.summary(path) for path in paths]
+        games = []
+        for path in sorted(self._record_files(), key=mtime, reverse=True)[:limit]:
+            with contextlib.suppress(OSError):  # a file deleted meanwhile is not listed
+                games.append(self.summary(path))
         with self._lock:  # the cache keeps the games listed
             self._summaries = {g["id"]: self._summaries[g["id"]] for g in games if g["id"] in self._summaries}
         return games
