@@ -426,6 +426,7 @@ def test_binds_loopback_by_default_and_refuses_other_hosts(lobby):
 def test_cli_refuses_bad_arguments(tmp_path, capsys):
     for argv in (
         ["--port", "70000"],
+        ["--max-records", "0"],
         ["--agent", str(tmp_path / "none.zip")],
         ["--agent", "nobody"],
         ["--agent", str(tmp_path)],
