@@ -1,27 +1,12 @@
-"""A terminal game session for people: commands, the sheet drawn with rich, save and load.
+"""The terminal game (``jamb-play``): the sheet drawn with rich, the commands typed at a
+prompt, save and load.
 
-Commands (typed at the prompt; ids as RULES.md §1, unique prefixes accepted, rows 1-6 for
-ones..sixes, positions 1..n are the dice as shown, sorted)::
-
-    keep 1 3 4        re-roll every die except positions 1, 3, 4   (keep = re-roll all)
-    reroll 2 5        re-roll positions 2 and 5                    (reroll = all dice)
-    announce full     announce a cell of the announce column (right after roll 1)
-    write free full   write a cell (column row); "write full" when only one column can take that row
-    joker 6 2         Joly: the fixed joker 6 sets die 2 to 6 (each joker once per game)
-    joker J 5 1       Joly: a free joker J sets die 1 to 5 (two per game)
-    basket            Joly: cancel the turn's rolls and roll all dice again as roll 1 (two per game)
-    hint              the coach's advice (with --coach)
-    sheet             draw the sheet again
-    save [FILE]       save the game (a replayable record; FILE new or empty, or this game's own)
-    help, quit
-
-Every invalid command gets a message that says why; the game state never changes on one.
-
-The commands work on any env-like object with ``ruleset`` and ``game`` (the
-:class:`~jamb_env.rules.GameState` of the player to move; :class:`CommandSession`):
+The game itself (players, seats, the commands and what each does, the moves and the
+record) is :mod:`agents.apps.session`, which ``jamb-web`` shares; this module draws it.
 :class:`PlaySession` plays a solitaire :class:`~jamb_env.JambEnv`, :class:`MatchSession`
 a hot-seat multiplayer game (:mod:`jamb_env.multiplayer`) where each seat is a person
-typing these commands or an agent that moves by itself.
+typing the commands or an agent that moves by itself. Every invalid command gets a
+message that says why; the game state never changes on one.
 """
 
 from __future__ import annotations
@@ -38,16 +23,15 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from agents.apps.session import COMMANDS, HUMAN, CommandError, MatchGame, SoloGame
 from jamb_env import rules as core
 from jamb_env.env import JambEnv
 from jamb_env.render.sheet import jokers_text, printable, sheet_view
-from jamb_env.replay.records import GameRecord, MatchRecord
 from jamb_env.rules import match as M
-from jamb_env.rules.tables import UPPER_ROWS
 from jamb_env.utils.errors import IllegalActionError
 from jamb_env.utils.files import check_new_file, same_file
 
-ROW_ALIASES = {str(i + 1): row for i, row in enumerate(UPPER_ROWS)}
+__all__ = ["HUMAN", "CommandError", "MatchSession", "PlaySession", "sheet_table", "shown", "status_line"]
 
 
 def shown(text: object) -> str:
@@ -56,10 +40,6 @@ def shown(text: object) -> str:
     string from a file (a ruleset's names, a record's players and step texts, a path, an
     error message) goes through this before rich prints it."""
     return escape(printable(text))
-
-
-class CommandError(ValueError):
-    """An invalid command; the message says what was wrong and what is allowed."""
 
 
 #: the colour of each seat's marks on a shared sheet (P1..P5)
@@ -128,7 +108,8 @@ def status_line(env: JambEnv) -> str:
     if core.is_over(env.ruleset, game):
         return f"[bold]Game over: {env.score} points.[/]"
     dice = "  ".join(f"{i + 1}:[bold]\\[{d}][/]" for i, d in enumerate(game.dice.tolist()))
-    text = f"turn {game.turn + 1}/{env.ruleset.num_cells}   roll {game.roll}/{core.max_rolls(env.ruleset, game)}   dice {dice}"
+    rolls = core.max_rolls(env.ruleset, game)
+    text = f"turn {game.turn + 1}/{env.ruleset.num_cells}   roll {game.roll}/{rolls}   dice {dice}"
     if game.announced >= 0:
         text += f"   announced [yellow]{shown('/'.join(env.ruleset.cell_name(game.announced)))}[/]"
     if game.answer_due >= 0:
@@ -141,166 +122,13 @@ def status_line(env: JambEnv) -> str:
     return text
 
 
-class CommandSession:
-    """The commands of a terminal game (module docstring) on ``self.env``: any env-like
-    object with ``ruleset`` and ``game`` (the :class:`~jamb_env.rules.GameState` the
-    player to move plays on); the legal actions come from the rules of that state.
+class TerminalCommands:
+    """The terminal's side of a session of :mod:`agents.apps.session`: ``console`` (where
+    it draws), :meth:`draw` (each session its own), ``hint``, ``save`` and :meth:`handle`,
+    which runs one command line."""
 
-    A subclass sets ``env``, ``console``, ``coach`` (or None) and ``record`` (with
-    ``write(path)`` and ``steps``), and provides :meth:`apply` and :meth:`draw`;
-    :meth:`handle` runs one command line.
-    """
-
-    env = None
     console: Console
-    coach = None
 
-    # ------------------------------------------------------------------ actions
-    @property
-    def over(self) -> bool:
-        return core.is_over(self.env.ruleset, self.env.game)
-
-    def apply(self, action: int) -> None:  # pragma: no cover - every session has its own
-        raise NotImplementedError
-
-    def parse(self, line: str) -> int | str | None:
-        """The env action of a command line, or a meta command name; CommandError if invalid."""
-        words = line.strip().lower().split()
-        if not words:
-            return None
-        cmd, args = words[0], words[1:]
-        meta = {
-            "help": "help",
-            "?": "help",
-            "sheet": "sheet",
-            "hint": "hint",
-            "quit": "quit",
-            "exit": "quit",
-            "q": "quit",
-            "save": "save",
-        }
-        if cmd in meta:
-            return meta[cmd]
-        if self.over:
-            raise CommandError("the game is over; type quit (or save)")
-        rules = self.env.ruleset
-        if cmd in ("keep", "k", "reroll", "r", "roll"):
-            positions = self._positions(args)
-            if cmd in ("keep", "k"):
-                keep = positions
-            else:
-                keep = [i for i in range(rules.dice) if i not in positions] if args else []
-            return self._checked(self._hold_action(keep))
-        if cmd in ("announce", "a"):
-            if len(args) != 1:
-                raise CommandError("usage: announce ROW (e.g. announce full)")
-            cols = core.layout(rules).announce_columns
-            if not cols:
-                raise CommandError(f"{rules.name} has no announce column")
-            row = self._row(args[0])
-            return self._checked(core.encode(rules, core.Action("announce", column=rules.columns[cols[0]], row=row)))
-        if cmd in ("write", "w"):
-            if len(args) == 2:
-                column, row = self._column(args[0]), self._row(args[1])
-            elif len(args) == 1:
-                row = self._row(args[0])
-                mask = core.legal_mask(rules, self.env.game)
-                options = [
-                    c for c in rules.columns if mask[core.encode(rules, core.Action("write", column=c, row=row))]
-                ]
-                if len(options) != 1:
-                    raise CommandError(f"say which column: {row} is open in {', '.join(options) or 'no column'} now")
-                column = options[0]
-            else:
-                raise CommandError("usage: write COLUMN ROW (e.g. write down ones)")
-            return self._checked(core.encode(rules, core.Action("write", column=column, row=row)))
-        if cmd in ("joker", "j"):
-            return self._checked(self._joker_action(args))
-        if cmd == "basket":
-            self._need_jokers("basket")
-            if args:
-                raise CommandError("usage: basket (no arguments: all dice are rolled again as the turn's roll 1)")
-            return self._checked(core.encode(rules, core.Action("basket")))
-        extra = ", joker, basket" if rules.jokers else ""
-        raise CommandError(
-            f"unknown command {cmd!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit"
-        )
-
-    def _need_jokers(self, what: str) -> None:
-        rules = self.env.ruleset
-        if not rules.jokers:
-            raise CommandError(
-                f"{rules.name} has no jokers, so no {what} (Joly's jokers, RULES.md §6: e.g. --ruleset joly)"
-            )
-
-    def _joker_action(self, args: list[str]) -> int:
-        """The joker action of ``joker V DIE`` (fixed joker ``V``) or ``joker J V DIE`` (a
-        free joker set to ``V``); DIE is a position as shown, and among equal dice the
-        joker goes to the leftmost (the same effect)."""
-        self._need_jokers("joker")
-        usage = "usage: joker V DIE (the fixed joker V on die DIE, e.g. joker 6 2) or joker J V DIE (a free joker J set to V)"
-        free = bool(args) and args[0] == "j"
-        if len(args) != (3 if free else 2):
-            raise CommandError(usage)
-        value, die = args[-2], args[-1]
-        if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 6:
-            raise CommandError(f"a joker's value is a face 1..6, got {value!r}; {usage}")
-        i = self._positions([die])[0]
-        dice = self.env.game.dice
-        i = int(np.flatnonzero(dice == dice[i])[0]) if self.env.game.roll > 0 else i
-        rules = self.env.ruleset
-        return core.encode(rules, core.Action("joker", joker="J" if free else value, die=i, value=int(value)))
-
-    def _checked(self, action: int) -> int:
-        rules = self.env.ruleset
-        reason = core.why_illegal(rules, self.env.game, action)
-        if reason is not None:
-            raise CommandError(f"{core.action_to_string(rules, action)} is not allowed: {reason}")
-        return action
-
-    def _positions(self, args: list[str]) -> list[int]:
-        n = self.env.ruleset.dice
-        out = []
-        for a in args:
-            if not (a.isascii() and a.isdigit()) or not 1 <= int(a) <= n:
-                raise CommandError(f"dice positions are 1..{n} (as shown), got {a!r}")
-            if int(a) - 1 in out:
-                raise CommandError(f"position {a} is named twice")
-            out.append(int(a) - 1)
-        return out
-
-    def _hold_action(self, keep: list[int]) -> int:
-        """The canonical re-roll action that keeps the dice at positions ``keep``."""
-        rules, game = self.env.ruleset, self.env.game
-        if len(keep) == rules.dice:
-            raise CommandError("keeping every die is not a re-roll; write or announce instead")
-        tables = rules.tables
-        kept = sorted(int(game.dice[i]) for i in keep)
-        sub = tables.sub_index(kept) if kept else tables.sub_index([])
-        masks = np.flatnonzero(tables.hold_canonical[game.dice_index] & (tables.hold_sub[game.dice_index] == sub))
-        return int(masks[0])
-
-    def _row(self, word: str) -> str:
-        rows = self.env.ruleset.rows
-        if word in ROW_ALIASES and ROW_ALIASES[word] in rows:
-            return ROW_ALIASES[word]
-        hits = [r for r in rows if r.startswith(word)]
-        if word in rows:
-            return word
-        if len(hits) != 1:
-            raise CommandError(f"unknown or ambiguous row {word!r}; rows: {', '.join(rows)} (1-6 for ones..sixes)")
-        return hits[0]
-
-    def _column(self, word: str) -> str:
-        cols = self.env.ruleset.columns
-        if word in cols:
-            return word
-        hits = [c for c in cols if c.startswith(word)]
-        if len(hits) != 1:
-            raise CommandError(f"unknown or ambiguous column {word!r}; columns: {', '.join(cols)}")
-        return hits[0]
-
-    # ------------------------------------------------------------------ drawing and coaching
     def draw(self) -> None:  # pragma: no cover - every session has its own
         raise NotImplementedError
 
@@ -320,20 +148,6 @@ class CommandSession:
             self.console.print(f"   {printable(self.command_for(a)):32s} {value:9.2f}", markup=False)
         if options:
             self.console.print(f"   ({self.coach.explain_unit})", markup=False)
-
-    def command_for(self, action: int) -> str:
-        """The command a person types for ``action`` (holds as dice positions)."""
-        act = core.decode(self.env.ruleset, action)
-        if act.kind == "reroll":
-            kept = [str(i + 1) for i, k in enumerate(act.keep) if k]
-            return f"keep {' '.join(kept)}" if kept else "reroll"
-        if act.kind == "announce":
-            return f"announce {act.row}"
-        if act.kind == "joker":
-            return f"joker {'J ' if act.joker == 'J' else ''}{act.value} {act.die + 1}"
-        if act.kind == "basket":
-            return "basket"
-        return f"write {act.column} {act.row}"
 
     def save(self, path: str | Path, quiet: bool = False) -> bool:
         """Write the game record to ``path``; on failure say why and keep playing."""
@@ -371,7 +185,7 @@ class CommandSession:
         if cmd is None:
             return None
         if cmd == "help":
-            self.console.print(__doc__.split("::", 1)[1].split("Every invalid")[0].rstrip(), markup=False)
+            self.console.print(COMMANDS, markup=False)
         elif cmd == "sheet":
             self.draw()
         elif cmd == "hint":
@@ -399,28 +213,17 @@ class CommandSession:
         return None
 
 
-class PlaySession(CommandSession):
-    """One game: parses commands into env actions and keeps the record.
+class PlaySession(TerminalCommands, SoloGame):
+    """One game in the terminal (:class:`agents.apps.session.SoloGame` drawn here).
 
     Args:
         ruleset, seed: the game (same seed, same dice).
         console: where to draw; coach: an agent (``act``, optional ``explain``) for hints.
     """
 
-    def __init__(self, ruleset: str, seed: int, console: Console | None = None, coach=None, player: str = "human"):
-        self.env = JambEnv(ruleset, illegal_action="raise")
-        self.env.reset(seed=seed)
-        self.record = GameRecord(
-            ruleset=self.env.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset),
-            seed=seed,
-            player=player,
-        )
+    def __init__(self, ruleset: str, seed: int, console: Console | None = None, coach=None, player: str = HUMAN):
+        SoloGame.__init__(self, ruleset, seed, coach=coach, player=player)
         self.console = console or Console(emoji=False)
-        self.coach = coach
-
-    def apply(self, action: int) -> None:
-        """Apply a legal action and record it."""
-        self.record.play(self.env, action)
 
     def draw(self) -> None:
         self.console.print(sheet_table(self.env))
@@ -452,8 +255,6 @@ class PlaySession(CommandSession):
 
 
 # ---------------------------------------------------------------------- multiplayer
-#: the seat name of a person in a match (every other name is an agent)
-HUMAN = "human"
 
 
 def _seat(p: int, players: Sequence[str]) -> str:
@@ -547,22 +348,17 @@ def match_result(scores: Sequence[int], players: Sequence[str]) -> str:
     return f"[bold]Final scores:[/] {final}\n[bold]{who}[/]"
 
 
-class MatchSession(CommandSession):
-    """A hot-seat multiplayer game in the terminal: each seat a person (``"human"``,
-    typing the module's commands) or an agent (``policies[p]``, ``act(view, observation,
-    mask)``, moving by itself, ``delay`` seconds apart). Keeps a
-    :class:`~jamb_env.replay.records.MatchRecord`.
+class MatchSession(TerminalCommands, MatchGame):
+    """A hot-seat multiplayer game in the terminal (:class:`agents.apps.session.MatchGame`
+    drawn here): each seat a person (``"human"``, typing the commands) or an agent
+    (``policies[p]``), which moves by itself ``delay`` seconds apart.
 
     Args:
-        ruleset, seed: the game (same seed, same seating and dice).
-        players: the seats' names, 2..5, in seat order (``player_0`` first).
-        scoring: "separate" or "shared" (:mod:`jamb_env.rules.match`).
-        policies: seat -> agent, for every seat that is not ``"human"``.
-        console: where to draw; coach: an agent for ``hint``; sleep: the pause function.
+        ruleset, seed, players, scoring, policies, coach: as :class:`MatchGame`.
+        console: where to draw; sleep: the pause function.
 
     Raises:
-        ValueError / RulesetError: as :class:`jamb_env.multiplayer.raw_env`, or a seat
-            without a policy.
+        ValueError / RulesetError: as :class:`MatchGame`.
     """
 
     def __init__(
@@ -577,87 +373,10 @@ class MatchSession(CommandSession):
         delay: float = 0.0,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        from jamb_env.engine.observation import encoder
-        from jamb_env.multiplayer import raw_env
-
-        self.aec = raw_env(ruleset=ruleset, num_players=len(players), scoring=scoring, reward="score")
-        self.aec.reset(seed=seed)
-        self.players = [str(p) for p in players]
-        self.policies = dict(policies or {})
-        missing = [p + 1 for p, name in enumerate(self.players) if name != HUMAN and p not in self.policies]
-        if missing:
-            raise ValueError(f"no agent for seat(s) {missing}")
-        name = self.aec.ruleset.name if not str(ruleset).endswith((".yaml", ".yml")) else str(ruleset)
-        self.record = MatchRecord(ruleset=name, seed=seed, players=list(self.players), scoring=scoring)
+        MatchGame.__init__(self, ruleset, seed, players, scoring=scoring, policies=policies, coach=coach)
         self.console = console or Console(emoji=False)
-        self.coach, self.delay, self.sleep = coach, float(delay), sleep
-        self._solo = encoder(self.aec.ruleset).size
-        self._view, self._view_of = None, None
+        self.delay, self.sleep = float(delay), sleep
         self._headed = None  # the (player, match state) whose turn header was printed
-
-    # ------------------------------------------------------------------ state
-    @property
-    def over(self) -> bool:
-        return M.is_over(self.aec.ruleset, self.aec.match)
-
-    @property
-    def to_move(self) -> int:
-        return self.aec.match.to_move
-
-    @property
-    def turn_key(self) -> tuple[int, int]:
-        """(player to move, cells written on the sheet in play): changes with every turn."""
-        ms = self.aec.match
-        return ms.to_move, int(M.sheet_in_play(ms).turn)
-
-    @property
-    def scores(self) -> list[int]:
-        return [int(s) for s in M.scores(self.aec.ruleset, self.aec.match)]
-
-    def _seen(self, policy, full: np.ndarray) -> np.ndarray:
-        """What ``policy`` reads: the whole multiplayer observation for a model trained on
-        a seat, else its solitaire part (as :func:`agents.evaluation.matches.play_match`)."""
-        return full if getattr(policy, "observation_size", None) == len(full) else full[: self._solo]
-
-    @property
-    def env(self):
-        """The player to move's view (:meth:`jamb_env.multiplayer.raw_env.seat_view`:
-        ``ruleset``, ``game``, ``score``, ``action_masks()``), with ``observe()`` for the
-        coach; rebuilt when the game moves on."""
-        ms = self.aec.match
-        if self._view_of is not ms:
-            agent = self.aec.possible_agents[ms.to_move]
-            view = self.aec.seat_view(agent)
-            full = self.aec.observe(agent)["observation"]
-            seen = self._seen(self.coach, full)
-            view.observe = lambda: seen.copy()
-            self._view, self._view_of = view, ms
-        return self._view
-
-    # ------------------------------------------------------------------ moves
-    def apply(self, action: int) -> None:
-        """Apply the player to move's legal action and record it."""
-        self.record.play(self.aec, action)
-
-    def agent_move(self) -> None:
-        """The agent of the seat to move plays one action."""
-        ms = self.aec.match
-        policy = self.policies[ms.to_move]
-        agent = self.aec.possible_agents[ms.to_move]
-        obs = self.aec.observe(agent)
-        mask = obs["action_mask"].astype(bool)
-        view = self.aec.seat_view(agent)
-        self.apply(int(policy.act(view, self._seen(policy, obs["observation"]), mask)))
-
-    def load(self, record: MatchRecord) -> None:
-        """Replay ``record``'s steps (checked, :func:`jamb_env.replay.records.replay_match`) into
-        this session, to go on from there."""
-        from jamb_env.replay.records import replay_match
-
-        for _, step in replay_match(record, self.aec):
-            self.record.steps.append(dict(step))
-        if self.over:
-            self.record.final_scores = self.scores
 
     # ------------------------------------------------------------------ drawing
     def draw(self) -> None:

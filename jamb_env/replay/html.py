@@ -8,8 +8,15 @@
 The page needs no server and no network: its CSS and JavaScript are inline, the game is
 one JSON block (``<script type="application/json" id="data">``) and a small script draws
 each step from it. Every step's sheet comes from :func:`jamb_env.render.sheet.sheet_view` on
-the state that :func:`jamb_env.replay.records.replay` reaches, so no rule is restated here.
-``scripts/play.py --html OUT.html`` writes it (``--watch`` and ``--replay``).
+the state that :func:`jamb_env.replay.records.replay` reaches, and every step's text,
+points and reward from the engine replaying it, so no rule is restated here and nothing a
+record's lines claim is shown unchecked. ``jamb-play --html OUT.html`` writes it
+(``--watch`` and ``--replay``).
+
+The page is made of static files (package data in ``jamb_env/replay/static/``, read with
+:func:`static_text`): ``replay.html`` (the page, with ``@TITLE@``, ``@STYLE@``,
+``@DATA@`` and ``@SCRIPT@`` to fill), ``replay.css`` and ``replay.js``, and the sheet's
+drawing ``sheet.css`` and ``sheet.js``, which ``jamb-web``'s page shares (one copy).
 
 Element ids for tests and scripts: ``#first``, ``#prev``, ``#next``, ``#last`` (buttons;
 the left/right arrow keys, Home and End do the same), ``#step`` ("step k / n"), ``#score``
@@ -22,18 +29,28 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Iterator
+from functools import cache
+from importlib import resources
 
 from jamb_env.render.sheet import CELL_STATES, PARTS, sheet_view
-from jamb_env.replay.page_js import SHEET_JS
 from jamb_env.replay.records import GameRecord, RecordError, replay
 
-__all__ = ["replay_html", "replay_states", "page_data"]
+__all__ = ["replay_html", "replay_states", "page_data", "static_text"]
+
+
+@cache
+def static_text(name: str) -> str:
+    """The text of ``jamb_env/replay/static/<name>`` (package data: ``sheet.js``,
+    ``sheet.css``, ``replay.html``, ``replay.js``, ``replay.css``)."""
+    return resources.files("jamb_env.replay").joinpath("static", name).read_text(encoding="utf-8")
 
 
 def replay_states(record: GameRecord) -> Iterator[tuple[object, dict | None]]:
     """Yield ``(env, None)`` at the start (after the reset, the first roll made), then
     ``(env, step)`` after each recorded step: :func:`jamb_env.replay.records.replay` with the
-    start state in front. The same env is yielded each time (read it before the next).
+    start state in front, ``step`` the engine's own record of the action replayed (its
+    text, reward, score and dice; not the record's line). The same env is yielded each
+    time (read it before the next).
 
     Raises:
         RecordError: the record's ruleset cannot be loaded, or a step does not replay
@@ -49,8 +66,9 @@ def replay_states(record: GameRecord) -> Iterator[tuple[object, dict | None]]:
         raise RecordError(f"{where}: {exc}") from exc
     env.reset(seed=record.seed)  # replay() resets again with the same seed: the same game
     yield env, None
-    for env, step in replay(record, env):  # it checks the end line too
-        yield env, step
+    again = GameRecord(record.ruleset, record.seed, record.player)
+    for after, _ in replay(record, env, into=again):  # it checks the end line too
+        yield after, again.steps[-1]
 
 
 def page_data(record: GameRecord) -> dict:
@@ -63,7 +81,7 @@ def page_data(record: GameRecord) -> dict:
     steps: list[dict] = []
     rules = None
     before: list[int] = []
-    for k, (env, step) in enumerate(replay_states(record)):
+    for env, step in replay_states(record):
         rules = env.ruleset
         view = sheet_view(rules, env.game, env.legal_mask())
         item = {
@@ -93,10 +111,8 @@ def page_data(record: GameRecord) -> dict:
             item["kind"] = act.kind
             item["before"] = before
             item["points"] = item["score"] - steps[-1]["score"]
-            if isinstance(step.get("reward"), (int, float)):
-                item["reward"] = float(step["reward"])
-            if isinstance(step.get("turn"), int) and isinstance(step.get("roll"), int):
-                item["at"] = f"turn {step['turn'] + 1}, roll {step['roll']}"
+            item["reward"] = float(step["reward"])
+            item["at"] = f"turn {step['turn'] + 1}, roll {step['roll']}"
             if act.kind == "reroll":
                 item["kept"] = [bool(x) for x in act.keep]
             else:
@@ -112,6 +128,7 @@ def page_data(record: GameRecord) -> dict:
         "columns": list(rules.columns),
         "rows": list(rules.rows),
         "parts": list(PARTS),
+        "cell_states": list(CELL_STATES),
         "num_cells": rules.num_cells,
         "dice": rules.dice,
         "final_score": record.final_score,
@@ -149,141 +166,13 @@ def replay_html(record: GameRecord) -> str:
     """
     data = page_data(record)
     who = f"{record.player} on {record.ruleset}, seed {record.seed}"
-    head, tail = _PAGE.split("@DATA@")  # split first: a name holding "@DATA@" stays text
+    head, tail = _page().split("@DATA@")  # split first: a name holding "@DATA@" stays text
     return head.replace("@TITLE@", html.escape(f"Jamb replay: {who}")) + _json_for_script(data) + tail
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>@TITLE@</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 1em; color: #111; background: #fafafa; }
-h1 { font-size: 1.2em; margin: 0 0 .5em 0; }
-#controls { display: flex; gap: .4em; align-items: center; margin-bottom: .6em; }
-#controls button { font-size: 1em; padding: .25em .8em; }
-#step { font-variant-numeric: tabular-nums; margin-left: .6em; min-width: 8em; }
-#info { margin-bottom: .6em; line-height: 1.6; }
-#info .label { color: #555; }
-#action { font-weight: bold; }
-#score { font-weight: bold; font-size: 1.2em; }
-.dicerow { display: flex; gap: 8px; align-items: center; margin: .3em 0; min-height: 40px; }
-.dicerow .label { color: #555; width: 9em; }
-.die { width: 34px; height: 34px; border: 2px solid #000; border-radius: 6px; background: #fff;
-       display: grid; grid-template-columns: repeat(3, 1fr); grid-template-rows: repeat(3, 1fr); box-sizing: border-box; padding: 3px; }
-.die.empty { border: 1px solid #bbb; }
-.die.kept { background: #cfe3ff; border-color: #1a4fa0; box-shadow: 0 0 0 2px #1a4fa0; }
-.die span { align-self: center; justify-self: center; width: 6px; height: 6px; border-radius: 50%; }
-.die span.pip { background: #000; }
-.legend { font-size: .85em; color: #555; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #c8c8c8; padding: 1px 6px; text-align: right; min-width: 3.2em; }
-th { background: #ddd; }
-td.rowname { text-align: left; background: #f4f4f4; min-width: 6em; }
-td.written { background: #fff; }
-td.open { background: #d6f5d0; color: #1b7a1b; }
-td.announce { background: #fff1a8; }
-td.closed { background: #eee; }
-td.target { outline: 3px solid #d02020; outline-offset: -3px; font-weight: bold; }
-tr.part td { color: #44548a; }
-tr.first td { border-top: 2px solid #000; }
-tr.total td { border-top: 2px solid #000; font-weight: bold; }
-</style>
-</head>
-<body>
-<h1 id="title"></h1>
-<div id="controls">
-<button id="first" type="button" title="first step (Home)">&laquo; first</button>
-<button id="prev" type="button" title="previous step (left arrow)">&#x25C0; prev</button>
-<button id="next" type="button" title="next step (right arrow)">next &#x25B6;</button>
-<button id="last" type="button" title="last step (End)">last &raquo;</button>
-<span id="step"></span>
-</div>
-<div id="info">
-<div><span class="label">action:</span> <span id="at"></span> <span id="action"></span></div>
-<div><span class="label">points:</span> <span id="points"></span> &nbsp; <span class="label">score:</span> <span id="score"></span><span id="extra"></span></div>
-<div><span class="label">now:</span> <span id="now"></span></div>
-</div>
-<div class="dicerow" id="beforerow"><span class="label" id="beforelabel">chosen on</span><span id="before" class="dicerow"></span></div>
-<div class="dicerow"><span class="label">dice</span><span id="dice" class="dicerow"></span></div>
-<table id="sheet"></table>
-<p class="legend">Green: open now (the value a write would get); yellow: announceable (a); grey: closed;
-red outline: the cell this step wrote or announced; blue dice: kept by a re-roll.</p>
-<noscript><p>This page draws the game with JavaScript; turn it on to see it.</p></noscript>
-<script type="application/json" id="data">@DATA@</script>
-<script>
-(function () {
-  "use strict";
-  var D = JSON.parse(document.getElementById("data").textContent);
-  var S = D.steps, n = S.length - 1, k = 0;
-@SHEET_JS@
-  function $(id) { return document.getElementById(id); }
-  function die(face, kept) {
-    var d = el("div", "die" + (face ? "" : " empty") + (kept ? " kept" : ""));
-    if (face) {
-      d.title = String(face) + (kept ? " (kept)" : "");
-      d.setAttribute("data-face", String(face));
-      pips(d, face);
-    }
-    return d;
-  }
-  function dice(box, faces, kept) {
-    box.textContent = "";
-    if (!faces.length) { for (var i = 0; i < D.dice; i++) box.appendChild(die(0, false)); return; }
-    faces.forEach(function (f, i) { box.appendChild(die(f, kept ? kept[i] : false)); });
-  }
-  function sheet(s) {
-    sheetTable($("sheet"), D, s, function (td, r, c) {
-      if (s.target && s.target[0] === c && s.target[1] === r) td.className += " target";
-    });
-  }
-  function show(to) {
-    k = Math.max(0, Math.min(n, to));
-    var s = S[k];
-    $("step").textContent = "step " + k + " / " + n;
-    $("score").textContent = String(s.score);
-    $("extra").textContent = extraTotals(D, s).map(function (t) { return "  " + t; }).join("");
-    if (k === 0) {
-      $("at").textContent = "start";
-      $("action").textContent = "(the first roll)";
-      $("points").textContent = "-";
-    } else {
-      $("at").textContent = s.at ? s.at + ":" : "step " + k + ":";
-      $("action").textContent = s.action;
-      var pts = (s.points >= 0 ? "+" : "") + s.points;
-      if (typeof s.reward === "number" && s.reward !== s.points) pts += " (reward " + s.reward + ")";
-      $("points").textContent = pts;
-    }
-    var now = "turn " + s.turn + "/" + D.num_cells + ", " + s.roll + ", announced " + s.announced;
-    if (s.answer_due) now += ", answer due: " + s.answer_due;
-    if (s.copy_row) now += ", copy offers: " + s.copy_row;
-    if (s.jokers) now += ", jokers left: " + s.jokers;
-    if (k === n && D.final_score !== null && D.final_score !== undefined) now += " (game over: final score " + D.final_score + ")";
-    $("now").textContent = now;
-    $("beforerow").style.visibility = k > 0 && s.before.length ? "visible" : "hidden";
-    $("beforelabel").textContent = s.kind === "reroll" ? "re-rolled from" : "chosen on";
-    dice($("before"), s.before, s.kept);
-    dice($("dice"), s.dice, null);
-    sheet(s);
-    $("first").disabled = $("prev").disabled = k === 0;
-    $("next").disabled = $("last").disabled = k === n;
-  }
-  $("title").textContent = "Jamb " + D.title + ": " + D.player + ", seed " + D.seed + " (" + n + " steps" +
-    (D.final_score !== null && D.final_score !== undefined ? ", final score " + D.final_score : "") + ")";
-  $("first").onclick = function () { show(0); };
-  $("prev").onclick = function () { show(k - 1); };
-  $("next").onclick = function () { show(k + 1); };
-  $("last").onclick = function () { show(n); };
-  document.addEventListener("keydown", function (e) {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    var to = {ArrowLeft: k - 1, ArrowRight: k + 1, Home: 0, End: n}[e.key];
-    if (to !== undefined) { e.preventDefault(); show(to); }
-  });
-  show(0);
-})();
-</script>
-</body>
-</html>
-""".replace("@SHEET_JS@", SHEET_JS)
+@cache
+def _page() -> str:
+    """``replay.html`` with the sheet's and the page's own CSS and JavaScript inlined."""
+    style = static_text("sheet.css") + static_text("replay.css")
+    script = static_text("sheet.js") + static_text("replay.js")
+    return static_text("replay.html").replace("@STYLE@", style).replace("@SCRIPT@", script)

@@ -3,7 +3,8 @@
 A record is one header line, one line per step, and an end line::
 
     {"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}
-    {"type": "step", "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones", "reward": 1.0, "score": 1, "dice_after": [2, 2, 4, 5, 6]}
+    {"type": "step", "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones",
+     "reward": 1.0, "score": 1, "dice_after": [2, 2, 4, 5, 6]}
     ...
     {"type": "end", "score": 612, "steps": 131}
 
@@ -15,8 +16,10 @@ the seed reproduces the game; :func:`replay` checks the dice on the way.
 A multiplayer match (:mod:`jamb_env.multiplayer`) is recorded the same way, with a
 ``match`` header, the player to move on every step line and every player's score::
 
-    {"type": "match", "format": 1, "ruleset": "classic", "seed": 7, "env": "jamb_multiplayer_v0", "players": ["human", "expectimax"], "num_players": 2, "scoring": "separate"}
-    {"type": "step", "player": 1, "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44, "text": "write down/ones", "reward": 1.0, "scores": [0, 1], "dice_after": [2, 2, 4, 5, 6]}
+    {"type": "match", "format": 1, "ruleset": "classic", "seed": 7, "env": "jamb_multiplayer_v0",
+     "players": ["human", "expectimax"], "num_players": 2, "scoring": "separate"}
+    {"type": "step", "player": 1, "turn": 0, "roll": 1, "dice": [1, 3, 3, 5, 6], "action": 44,
+     "text": "write down/ones", "reward": 1.0, "scores": [0, 1], "dice_after": [2, 2, 4, 5, 6]}
     ...
     {"type": "end", "scores": [612, 655], "steps": 270}
 
@@ -407,95 +410,99 @@ def _parse(path: Path, lines: Iterable[tuple[int, str]], kinds: tuple[str, ...],
             continue
         item = _json_line(path, n, line, limits)
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind in ("game", "match") and kind not in kinds:
-            if kind == "match":
-                raise RecordError(
-                    f'{path}:{n}: a multiplayer match record (type "match"), not a solitaire game; '
-                    "read it with read_matches or read_any, replay it with jamb-play --replay"
-                )
-            raise RecordError(f'{path}:{n}: a solitaire game record (type "game"), not a multiplayer match')
-        if kind in ("game", "match") and len(games) >= limits.max_games:
-            raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
-        if kind == "game":
-            if item.get("format") != FORMAT:
-                raise RecordError(
-                    f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}"
-                )
-            seed, ruleset = item.get("seed"), item.get("ruleset")
-            if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
-                raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
-            player = item.get("player", "?")
-            if not isinstance(player, str):
-                raise RecordError(f"{path}:{n}: a game header's player is a name (a string), got {player!r}")
-            games.append(GameRecord(ruleset=ruleset, seed=seed, player=player, source=str(path)))
-            header_line, end_line = n, None
-        elif kind == "match":
-            games.append(_match_header(path, n, item))
+        if kind in ("game", "match"):
+            games.append(_header(path, n, item, kind, kinds, len(games), limits))
             header_line, end_line = n, None
         elif kind in ("step", "end"):
             if not games:
                 raise RecordError(f"{path}:{n}: a {kind} line before any game header")
             if end_line is not None:
                 raise RecordError(
-                    f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} ended on line {end_line}); "
-                    "a new game starts with a game header line"
+                    f"{path}:{n}: a {kind} line after the end of the game (the game of line {header_line} "
+                    f"ended on line {end_line}); a new game starts with a game header line"
                 )
-            game = games[-1]
             if kind == "step":
-                if type(item.get("action")) is not int:
-                    raise RecordError(f"{path}:{n}: a step needs an integer action")
-                if len(game.steps) >= limits.max_steps:
-                    raise RecordError(
-                        f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}"
-                    )
-                _check_step(path, n, item)
-                if isinstance(game, MatchRecord) and not (
-                    type(item.get("player")) is int and 0 <= item["player"] < game.num_players
-                ):
-                    raise RecordError(
-                        f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, "
-                        f"got {_short(item.get('player'))}"
-                    )
-                game.steps.append({k: v for k, v in item.items() if k != "type"})
-                game.step_lines.append(n)
+                _step_line(path, n, item, games[-1], header_line, limits)
             else:
-                count = item.get("steps", len(game.steps))
-                if isinstance(game, MatchRecord):
-                    scores = item.get("scores")
-                    if (
-                        not isinstance(scores, list)
-                        or len(scores) != game.num_players
-                        or not all(type(x) is int for x in scores)
-                    ):
-                        raise RecordError(
-                            f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, got {_short(scores)}'
-                        )
-                else:
-                    score = item.get("score")
-                    if type(score) is not int:
-                        raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
-                if count != len(game.steps):
-                    raise RecordError(
-                        f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}"
-                    )
-                if isinstance(game, MatchRecord):
-                    game.final_scores, game.end_line = list(scores), n
-                else:
-                    game.final_score = score
+                _end_line(path, n, item, games[-1], header_line)
                 end_line = n
         else:
             expected = f"{kinds[0]}, step or end" if len(kinds) == 1 else "game, match, step or end"
             raise RecordError(f"{path}:{n}: unknown line type {_short(kind)}; expected {expected}")
     if not games:
-        raise RecordError(
-            f"{path}: no {'game' if kinds == ('game',) else 'match' if kinds == ('match',) else 'game or match'} in the file"
-        )
+        what = "game" if kinds == ("game",) else "match" if kinds == ("match",) else "game or match"
+        raise RecordError(f"{path}: no {what} in the file")
     return games
 
 
-def replay(record: GameRecord | MatchRecord, env=None):
+def _header(path: Path, n: int, item: dict, kind: str, kinds: tuple[str, ...], count: int, limits: RecordLimits):
+    """The record a ``game`` or ``match`` header line starts (``count`` games read so far)."""
+    if kind not in kinds:
+        if kind == "match":
+            raise RecordError(
+                f'{path}:{n}: a multiplayer match record (type "match"), not a solitaire game; '
+                "read it with read_matches or read_any, replay it with jamb-play --replay"
+            )
+        raise RecordError(f'{path}:{n}: a solitaire game record (type "game"), not a multiplayer match')
+    if count >= limits.max_games:
+        raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
+    if kind == "match":
+        return _match_header(path, n, item)
+    if item.get("format") != FORMAT:
+        raise RecordError(f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}")
+    seed, ruleset = item.get("seed"), item.get("ruleset")
+    if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
+        raise RecordError(f"{path}:{n}: a game header needs a ruleset name and a non-negative integer seed")
+    player = item.get("player", "?")
+    if not isinstance(player, str):
+        raise RecordError(f"{path}:{n}: a game header's player is a name (a string), got {player!r}")
+    return GameRecord(ruleset=ruleset, seed=seed, player=player, source=str(path))
+
+
+def _step_line(path: Path, n: int, item: dict, game, header_line: int, limits: RecordLimits) -> None:
+    """A step line, checked and appended to ``game``."""
+    if type(item.get("action")) is not int:
+        raise RecordError(f"{path}:{n}: a step needs an integer action")
+    if len(game.steps) >= limits.max_steps:
+        raise RecordError(f"{path}:{n}: more than {limits.max_steps:,} steps in the game of line {header_line}")
+    _check_step(path, n, item)
+    player = item.get("player")
+    if isinstance(game, MatchRecord) and not (type(player) is int and 0 <= player < game.num_players):
+        raise RecordError(
+            f"{path}:{n}: a match step needs the player who moved, 0..{game.num_players - 1}, got {_short(player)}"
+        )
+    game.steps.append({k: v for k, v in item.items() if k != "type"})
+    game.step_lines.append(n)
+
+
+def _end_line(path: Path, n: int, item: dict, game, header_line: int) -> None:
+    """An end line, checked and set as ``game``'s end score(s)."""
+    count = item.get("steps", len(game.steps))
+    if isinstance(game, MatchRecord):
+        scores = item.get("scores")
+        if not isinstance(scores, list) or len(scores) != game.num_players or not all(type(x) is int for x in scores):
+            raise RecordError(
+                f'{path}:{n}: a match\'s end line needs "scores": {game.num_players} integers, got {_short(scores)}'
+            )
+    else:
+        score = item.get("score")
+        if type(score) is not int:
+            raise RecordError(f"{path}:{n}: an end line needs an integer score, got {_short(score)}")
+    if count != len(game.steps):
+        raise RecordError(
+            f"{path}:{n}: the end line says {_short(count)} steps, the game of line {header_line} has {len(game.steps)}"
+        )
+    if isinstance(game, MatchRecord):
+        game.final_scores, game.end_line = list(scores), n
+    else:
+        game.final_score = score
+
+
+def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchRecord | None = None):
     """Yield ``(env, step)`` after each recorded action, replayed on a fresh env (a match:
-    :func:`replay_match`).
+    :func:`replay_match`). ``into``: an empty record of the same kind that records each
+    replayed action with its ``play`` on ``env``, so that its steps hold what the engine
+    says (text, reward, score, dice) and not what the record's lines claim.
 
     Raises:
         RecordError: the record's ruleset cannot be loaded, a step after the game's end,
@@ -504,11 +511,10 @@ def replay(record: GameRecord | MatchRecord, env=None):
             message names the file and line when read from a file).
     """
     if isinstance(record, MatchRecord):
-        yield from replay_match(record, env)
+        yield from replay_match(record, env, into)
         return
     from jamb_env.env import JambEnv
     from jamb_env.rules import is_over
-    from jamb_env.utils.errors import IllegalActionError
 
     if env is None:
         try:
@@ -519,7 +525,8 @@ def replay(record: GameRecord | MatchRecord, env=None):
     for k, step in enumerate(record.steps):
         if is_over(env.ruleset, env.game):
             raise RecordError(
-                f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, score {env.score})"
+                f"{record.where(k)}: a step after the game's end (every cell was written by step {k - 1}, "
+                f"score {env.score})"
             )
         dice = list(env.game.dice.tolist()) if env.game.roll else []
         if "dice" in step and step["dice"] != dice:
@@ -527,8 +534,8 @@ def replay(record: GameRecord | MatchRecord, env=None):
                 f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
             )
         try:
-            env.step(step["action"])
-        except IllegalActionError as exc:
+            into.play(env, step["action"]) if into is not None else env.step(step["action"])
+        except ValueError as exc:  # IllegalActionError, or an action outside the action space
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         yield env, step
     if record.final_score is not None:  # the end line must be what the steps replay to
@@ -539,6 +546,20 @@ def replay(record: GameRecord | MatchRecord, env=None):
             raise RecordError(
                 f"{where}: the replay scored {env.score}, the record's end line says {record.final_score}"
             )
+
+
+def replayed(record: GameRecord | MatchRecord) -> GameRecord | MatchRecord:
+    """``record`` as the engine replays it: a new record of the same game (header as the
+    record's) whose every step (text, reward, score or scores, dice) and end come from the
+    replay, not from the record's lines. What a tool shows of a record it did not write
+    comes from here. Raises RecordError as :func:`replay`."""
+    if isinstance(record, MatchRecord):
+        again = MatchRecord(record.ruleset, record.seed, list(record.players), record.scoring, source=record.source)
+    else:
+        again = GameRecord(record.ruleset, record.seed, record.player, source=record.source)
+    for _ in replay(record, into=again):
+        pass
+    return again
 
 
 def match_env(record: MatchRecord, render_mode: str | None = None):
@@ -559,10 +580,11 @@ def match_env(record: MatchRecord, render_mode: str | None = None):
         raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
 
 
-def replay_match(record: MatchRecord, env=None):
+def replay_match(record: MatchRecord, env=None, into: MatchRecord | None = None):
     """Yield ``(env, step)`` after each recorded action of a match, replayed through a
     :class:`jamb_env.multiplayer.raw_env` reset with the header's seed (``env``: one of the
-    record's ruleset, players and scoring to use; the same env is yielded each time).
+    record's ruleset, players and scoring to use; the same env is yielded each time;
+    ``into``: as :func:`replay`).
 
     Raises:
         RecordError: the env cannot be made, a step of another player than the one to
@@ -594,7 +616,7 @@ def replay_match(record: MatchRecord, env=None):
                 f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
             )
         try:
-            env.step(step["action"])
+            into.play(env, step["action"]) if into is not None else env.step(step["action"])
         except ValueError as exc:  # IllegalActionError, or an action outside the action space
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         scores = [int(x) for x in M.scores(rules, env.match)]

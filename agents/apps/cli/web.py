@@ -1,6 +1,6 @@
 """Play Jamb in the browser: a local web server (agents/apps/web/server.py) and its page.
 
-    jamb-web [--host 127.0.0.1] [--port 8000] [--records games] [--agent SPEC ...]
+    jamb-web [--host 127.0.0.1] [--port 8000] [--records games] [--max-records 5000] [--agent SPEC ...]
 
 Open the address it prints. In the page: play any preset (click dice to keep them, roll,
 announce, click a cell of the sheet to write it; each empty cell shows what it would
@@ -11,6 +11,8 @@ or seat 2..5 people and agents at one table (separate sheets or one shared sheet
 Every game is saved after every move, atomically, as a game record in ``--records``
 (``<id>.jsonl``: ``jamb-play --replay`` reads it; solitaire games also open as the HTML
 replay of ``jamb-play --html``); saved games are listed in the page and open again there.
+Beyond ``--max-records`` games the oldest finished ones are deleted to make room (a new
+game is refused while every game there is unfinished).
 
 The server binds 127.0.0.1 (this machine only) unless ``--host`` says otherwise. A request
 names agents from the built-in ones (random, greedy, expectimax, optimal, columnwise, ppo,
@@ -28,6 +30,7 @@ import signal
 import sys
 from pathlib import Path
 
+from agents.apps.web.lobby import MAX_RECORDS
 from agents.apps.web.server import DEFAULT_HOST, DEFAULT_PORT, Lobby, make_server
 from agents.registry import parse_spec
 from jamb_env.utils.files import check_output_folder
@@ -73,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free one)")
     parser.add_argument("--records", default="games", help="folder of the game records (default games/)")
     parser.add_argument(
+        "--max-records",
+        type=int,
+        default=MAX_RECORDS,
+        metavar="N",
+        help=f"games kept in --records; beyond, the oldest finished ones are deleted (default {MAX_RECORDS})",
+    )
+    parser.add_argument(
         "--agent",
         action="append",
         type=agent_spec,
@@ -85,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--port must be 0..65535, got {args.port}")
     if not args.host.strip():
         parser.error("--host: empty")
+    if args.max_records < 1:
+        parser.error(f"--max-records must be 1 or more, got {args.max_records}")
     try:
         import flask  # noqa: F401
     except ImportError:
@@ -96,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         parser.error(f"--records {args.records}: {exc}")
     try:
-        server = make_server(args.host, args.port, Lobby(records, agents=args.agent))
+        server = make_server(args.host, args.port, Lobby(records, agents=args.agent, max_records=args.max_records))
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2

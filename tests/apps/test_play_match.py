@@ -113,7 +113,7 @@ def test_hot_seat_game_to_the_end(monkeypatch, capsys, tmp_path):
     assert record.final_scores == scores and len(record.steps) == 2 * 65
     assert {s["player"] for s in record.steps} == {0, 1}
     env = None
-    for env, _ in replay_match(record):
+    for env, _ in replay_match(record):  # noqa: B007 (the env after the last step)
         pass
     assert M.scores(env.ruleset, env.match) == scores and M.is_over(env.ruleset, env.match)
 
@@ -155,7 +155,7 @@ def test_shared_sheet_marks_each_cell_with_its_writer(monkeypatch, capsys, tmp_p
     assert "shared sheet" in out and "goes to" in out
     assert " P1 " in out and " P2 " in out  # owner marks on written cells
     env = None
-    for env, _ in replay(record):  # replay() dispatches a match record
+    for env, _ in replay(record):  # replay() dispatches a match record  # noqa: B007 (the env after the last step)
         pass
     assert M.scores(env.ruleset, env.match) == record.final_scores
     assert final_line(record.final_scores, ["human", "human"]) in out

@@ -78,7 +78,8 @@ var cls = function (sel, name) { return Array.prototype.map.call(document.queryS
   function (e) { return e.classList.contains(name); }); };
 return {move: JSON.parse(box.getAttribute("data-move")), reason: document.getElementById("reason").textContent,
         options: document.querySelectorAll("#options tr").length, kept: cls("#dice .die", "kept"),
-        hinted: cls("#dice .die", "hinted"), cell_hinted: document.querySelectorAll("#sheets td.cell.hinted").length === 1};
+        hinted: cls("#dice .die", "hinted"),
+        cell_hinted: document.querySelectorAll("#sheets td.cell.hinted").length === 1};
 """
 
 
@@ -256,7 +257,8 @@ def test_a_match_of_a_person_and_an_agent_on_a_shared_sheet(server, driver):
     while True:  # the person plays the coach's moves; the agent moves by itself between their turns
         state = page.until_script(
             'var g = document.getElementById("game"); if (g.getAttribute("data-busy") !== "0") return null; '
-            'return g.getAttribute("data-over") === "1" ? "over" : g.getAttribute("data-human") === "1" ? "person" : null;'
+            'return g.getAttribute("data-over") === "1" ? "over" : '
+            'g.getAttribute("data-human") === "1" ? "person" : null;'
         )
         if state == "over":
             break

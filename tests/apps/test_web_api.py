@@ -1,7 +1,8 @@
-"""jamb-web's server (agents/apps/web/server.py) through Flask's test client: the API plays the
+"""jamb-web's API (agents/apps/web/server.py) through Flask's test client: the API plays the
 engine's game, refuses what is wrong without changing anything, keeps games apart, saves
-every game as a record that jamb_env.replay.records and ``jamb-play --replay`` read, and shows
-names as data. The page in a real browser: tests/test_web_browser.py."""
+every game as a record that jamb_env.replay.records and ``jamb-play --replay`` read, shows
+names as data and every figure of the rules as the ruleset defines it. Under load and
+against forged records: test_web_load.py; the page in a real browser: test_web_browser.py."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_a_new_game_is_the_engines_game(client):
     assert s["turn"]["dice"] == view["dice"] and s["turn"]["roll"] == 1 and s["turn"]["max_rolls"] == 3
     # every empty cell's shown value and state are the engine's (sheet_view)
     assert s["sheets"][0]["cells"] == [[list(c) for c in line] for line in view["cells"]]
-    assert s["columns"] == list(env.ruleset.columns) and s["bonus_threshold"] == env.ruleset.bonus_threshold
+    assert s["columns"] == list(env.ruleset.columns) and s["bonus_at"] == 60  # classic: the bonus at 60
     assert s["human_to_move"] and s["can_roll"] and s["steps"] == 0 and not s["over"]
 
 
@@ -352,15 +353,61 @@ def test_hostile_names_stay_data(client, lobby):
     assert "<img src=x" not in page and page.count("</script>") == 2
     index = client.get("/")
     assert index.mimetype == "text/html" and name not in index.get_data(as_text=True)
-    assert "script-src 'unsafe-inline'" in index.headers["Content-Security-Policy"]
+    # the page runs only its own files (no inline script), its replay page only its own inline one
+    assert "script-src 'self'; style-src 'self';" in index.headers["Content-Security-Policy"]
+    assert "script-src 'unsafe-inline'" in client.get(f"/records/{s['id']}.html").headers["Content-Security-Policy"]
     assert index.headers["X-Content-Type-Options"] == "nosniff"
 
 
 def test_the_page_fetches_nothing_from_elsewhere_and_uses_text_content(client):
     page = client.get("/").get_data(as_text=True)
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, flags=re.I)
-    assert not re.search(r"<link\b|@import|url\(|\bfetch\(\s*['\"]https?:", page, flags=re.I)
-    assert "innerHTML" not in page and "document.write" not in page and "eval(" not in page
+    files = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", page)
+    assert sorted(f for f in files if f.startswith("/static/")) == [
+        "/static/page.css",
+        "/static/page.js",
+        "/static/sheet.css",
+        "/static/sheet.js",
+    ]
+    assert all(f.startswith(("/static/", "#")) for f in files), files  # nothing from elsewhere
+    for name in ("page.js", "sheet.js", "page.css", "sheet.css"):
+        r = client.get(f"/static/{name}")
+        assert r.status_code == 200 and r.mimetype == ("text/css" if name.endswith("css") else "text/javascript")
+        text = r.get_data(as_text=True)
+        assert not re.search(r"@import|url\(|\bfetch\(\s*['\"]https?:|https?://", text, flags=re.I), name
+        assert "innerHTML" not in text and "document.write" not in text and "eval(" not in text, name
+    for name in ("../server.py", "index.html.bak", "%2e%2e%2fserver.py"):
+        assert client.get(f"/static/{name}").status_code == 404
+
+
+def test_the_web_page_and_the_replay_page_share_one_sheet_drawing(client, lobby):
+    """One copy of the sheet's JS and CSS: the files the web page loads are the ones the
+    replay page inlines, and neither page holds a second sheetTable."""
+    from jamb_env.replay.html import static_text
+
+    sheet_js = client.get("/static/sheet.js").get_data(as_text=True)
+    assert sheet_js == static_text("sheet.js") and "function sheetTable" in sheet_js
+    assert client.get("/static/sheet.css").get_data(as_text=True) == static_text("sheet.css")
+    assert "function sheetTable" not in client.get("/static/page.js").get_data(as_text=True)
+    gid = new_game(client, seed=3, seats=[{"agent": "greedy"}])["id"]
+    client.post(f"/api/games/{gid}/agent", json={})
+    replay = client.get(f"/records/{gid}.html").get_data(as_text=True)
+    assert replay.count("function sheetTable") == 1 and sheet_js in replay and static_text("sheet.css") in replay
+
+
+@pytest.mark.parametrize("ruleset, at", [("classic", 60), ("six_dice", 61), ("six_dice_eight", 61)])
+def test_the_bonus_figures_are_the_rulesets(client, ruleset, at):
+    """The page's "bonus at N" and "upper/N" come from the state's ``bonus_at``: the kernels'
+    bonus_floor (the threshold, one more where the bonus needs more than it: bonus_strict)."""
+    from jamb_env import load_ruleset
+    from jamb_env.rules import kernels as rk
+
+    rules = load_ruleset(ruleset)
+    assert rules.bonus_strict == (at == 61) and rules.bonus_threshold == 60
+    s = new_game(client, ruleset=ruleset, seed=1)
+    assert s["bonus_at"] == at == rk.bonus_floor(rules.arrays.P)
+    page = client.get("/static/page.js").get_data(as_text=True)
+    assert '"bonus at " + S.bonus_at' in page and 'p[0] + "/" + S.bonus_at' in page
+    assert not re.search(r"\b60\b|bonus_threshold", page)
 
 
 def test_binds_loopback_by_default_and_refuses_other_hosts(lobby):
@@ -379,6 +426,7 @@ def test_binds_loopback_by_default_and_refuses_other_hosts(lobby):
 def test_cli_refuses_bad_arguments(tmp_path, capsys):
     for argv in (
         ["--port", "70000"],
+        ["--max-records", "0"],
         ["--agent", str(tmp_path / "none.zip")],
         ["--agent", "nobody"],
         ["--agent", str(tmp_path)],
@@ -410,7 +458,7 @@ def test_the_command_serves_until_a_signal(tmp_path, signum, code):
     import urllib.request
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen(
         [sys.executable, str(root / "scripts" / "web.py"), "--port", "0", "--records", str(tmp_path / "g")],
         cwd=root,
@@ -432,3 +480,20 @@ def test_the_command_serves_until_a_signal(tmp_path, signum, code):
             proc.kill()
             proc.wait()
     assert proc.returncode == code and "stopped" in err and "every game is saved" in err
+
+
+def test_the_server_imports_neither_rich_nor_the_terminal_game():
+    """jamb-web sits on the session module (agents/apps/session.py), not on the terminal
+    app: serving a game loads no rich."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from agents.apps.web.server import Lobby, create_app; "
+        "c = create_app(Lobby(None)).test_client(); "
+        "gid = c.post('/api/games', json={'seed': 1}).get_json()['id']; "
+        "assert c.post(f'/api/games/{gid}/move', json={'move': 'roll', 'keep': []}).status_code == 200; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich' or m == 'agents.apps.terminal'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

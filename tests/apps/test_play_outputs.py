@@ -3,6 +3,7 @@ checks and atomic writes; Gymnasium's own RecordVideo on the env."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -141,9 +142,7 @@ def test_mp4_without_moviepy_says_how_to_get_it(short_game, capsys, tmp_path, mo
 def test_a_failed_video_write_keeps_the_old_file(short_game, capsys, tmp_path, monkeypatch):
     gif = tmp_path / "g.gif"
     gif.write_bytes(b"old")
-    monkeypatch.setattr(
-        play.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
-    )
+    monkeypatch.setattr(os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device")))
     code, out, err = play_exit(["--replay", str(short_game[1]), "--delay", "0", "--video", str(gif)], capsys)
     assert code == 2 and "error: [Errno 28] No space left on device" in err
     assert gif.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["g.gif"]

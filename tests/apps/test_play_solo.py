@@ -14,7 +14,7 @@ from agents.apps.cli import play
 from jamb_env import Action, JambEnv, load_ruleset
 from jamb_env.replay.records import RecordError, read_records, replay
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 ROWS = load_ruleset("classic").rows
 
@@ -58,7 +58,7 @@ def test_full_game_to_the_end(monkeypatch, capsys, tmp_path):
     record = read_records(save)[0]
     assert record.final_score == score and len(record.steps) == 65 and record.seed == 11
     env = None
-    for env, _ in replay(record):
+    for env, _ in replay(record):  # noqa: B007 (the env after the last step)
         pass
     assert env.score == score and all(int(f) == (1 << 13) - 1 for f in env.game.filled)
 
@@ -200,7 +200,7 @@ def test_evaluation_records_replay(tmp_path):
     results = run_games(["expectimax"], "standard", [3], progress=False, record=True)
     game = results["expectimax"][0]
     env = None
-    for env, _ in replay(game["record"]):
+    for env, _ in replay(game["record"]):  # noqa: B007 (the env after the last step)
         pass
     assert env.score == game["score"] == sum(step["reward"] for step in game["record"].steps)
 

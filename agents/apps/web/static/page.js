@@ -1,173 +1,10 @@
-"""The page of ``jamb-web`` (agents/apps/web/server.py): one HTML document with inline CSS and
-JavaScript that talks JSON to the server's API; nothing is fetched from elsewhere.
-
-It draws only what the server sends (the engine's sheet, dice, legal moves, scores):
-no rule is restated in the script. Every name and text from the server is set with
-``textContent`` (or as a ``data-`` attribute), never parsed as HTML.
-
-Element ids, for tests and for anyone scripting the page: ``#ruleset``, ``#seed``,
-``#mode`` (play / watch / table), ``#name``, ``#coach``, ``#watch-agent``, ``#seats``
-(the table's seat rows, ``.seat-kind`` and ``.seat-name``), ``#add-seat``, ``#scoring``,
-``#newgame``; ``#game`` (its ``data-id``, ``data-steps``, ``data-over``, ``data-human`` (a person
-to move) and ``data-busy`` follow the game), ``#status``, ``#dice`` (``.die`` buttons with ``data-i`` and
-``data-face``, ``.kept`` when kept), ``#roll``, ``#undo``, ``#hint``, ``#playhint``,
-``#hint-coach``, ``#hintbox`` (``data-move``: the hinted move as JSON), ``#hinttext``,
-``#reason``, ``#options``, ``#other-move`` and ``#other-play`` (Joly's jokers and basket,
-when legal), ``#speed``, ``#pause``, ``#agent-step``, ``#sheets`` (one
-``table.sheet`` per sheet; cells ``td.cell`` with ``data-col``, ``data-row`` and their
-state as class: ``open``, ``announce``, ``written``, ``closed``; the rows under them: the
-parts, ``total`` and ``tr.bonusrow``, the upper section against the bonus threshold),
-``#log`` (the last moves, newest first), ``#result``, ``#record-link``, ``#replay-link``,
-``#savedlist`` (the saved games, ``li`` with ``data-id``), ``#error``.
-"""
-
-from jamb_env.replay.page_js import SHEET_JS
-
-PAGE_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Jamb</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 0; color: #111; background: #f6f6f3; }
-header { background: #23395b; color: #fff; padding: .5em 1em; display: flex; gap: 1em; align-items: baseline; }
-header h1 { margin: 0; font-size: 1.3em; }
-main { display: flex; gap: 1em; padding: .8em 1em; align-items: flex-start; }
-aside { flex: 0 0 16em; display: flex; flex-direction: column; gap: 1em; }
-.gamegrid { display: flex; gap: 1em; flex-wrap: wrap; align-items: flex-start; }
-.side { flex: 1 1 22em; max-width: 36em; }
-.gamegrid.match .side { order: -1; flex-basis: 100%; max-width: none; }  /* a table's sheets below the dice */
-.gamegrid.match #log { max-height: 6em; }
-section { background: #fff; border: 1px solid #d4d4cf; border-radius: 6px; padding: .6em .8em; }
-#setup label { display: block; margin: .35em 0 .1em; font-size: .85em; color: #444; }
-#setup select, #setup input { width: 100%; box-sizing: border-box; }
-#seats .seatrow { display: flex; gap: .3em; margin: .2em 0; }
-#seats .seatrow select { width: 45%; } #seats .seatrow input { width: 45%; }
-button { font-size: .95em; padding: .25em .7em; cursor: pointer; }
-button:disabled { cursor: default; }
-#newgame { margin-top: .6em; width: 100%; font-weight: bold; }
-.hidden { display: none !important; }
-#game { flex: 1 1 auto; min-width: 0; }
-#title { font-weight: bold; margin-bottom: .3em; }
-#seatsbar { display: flex; gap: .8em; flex-wrap: wrap; margin: .2em 0 .4em; }
-.seatchip { padding: .1em .5em; border-radius: 4px; border: 1px solid #bbb; }
-.seatchip.moving { border: 2px solid #d07a00; background: #fff3dc; font-weight: bold; }
-#status { margin: .3em 0; color: #333; }
-#dice { display: flex; gap: 8px; margin: .5em 0; min-height: 46px; }
-.die { width: 44px; height: 44px; border: 2px solid #222; border-radius: 8px; background: #fff; padding: 4px;
-       display: grid; grid-template-columns: repeat(3, 1fr); grid-template-rows: repeat(3, 1fr); box-sizing: border-box; }
-.die span { align-self: center; justify-self: center; width: 8px; height: 8px; border-radius: 50%; }
-.die span.pip { background: #111; }
-.die.kept { background: #cfe3ff; border-color: #1a4fa0; box-shadow: 0 0 0 3px #1a4fa0; }
-.die.hinted { outline: 3px dashed #d07a00; outline-offset: 2px; }
-#controls, #watchbar { display: flex; gap: .4em; flex-wrap: wrap; align-items: center; margin: .3em 0; }
-#hintbox { border-left: 4px solid #d07a00; background: #fff8ec; padding: .3em .6em; margin: .5em 0; }
-#hinttext { font-weight: bold; }
-#reason { margin: .2em 0; }
-#options td { padding: 0 .6em 0 0; border: none; text-align: left; min-width: 0; }
-#options tr.chosen td { font-weight: bold; }
-#unit { font-size: .8em; color: #555; }
-#sheets { display: flex; gap: 1em; flex-wrap: wrap; }
-.sheetbox .caption { font-weight: bold; margin-bottom: .2em; }
-.sheetbox.inplay .caption { color: #b05f00; }
-table.sheet { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: .92em; }
-table.sheet th, table.sheet td { border: 1px solid #c8c8c8; padding: 1px 6px; text-align: right; min-width: 2.6em; }
-table.sheet th { background: #e3e3de; }
-table.sheet td.rowname { text-align: left; background: #f4f4f0; }
-td.cell.written { background: #fff; }
-td.cell.open { background: #d6f5d0; color: #1b7a1b; }
-td.cell.announce { background: #fff1a8; }
-td.cell.closed { background: #eee; }
-.clickable td.cell.open, .clickable td.cell.announce { cursor: pointer; }
-.clickable td.cell.open:hover, .clickable td.cell.announce:hover { outline: 2px solid #1a4fa0; outline-offset: -2px; }
-td.cell.hinted { outline: 3px dashed #d07a00; outline-offset: -3px; font-weight: bold; }
-td.cell .owner { font-size: .75em; margin-left: .3em; }
-tr.part td { color: #44548a; } tr.first td { border-top: 2px solid #000; } tr.total td { border-top: 2px solid #000; font-weight: bold; }
-tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color: #1b7a1b; font-weight: bold; }
-.p0 { color: #00838f; } .p1 { color: #ad1457; } .p2 { color: #c62828; } .p3 { color: #1565c0; } .p4 { color: #e65100; }
-#log { font-size: .85em; color: #333; max-height: 12em; overflow: auto; margin: .4em 0 0; padding-left: 1.2em; }
-#log li:first-child { font-weight: bold; }
-#result { font-size: 1.1em; font-weight: bold; color: #1b5e20; margin: .4em 0; }
-#error { color: #b00020; font-weight: bold; min-height: 1.2em; }
-#saved { font-size: .9em; }
-#saved ul { padding-left: 1em; margin: .3em 0; }
-#saved li { margin: .25em 0; }
-.legend { font-size: .8em; color: #555; }
-</style>
-</head>
-<body>
-<header><h1>Jamb</h1><span>play, get coached, watch an agent, or seat a table</span></header>
-<main>
-<aside>
-<section id="setup">
-  <label for="ruleset">preset</label><select id="ruleset"></select>
-  <label for="seed">seed (empty: random)</label><input id="seed" type="number" min="0" step="1" placeholder="random">
-  <label for="mode">mode</label>
-  <select id="mode"><option value="play">play (with a coach)</option><option value="watch">watch an agent</option>
-  <option value="table">a table of people and agents</option></select>
-  <div id="play-opts">
-    <label for="name">your name</label><input id="name" maxlength="40" value="human">
-    <label for="coach">coach for hints</label><select id="coach"></select>
-  </div>
-  <div id="watch-opts" class="hidden"><label for="watch-agent">agent</label><select id="watch-agent"></select></div>
-  <div id="table-opts" class="hidden">
-    <label>seats, in order</label><div id="seats"></div>
-    <button id="add-seat" type="button">add seat</button> <button id="drop-seat" type="button">remove seat</button>
-    <label for="scoring">scoring</label>
-    <select id="scoring"><option value="separate">a sheet each</option><option value="shared">one shared sheet</option></select>
-    <label for="table-coach">coach for the people's hints</label><select id="table-coach"></select>
-  </div>
-  <button id="newgame" type="button">New game</button>
-  <div id="error" role="alert"></div>
-</section>
-<section id="saved"><b>Saved games</b> <button id="refresh" type="button">refresh</button><ul id="savedlist"></ul>
-<div class="legend">Open one to go on or look at it; every game is saved after every move.</div></section>
-</aside>
-<section id="game" class="hidden" data-steps="0" data-over="0" data-busy="0">
-  <div id="title"></div>
-  <div id="seatsbar"></div>
-  <div id="status"></div>
-  <div class="gamegrid" id="gamegrid">
-  <div id="sheets"></div>
-  <div class="side">
-  <div id="dice"></div>
-  <div id="controls">
-    <button id="roll" type="button" title="re-roll the dice not kept (click dice to keep them)">Roll</button>
-    <button id="undo" type="button" title="undo the last click on a die">Undo click</button>
-    <select id="hint-coach" title="the coach asked for a hint"></select>
-    <button id="hint" type="button">Hint</button>
-    <button id="playhint" type="button" title="play the coach's move (asking for it first when no hint is shown)" disabled>Play hint</button>
-    <span id="othermoves"></span>
-  </div>
-  <div id="watchbar" class="hidden">
-    <label for="speed">agent speed</label>
-    <select id="speed"><option value="0">instant</option><option value="150">fast</option>
-    <option value="600" selected>normal</option><option value="1500">slow</option></select>
-    <button id="pause" type="button">Pause</button>
-    <button id="agent-step" type="button">One move</button>
-  </div>
-  <div id="hintbox" class="hidden">
-    <div><span id="hintcoach"></span> suggests: <span id="hinttext"></span></div>
-    <div id="reason"></div>
-    <table id="options"></table>
-    <div id="unit"></div>
-  </div>
-  <div id="result"></div>
-  <p class="legend">Click dice to keep them, then Roll; click a green cell to write it (its value is what it scores now),
-  a yellow one to announce it. Under the sheet: each column's parts, its total, and its upper section against the bonus
-  threshold. Keys: r roll, h hint, p play the hint, u undo a click.</p>
-  <div><a id="record-link" href="#">record (.jsonl)</a> &nbsp; <a id="replay-link" href="#" target="_blank" rel="noopener">replay page</a></div>
-  <ul id="log"></ul>
-  </div>
-  </div>
-</section>
-</main>
-<script>
+/* jamb-web's page (agents/apps/web/static/index.html): it talks JSON to the server's API and
+   draws only what the server sends (the engine's sheet, dice, legal moves, scores, the
+   bonus's figures), with sheet.js; no rule is restated here. Every name and text from the
+   server is set with textContent (or as a data- attribute), never parsed as HTML. */
 (function () {
   "use strict";
   var CFG = null, S = null, keep = [], clicks = [], diceKey = "", hint = null, timer = null, paused = false, busy = false;
-@SHEET_JS@
   function $(id) { return document.getElementById(id); }
   function option(select, value, text) { var o = el("option", "", text); o.value = value; select.appendChild(o); }
   function setBusy(b) { busy = b; $("game").setAttribute("data-busy", b ? "1" : "0"); }
@@ -267,10 +104,10 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
         td.onclick = function () { cellMove(st === "open" ? {move: "write", column: col, row: row} : {move: "announce", row: row}); };
       }
     });
-    var bonus = el("tr", "bonusrow"); bonus.appendChild(el("td", "rowname", "bonus at " + S.bonus_threshold));
+    var bonus = el("tr", "bonusrow"); bonus.appendChild(el("td", "rowname", "bonus at " + S.bonus_at));
     sheet.parts.forEach(function (p) {
       var reached = p[1] > 0;
-      bonus.appendChild(el("td", reached ? "reached" : "", reached ? "+" + p[1] : p[0] + "/" + S.bonus_threshold));
+      bonus.appendChild(el("td", reached ? "reached" : "", reached ? "+" + p[1] : p[0] + "/" + S.bonus_at));
     });
     t.appendChild(bonus);
     if (sheet.awards) {
@@ -419,6 +256,7 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
       data.games.forEach(function (g) {
         var li = el("li");
         li.setAttribute("data-id", g.id);
+        if (g.error) { li.appendChild(el("span", "broken", g.id + ": " + g.error)); ul.appendChild(li); return; }
         li.appendChild(el("span", "", savedText(g.ruleset, g.seed, g.players, g.scores, g.over, g.steps)));
         var b = el("button", "open", "open"); b.type = "button"; b.onclick = function () { paused = false; open(g.id); };
         li.appendChild(b);
@@ -468,8 +306,3 @@ tr.bonusrow td { font-size: .8em; color: #555; } tr.bonusrow td.reached { color:
     else if ((e.key === "z" || e.key === "u") && S) undoClick();
   });
 })();
-</script>
-</body>
-</html>
-"""
-PAGE = PAGE_TEMPLATE.replace("@SHEET_JS@", SHEET_JS)
