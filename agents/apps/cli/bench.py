@@ -32,6 +32,7 @@ import os
 import sys
 
 from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows
+from agents.apps.cli import add_trust_model
 from agents.training.config import ConfigError
 
 
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--trainers", metavar="CONFIG", help="each trainer (sb3, lean) on this training config: train steps/s"
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.agent_games <= 1000:
         parser.error(f"--agent-games must be 1 to 1000, got {args.agent_games}")
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for spec in args.agents:
             try:
-                load(spec, ruleset=presets[0])
+                load(spec, ruleset=presets[0], trusted=args.trust_model)
             except (ValueError, FileNotFoundError) as exc:
                 parser.error(f"--agents {spec}: {exc}")
     if args.trainers is not None:
@@ -175,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         env_table = [] if args.skip_env else env_rows(presets, args.seconds, args.repeats)
         train_table = [] if args.skip_train else train_rows(args.train_steps)
         rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
-        agent_table = agent_rows(args.agents, presets[0], args.agent_games) if args.agents else []
+        agent_table = agent_rows(args.agents, presets[0], args.agent_games, args.trust_model) if args.agents else []
         trainer_table = trainer_rows(args.train_steps, args.trainers) if args.trainers is not None else []
     except ConfigError as exc:  # settings MaskablePPO itself refuses (new_model), found when the trainer rows build it
         print(f"error: --trainers {args.trainers}: {exc}", file=sys.stderr)

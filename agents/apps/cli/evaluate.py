@@ -52,6 +52,7 @@ from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from agents.apps.cli import add_trust_model, untrusted_model
 from agents.evaluation.solitaire import (
     EVAL_SEED_BASE,
     eval_seeds,
@@ -184,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)",
     )
     parser.add_argument("--no-progress", action="store_true")
+    add_trust_model(parser)
     return parser
 
 
@@ -239,6 +241,9 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
         labels = [label for label, _, _ in expand_specs(args.agents)]
     except FileNotFoundError as exc:
         parser.error(f"--agents: {exc}")
+    why = untrusted_model(labels, args.trust_model)  # a model file holding pickled code: refused before any game
+    if why is not None:
+        parser.error(f"--agents: {why}")
     for label in labels:  # a search agent's network is read now: a wrong file or ruleset fails before any game
         if label == "search" or label.startswith("search:"):  # a glob's label may name no agent: run_games says so
             from agents import load
@@ -360,7 +365,13 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
     seeds = eval_seeds(args.games, args.seed_base)
     if not args.ray:
         return run_games(
-            args.agents, args.ruleset, seeds, jobs=args.jobs, progress=not args.no_progress, record=bool(args.records)
+            args.agents,
+            args.ruleset,
+            seeds,
+            jobs=args.jobs,
+            progress=not args.no_progress,
+            record=bool(args.records),
+            trusted=args.trust_model,
         )
     from agents.evaluation.ray_backend import RayExecutor, RayUnavailable, ray_session
 
@@ -373,6 +384,7 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
                 progress=not args.no_progress,
                 record=bool(args.records),
                 executor=RayExecutor(),
+                trusted=args.trust_model,
             )
     except RayUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -485,6 +497,7 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
             jobs=args.jobs,
             players=args.players,
             progress=not args.no_progress,
+            trusted=args.trust_model,
         )
     except (
         KeyboardInterrupt

@@ -23,8 +23,10 @@ too; ``--html`` is for solitaire games) and resume with ``--load``. A record is 
 resumed match re-creates its ``human`` seats and built-in agents (``greedy``, ``ppo``, ...)
 by name, but loads a seat that names a file (a model .zip, ``hybrid:``/``search:``/
 ``rllib:`` with a path) only when you name the seats again, ``--load match.jsonl
---players human runs/x/final_model.zip`` (the record's seats, in order): loading a model
-runs the code pickled in it.
+--players human runs/x/final_model.zip`` (the record's seats, in order): a file the
+record names is the user's choice, never the record's. A model file is read as data: one
+holding pickled code (which SB3 would run on loading it) is refused unless ``--trust-model``
+(agents/model_files.py; RLlib checkpoints are pickles RLlib loads as they are).
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
 sheet / save / quit). ``--save FILE`` saves the game after every move and on quit (FILE
@@ -64,6 +66,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from agents.apps.cli import add_trust_model
 from agents.apps.terminal import (
     HUMAN,
     MatchSession,
@@ -172,7 +175,7 @@ def watch(args, console: Console) -> int:
     from agents import load
 
     session = PlaySession(args.ruleset, args.seed, console=console, player=args.watch)
-    agent = load(args.watch, ruleset=args.ruleset)
+    agent = load(args.watch, ruleset=args.ruleset, trusted=args.trust_model)
     env = session.env
 
     def steps():
@@ -267,9 +270,10 @@ def match_scores_text(env, record: MatchRecord) -> str:
     )
 
 
-def load_seats(players, ruleset: str, seed: int) -> dict:
+def load_seats(players, ruleset: str, seed: int, trusted: bool = False) -> dict:
     """seat -> agent for every seat that is not human (a ``random`` agent seeded from the
-    game's seed and its seat, so the same seed replays the same match)."""
+    game's seed and its seat, so the same seed replays the same match); model files are
+    loaded as :func:`agents.load` does with ``trusted``."""
     import numpy as np
 
     from agents import load
@@ -277,7 +281,7 @@ def load_seats(players, ruleset: str, seed: int) -> dict:
     policies = {}
     for p, name in enumerate(players):
         if name != HUMAN:
-            policy = load(name, ruleset=ruleset)
+            policy = load(name, ruleset=ruleset, trusted=trusted)
             if isinstance(getattr(policy, "rng", None), np.random.Generator):
                 policy.rng = np.random.default_rng([int(seed), p])
             policies[p] = policy
@@ -306,8 +310,8 @@ def check_record_seats(args, record: MatchRecord) -> None:
     Its seats named ``human`` or a built-in agent are re-created by name. A seat that
     names a file (a model path, ``hybrid:``/``search:``/``rllib:`` with a path) is loaded
     only when the user names the match's seats again with ``--players``, the same names
-    in the same order: loading a model file runs the code pickled in it, so it is the
-    user's choice, never the record's.
+    in the same order: a file (and what a trusted model file runs, ``--trust-model``) is
+    the user's choice, never the record's.
 
     Raises:
         RecordError: ``--players`` that differ from the record's seats, or a seat that
@@ -356,13 +360,13 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
     if args.coach:
         from agents import load
 
-        coach = load(args.coach, ruleset=ruleset)
+        coach = load(args.coach, ruleset=ruleset, trusted=args.trust_model)
     session = MatchSession(
         ruleset,
         seed,
         players,
         scoring,
-        policies=load_seats(players, ruleset, seed),
+        policies=load_seats(players, ruleset, seed, args.trust_model),
         console=console,
         coach=coach,
         delay=args.delay,
@@ -467,7 +471,7 @@ def interactive(args, console: Console) -> int:
     if args.coach:
         from agents import load
 
-        coach = load(args.coach, ruleset=args.ruleset)
+        coach = load(args.coach, ruleset=args.ruleset, trusted=args.trust_model)
     if record is not None:
         session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
         for env, step in replay(record, session.env):  # checks every action and the dice
@@ -666,6 +670,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="match: a sheet each (separate, default) or one shared sheet",
     )
+    add_trust_model(parser)
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     check_arguments(parser, args)
     args.delay_given = args.delay is not None

@@ -24,6 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from agents.apps.cli import add_trust_model
 from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_config, resume_config
 
 
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         "--address",
         help="--engine rllib: join the Ray cluster at HEAD:PORT (else a local Ray starts and stops with the run)",
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     if args.resume:
         given = [
@@ -87,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.resume:
             cfg = resume_config(args.resume, args.total_timesteps)
-            summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
+            summary = train(
+                cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True, trusted=args.trust_model
+            )
         else:
             overrides = {
                 "total_timesteps": args.total_timesteps,
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.init_from is not None:  # the model given replaces the config's start (its imitation stage, if any)
                 overrides["imitation"] = {**DEFAULTS["imitation"], "games": 0}
             cfg = load_config(args.config or DEFAULT_CONFIG, overrides)
-            summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
+            summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress, trusted=args.trust_model)
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.apps.cli import interruptible
+from agents.apps.cli import add_trust_model, interruptible
 from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
@@ -154,6 +154,20 @@ def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
         parser.error(f"--resume: no checkpoint in {run_dir} to resume{hint}")
 
 
+def busy(run_dir: str | Path) -> bool:
+    """Whether another process writes a run in ``run_dir`` now (:func:`agents.training.run_lock.check_free`),
+    said in one line on stderr: checked before the folder's other checks, which would
+    otherwise find a live run's files and suggest --resume."""
+    from agents.training.run_lock import RunFolderBusy, check_free
+
+    try:
+        check_free(run_dir)
+    except RunFolderBusy as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def make_new_run_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
     """``run_dir`` can hold a new run: a new or empty folder where files can be written
     (created here)."""
@@ -211,6 +225,7 @@ def run(argv: list[str] | None) -> int:
         action="store_true",
         help="continue the run in --run-dir from its newest checkpoint, with its saved settings",
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     check_values(parser, args)
     if args.run_dir is not None and not args.run_dir.strip():
@@ -226,6 +241,8 @@ def run(argv: list[str] | None) -> int:
         parser.error("--algo sets a new run's PPO settings; a resumed run keeps its own")
     ppo_kwargs = algo_settings(parser, args.algo)
 
+    if args.run_dir is not None and busy(args.run_dir):
+        return 2
     reward_scale = None
     if args.resume:
         from agents.training.selfplay import read_run_settings, setting_differences
@@ -268,7 +285,7 @@ def run(argv: list[str] | None) -> int:
     from agents.training.selfplay import load_baselines
 
     try:  # before the run folder is made: a refused start leaves nothing behind
-        baseline_agents = load_baselines(args.baselines, args.ruleset)
+        baseline_agents = load_baselines(args.baselines, args.ruleset, args.trust_model)
     except ConfigError as exc:
         parser.error(f"--baselines: {exc}")
     if not args.resume:
@@ -276,6 +293,8 @@ def run(argv: list[str] | None) -> int:
             args.run_dir
             or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}"
         )
+        if busy(run_dir):
+            return 2
         make_new_run_dir(parser, run_dir)
     if reward_scale is None:
         reward_scale = (
@@ -304,6 +323,7 @@ def run(argv: list[str] | None) -> int:
             baseline_agents=baseline_agents,
             init_from=args.init_from,
             ppo_kwargs=ppo_kwargs,
+            trusted=args.trust_model,
         )
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line (a space's repr spans several)

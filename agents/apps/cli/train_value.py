@@ -78,8 +78,13 @@ def _main(argv: list[str] | None = None) -> int:
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
     out = Path(args.out) if args.out else default_run_dir(cfg)
+    from agents.training.run_lock import RunFolderBusy
+
     try:
         path = train_value(cfg, out, resume=args.resume)
+    except RunFolderBusy as exc:  # another process writes there: one line, as every trainer
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except FileExistsError as exc:
         parser.error(str(exc))
     except OSError as exc:  # a file in the way, no permission

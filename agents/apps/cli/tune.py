@@ -41,11 +41,12 @@ width/depth (hidden_sizes), reward_scale.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 
-from agents.apps.cli import interruptible
+from agents.apps.cli import add_trust_model, interruptible
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
 from agents.training.tuning import (
@@ -94,6 +95,7 @@ def _main(argv: list[str] | None = None) -> int:
         choices=("asha", "median", "none"),
         help="with --ray: stop weak trials at their evaluations (default asha)",
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     if not args.ray:
         for flag in ("address", "jobs", "scheduler"):
@@ -161,18 +163,32 @@ def _main(argv: list[str] | None = None) -> int:
             parser.error(f"--ray: {exc}")
     optuna_module()  # imported before the output folder is made, as a trial would
 
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        print(f"error: --out {out}: {exc}", file=sys.stderr)
-        return 2
-    search = search_with_ray if args.ray else search_local
-    options = (
-        {"address": args.address, "jobs": args.jobs or 2, "scheduler": args.scheduler or "asha"} if args.ray else {}
-    )
-    return search(
-        trials=args.trials, steps=args.steps, seed=args.seed, base=base, trial_base=trial_base, out=out, **options
-    )
+    from agents.training.run_lock import hold_run_dir
+
+    with contextlib.ExitStack() as held:
+        try:  # one search per --out (each trial locks its own run folder too), held to the end
+            held.enter_context(hold_run_dir(out))
+        except (ValueError, OSError) as exc:  # RunFolderBusy: another search writes there
+            print(f"error: --out {out}: {exc}", file=sys.stderr)
+            return 2
+        used = used_trial_runs(out) + used_search_files(out)  # again, locked: a search may have ended there since
+        if used:
+            print(printable(f"error: --out {out} already holds a search ({', '.join(used[:3])})"), file=sys.stderr)
+            return 2
+        search = search_with_ray if args.ray else search_local
+        options = (
+            {"address": args.address, "jobs": args.jobs or 2, "scheduler": args.scheduler or "asha"} if args.ray else {}
+        )
+        return search(
+            trials=args.trials,
+            steps=args.steps,
+            seed=args.seed,
+            base=base,
+            trial_base=trial_base,
+            out=out,
+            trusted=args.trust_model,
+            **options,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
