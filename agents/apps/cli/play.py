@@ -671,7 +671,6 @@ def main(argv: list[str] | None = None) -> int:
         help="match: a sheet each (separate, default) or one shared sheet",
     )
     add_trust_model(parser)
-    add_trust_model(parser)
     args = parser.parse_args(argv)
     check_arguments(parser, args)
     args.delay_given = args.delay is not None

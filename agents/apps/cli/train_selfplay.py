@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, interruptible
+from agents.apps.cli import add_trust_model, interruptible, untrusted_model
 from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
@@ -237,6 +237,10 @@ def run(argv: list[str] | None) -> int:
     if args.init_from is not None and not Path(args.init_from).is_file():
         what = "is a folder" if Path(args.init_from).is_dir() else "no such file"
         parser.error(f"--init-from {args.init_from}: {what}; give a model file (.zip)")
+    why = untrusted_model([args.init_from] if args.init_from else [], args.trust_model)
+    if why is not None:  # before the run folder is made
+        print(f"error: --init-from: {' '.join(why.split())}", file=sys.stderr)
+        return 2
     if args.resume and args.algo:
         parser.error("--algo sets a new run's PPO settings; a resumed run keeps its own")
     ppo_kwargs = algo_settings(parser, args.algo)
