@@ -43,7 +43,8 @@ def parse_spec(spec: str) -> AgentSpec:
     if spec.endswith(".zip") or "/" in spec:
         return AgentSpec("model", spec)
     raise ValueError(
-        f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>"
+        f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value "
+        "network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>"
     )
 
 
@@ -180,7 +181,8 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: boo
             )  # RulesetError for an unknown ruleset or a missing YAML file
         elif not path:
             raise ValueError(
-                f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the shipped model"
+                f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the "
+                "shipped model"
             )
         elif not Path(path).is_file():
             raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")

@@ -2,8 +2,9 @@
 writes, what it resumes from, the files written beside the logs.
 
 This module owns: the run-folder checks (:func:`new_run_dir`, :func:`check_new_run_dir`,
-:func:`prepare_run_dir`, under the folder's lock: :func:`open_run_dir`, :mod:`.run_lock`; a ruleset's or config's name never steers the default folder
-outside ``runs/``: :func:`default_run_dir`), the temporary files of killed writes
+:func:`prepare_run_dir`, under the folder's lock: :func:`open_run_dir`, :mod:`.run_lock`;
+a ruleset's or config's name never steers the default folder outside ``runs/``:
+:func:`default_run_dir`), the temporary files of killed writes
 (:func:`remove_killed_writes`), atomic checkpoints (:func:`save_checkpoint` for a model
 file, :func:`save_checkpoint_folder` for a checkpoint folder), the newest checkpoint that
 loads (:func:`newest_valid`), TensorBoard resumed at the checkpoint's step
@@ -492,7 +493,8 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     for path, kept in rewrites:
         atomic_write(path, records(kept))
     print(
-        f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed from) "
+        f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed "
+        "from) "
         f"moved to {aside.name}"
     )
     return len(moved)
@@ -560,7 +562,8 @@ def load_evaluations(run_dir: Path, keep_before: int | None) -> tuple[dict[str, 
         aside = free_name(run_dir, "evaluations_unreadable", ".npz")
         path.replace(aside)
         print(
-            f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); moved to {aside.name}, starting a new evaluation history"
+            f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); moved to {aside.name}, starting a new "
+            "evaluation history"
         )
         return history, {}
     all_means = {s: float(np.mean(r)) for s, r in zip(steps, results) if r}

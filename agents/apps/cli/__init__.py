@@ -1,7 +1,11 @@
 """Command-line tools, each a module with ``main(argv=None) -> int``.
 
-Run as ``jamb-<name>`` (``[project.scripts]``), ``python scripts/<name>.py`` or
-``python -m agents.apps.cli.<name>``: train, evaluate, play, plot, tune, bench, soak, export, zoo.
+Run as ``jamb-<name>`` (``[project.scripts]``: train, evaluate, play, plot, tune, bench, soak,
+export, train-selfplay, train-value, zoo, web) or ``python -m agents.apps.cli.<name>``; in a
+checkout, ``python scripts/<name>.py`` too. Their help texts name the installed commands
+and the package's own files (the default training configs are package data,
+``agents/training/configs/``, read from any folder); the example configs they mention
+(``configs/...``) are in the repository's ``configs/`` folder, to copy.
 """
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """Play Jamb in the terminal, watch an agent play, or replay a recorded game.
 
-    python scripts/play.py [--ruleset classic] [--seed 7] [--coach expectimax]
-                           [--save game.jsonl] [--load game.jsonl]
-    python scripts/play.py --watch expectimax [--seed 7] [--delay 0.5] [--log game.txt] [--record game.jsonl]
-                           [--html game.html] [--video game.mp4|game.gif [--fps 2]]
-    python scripts/play.py --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
-                           [--html game.html] [--video game.mp4|game.gif [--fps 2]]
-    python scripts/play.py --players human expectimax [greedy ...] [--scoring separate|shared]
-                           [--ruleset standard] [--seed 7] [--delay 0.5] [--coach greedy]
-                           [--save match.jsonl] [--record match.jsonl]
-    python scripts/play.py --watch-players greedy expectimax [--scoring shared] [--seed 7] [--delay 0.5]
-                           [--log match.txt] [--record match.jsonl] [--video match.mp4|match.gif]
+    jamb-play [--ruleset classic] [--seed 7] [--coach expectimax]
+                 [--save game.jsonl] [--load game.jsonl]
+    jamb-play --watch expectimax [--seed 7] [--delay 0.5] [--log game.txt] [--record game.jsonl]
+                 [--html game.html] [--video game.mp4|game.gif [--fps 2]]
+    jamb-play --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
+                 [--html game.html] [--video game.mp4|game.gif [--fps 2]]
+    jamb-play --players human expectimax [greedy ...] [--scoring separate|shared]
+                 [--ruleset standard] [--seed 7] [--delay 0.5] [--coach greedy]
+                 [--save match.jsonl] [--record match.jsonl]
+    jamb-play --watch-players greedy expectimax [--scoring shared] [--seed 7] [--delay 0.5]
+                 [--log match.txt] [--record match.jsonl] [--video match.mp4|match.gif]
 
 A match (multiplayer, RULES.md §6) seats 2..5 players in the order given: each ``human``
 (people take turns at this keyboard, hot seat) or an agent (a name or a MaskablePPO .zip),
@@ -34,7 +34,7 @@ new or empty: an existing file is never replaced, resume the game in it with ``-
 ``--load FILE`` resumes it (and saves there unless ``--save`` says elsewhere; a file of
 several games is never saved over: ``--game K --save OTHER``, OTHER not the same file). Saves and
 ``--record`` files are game records (JSON lines, jamb_env/replay/records.py) that ``--replay``
-plays back; scripts/evaluate.py writes them too (``--records DIR``). Every file is written
+plays back; jamb-evaluate writes them too (``--records DIR``). Every file is written
 atomically (a failed save leaves the previous one intact). Ctrl-C ends any mode: the game
 so far is saved (``--save``/``--load``; ``--record`` when watching) and the tool exits
 with status 130; SIGTERM and SIGHUP (a closed terminal) save the same and exit with 143
@@ -46,7 +46,7 @@ When watching or replaying, ``--html FILE`` writes the game as one self-containe
 (jamb_env/replay/html.py: step through it with buttons or the arrow keys, no server or
 network needed) and ``--video FILE`` writes it as a video, one frame per step plus the
 start (the env's "rgb_array" picture), ``--fps`` frames a second: ``.gif`` with Pillow,
-``.mp4`` with moviepy (``pip install -e '.[video]'``). Both are written, atomically, once
+``.mp4`` with moviepy (the ``video`` extra: ``pip install "jamb-env[video]"``). Both are written, atomically, once
 the game is over; when Ctrl-C or a signal ends a ``--watch``, they are written of the game
 so far (the message says so, or why not); an interrupted replay or watched match writes
 neither and says so (replay the ``--record`` file to make them).
@@ -228,7 +228,8 @@ MATCH_HTML = (
 # ---------------------------------------------------------------------- matches
 def match_title(record: MatchRecord) -> str:
     seats = " vs ".join(f"P{p + 1} {name}" for p, name in enumerate(record.players))
-    return f"{seats}: {record.ruleset}, {record.scoring} {'sheets' if record.scoring == 'separate' else 'sheet'}, seed {record.seed}"
+    sheets = "sheets" if record.scoring == "separate" else "sheet"
+    return f"{seats}: {record.ruleset}, {record.scoring} {sheets}, seed {record.seed}"
 
 
 def replay_match_file(args, record: MatchRecord, console: Console) -> int:
@@ -451,7 +452,8 @@ def interactive(args, console: Console) -> int:
         games = read_any(args.load)
         if len(games) > 1 and not args.save:
             raise RecordError(
-                f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere with --save FILE"
+                f"{args.load} holds {len(games)} games; pick one with --game and save the resumed game elsewhere "
+                "with --save FILE"
             )
         if len(games) > 1 and same_file(args.save, args.load):  # saving would keep one game of them
             raise RecordError(
@@ -474,7 +476,7 @@ def interactive(args, console: Console) -> int:
         coach = load(args.coach, ruleset=args.ruleset, trusted=args.trust_model)
     if record is not None:
         session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
-        for env, step in replay(record, session.env):  # checks every action and the dice
+        for _env, step in replay(record, session.env):  # checks every action and the dice
             session.record.steps.append({k: v for k, v in step.items()})
         if session.over:
             session.record.final_score = session.env.score

@@ -1,6 +1,6 @@
 """Train MaskablePPO by self-play on multiplayer Jamb (agents/training/selfplay.py).
 
-    python scripts/train_selfplay.py --ruleset standard --players 2 --reward win
+    jamb-train-selfplay --ruleset standard --players 2 --reward win
         [--scoring separate] [--total-timesteps N] [--n-envs 64] [--n-steps 64] [--snapshot-freq 50000]
         [--eval-freq 50000] [--eval-games 50] [--baselines random greedy] [--seed 0]
         [--run-dir runs/selfplay_standard] [--resume] [--init-from MODEL.zip] [--algo KEY=VALUE ...]
@@ -25,7 +25,11 @@ table as it played there. ``--algo KEY=VALUE`` sets a PPO setting as a config's 
 key does (learning_rate, clip_range, gamma, gae_lambda, n_epochs, batch_size, ent_coef,
 vf_coef, max_grad_norm, target_kl; default: the tuned solitaire settings).
 Ctrl-C (or SIGTERM) saves a checkpoint and the final model, then exits with 130 (143).
-Bad arguments exit with status 2 and a message.
+Bad arguments exit with status 2 and a message. One process writes a run folder at a
+time: a second run there (or a --resume of a run still training) exits with status 2
+naming the first one's pid. Model files (--init-from, a baseline given as a path, the
+run's own checkpoints) are read as data: one holding pickled code, which SB3 would run, is
+refused unless --trust-model.
 """
 
 from __future__ import annotations
@@ -335,13 +339,15 @@ def run(argv: list[str] | None) -> int:
     except TrainingInterrupted as exc:  # SIGINT / SIGTERM: what was saved, and how to go on
         if exc.final_model is not None:
             print(
-                f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final model {exc.final_model}; "
+                f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final "
+                f"model {exc.final_model}; "
                 f"continue with --resume --run-dir {run_dir}",
                 file=sys.stderr,
             )
         else:
             print(
-                f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume --run-dir {run_dir} "
+                f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume "
+                f"--run-dir {run_dir} "
                 "(from its newest checkpoint)",
                 file=sys.stderr,
             )
