@@ -34,10 +34,11 @@ and B A) on the same dice, so results are paired per seed. Prints Markdown table
 pair: A's win rate against B, a tie counting one half, with its 95% Wilson score interval,
 and the mean score margin A − B with its 95% Student-t interval, both over the seeds;
 openskill Plackett–Luce ratings, sorted by ordinal) and writes ``PREFIX_matches.csv`` (per
-pair), ``PREFIX_match_ratings.csv`` and ``PREFIX_match_games.csv`` (per game: seed, seat order, agent per seat, starting seat,
-scores, winner). The default prefix is ``results/<ruleset>_<N>p_<scoring>``; ``--out``
-takes a prefix or a folder as above. ``--scoring`` (default ``separate``: a sheet each;
-``shared``: 003's one sheet) needs ``--players``.
+pair), ``PREFIX_match_ratings.csv`` and ``PREFIX_match_games.csv`` (per game: seed, seat
+order, agent per seat, starting seat, scores, winner). The default prefix is
+``results/<ruleset>_<N>p_<scoring>``; ``--out`` takes a prefix or a folder as above.
+``--scoring`` (default ``separate``: a sheet each; ``shared``: 003's one sheet) needs
+``--players``.
 
 Model files (``.zip`` paths, ``hybrid:``/``critic:`` with a path) are read as data: SB3
 model files hold pickles that loading would run, so a file whose pickles name anything
