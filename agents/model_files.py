@@ -34,14 +34,16 @@ import base64
 import binascii
 import io
 import json
+import os
 import pickle
+import stat
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from jamb_env.utils.files import SMALL_FILE_BYTES, ZIP_ERRORS, check_regular_input
+from jamb_env.utils.files import SMALL_FILE_BYTES, ZIP_ERRORS, InputFileError, check_regular_input
 
 #: The globals a model file's pickled ``data`` entries may name (module, name): what the
 #: models this project trains and ships hold, each harmless to build from any arguments.
@@ -124,8 +126,24 @@ class _DataUnpickler(pickle.Unpickler):
         )
 
 
-def read_model_data(path: str | Path) -> dict[str, Any]:
-    """The ``data`` JSON of the SB3 model file ``path``, loading nothing of it.
+def open_model_file(path: str | Path) -> BinaryIO:
+    """The regular file ``path`` opened for reading (binary), never blocking on a FIFO.
+
+    Raises:
+        InputFileError: a FIFO, device or socket. OSError: it cannot be opened.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        check_regular_input(path)  # the error naming what it is
+        raise InputFileError(f"{path}: not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def read_model_data(path: str | Path, file: BinaryIO | None = None) -> dict[str, Any]:
+    """The ``data`` JSON of the SB3 model file ``path`` (read from ``file``, that file
+    opened, when given), loading nothing of it.
 
     Raises:
         ValueError: not a zip, no ``data``, a ``data`` over
@@ -133,9 +151,11 @@ def read_model_data(path: str | Path) -> dict[str, Any]:
         OSError: unreadable (InputFileError: a FIFO, device or socket).
     """
     path = Path(path)
-    check_regular_input(path)  # zipfile would block on a FIFO
+    if file is None:
+        with open_model_file(path) as f:
+            return read_model_data(path, f)
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(file) as zf:
             info = zf.getinfo("data")
             if info.file_size > SMALL_FILE_BYTES:
                 raise ValueError(f"{path}: its data entry is larger than {SMALL_FILE_BYTES:,} bytes")
@@ -192,8 +212,10 @@ def load_model(path: str | Path, model_class=None, *, trusted: bool = False, **k
         from sb3_contrib import MaskablePPO as model_class
     if trusted:
         return model_class.load(path, **kwargs)
-    objects = {**data_objects(path), **kwargs.pop("custom_objects", {})}
-    return model_class.load(path, custom_objects=objects, **kwargs)
+    with open_model_file(path) as f:  # one open file: SB3 loads what was checked
+        objects = {**data_objects(path, read_model_data(path, f)), **kwargs.pop("custom_objects", {})}
+        f.seek(0)
+        return model_class.load(f, custom_objects=objects, **kwargs)
 
 
 # ---------------------------------------------------------------- checks that load nothing
