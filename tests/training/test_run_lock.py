@@ -102,11 +102,14 @@ def test_the_lock_of_a_killed_writer_is_taken_over(tmp_path):
     assert not (run / LOCK_FILE).exists()
 
 
-def _contend(folder: str, rounds: int, inside, overlaps, taken) -> None:
-    for _ in range(rounds):
+def _contend(folder: str, times: int, inside, overlaps, taken) -> None:
+    """Take and release ``folder``'s lock until this process has held it ``times`` times (60 s at most)."""
+    end = time.monotonic() + 60
+    while taken.value < times and time.monotonic() < end:
         try:
             fd = acquire(Path(folder))
         except RunFolderBusy:
+            time.sleep(0.0002)
             continue
         with inside.get_lock():
             inside.value += 1
@@ -120,19 +123,19 @@ def _contend(folder: str, rounds: int, inside, overlaps, taken) -> None:
 
 
 def test_writers_racing_for_a_lock_never_hold_it_together(tmp_path):
-    """Four processes take and release one folder's lock 300 times each (the file is removed at
-    each release): never two holders at once, and each of them gets it."""
+    """Four processes take and release one folder's lock 50 times each (the file is removed at
+    each release, so a writer often locks a file just removed): never two holders at once."""
     ctx = multiprocessing.get_context("fork")
     inside, overlaps = ctx.Value("i", 0), ctx.Value("i", 0)
     counts = [ctx.Value("i", 0, lock=False) for _ in range(4)]
     tmp_path.joinpath("run").mkdir()
-    procs = [ctx.Process(target=_contend, args=(str(tmp_path / "run"), 300, inside, overlaps, n)) for n in counts]
+    procs = [ctx.Process(target=_contend, args=(str(tmp_path / "run"), 50, inside, overlaps, n)) for n in counts]
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
         assert p.exitcode == 0
-    assert overlaps.value == 0 and all(n.value > 0 for n in counts), [n.value for n in counts]
+    assert overlaps.value == 0 and all(n.value == 50 for n in counts), [n.value for n in counts]
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
