@@ -36,8 +36,9 @@ def load_policy_weights(model, src: str | Path, widen: bool = False, trusted: bo
 
     Raises:
         FileNotFoundError: no such file.
-        ConfigError: ``src`` holds pickled code (not ``trusted``), is not a MaskablePPO model, or its observation space (with
-            ``widen``: longer than ``model``'s), action space or network differ from ``model``'s.
+        ConfigError: ``src`` holds pickled code (not ``trusted``), is not a MaskablePPO model,
+            or its observation space (with ``widen``: longer than ``model``'s), action space or
+            network differ from ``model``'s.
     """
     from agents.model_files import UntrustedModelError, load_model
 
