@@ -61,6 +61,7 @@ class CriticSearchAgent(LeafSearch):
         ruleset: the ruleset it plays.
         rolls: first rolls of the next turn per leaf (positive int).
         reward_scale: the reward scale the model was trained with (positive).
+        trusted: load the model file as SB3 does (:class:`~agents.ppo_agent.PPOAgent`).
 
     Raises:
         FileNotFoundError: no such file; ValueError: not a MaskablePPO file, a model of
@@ -77,6 +78,7 @@ class CriticSearchAgent(LeafSearch):
         ruleset: str | Ruleset = "classic",
         rolls: int = DEFAULT_ROLLS,
         reward_scale: float = 0.01,
+        trusted: bool = False,
     ):
         from agents.ppo_agent import PPOAgent
 
@@ -92,7 +94,8 @@ class CriticSearchAgent(LeafSearch):
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no model file {path}")
-        model = PPOAgent(path, ruleset=self.rules).model
+        agent = PPOAgent(path, ruleset=self.rules, trusted=trusted)
+        model, self._normalized = agent.model, agent.normalized
         size = int(model.observation_space.shape[0])
         sizes = {encoder(self.rules, turn_features=t).size: t for t in (True, False)}
         if size not in sizes:
@@ -113,7 +116,9 @@ class CriticSearchAgent(LeafSearch):
         import torch
 
         with torch.no_grad():
-            v = self.policy.predict_values(torch.as_tensor(np.asarray(observations, dtype=np.float32)))
+            v = self.policy.predict_values(
+                torch.as_tensor(self._normalized(np.asarray(observations, dtype=np.float32)))
+            )
         return v[:, 0].double().numpy() / self.reward_scale
 
     def leaf_tables(self, st: GameState, cells) -> dict[int, tuple[np.ndarray, np.ndarray]]:

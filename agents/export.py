@@ -18,26 +18,40 @@ def check_not_source(src: str | Path, dst: str | Path) -> None:
         )
 
 
-def export_model(src: str | Path, dst: str | Path) -> Path:
+def export_model(src: str | Path, dst: str | Path, trusted: bool = False) -> Path:
     """Write ``src`` (a MaskablePPO .zip) to ``dst`` for shipping: the same policy with
     a fresh optimizer (no Adam moments) and without the last rollout's observations, a
     third of the size or less. It loads, predicts and
     evaluates like the original; training it further starts new optimizer statistics.
     Returns the path written (``dst``, with ``.zip`` added if it lacks it).
 
+    ``src`` is loaded as data (:func:`agents.model_files.load_model`; ``trusted``: as SB3
+    does, running the pickles it holds). A model trained on normalised observations
+    (``VecNormalize(norm_obs=True)``) is refused: the copy would lose the last sign of it,
+    and its statistics are not part of a model file.
+
     Raises:
-        ValueError: ``src`` is not a MaskablePPO model file, or ``dst`` is ``src`` itself.
+        UntrustedModelError: (a ValueError) ``src`` holds pickled code and ``trusted`` is False.
+        ValueError: ``src`` is not a MaskablePPO model file, or ``dst`` is ``src`` itself, or
+            a model trained on normalised observations.
         OSError: ``dst`` cannot be written (IsADirectoryError: it is a folder, where the
             copy would otherwise go beside it, to ``<folder>.zip``).
     """
     if Path(dst).is_dir():
         raise IsADirectoryError(f"{dst} is a folder; give the file name of the copy, e.g. {Path(dst) / 'classic.zip'}")
-    from sb3_contrib import MaskablePPO
+    from agents.model_files import UntrustedModelError, load_model, normalizes_observations
 
     try:
-        model = MaskablePPO.load(src, device="cpu")
+        model = load_model(src, trusted=trusted, device="cpu")
+    except UntrustedModelError:
+        raise
     except Exception as exc:  # SB3 raises assorted errors for files that are not its models
         raise ValueError(f"{src} is not a MaskablePPO model file: {exc}") from exc
+    if normalizes_observations(model):
+        raise ValueError(
+            f"{src} was trained under VecNormalize(norm_obs=True): a shipped copy would play without its "
+            "statistics; play it from its run folder instead (its vecnormalize.pkl beside it)"
+        )
     policy = model.policy
     policy.optimizer = policy.optimizer_class(policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs)
     # the last rollout's observations are training state (3.5 MB with 1,024 games): not shipped

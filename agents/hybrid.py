@@ -23,11 +23,11 @@ from jamb_env.rules.planner import cell_plans
 class HybridAgent(PPOAgent):
     """PPO for cells and announcements, the exact turn planner for holds (module docstring).
 
-    Args: as :class:`PPOAgent` (``path`` of a MaskablePPO .zip, ``ruleset``).
+    Args: as :class:`PPOAgent` (``path`` of a MaskablePPO .zip, ``ruleset``, ``trusted``).
     """
 
-    def __init__(self, path, ruleset=None, device: str = "cpu"):
-        super().__init__(path, ruleset=ruleset, device=device)
+    def __init__(self, path, ruleset=None, device: str = "cpu", trusted: bool = False):
+        super().__init__(path, ruleset=ruleset, device=device, trusted=trusted)
         self.name = f"hybrid_{self.name}"
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:

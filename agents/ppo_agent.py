@@ -1,4 +1,12 @@
-"""A trained MaskablePPO checkpoint as an agent (deterministic, masked)."""
+"""A trained MaskablePPO checkpoint as an agent (deterministic, masked).
+
+The file is loaded as data (:func:`agents.model_files.load_model`): a model file holding
+pickled code is refused unless ``trusted``. A model trained under
+``VecNormalize(norm_obs=True)`` plays on the observations it was trained on: its
+statistics (``vecnormalize.pkl`` beside it, or in RL Baselines3 Zoo's layout,
+:func:`agents.model_files.normalization_file`) are applied, which needs ``trusted`` (the
+file is a pickle); without them such a model is refused rather than played wrongly.
+"""
 
 from __future__ import annotations
 
@@ -15,17 +23,32 @@ class PPOAgent:
     A model trained on ``Jamb-v0`` observations (no turn features) also plays on the
     ``Jamb-v1`` env: given ``ruleset``, the agent recognises its observation size and drops
     the v1 segments before predicting.
+
+    Args:
+        path: a MaskablePPO ``.zip``. ruleset: the ruleset it plays (checked against the
+            model's spaces). device: torch device. trusted: load the file as SB3 does,
+            running the pickles it holds, and apply the VecNormalize statistics found with
+            it (module docstring); only for files from a source you trust.
+
+    Raises:
+        UntrustedModelError: (a ValueError) the file holds pickled code, or comes with
+            VecNormalize statistics (a pickle), and ``trusted`` is False.
+        ValueError: not a MaskablePPO model file; a model of another ruleset; a model
+            trained on normalised observations without its statistics.
     """
 
-    def __init__(self, path: str | Path, ruleset: str | None = None, device: str = "cpu"):
-        from sb3_contrib import MaskablePPO
+    def __init__(self, path: str | Path, ruleset: str | None = None, device: str = "cpu", trusted: bool = False):
+        from agents.model_files import UntrustedModelError, load_model
 
         self.path = Path(path)
         self.name = self.path.stem if self.path.stem not in ("final_model", "best_model") else self.path.parent.name
         try:
-            self.model = MaskablePPO.load(self.path, device=device)
+            self.model = load_model(self.path, trusted=trusted, device=device)
+        except UntrustedModelError:
+            raise
         except Exception as exc:  # SB3 raises assorted errors for files that are not its models
             raise ValueError(f"{self.path} is not a MaskablePPO model file: {exc}") from exc
+        self._normalization = self._statistics(trusted)
         self._keep = None
         self._multiplayer = False
         if ruleset is not None:
@@ -50,6 +73,48 @@ class PPOAgent:
                     f"{self.model.action_space}; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
                     f"{env.action_space} (trained on another ruleset?)"
                 )
+
+    def _statistics(self, trusted: bool):
+        """The VecNormalize statistics the model needs (None: it reads raw observations).
+
+        Raises:
+            UntrustedModelError: statistics found, not ``trusted`` (they are a pickle).
+            ValueError: the model normalised its observations and no statistics are found.
+        """
+        from agents.model_files import (
+            NORMALIZATION_FILE,
+            TRUST_HINT,
+            UntrustedModelError,
+            load_normalization,
+            normalization_file,
+            normalizes_observations,
+        )
+
+        needs = normalizes_observations(self.model)
+        found = normalization_file(self.path)
+        if found is None:
+            if needs:
+                raise ValueError(
+                    f"{self.path} was trained under VecNormalize(norm_obs=True) and no {NORMALIZATION_FILE} is "
+                    "beside it: played on raw observations it would play blind; put its run's statistics beside "
+                    f"it and load it with {TRUST_HINT}"
+                )
+            return None
+        if not needs and getattr(self.model, "_last_original_obs", None) is not None:
+            return None  # trained under VecNormalize with raw observations (rewards only): nothing to apply
+        if not trusted:
+            raise UntrustedModelError(
+                found, f"the VecNormalize statistics {self.path.name} was trained with are a pickle"
+            )
+        stats = load_normalization(found)
+        return stats if stats.norm_obs else None
+
+    def normalized(self, observations: np.ndarray) -> np.ndarray:
+        """``observations`` (``(D,)`` or ``(N, D)``) as the policy reads them: through the
+        model's VecNormalize statistics when it has them (float32), else as they are."""
+        if self._normalization is None:
+            return observations
+        return self._normalization.normalize_obs(np.asarray(observations, dtype=np.float32)).astype(np.float32)
 
     @property
     def observation_size(self) -> int:
@@ -84,7 +149,7 @@ class PPOAgent:
                     else "(another ruleset or env version?)"
                 )
             )
-        return observation
+        return self.normalized(observation)
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
         action, _ = self.model.predict(self._model_input(observation), action_masks=mask, deterministic=True)

@@ -43,7 +43,8 @@ def parse_spec(spec: str) -> AgentSpec:
     if spec.endswith(".zip") or "/" in spec:
         return AgentSpec("model", spec)
     raise ValueError(
-        f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>"
+        f"unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, a MaskablePPO .zip path, search:<value "
+        "network .npz>, hybrid:<model .zip>, critic:<model .zip> or rllib:<RLlib checkpoint>"
     )
 
 
@@ -98,8 +99,16 @@ def shipped_model_path(name: str) -> Path:
     return path
 
 
-def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
+def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: bool = False):
     """The agent named ``spec`` (for ``ruleset``) or the MaskablePPO model at path ``spec``.
+
+    Model files (``.zip``) are loaded as data: SB3 model files hold pickles that loading
+    would run, so a file whose pickles name anything but the types this project's models
+    hold is refused (:mod:`agents.model_files`) and nothing in it runs. ``trusted=True``
+    loads it as SB3 does, running what it holds, and applies the VecNormalize statistics
+    (a pickle too) saved beside a model trained on normalised observations: only for
+    files from a source you trust (the commands' ``--trust-model``). RLlib checkpoints
+    (``rllib:``) are pickles that RLlib loads as they are: load only your own.
 
     ``rllib:<path>`` is a policy trained by ``jamb-train --engine rllib`` (a run folder, a
     checkpoint folder or its RLModule folder; :mod:`agents.rllib_agent`, needs the ``ray``
@@ -114,6 +123,8 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     expectimax where it lists none: :func:`agents.shipped.best_agent`).
 
     Raises:
+        UntrustedModelError: (a ValueError) a model file holding pickled code, or with
+            VecNormalize statistics, and ``trusted`` False.
         FileNotFoundError: ``spec`` looks like a path (``.zip``) that does not exist,
             ``rllib:<path>`` names no RLlib checkpoint, or ``search:<file>`` no file.
         ValueError: an unknown name, a solver that cannot play ``ruleset``, or ``search``
@@ -125,7 +136,7 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
     if kind == "best":
         from jamb_env import load_ruleset
 
-        return load(best_agent(load_ruleset(ruleset).name), ruleset=ruleset, seed=seed)
+        return load(best_agent(load_ruleset(ruleset).name), ruleset=ruleset, seed=seed, trusted=trusted)
     if kind == "random":
         from agents.random_agent import RandomAgent
 
@@ -170,23 +181,24 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0):
             )  # RulesetError for an unknown ruleset or a missing YAML file
         elif not path:
             raise ValueError(
-                f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the shipped model"
+                f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the "
+                "shipped model"
             )
         elif not Path(path).is_file():
             raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
         if kind == "ppo":
             from agents.ppo_agent import PPOAgent
 
-            return PPOAgent(path, ruleset=ruleset)
+            return PPOAgent(path, ruleset=ruleset, trusted=trusted)
         if kind == "critic":
             from agents.critic_search import CriticSearchAgent
 
-            return CriticSearchAgent(path, ruleset=ruleset)
+            return CriticSearchAgent(path, ruleset=ruleset, trusted=trusted)
         from agents.hybrid import HybridAgent
 
-        return HybridAgent(path, ruleset=ruleset)
+        return HybridAgent(path, ruleset=ruleset, trusted=trusted)
     if not Path(path).is_file():  # kind == "model"
         raise FileNotFoundError(f"no model file {spec}")
     from agents.ppo_agent import PPOAgent
 
-    return PPOAgent(Path(path), ruleset=ruleset)
+    return PPOAgent(Path(path), ruleset=ruleset, trusted=trusted)

@@ -4,9 +4,17 @@ Public API::
 
     load_ruleset(name_or_path) -> Ruleset      list_rulesets() -> list[str]
     JambEnv(ruleset="classic", render_mode=None, illegal_action="terminate", reward_scale=1.0,
-            turn_features=True)
-    JambVecEnv(num_envs, ruleset="classic", seed=None, **env_options)   (an SB3 VecEnv)
+            turn_features=True, mask_in_observation=False, mask_dtype="int8")
+    JambVecEnv(num_envs, ruleset="classic", seed=None, illegal_action="terminate",
+               reward_scale=1.0, render_mode=None, turn_features=True, game_seeds=None)
+                                               (an SB3 VecEnv; needs the train extra)
+    preset_env_id(preset) -> "Jamb-<preset>-v1"
     IllegalActionError, RulesetError           (both ValueError subclasses)
+    IllegalActionWarning                       (an illegal action ended a game: illegal_action="terminate")
+
+``help(jamb_env.JambEnv)`` and ``help(jamb_env.JambVecEnv)`` give every argument;
+``jamb_env.multiplayer`` (PettingZoo), ``jamb_env.gym_vector``, ``jamb_env.wrappers`` and
+``jamb_env.openspiel`` are the other doors.
 
 Importing the package registers ``Jamb-v1`` (the current observation) and ``Jamb-v0``
 (without the turn features) with Gymnasium (``gymnasium.make("Jamb-v1", ruleset="classic")``),

@@ -398,7 +398,13 @@ def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
 
     def failing_replace(src, dst):  # the writes after the first trial's fail
         if Path(dst).name == "trials.csv" and Path(dst).exists():
-            old.update({p.name: p.read_text() for p in out.iterdir() if p.is_file() and ".tmp-" not in p.name})
+            old.update(
+                {
+                    p.name: p.read_text()
+                    for p in out.iterdir()
+                    if p.is_file() and ".tmp-" not in p.name and p.name != ".lock"
+                }
+            )
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 

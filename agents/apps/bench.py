@@ -383,9 +383,10 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
     return rows
 
 
-def agent_rows(specs: list[str], ruleset: str, games: int) -> list[dict]:
+def agent_rows(specs: list[str], ruleset: str, games: int, trusted: bool = False) -> list[dict]:
     """Seconds per game of each agent on ``ruleset`` (one warm-up game first: numba
-    compilation and table building are not timed), on validation seeds 30,000,000 + g.
+    compilation and table building are not timed), on validation seeds 30,000,000 + g;
+    model files loaded as :func:`agents.load` does with ``trusted``.
     Rows: ``agent``, ``ruleset``, ``games``, ``s_per_game`` (the median), ``range`` (min, max).
 
     Raises:
@@ -396,7 +397,7 @@ def agent_rows(specs: list[str], ruleset: str, games: int) -> list[dict]:
 
     rows = []
     for spec in specs:
-        agent, env = load(spec, ruleset=ruleset), JambEnv(ruleset=ruleset)
+        agent, env = load(spec, ruleset=ruleset, trusted=trusted), JambEnv(ruleset=ruleset)
         play_game(agent, env, 29_999_999)
         times = []
         for g in range(games):

@@ -160,13 +160,13 @@ def _check(ruleset, names: Sequence[str], players: int, scoring: str) -> Ruleset
 _AGENTS: dict = {}
 
 
-def _agent(spec: str, ruleset):
-    """One loaded agent per (spec, ruleset) and worker process (PPO models load once)."""
+def _agent(spec: str, ruleset, trusted: bool = False):
+    """One loaded agent per (spec, ruleset, trusted) and worker process (PPO models load once)."""
     from agents import load
 
-    key = (spec, ruleset if isinstance(ruleset, str) else ruleset.name)
+    key = (spec, ruleset if isinstance(ruleset, str) else ruleset.name, trusted)
     if key not in _AGENTS:
-        _AGENTS[key] = load(spec, ruleset=ruleset if isinstance(ruleset, str) else ruleset.name)
+        _AGENTS[key] = load(spec, ruleset=key[1], trusted=trusted)
     return _AGENTS[key]
 
 
@@ -176,14 +176,14 @@ def _reseed(policy, seed: int, index: int) -> None:
 
 
 def _play_chunk(task) -> list[dict]:
-    ruleset, scoring, specs, labels, table_index, table, seeds = task
+    (ruleset, trusted), scoring, specs, labels, table_index, table, seeds = task
     K = len(table)
     env = _env(ruleset, K, scoring)
-    policies = {i: _agent(specs[i], ruleset) for i in table}
+    policies = {i: _agent(specs[i], ruleset, trusted) for i in table}
     if len({id(p) for p in policies.values()}) < len(policies):  # the same spec twice: one instance each
         from agents import load
 
-        policies = {i: load(specs[i], ruleset=env.ruleset.name) for i in table}
+        policies = {i: load(specs[i], ruleset=env.ruleset.name, trusted=trusted) for i in table}
     rows = []
     for seed in seeds:
         for order in range(K):
@@ -333,10 +333,12 @@ def round_robin(
     players: int = 2,
     chunk: int | None = None,
     progress: bool = False,
+    trusted: bool = False,
 ) -> RoundRobin:
     """Play every table (module docstring) on seeds ``seed_base .. seed_base + games - 1``,
     each seed in every seat rotation; return the per-game rows, the pairings and the
-    ratings. The numbers do not depend on ``jobs`` or ``chunk``.
+    ratings. The numbers do not depend on ``jobs`` or ``chunk``. Model files are loaded
+    as :func:`agents.load` does with ``trusted``.
 
     Raises:
         ValueError: fewer than 2 agents, ``players`` not in 2..5, ``players > 2`` with a
@@ -349,14 +351,14 @@ def round_robin(
         raise ValueError(f"games must be an integer >= 1, got {games!r}")
     labels = agent_labels(names)
     for spec in dict.fromkeys(names):  # an unknown agent fails before any game
-        _agent(spec, ruleset)
+        _agent(spec, ruleset, trusted)
     seeds = eval_seeds(int(games), seed_base)
     tabs = tables(labels, players)
     jobs = max(1, int(jobs))
     if chunk is None:
         chunk = max(1, min(25, math.ceil(len(seeds) * len(tabs) / (4 * jobs))))
     tasks = [
-        (ruleset, scoring, names, labels, t, tab, seeds[k : k + chunk])
+        ((ruleset, trusted), scoring, names, labels, t, tab, seeds[k : k + chunk])
         for t, tab in enumerate(tabs)
         for k in range(0, len(seeds), chunk)
     ]

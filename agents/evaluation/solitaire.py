@@ -68,9 +68,9 @@ def play_game(agent, env: JambEnv, seed: int, record: bool = False) -> dict:
 def _play_chunk(args) -> list[dict]:
     from agents import load
 
-    spec, ruleset, seeds, record = args
+    spec, ruleset, seeds, record, trusted = args
     env = JambEnv(ruleset=ruleset, illegal_action="raise")
-    agent = load(spec, ruleset=ruleset)
+    agent = load(spec, ruleset=ruleset, trusted=trusted)
     return [play_game(agent, env, s, record) for s in seeds]
 
 
@@ -161,9 +161,11 @@ def run_games(
     progress: bool = True,
     record: bool = False,
     executor=None,
+    trusted: bool = False,
 ) -> dict[str, list[dict]]:
     """Play ``seeds`` with each agent spec; return label -> game results in seed order
-    (with ``record``, each result holds its replayable ``"record"``).
+    (with ``record``, each result holds its replayable ``"record"``). Model files are
+    loaded as :func:`agents.load` does with ``trusted``.
 
     The chunks of ``chunk`` seeds run in this process (``jobs`` 1), in a pool of ``jobs``
     processes, or on ``executor`` when given: anything with ``submit(fn, arg)`` returning
@@ -176,7 +178,7 @@ def run_games(
     load_ruleset(ruleset)  # fail early on an unknown ruleset
     entries = expand_specs(specs)
     tasks = [
-        (label, (spec, ruleset, list(seeds[i : i + chunk]), record))
+        (label, (spec, ruleset, list(seeds[i : i + chunk]), record, trusted))
         for label, spec, _ in entries
         for i in range(0, len(seeds), chunk)
     ]

@@ -73,7 +73,7 @@ from agents.training.runs import (
     log_start,
     logs_from,
     newest_valid,
-    prepare_run_dir,
+    open_run_dir,
     read_record,
     save_checkpoint_folder,
     save_config,
@@ -522,7 +522,8 @@ def train_rllib(
         evaluation ran), "baselines", "wall_time_s", "steps_per_s"}``.
 
     Raises:
-        ConfigError: a bad run folder, or settings RLlib rejects, or more env runners than
+        ConfigError: a bad run folder or one another process writes (the folder is locked
+            for the whole run: :func:`.runs.open_run_dir`), or settings RLlib rejects, or more env runners than
             the cluster has CPUs, or (``resume``) a checkpoint with ``total_timesteps`` steps already. RLlibUnavailable, RayUnavailable: Ray/RLlib missing or
             unreachable. TrainingStopped: SIGINT/SIGTERM (after saving a checkpoint).
     """
@@ -540,10 +541,13 @@ def train_rllib(
     ):  # RLlib's deprecation notes about its own example module, its API-stack banner
         logging.getLogger(name).setLevel(logging.ERROR)
 
-    run_dir, candidates = prepare_run_dir(cfg, run_dir, resume, listing=checkpoint_folders)
-    starts = _starts(run_dir) if resume else 0
-    torch.set_num_threads(cfg["torch_threads"])
-    with ray_session(address, cfg["num_cpus"]):
+    # the run folder's lock is held from before its checks to the end (one writer per folder)
+    with (
+        open_run_dir(cfg, run_dir, resume, listing=checkpoint_folders) as (run_dir, candidates),
+        ray_session(address, cfg["num_cpus"]),
+    ):
+        starts = _starts(run_dir) if resume else 0
+        torch.set_num_threads(cfg["torch_threads"])
         import ray
 
         cpus = int(ray.cluster_resources().get("CPU", 0))

@@ -2,8 +2,9 @@
 writes, what it resumes from, the files written beside the logs.
 
 This module owns: the run-folder checks (:func:`new_run_dir`, :func:`check_new_run_dir`,
-:func:`prepare_run_dir`; a ruleset's or config's name never steers the default folder
-outside ``runs/``: :func:`default_run_dir`), the temporary files of killed writes
+:func:`prepare_run_dir`, under the folder's lock: :func:`open_run_dir`, :mod:`.run_lock`;
+a ruleset's or config's name never steers the default folder outside ``runs/``:
+:func:`default_run_dir`), the temporary files of killed writes
 (:func:`remove_killed_writes`), atomic checkpoints (:func:`save_checkpoint` for a model
 file, :func:`save_checkpoint_folder` for a checkpoint folder), the newest checkpoint that
 loads (:func:`newest_valid`), TensorBoard resumed at the checkpoint's step
@@ -16,7 +17,9 @@ A run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) holds ``con
 (the resolved config), TensorBoard events, ``progress.csv``, ``checkpoints/``,
 ``evaluations.npz``, the best model (``best_model.zip`` with its score in
 :data:`BEST_RECORD`), the final model and, for a run started from a model,
-``init_from.json`` (:data:`INIT_RECORD`).
+``init_from.json`` (:data:`INIT_RECORD`). While a run is written, its folder also holds
+``.lock``: one process writes a run folder at a time (:mod:`.run_lock`; a second writer,
+``--resume`` included, is refused naming the first one's pid).
 
 Every file here is written atomically (:mod:`jamb_env.utils.files`): a run killed at any moment,
 SIGKILL included, leaves each file either as it was or complete (TensorBoard's event files
@@ -42,17 +45,16 @@ import os
 import secrets
 import shutil
 import time
-import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.model_files import UntrustedModelError, checkpoint_problem, load_model, model_steps
 from agents.training.config import ConfigError, config_text
+from agents.training.run_lock import LOCK_FILE, RunFolderBusy, hold_run_dir  # noqa: F401  (RunFolderBusy: re-exported)
 from jamb_env.render.sheet import printable
 from jamb_env.utils.files import (
-    SMALL_FILE_BYTES,
     TEMP_MARK,
-    ZIP_ERRORS,
     _fsync_dir,
     atomic_save_model,
     atomic_write,
@@ -141,7 +143,7 @@ def check_new_run_dir(run_dir: str | Path, empty: bool = False) -> Path:
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
-    if empty and run_dir.is_dir() and any(run_dir.iterdir()):
+    if empty and run_dir.is_dir() and any(p.name != LOCK_FILE for p in run_dir.iterdir()):
         raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
     if any((run_dir / marker).exists() for marker in RUN_MARKERS):
         raise ConfigError(
@@ -196,7 +198,8 @@ def prepare_run_dir(
     """Check where a run goes before anything is written; return ``(run_dir, checkpoints)``:
     for ``resume``, the run's checkpoints newest first (``listing(run_dir)``, default
     :func:`checkpoints`; maybe none: the run is restarted from step 0), else None.
-    Resuming first removes the temporary files of writes that a kill cut short.
+    Resuming first removes the temporary files of writes that a kill cut short, so call
+    it holding the folder's lock: :func:`open_run_dir` does.
 
     Raises:
         RulesetError: an unknown ruleset.
@@ -214,6 +217,30 @@ def prepare_run_dir(
     return run_dir, (listing or checkpoints)(run_dir)
 
 
+@contextlib.contextmanager
+def open_run_dir(
+    cfg: Mapping[str, Any],
+    run_dir: str | Path | None,
+    resume: bool,
+    listing: Callable[[Path], list[Path]] | None = None,
+) -> Iterator[tuple[Path, list[Path] | None]]:
+    """:func:`prepare_run_dir` holding the folder's lock (:func:`.run_lock.hold_run_dir`)
+    from before its checks until the block ends: the one writer of the run. Yields
+    ``(run_dir, checkpoints)``.
+
+    Raises:
+        RunFolderBusy: another process writes a run there (a ConfigError).
+        RulesetError, ConfigError: as :func:`prepare_run_dir`.
+    """
+    from jamb_env import load_ruleset
+
+    load_ruleset(cfg["ruleset"])  # an unknown ruleset: refused before the folder is made
+    if run_dir is None:
+        run_dir = default_run_dir(cfg)
+    with hold_run_dir(run_dir):
+        yield prepare_run_dir(cfg, run_dir, resume, listing)
+
+
 def checkpoint_steps(path: Path) -> int | None:
     """The steps in a checkpoint's name ``model_<steps>_steps.zip`` (None for other names)."""
     parts = path.name.split("_")
@@ -227,45 +254,6 @@ def checkpoints(run_dir: Path) -> list[Path]:
     """The checkpoints in ``run_dir/checkpoints``, the most steps first."""
     found = [p for p in (Path(run_dir) / CHECKPOINTS).glob("model_*_steps.zip") if checkpoint_steps(p) is not None]
     return sorted(found, key=checkpoint_steps, reverse=True)
-
-
-def checkpoint_problem(path: Path) -> str | None:
-    """Why the model file ``path`` cannot be a checkpoint (truncated, damaged, not a model),
-    or None when it looks complete (a quick check of the zip, before loading it)."""
-    cut_short = "not a complete zip file (cut short while being written?)"
-    try:
-        check_regular_input(path)  # zipfile would block on a FIFO and read a device such as /dev/zero for ever
-        if not zipfile.is_zipfile(path):
-            return cut_short
-        with zipfile.ZipFile(path) as zf, open(path, "rb") as f:
-            # a complete zip ends with its end record (+ comment); a cut-off model file may
-            # still hold the end record of a zip inside it (torch's .pth files are zips)
-            f.seek(-22 - len(zf.comment), 2)
-            if not f.read(4) == b"PK\x05\x06":
-                return cut_short
-            bad = zf.testzip()
-            if bad is not None:
-                return f"damaged zip file (member {bad} fails its checksum)"
-            missing = {"data", "policy.pth"} - set(zf.namelist())
-            if missing:
-                return f"not a model file (no {', '.join(sorted(missing))} in the zip)"
-    except (OSError, ValueError, *ZIP_ERRORS) as exc:
-        return f"unreadable: {type(exc).__name__}: {str(exc)[:200]}"
-    return None
-
-
-def model_steps(path: Path) -> int | None:
-    """``num_timesteps`` saved in an SB3 model zip (None when unreadable, not a regular
-    file, or with a ``data`` entry over :data:`jamb_env.utils.files.SMALL_FILE_BYTES`), without loading it."""
-    try:
-        check_regular_input(path)  # zipfile would block on a FIFO
-        with zipfile.ZipFile(path) as zf:
-            if zf.getinfo("data").file_size > SMALL_FILE_BYTES:
-                return None
-            steps = json.loads(zf.read("data")).get("num_timesteps")
-    except (OSError, KeyError, ValueError, AttributeError, RecursionError, *ZIP_ERRORS):
-        return None
-    return steps if isinstance(steps, int) else None
 
 
 def newest_valid(
@@ -295,19 +283,24 @@ def newest_valid(
     return None, None
 
 
-def resume_model(candidates: list[Path], env, cfg: Mapping[str, Any]):
+def resume_model(candidates: list[Path], env, cfg: Mapping[str, Any], trusted: bool = False):
     """``(model, checkpoint)``: the model (the config's ``trainer`` class) of the newest checkpoint in
-    ``candidates`` that loads on ``env`` (:func:`newest_valid`); ``(None, None)`` when
-    none does.
+    ``candidates`` that loads on ``env`` (:func:`newest_valid`), read as data
+    (:func:`agents.model_files.load_model`; ``trusted``: as SB3 does); ``(None, None)``
+    when none does.
 
     Raises:
-        ConfigError: a checkpoint does not fit ``env`` (another observation or action space).
+        ConfigError: a checkpoint does not fit ``env`` (another observation or action space),
+            or holds pickled code (not ``trusted``).
     """
     from agents.training.lean_ppo import model_class
 
     def load(path: Path):
+        cls = model_class(cfg.get("trainer", "sb3"))  # self-play: sb3
         try:
-            return model_class(cfg.get("trainer", "sb3")).load(path, env=env, device=cfg["device"])  # self-play: sb3
+            return load_model(path, cls, trusted=trusted, env=env, device=cfg["device"])
+        except UntrustedModelError as exc:
+            raise ConfigError(f"cannot resume from {exc}") from exc
         except ValueError as exc:
             if "spaces do not match" in str(exc):
                 raise ConfigError(f"cannot resume {path} with this run's env: {str(exc)[:200]}") from exc
@@ -500,7 +493,8 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     for path, kept in rewrites:
         atomic_write(path, records(kept))
     print(
-        f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed from) "
+        f"{run_dir}: {len(moved)} TensorBoard value(s) logged at step {keep_before} or later (after the step resumed "
+        "from) "
         f"moved to {aside.name}"
     )
     return len(moved)
@@ -568,7 +562,8 @@ def load_evaluations(run_dir: Path, keep_before: int | None) -> tuple[dict[str, 
         aside = free_name(run_dir, "evaluations_unreadable", ".npz")
         path.replace(aside)
         print(
-            f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); moved to {aside.name}, starting a new evaluation history"
+            f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); moved to {aside.name}, starting a new "
+            "evaluation history"
         )
         return history, {}
     all_means = {s: float(np.mean(r)) for s, r in zip(steps, results) if r}

@@ -28,6 +28,7 @@ continues from where it stopped.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +48,11 @@ from agents.training.config import (
 )
 from agents.training.runs import (
     INIT_RECORD,
+    check_new_run_dir,
     checkpoint_problem,
     checkpoint_steps,
     checkpoints,
+    hold_run_dir,
     logs_from,
     read_record,
     remove_killed_writes,
@@ -178,8 +181,8 @@ def check_run_settings(saved: Mapping[str, Any], path: Path | str) -> None:
         )
 
 
-def load_baselines(names, ruleset: str) -> dict[str, Any]:
-    """name -> agent (:func:`agents.load`) of each baseline opponent, for ``ruleset``.
+def load_baselines(names, ruleset: str, trusted: bool = False) -> dict[str, Any]:
+    """name -> agent (:func:`agents.load`, ``trusted`` as there) of each baseline opponent, for ``ruleset``.
 
     Raises:
         ConfigError: a name that is no agent, or one that cannot play ``ruleset`` (``ppo``
@@ -191,7 +194,7 @@ def load_baselines(names, ruleset: str) -> dict[str, Any]:
     agents = {}
     for name in names:
         try:
-            agents[name] = load(name, ruleset=ruleset)
+            agents[name] = load(name, ruleset=ruleset, trusted=trusted)
         except (ValueError, OSError) as exc:  # FileNotFoundError: a model path that does not exist
             raise ConfigError(f"baseline {name!r} cannot play {ruleset}: {' '.join(str(exc).split())}") from None
     return agents
@@ -234,17 +237,18 @@ class OpponentPool:
     """Opponents drawn per game (see the module docstring); the newest
     :data:`MAX_SNAPSHOTS` snapshots stay in the pool."""
 
-    def __init__(self, baselines: list, self_play: float = 0.8):
+    def __init__(self, baselines: list, self_play: float = 0.8, trusted: bool = False):
         if not baselines:
             raise ValueError("the pool needs at least one baseline")
         if not 0.0 <= self_play <= 1.0:
             raise ValueError(f"self_play must be a probability in 0..1, got {self_play!r}")
         self.baselines, self.snapshots, self.self_play = list(baselines), [], float(self_play)
+        self.trusted = trusted  # how snapshot files are loaded (agents.model_files.load_model)
 
     def add_snapshot(self, path: Path) -> None:
-        from sb3_contrib import MaskablePPO
+        from agents.model_files import load_model
 
-        self.snapshots.append(SnapshotAgent(MaskablePPO.load(path, device="cpu"), Path(path).name))
+        self.snapshots.append(SnapshotAgent(load_model(path, trusted=self.trusted, device="cpu"), Path(path).name))
         del self.snapshots[:-MAX_SNAPSHOTS]
 
     def draw(self, rng: np.random.Generator):
@@ -382,6 +386,21 @@ def ppo_settings(n_envs: int, n_steps: int, ppo_kwargs: dict | None = None) -> d
     return kwargs
 
 
+def check_new_selfplay_dir(run_dir: Path) -> None:
+    """A new self-play run may start in ``run_dir``: it holds no run (:func:`.runs.check_new_run_dir`),
+    not even one stopped before its first checkpoint (its :data:`SETTINGS_FILE` alone).
+
+    Raises:
+        ConfigError: it holds a run, or a file a run would replace.
+    """
+    check_new_run_dir(run_dir)
+    if os.path.lexists(run_dir / SETTINGS_FILE):
+        raise ConfigError(
+            f"{run_dir} already holds a self-play run ({SETTINGS_FILE}); continue it with --resume --run-dir "
+            f"{run_dir} or choose another --run-dir"
+        )
+
+
 def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Path]]:
     """``(saved settings or None, checkpoints newest first)`` of the run to resume in
     ``run_dir``, after removing what a kill cut short; no checkpoints (``[]``) for a run
@@ -412,7 +431,7 @@ def _resumed_model(candidates: list[Path], venv, run_dir: Path, settings: SelfPl
         ConfigError: none loads, or they do not fit these settings' env.
     """
     try:
-        model, _ = resume_model(candidates, venv, {"device": "cpu"})
+        model, _ = resume_model(candidates, venv, {"device": "cpu"}, trusted=pool.trusted)
     except ConfigError as exc:  # another observation or action space
         raise ConfigError(
             f"the checkpoints in {run_dir} do not fit these settings (ruleset {settings.ruleset}, "
@@ -456,6 +475,7 @@ def train_selfplay(
     handle_signals: bool = True,
     baseline_agents: Mapping[str, Any] | None = None,
     init_from: str | Path | None = None,
+    trusted: bool = False,
 ):
     """Train (or resume) a self-play run in ``run_dir``; returns the model.
 
@@ -473,13 +493,19 @@ def train_selfplay(
     (:func:`.weights.init_from` with ``widen``: a solitaire model of the ruleset
     plays its seat exactly as it plays alone, the extra inputs weighted 0), and the run
     folder gets :data:`~.runs.INIT_RECORD`; ``ppo_kwargs`` are the PPO settings (a
-    config's ``algo:`` keys, :func:`ppo_settings`).
+    config's ``algo:`` keys, :func:`ppo_settings`). Model files (``init_from``, the
+    checkpoints and snapshots, baselines given as paths) are read as data
+    (:mod:`agents.model_files`); ``trusted``: as SB3 loads them, running their pickles.
 
     A resumed run whose checkpoint has ``total_timesteps`` steps or more is refused
     (nothing to train) before anything is written: ``final_model.zip`` is left as it was.
 
+    The run folder is locked for the whole run (:func:`.runs.hold_run_dir`): a second
+    writer there, a ``resume`` included, is refused before it reads or writes anything.
+
     Raises:
-        ConfigError: a baseline that cannot play the ruleset (nothing written); an
+        ConfigError: ``run_dir`` holds a run (a new run), or another process writes there
+            (:class:`.run_lock.RunFolderBusy`); a baseline that cannot play the ruleset (nothing written); an
             ``init_from`` that is no model of this ruleset's actions and network, or given
             with ``resume`` (nothing written);
             ``resume`` and the run has other settings, neither a checkpoint nor saved
@@ -504,65 +530,74 @@ def train_selfplay(
     record = settings.saved(seed, baselines, self_play, n_envs, n_steps)
     if resume and init_from is not None:
         raise ConfigError("init_from starts a new run; a resumed run goes on from its own checkpoint")
-    saved, candidates = _resumable(run_dir, record) if resume else (None, None)
-    if resume and not candidates and (run_dir / INIT_RECORD).exists():  # a model file a data file names is never loaded
-        raise ConfigError(
-            f"{run_dir} was started from a model ({INIT_RECORD}) and stopped before its first checkpoint: "
-            "remove the folder and start the run again with its init_from"
-        )
-    agents = (
-        dict(baseline_agents) if baseline_agents is not None else load_baselines(baselines, settings.ruleset)
-    )  # before any write
-
-    stop = StopRequest()
-    with _Signals(stop, handle_signals) as signals:
-        torch.set_num_threads(1)
-        pool = OpponentPool(list(agents.values()), self_play=self_play)
-        venv = SeatVecEnv(
-            n_envs,
-            pool.draw(np.random.default_rng([seed, 16])),
-            ruleset=settings.ruleset,
-            num_players=settings.num_players,
-            scoring=settings.scoring,
-            reward=settings.reward,
-            reward_scale=settings.reward_scale,
-            seed=seed,
-        )
+    with hold_run_dir(run_dir):  # one writer per run folder, from before its checks to the end
         if not resume:
-            model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-            started_from = start_from_model(model, init_from, widen=True)  # checked before anything is written
-            save_record(run_dir / SETTINGS_FILE, record)
-            if started_from is not None:
-                save_record(run_dir / INIT_RECORD, started_from)
-        if resume and not candidates:  # stopped before its first checkpoint: nothing learnt to lose
-            print(
-                f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
-                f"with its saved settings"
+            check_new_selfplay_dir(run_dir)
+        saved, candidates = _resumable(run_dir, record) if resume else (None, None)
+        if (
+            resume and not candidates and (run_dir / INIT_RECORD).exists()
+        ):  # a model file a data file names is never loaded
+            raise ConfigError(
+                f"{run_dir} was started from a model ({INIT_RECORD}) and stopped before its first checkpoint: "
+                "remove the folder and start the run again with its init_from"
             )
-            model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-        elif resume:
-            model = _resumed_model(candidates, venv, run_dir, settings, pool)
-            check_steps_left(run_dir, int(model.num_timesteps), total_timesteps)
-            if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
+        agents = (
+            dict(baseline_agents)
+            if baseline_agents is not None
+            else load_baselines(baselines, settings.ruleset, trusted)
+        )  # before any write
+
+        stop = StopRequest()
+        with _Signals(stop, handle_signals) as signals:
+            torch.set_num_threads(1)
+            pool = OpponentPool(list(agents.values()), self_play=self_play, trusted=trusted)
+            venv = SeatVecEnv(
+                n_envs,
+                pool.draw(np.random.default_rng([seed, 16])),
+                ruleset=settings.ruleset,
+                num_players=settings.num_players,
+                scoring=settings.scoring,
+                reward=settings.reward,
+                reward_scale=settings.reward_scale,
+                seed=seed,
+            )
+            if not resume:
+                model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
+                started_from = start_from_model(
+                    model, init_from, widen=True, trusted=trusted
+                )  # checked before anything is written
                 save_record(run_dir / SETTINGS_FILE, record)
-        # a new events file per (re)start: history kept, what came after the checkpoint hidden
-        model.set_logger(
-            run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False)
-        )
-        try:
-            callback = CallbackList(
-                [
-                    SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
-                    StopOnRequestCallback(stop),
-                ]
+                if started_from is not None:
+                    save_record(run_dir / INIT_RECORD, started_from)
+            if resume and not candidates:  # stopped before its first checkpoint: nothing learnt to lose
+                print(
+                    f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
+                    f"with its saved settings"
+                )
+                model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
+            elif resume:
+                model = _resumed_model(candidates, venv, run_dir, settings, pool)
+                check_steps_left(run_dir, int(model.num_timesteps), total_timesteps)
+                if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
+                    save_record(run_dir / SETTINGS_FILE, record)
+            # a new events file per (re)start: history kept, what came after the checkpoint hidden
+            model.set_logger(
+                run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False)
             )
-            left = max(total_timesteps - model.num_timesteps, 0)
-            signals.graceful = True
-            model.learn(left, callback=callback, reset_num_timesteps=False)
-            # the model as it ends (a snapshot at this step held it before its last update)
-            checkpoint, final = save_final(model, run_dir)
-        finally:
-            model.logger.close()
+            try:
+                callback = CallbackList(
+                    [
+                        SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
+                        StopOnRequestCallback(stop),
+                    ]
+                )
+                left = max(total_timesteps - model.num_timesteps, 0)
+                signals.graceful = True
+                model.learn(left, callback=callback, reset_num_timesteps=False)
+                # the model as it ends (a snapshot at this step held it before its last update)
+                checkpoint, final = save_final(model, run_dir)
+            finally:
+                model.logger.close()
     if stop.signum is not None:
         raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), checkpoint, final)
     return model

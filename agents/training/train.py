@@ -30,7 +30,7 @@ from agents.training.callbacks import StopRequest, make_callbacks, run_logger
 from agents.training.config import ConfigError, algo_kwargs, check_steps_left
 from agents.training.envs import make_envs, seed_train_env
 from agents.training.lean_ppo import model_class
-from agents.training.runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
+from agents.training.runs import BEST_MODEL, logs_from, open_run_dir, resume_model, save_final, write_run_files
 from agents.training.weights import init_from
 
 
@@ -128,23 +128,24 @@ def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
 
 
 def start_model(
-    cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Path] | None
+    cfg: Mapping[str, Any], env, run_dir: Path, candidates: list[Path] | None, trusted: bool = False
 ) -> tuple[MaskablePPO, Path | None, dict | None]:
     """``(model, checkpoint, started_from)``: for a resumed run (``candidates``: its
     checkpoints, newest first) the newest checkpoint that loads; else (or with none) a new
     model, from ``init_from``'s weights if given (``started_from``: its record, else None).
+    Model files are read as data (``trusted``: as SB3 does, :mod:`agents.model_files`).
 
     Raises:
         ConfigError: a checkpoint that does not fit ``env``, or settings MaskablePPO rejects.
     """
     if candidates is not None:
-        model, checkpoint = resume_model(candidates, env, cfg)
+        model, checkpoint = resume_model(candidates, env, cfg, trusted)
         if model is not None:
             return model, checkpoint, None
         why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
         print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")
     model = new_model(cfg, env)
-    return model, None, init_from(model, cfg["init_from"])
+    return model, None, init_from(model, cfg["init_from"], trusted=trusted)
 
 
 def train(
@@ -154,6 +155,7 @@ def train(
     resume: bool = False,
     handle_signals: bool = True,
     imitation_games: str | Path | None = None,
+    trusted: bool = False,
 ) -> dict[str, Any]:
     """Train MaskablePPO as ``cfg`` says; return a summary dict.
 
@@ -183,18 +185,26 @@ def train(
         "eval_score" (mean true score of this process's last evaluation, points),
         "baselines" (name -> points on the same games), "timesteps", "wall_time_s"}``.
 
+    The model files a run loads (``init_from``, a resumed run's checkpoints) are read as
+    data: one holding pickled code is refused (:mod:`agents.model_files`) unless
+    ``trusted`` (``--trust-model``), which loads them as SB3 does.
+
+    The run folder is locked for the whole run (:func:`.runs.open_run_dir`): a second
+    writer there, a ``resume`` included, is refused before it reads or writes anything.
+
     Raises:
-        ConfigError: a bad run folder, settings MaskablePPO rejects, or (``resume``) a
+        ConfigError: a bad run folder, one another process is writing
+            (:class:`.run_lock.RunFolderBusy`), settings MaskablePPO rejects, or (``resume``) a
             checkpoint that does not fit, or one with ``total_timesteps`` steps already.
         TrainingInterrupted: SIGINT or SIGTERM (a KeyboardInterrupt).
     """
     stop = StopRequest()
-    with _Signals(stop, handle_signals) as signals:
-        run_dir, candidates = prepare_run_dir(cfg, run_dir, resume)  # errors before anything is written
+    # the run folder's lock is held from before its checks to the end (one writer per folder)
+    with _Signals(stop, handle_signals) as signals, open_run_dir(cfg, run_dir, resume) as (run_dir, candidates):
         torch.set_num_threads(cfg["torch_threads"])
         env, eval_env = make_envs(cfg)
         try:
-            model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates if resume else None)
+            model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates if resume else None, trusted)
             if checkpoint is not None:  # nothing to train: refused before anything is written
                 check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
             seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again

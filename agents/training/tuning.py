@@ -184,13 +184,15 @@ def write_best(out: Path, params: dict, base: dict, trials: int, steps: int, how
     )
 
 
-def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool = False) -> dict:
+def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool = False, trusted: bool = False) -> dict:
     """The objective, shared by the local and the Ray search: train ``sample(trial,
     trial_base)`` in ``out/trial_<number>`` (SB3, or RLlib for an RLlib config); return the
     trial's row of trials.csv (``trial``, ``score``: the mean true score of its last
     evaluation, ``wall_s``, the settings). ``trial``: an Optuna trial, or
     ``FixedTrial(params)`` for settings chosen elsewhere. ``background``: training runs in a
     thread other than the main one (a Ray trial), which leaves the signals alone.
+    ``trusted``: the model files a trial loads (``init_from``) are loaded as SB3 does,
+    running their pickles (:mod:`agents.model_files`), else read as data.
 
     Raises:
         ValueError: the trial made no evaluation; ConfigError, OSError, ValueError from training.
@@ -210,6 +212,7 @@ def run_trial(trial, number: int, trial_base: dict, out: Path, background: bool 
             progress_bar=False,
             imitation_games=out / "imitation_games",
             **({"handle_signals": False} if background else {}),
+            **({"trusted": True} if trusted else {}),
         )
     score = summary["eval_score"]
     if score is None:
@@ -243,7 +246,9 @@ def optuna_module():
     return optuna
 
 
-def search_local(*, trials: int, steps: int, seed: int, base: dict, trial_base: dict, out: Path) -> int:
+def search_local(
+    *, trials: int, steps: int, seed: int, base: dict, trial_base: dict, out: Path, trusted: bool = False
+) -> int:
     """``jamb-tune``: ``trials`` trials one after another, Optuna's TPE (seeded with
     ``seed``) choosing each one's settings; ``trial_base`` (:func:`trial_config`) is what
     they train, ``base`` what ``best_config.yaml`` is made of. ``out`` must exist. Writes
@@ -254,7 +259,7 @@ def search_local(*, trials: int, steps: int, seed: int, base: dict, trial_base: 
     rows = []
 
     def objective(trial) -> float:
-        row = run_trial(trial, trial.number, trial_base, out)
+        row = run_trial(trial, trial.number, trial_base, out, trusted=trusted)
         rows.append(row)
         write_text_file(out / SEARCH_FILES[0], trials_csv(rows))  # after every trial: an interrupted search keeps them
         print(trial_line(row), flush=True)
@@ -314,7 +319,7 @@ class _SearchSpace:
         return {"trial": ot_trial.number}  # the run folder's number, as locally: trial_000, ...
 
 
-def _tune_trial(config: dict, trial_base: dict, out: str, cwd: str) -> None:
+def _tune_trial(config: dict, trial_base: dict, out: str, cwd: str, trusted: bool = False) -> None:
     """One Ray Tune trial: :func:`run_trial` on the trial's sampled settings
     (a thread trains; this one reports each evaluation for the scheduler, then the final row)."""
     from optuna.trial import FixedTrial
@@ -331,7 +336,7 @@ def _tune_trial(config: dict, trial_base: dict, out: str, cwd: str) -> None:
 
     def work() -> None:
         try:
-            done["row"] = run_trial(FixedTrial(params), number, trial_base, Path(out), background=True)
+            done["row"] = run_trial(FixedTrial(params), number, trial_base, Path(out), background=True, trusted=trusted)
         except BaseException as exc:  # re-raised in the trial's own thread below
             done["error"] = exc
 
@@ -363,6 +368,7 @@ def search_with_ray(
     base: dict,
     trial_base: dict,
     out: Path,
+    trusted: bool = False,
 ) -> int:
     """``jamb-tune --ray``: the local search's space and objective on Ray Tune, with
     Optuna's TPE (``OptunaSearch``) choosing the settings and ``scheduler`` (``asha``:
@@ -427,7 +433,9 @@ def search_with_ray(
             }
             # the trial's own CPU, and one per RLlib env runner (the actors it starts go into its placement group)
             trainable = tune.with_resources(
-                tune.with_parameters(_tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd()),
+                tune.with_parameters(
+                    _tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd(), trusted=trusted
+                ),
                 tune.PlacementGroupFactory([{"CPU": 1}] * need),
             )
             tuner = tune.Tuner(

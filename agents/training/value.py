@@ -53,6 +53,7 @@ import numpy as np
 
 from agents.search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
 from agents.training.config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
+from agents.training.run_lock import holding_run_dir
 from agents.training.runs import logs_from, save_config, tensorboard_writer
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.seeding import STAGE_VALUE, game_seed
@@ -417,6 +418,7 @@ def _write_history(out: Path, rows: list[dict]) -> None:
     atomic_write_text(out / "history.csv", buf.getvalue())
 
 
+@holding_run_dir("out")  # one writer per run folder (agents/training/run_lock.py)
 def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=print) -> Path:
     """Run the policy iteration of ``cfg`` into folder ``out``; return the newest network's path.
 
@@ -429,6 +431,7 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
             or networks of a run's names (``value.npz``, ``value_iter<k>.npz``) but no value run.
         ValueError: ``resume`` of a folder with no value run, or whose network is of
             another ruleset, seed or size; a damaged ``history.csv``.
+        RunFolderBusy: another process writes in ``out`` (a ValueError; the folder is locked for the whole run).
     """
     out = Path(out)
     check_output_folder(out)  # OSError: a file in the way, no permission

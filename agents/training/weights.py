@@ -9,17 +9,17 @@ from agents.training.runs import INIT_RECORD, init_record
 from jamb_env.render.sheet import printable
 
 
-def init_from(model, src: str | Path | None, widen: bool = False) -> dict | None:
+def init_from(model, src: str | Path | None, widen: bool = False, trusted: bool = False) -> dict | None:
     """Load the policy weights of ``src`` into ``model`` (nothing when ``src`` is None;
-    ``widen`` as :func:`load_policy_weights`); return the run's
+    ``widen``, ``trusted`` as :func:`load_policy_weights`); return the run's
     :data:`~agents.training.runs.INIT_RECORD` content, or None."""
     if src is None:
         return None
-    steps_before = load_policy_weights(model, src, widen=widen)
+    steps_before = load_policy_weights(model, src, widen=widen, trusted=trusted)
     return {"init_from": str(Path(src).resolve()), "steps_before": steps_before}
 
 
-def load_policy_weights(model, src: str | Path, widen: bool = False) -> int:
+def load_policy_weights(model, src: str | Path, widen: bool = False, trusted: bool = False) -> int:
     """Copy the policy (and value) weights of the model file ``src`` into ``model``; return
     the env steps behind them (the source's own, plus its run's ``steps_before`` when that
     run was itself started from a model).
@@ -31,12 +31,16 @@ def load_policy_weights(model, src: str | Path, widen: bool = False) -> int:
     ``(H, D')``, the others are zero, so ``model`` acts and values exactly as ``src`` on
     every observation until it learns to read the rest.
 
+    ``src`` is read as data (:func:`agents.model_files.load_model`); ``trusted``: as SB3
+    loads it, running the pickles it holds.
+
     Raises:
         FileNotFoundError: no such file.
-        ConfigError: ``src`` is not a MaskablePPO model, or its observation space (with
-            ``widen``: longer than ``model``'s), action space or network differ from ``model``'s.
+        ConfigError: ``src`` holds pickled code (not ``trusted``), is not a MaskablePPO model,
+            or its observation space (with ``widen``: longer than ``model``'s), action space or
+            network differ from ``model``'s.
     """
-    from sb3_contrib import MaskablePPO
+    from agents.model_files import UntrustedModelError, load_model
 
     src = Path(src)
     if src.is_dir():
@@ -46,7 +50,9 @@ def load_policy_weights(model, src: str | Path, widen: bool = False) -> int:
     if not src.is_file():
         raise FileNotFoundError(f"key 'init_from': model file not found: {src}")
     try:
-        source = MaskablePPO.load(src, device=model.device)
+        source = load_model(src, trusted=trusted, device=model.device)
+    except UntrustedModelError as exc:
+        raise ConfigError(f"key 'init_from': {exc}") from exc
     except Exception as exc:  # SB3 raises assorted errors for files that are not its models
         raise ConfigError(f"key 'init_from': {src} is not a MaskablePPO model file: {str(exc)[:200]}") from exc
 

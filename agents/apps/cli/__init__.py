@@ -1,13 +1,55 @@
 """Command-line tools, each a module with ``main(argv=None) -> int``.
 
-Run as ``jamb-<name>`` (``[project.scripts]``), ``python scripts/<name>.py`` or
-``python -m agents.apps.cli.<name>``: train, evaluate, play, plot, tune, bench, soak, export, zoo.
+Run as ``jamb-<name>`` (``[project.scripts]``: train, evaluate, play, plot, tune, bench, soak,
+export, train-selfplay, train-value, zoo, web) or ``python -m agents.apps.cli.<name>``; in a
+checkout, ``python scripts/<name>.py`` too. Their help texts name the installed commands
+and the package's own files (the default training configs are package data,
+``agents/training/configs/``, read from any folder); the example configs they mention
+(``configs/...``) are in the repository's ``configs/`` folder, to copy.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
+
+#: The help of every model-loading command's ``--trust-model`` (:mod:`agents.model_files`).
+TRUST_MODEL_HELP = (
+    "load model files as SB3 does, running the code pickled in them, and apply a model's vecnormalize.pkl "
+    "(a pickle too); without it a model file is read as data and one holding pickled code is refused. "
+    "Only for files from a source you trust"
+)
+
+
+def add_trust_model(parser) -> None:
+    """Add ``--trust-model`` (:data:`TRUST_MODEL_HELP`) to an ``argparse`` parser."""
+    parser.add_argument("--trust-model", action="store_true", help=TRUST_MODEL_HELP)
+
+
+def untrusted_model(specs, trusted: bool) -> str | None:
+    """Why a model file named by one of the agent ``specs`` (a ``.zip`` path, ``ppo:``,
+    ``hybrid:``, ``critic:``) would be refused without ``--trust-model``
+    (:class:`agents.model_files.UntrustedModelError`'s message), or None: checked before
+    any game or worker starts. A damaged file is left to the loader to report."""
+    if trusted:
+        return None
+    from agents.model_files import UntrustedModelError, data_objects
+    from agents.registry import parse_spec
+
+    for spec in specs:
+        try:
+            kind, path = parse_spec(spec)
+        except ValueError:
+            continue
+        if kind in ("model", "ppo", "hybrid", "critic") and path and Path(path).is_file():
+            try:
+                data_objects(path)
+            except UntrustedModelError as exc:
+                return str(exc)
+            except (OSError, ValueError):
+                continue
+    return None
 
 
 def interruptible(run: Callable[[list[str] | None], int], argv: list[str] | None, message: str) -> int:

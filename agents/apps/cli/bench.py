@@ -1,17 +1,17 @@
 """Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
 
-    python scripts/bench.py [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
+    jamb-bench [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
         [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
-        [--trainers configs/ppo_classic_lean.yaml]
+        [--trainers my_config.yaml]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
 column; each figure is the median of `--repeats` runs (their range beside it: shared
 machines are noisy). Peak memory is the peak traced by ``tracemalloc`` during a short separate run
 (Python and NumPy allocations of the env and the loop). Training rows run MaskablePPO on
-the default config (``agents/training/configs/ppo_classic.yaml``) with each vec-env kind and report
+the default config (``ppo_classic.yaml``, package data) with each vec-env kind and report
 steps/s and the share of wall time spent inside the env (step, reset, masks). With
-``--rllib`` (needs ``make install-ray``), RLlib PPO rows on ``agents/training/configs/rllib_classic.yaml``
+``--rllib`` (needs the ``ray`` extra), RLlib PPO rows on the default ``rllib_classic.yaml``
 with 0 (the driver samples), 1 and 2 env runners on a local Ray: the sampling rate (env
 steps/s of the env runners with the policy's inference, all runners together) and the
 training rate (env steps/s of whole PPO iterations: sampling and updates). With
@@ -22,7 +22,7 @@ MaskablePPO; ``lean``: :mod:`agents.training.lean_ppo`) on that training config 
 ``jamb-train`` builds it: train env steps/s over at least ``--train-steps`` after a warm-up
 rollout, and the share of the time in the PPO updates.
 
-Also runnable under pytest-benchmark: ``pytest benchmarks/``.
+In a checkout, also runnable under pytest-benchmark: ``pytest benchmarks/``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import os
 import sys
 
 from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows
+from agents.apps.cli import add_trust_model
 from agents.training.config import ConfigError
 
 
@@ -81,13 +82,15 @@ def markdown(
     if rllib_table:
         lines += [""] if lines else []
         lines += [
-            "| RLlib PPO (agents/training/configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
+            "| RLlib PPO (agents/training/configs/rllib_classic.yaml) | games per runner | sampling env steps/s | "
+            "training env steps/s |",
             "|---|---|---|---|",
         ]
         for r in rllib_table:
             where = "the driver samples" if r["env_runners"] == 0 else f"{r['env_runners']} env runner(s)"
             lines.append(
-                f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | {r['steps_per_s']:,.0f} |"
+                f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | "
+                f"{r['steps_per_s']:,.0f} |"
             )
     if agent_table:
         lines += [""] if lines else []
@@ -120,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--skip-train", action="store_true", help="no MaskablePPO rows")
     parser.add_argument("--skip-env", action="store_true", help="no env rows")
-    parser.add_argument("--rllib", action="store_true", help="RLlib PPO rows too (needs make install-ray)")
+    parser.add_argument(
+        "--rllib", action="store_true", help='RLlib PPO rows too (needs the ray extra: pip install "jamb-env[ray]")'
+    )
     parser.add_argument(
         "--rllib-runners", type=int, nargs="+", default=[0, 1, 2], help="env runner counts of the RLlib rows (0-64)"
     )
@@ -131,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--trainers", metavar="CONFIG", help="each trainer (sb3, lean) on this training config: train steps/s"
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.agent_games <= 1000:
         parser.error(f"--agent-games must be 1 to 1000, got {args.agent_games}")
@@ -160,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for spec in args.agents:
             try:
-                load(spec, ruleset=presets[0])
+                load(spec, ruleset=presets[0], trusted=args.trust_model)
             except (ValueError, FileNotFoundError) as exc:
                 parser.error(f"--agents {spec}: {exc}")
     if args.trainers is not None:
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         env_table = [] if args.skip_env else env_rows(presets, args.seconds, args.repeats)
         train_table = [] if args.skip_train else train_rows(args.train_steps)
         rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
-        agent_table = agent_rows(args.agents, presets[0], args.agent_games) if args.agents else []
+        agent_table = agent_rows(args.agents, presets[0], args.agent_games, args.trust_model) if args.agents else []
         trainer_table = trainer_rows(args.train_steps, args.trainers) if args.trainers is not None else []
     except ConfigError as exc:  # settings MaskablePPO itself refuses (new_model), found when the trainer rows build it
         print(f"error: --trainers {args.trainers}: {exc}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Compare agents on the same seeded Jamb games, with 95% confidence intervals.
 
-    python scripts/evaluate.py --ruleset classic --agents random greedy expectimax columnwise \
+    jamb-evaluate --ruleset classic --agents random greedy expectimax columnwise \
         [runs/*/final_model.zip] --games 2000 --jobs 2 --out results/classic
 
 Every agent plays the canonical evaluation seeds (agents/evaluation/solitaire.py: 20,000,000 + i),
@@ -18,26 +18,35 @@ symbolic link is written through to its target). Exit status 2 on bad arguments 
 paths; Ctrl-C stops the games at once (``--jobs`` workers included), writes nothing and
 exits with 130, SIGTERM the same with 143.
 
-``--ray`` (the ``ray`` extra: ``make install-ray``) plays the same chunks of seeds as Ray
+``--ray`` (the ``ray`` extra: ``pip install "jamb-env[ray]"``) plays the same chunks of seeds as Ray
 tasks, on a local Ray with ``--jobs`` CPUs (default 2) or on the cluster at ``--address
 HEAD:6379``; the tables and files are the same as without it (agents/evaluation/ray_backend.py).
 
 Multiplayer (``--players N``, RULES.md §6; agents/evaluation/matches.py): the agents play
 each other instead of solitaire games.
 
-    python scripts/evaluate.py --ruleset standard --agents greedy expectimax --players 2 \
+    jamb-evaluate --ruleset standard --agents greedy expectimax --players 2 \
         --games 100 [--scoring separate|shared] [--jobs 2] [--out results/standard_2p]
 
 With 2 players every pair of agents plays; with 3..5 all the agents (exactly N) sit at one
 table. Each table plays every seed (20,000,000 + g) in each cyclic seat order (for two: A B
 and B A) on the same dice, so results are paired per seed. Prints Markdown tables (per
 pair: A's win rate against B, a tie counting one half, with its 95% Wilson score interval,
-and the mean score margin A − B with its 95% Student-t interval, both over the seeds; openskill Plackett–Luce ratings, sorted by
-ordinal) and writes ``PREFIX_matches.csv`` (per pair), ``PREFIX_match_ratings.csv`` and
-``PREFIX_match_games.csv`` (per game: seed, seat order, agent per seat, starting seat,
-scores, winner). The default prefix is ``results/<ruleset>_<N>p_<scoring>``; ``--out``
-takes a prefix or a folder as above. ``--scoring`` (default ``separate``: a sheet each;
-``shared``: 003's one sheet) needs ``--players``.
+and the mean score margin A − B with its 95% Student-t interval, both over the seeds;
+openskill Plackett–Luce ratings, sorted by ordinal) and writes ``PREFIX_matches.csv`` (per
+pair), ``PREFIX_match_ratings.csv`` and ``PREFIX_match_games.csv`` (per game: seed, seat
+order, agent per seat, starting seat, scores, winner). The default prefix is
+``results/<ruleset>_<N>p_<scoring>``; ``--out`` takes a prefix or a folder as above.
+``--scoring`` (default ``separate``: a sheet each; ``shared``: 003's one sheet) needs
+``--players``.
+
+Model files (``.zip`` paths, ``hybrid:``/``critic:`` with a path) are read as data: SB3
+model files hold pickles that loading would run, so a file whose pickles name anything
+but the types this project's models hold is refused before any game (exit status 2)
+unless ``--trust-model``, which loads it as SB3 does (agents/model_files.py). A model
+trained on normalised observations (VecNormalize) plays with its ``vecnormalize.pkl``
+(a pickle: ``--trust-model`` too) or not at all. RLlib checkpoints (``rllib:``) are
+pickles RLlib loads as they are: name only your own.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from agents.apps.cli import add_trust_model, untrusted_model
 from agents.evaluation.solitaire import (
     EVAL_SEED_BASE,
     eval_seeds,
@@ -81,7 +91,8 @@ def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str
     for s in summaries:
         ex = f"{exact[s.label]:.4f}" if s.label in exact else ""
         lines.append(
-            f"| {s.label} | {s.n} | {s.mean:.1f} | {s.std:.1f} | ± {s.ci95:.1f} | {s.min} | {s.max} | {s.bonus_rate:.3f} | {ex} |"
+            f"| {s.label} | {s.n} | {s.mean:.1f} | {s.std:.1f} | ± {s.ci95:.1f} | {s.min} | {s.max} | "
+            f"{s.bonus_rate:.3f} | {ex} |"
         )
     cols = [k for k in summaries[0].parts if k.startswith("col_")]
     lines += [
@@ -143,7 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--agents",
         nargs="+",
         default=["random", "greedy", "expectimax"],
-        help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped agents/models/<ruleset>.zip, hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), critic (the exact turn planner with the shipped model's critic at its leaves; critic:<model.zip>), search (the exact turn planner on the shipped agents/models/value_<ruleset>.npz), search:<value network .npz>, MaskablePPO .zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train --engine rllib; needs make install-ray)",
+        help="names (random, greedy, expectimax, optimal, columnwise, ppo: the shipped agents/models/<ruleset>.zip, "
+        "hybrid: its cell choices with the exact planner's holds, hybrid:<model.zip>), critic (the exact turn "
+        "planner with the shipped model's critic at its leaves; critic:<model.zip>), search (the exact turn "
+        "planner on the shipped agents/models/value_<ruleset>.npz), search:<value network .npz>, MaskablePPO "
+        ".zip paths (a glob groups several checkpoints) or rllib:<run or checkpoint folder> (jamb-train "
+        "--engine rllib; needs the ray extra)",
     )
     parser.add_argument("--games", type=int, default=1000, help=f"games per agent (canonical seeds; 2..{MAX_GAMES:,})")
     parser.add_argument("--seed-base", type=int, default=EVAL_SEED_BASE, help="first seed (default: the canonical one)")
@@ -156,11 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out",
         default=None,
-        help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in /) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)",
+        help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in "
+        "/) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)",
     )
     parser.add_argument(
         "--records",
-        help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this folder",
+        help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this "
+        "folder",
     )
     parser.add_argument(
         "--players",
@@ -177,13 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ray",
         action="store_true",
-        help="play the games as Ray tasks, on a local Ray or the cluster at --address (needs make install-ray)",
+        help="play the games as Ray tasks, on a local Ray or the cluster at --address (needs the ray extra)",
     )
     parser.add_argument(
         "--address",
         help="with --ray: join the Ray cluster at HEAD:6379 (default: $RAY_ADDRESS, else start a local Ray)",
     )
     parser.add_argument("--no-progress", action="store_true")
+    add_trust_model(parser)
     return parser
 
 
@@ -225,7 +244,8 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
             if is_pattern(spec):  # a glob of checkpoints: expanded (and checked) below
                 continue
             parser.error(
-                f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths (globs too), "
+                f"--agents: unknown agent {spec!r}; agents are {', '.join(AGENT_NAMES)}, MaskablePPO .zip paths "
+                "(globs too), "
                 "search:<value network .npz> or rllib:<RLlib run or checkpoint folder>"
             )
         if kind == "rllib":  # an RLlib checkpoint (agents/rllib_agent.py): the folder is checked now
@@ -239,6 +259,9 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
         labels = [label for label, _, _ in expand_specs(args.agents)]
     except FileNotFoundError as exc:
         parser.error(f"--agents: {exc}")
+    why = untrusted_model(labels, args.trust_model)  # a model file holding pickled code: refused before any game
+    if why is not None:
+        parser.error(f"--agents: {why}")
     for label in labels:  # a search agent's network is read now: a wrong file or ruleset fails before any game
         if label == "search" or label.startswith("search:"):  # a glob's label may name no agent: run_games says so
             from agents import load
@@ -250,7 +273,8 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
     if len(set(labels)) != len(labels):
         twice = sorted({x for x in labels if labels.count(x) > 1})
         parser.error(
-            f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays the same games once"
+            f"--agents: {', '.join(twice)} named twice (a glob matches a file named on its own?): each agent plays "
+            "the same games once"
         )
 
 
@@ -360,7 +384,13 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
     seeds = eval_seeds(args.games, args.seed_base)
     if not args.ray:
         return run_games(
-            args.agents, args.ruleset, seeds, jobs=args.jobs, progress=not args.no_progress, record=bool(args.records)
+            args.agents,
+            args.ruleset,
+            seeds,
+            jobs=args.jobs,
+            progress=not args.no_progress,
+            record=bool(args.records),
+            trusted=args.trust_model,
         )
     from agents.evaluation.ray_backend import RayExecutor, RayUnavailable, ray_session
 
@@ -373,6 +403,7 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
                 progress=not args.no_progress,
                 record=bool(args.records),
                 executor=RayExecutor(),
+                trusted=args.trust_model,
             )
     except RayUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -430,12 +461,14 @@ def matches_markdown(rr) -> str:
     lines = [
         head,
         "",
-        "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI (Wilson) | margin A − B | 95% CI | mean A | mean B |",
+        "| A | B | seeds | games | A wins | B wins | ties | win rate of A | 95% CI (Wilson) | margin A − B | 95% CI "
+        "| mean A | mean B |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in rr.pairings:
         lines.append(
-            f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | {p.win_low:.3f}–{p.win_high:.3f} "
+            f"| {p.a} | {p.b} | {p.units} | {p.games} | {p.wins_a} | {p.wins_b} | {p.ties} | {p.win_rate:.3f} | "
+            f"{p.win_low:.3f}–{p.win_high:.3f} "
             f"| {p.margin:+.1f} | ± {p.margin_ci95:.1f} | {p.mean_a:.1f} | {p.mean_b:.1f} |"
         )
     lines += ["", "| rank | agent | mu | sigma | ordinal | games | mean score |", "|---|---|---|---|---|---|---|"]
@@ -462,7 +495,8 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
         parser.error(f"--players: a match needs at least 2 agents, got {len(specs)} ({', '.join(specs)})")
     if args.players > 2 and len(specs) != args.players:
         parser.error(
-            f"--players {args.players}: all the agents sit at one table, so give exactly {args.players} agents, got {len(specs)}"
+            f"--players {args.players}: all the agents sit at one table, so give exactly {args.players} agents, got "
+            f"{len(specs)}"
         )
     try:
         check_match(load_ruleset(args.ruleset), args.players, scoring)
@@ -485,6 +519,7 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
             jobs=args.jobs,
             players=args.players,
             progress=not args.no_progress,
+            trusted=args.trust_model,
         )
     except (
         KeyboardInterrupt

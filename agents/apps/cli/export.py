@@ -1,7 +1,10 @@
-"""Copy a trained MaskablePPO model for shipping (agents/models/<preset>.zip), without the
-optimizer's moment estimates.
+"""Copy a trained MaskablePPO model for shipping (agents/models/<preset>.zip in the
+repository), without the optimizer's moment estimates.
 
-    python scripts/export_model.py runs/tuned_classic_down_s0/final_model.zip agents/models/classic_down.zip
+    jamb-export runs/tuned_classic_down_s0/final_model.zip classic_down.zip
+
+The model is read as data: a file holding pickled code (which SB3 would run on loading it)
+is refused unless --trust-model.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from agents.apps.cli import add_trust_model
 from agents.export import check_not_source, export_model
 from jamb_env.utils.files import atomic_path, check_output_file
 
@@ -21,6 +25,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "dst", help="where to write the shipped copy (a file name; .zip is added if missing; written atomically)"
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     src = Path(args.src)
     if not src.is_file():
@@ -39,7 +44,7 @@ def main(argv=None) -> int:
         with atomic_path(dst) as tmp:  # a failed export leaves a previous copy at dst intact
             tmp_zip = tmp.with_name(tmp.name + ".zip")
             try:
-                written = export_model(src, tmp_zip)
+                written = export_model(src, tmp_zip, trusted=args.trust_model)
                 os.replace(written, tmp)
             finally:
                 tmp_zip.unlink(missing_ok=True)

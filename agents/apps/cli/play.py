@@ -1,16 +1,16 @@
 """Play Jamb in the terminal, watch an agent play, or replay a recorded game.
 
-    python scripts/play.py [--ruleset classic] [--seed 7] [--coach expectimax]
-                           [--save game.jsonl] [--load game.jsonl]
-    python scripts/play.py --watch expectimax [--seed 7] [--delay 0.5] [--log game.txt] [--record game.jsonl]
-                           [--html game.html] [--video game.mp4|game.gif [--fps 2]]
-    python scripts/play.py --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
-                           [--html game.html] [--video game.mp4|game.gif [--fps 2]]
-    python scripts/play.py --players human expectimax [greedy ...] [--scoring separate|shared]
-                           [--ruleset standard] [--seed 7] [--delay 0.5] [--coach greedy]
-                           [--save match.jsonl] [--record match.jsonl]
-    python scripts/play.py --watch-players greedy expectimax [--scoring shared] [--seed 7] [--delay 0.5]
-                           [--log match.txt] [--record match.jsonl] [--video match.mp4|match.gif]
+    jamb-play [--ruleset classic] [--seed 7] [--coach expectimax]
+                 [--save game.jsonl] [--load game.jsonl]
+    jamb-play --watch expectimax [--seed 7] [--delay 0.5] [--log game.txt] [--record game.jsonl]
+                 [--html game.html] [--video game.mp4|game.gif [--fps 2]]
+    jamb-play --replay game.jsonl [--game 0] [--delay 0.5] [--log game.txt]
+                 [--html game.html] [--video game.mp4|game.gif [--fps 2]]
+    jamb-play --players human expectimax [greedy ...] [--scoring separate|shared]
+                 [--ruleset standard] [--seed 7] [--delay 0.5] [--coach greedy]
+                 [--save match.jsonl] [--record match.jsonl]
+    jamb-play --watch-players greedy expectimax [--scoring shared] [--seed 7] [--delay 0.5]
+                 [--log match.txt] [--record match.jsonl] [--video match.mp4|match.gif]
 
 A match (multiplayer, RULES.md §6) seats 2..5 players in the order given: each ``human``
 (people take turns at this keyboard, hot seat) or an agent (a name or a MaskablePPO .zip),
@@ -23,8 +23,10 @@ too; ``--html`` is for solitaire games) and resume with ``--load``. A record is 
 resumed match re-creates its ``human`` seats and built-in agents (``greedy``, ``ppo``, ...)
 by name, but loads a seat that names a file (a model .zip, ``hybrid:``/``search:``/
 ``rllib:`` with a path) only when you name the seats again, ``--load match.jsonl
---players human runs/x/final_model.zip`` (the record's seats, in order): loading a model
-runs the code pickled in it.
+--players human runs/x/final_model.zip`` (the record's seats, in order): a file the
+record names is the user's choice, never the record's. A model file is read as data: one
+holding pickled code (which SB3 would run on loading it) is refused unless ``--trust-model``
+(agents/model_files.py; RLlib checkpoints are pickles RLlib loads as they are).
 
 Type ``help`` in a game for the commands (keep / reroll / announce / write / hint /
 sheet / save / quit). ``--save FILE`` saves the game after every move and on quit (FILE
@@ -32,7 +34,7 @@ new or empty: an existing file is never replaced, resume the game in it with ``-
 ``--load FILE`` resumes it (and saves there unless ``--save`` says elsewhere; a file of
 several games is never saved over: ``--game K --save OTHER``, OTHER not the same file). Saves and
 ``--record`` files are game records (JSON lines, jamb_env/replay/records.py) that ``--replay``
-plays back; scripts/evaluate.py writes them too (``--records DIR``). Every file is written
+plays back; jamb-evaluate writes them too (``--records DIR``). Every file is written
 atomically (a failed save leaves the previous one intact). Ctrl-C ends any mode: the game
 so far is saved (``--save``/``--load``; ``--record`` when watching) and the tool exits
 with status 130; SIGTERM and SIGHUP (a closed terminal) save the same and exit with 143
@@ -44,7 +46,7 @@ When watching or replaying, ``--html FILE`` writes the game as one self-containe
 (jamb_env/replay/html.py: step through it with buttons or the arrow keys, no server or
 network needed) and ``--video FILE`` writes it as a video, one frame per step plus the
 start (the env's "rgb_array" picture), ``--fps`` frames a second: ``.gif`` with Pillow,
-``.mp4`` with moviepy (``pip install -e '.[video]'``). Both are written, atomically, once
+``.mp4`` with moviepy (the ``video`` extra: ``pip install "jamb-env[video]"``). Both are written, atomically, once
 the game is over; when Ctrl-C or a signal ends a ``--watch``, they are written of the game
 so far (the message says so, or why not); an interrupted replay or watched match writes
 neither and says so (replay the ``--record`` file to make them).
@@ -170,7 +172,7 @@ def watch(args, console: Console) -> int:
     from agents import load
 
     session = PlaySession(args.ruleset, args.seed, console=console, player=args.watch)
-    agent = load(args.watch, ruleset=args.ruleset)
+    agent = load(args.watch, ruleset=args.ruleset, trusted=args.trust_model)
     env = session.env
 
     def steps():
@@ -266,9 +268,10 @@ def match_scores_text(env, record: MatchRecord) -> str:
     )
 
 
-def load_seats(players, ruleset: str, seed: int) -> dict:
+def load_seats(players, ruleset: str, seed: int, trusted: bool = False) -> dict:
     """seat -> agent for every seat that is not human (a ``random`` agent seeded from the
-    game's seed and its seat, so the same seed replays the same match)."""
+    game's seed and its seat, so the same seed replays the same match); model files are
+    loaded as :func:`agents.load` does with ``trusted``."""
     import numpy as np
 
     from agents import load
@@ -276,7 +279,7 @@ def load_seats(players, ruleset: str, seed: int) -> dict:
     policies = {}
     for p, name in enumerate(players):
         if name != HUMAN:
-            policy = load(name, ruleset=ruleset)
+            policy = load(name, ruleset=ruleset, trusted=trusted)
             if isinstance(getattr(policy, "rng", None), np.random.Generator):
                 policy.rng = np.random.default_rng([int(seed), p])
             policies[p] = policy
@@ -305,8 +308,8 @@ def check_record_seats(args, record: MatchRecord) -> None:
     Its seats named ``human`` or a built-in agent are re-created by name. A seat that
     names a file (a model path, ``hybrid:``/``search:``/``rllib:`` with a path) is loaded
     only when the user names the match's seats again with ``--players``, the same names
-    in the same order: loading a model file runs the code pickled in it, so it is the
-    user's choice, never the record's.
+    in the same order: a file (and what a trusted model file runs, ``--trust-model``) is
+    the user's choice, never the record's.
 
     Raises:
         RecordError: ``--players`` that differ from the record's seats, or a seat that
@@ -355,13 +358,13 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
     if args.coach:
         from agents import load
 
-        coach = load(args.coach, ruleset=ruleset)
+        coach = load(args.coach, ruleset=ruleset, trusted=args.trust_model)
     session = MatchSession(
         ruleset,
         seed,
         players,
         scoring,
-        policies=load_seats(players, ruleset, seed),
+        policies=load_seats(players, ruleset, seed, args.trust_model),
         console=console,
         coach=coach,
         delay=args.delay,
@@ -467,7 +470,7 @@ def interactive(args, console: Console) -> int:
     if args.coach:
         from agents import load
 
-        coach = load(args.coach, ruleset=args.ruleset)
+        coach = load(args.coach, ruleset=args.ruleset, trusted=args.trust_model)
     if record is not None:
         session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
         session.load(record)  # checks every action and the dice

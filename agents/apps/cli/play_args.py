@@ -8,6 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
+from agents.apps.cli import add_trust_model
 from agents.apps.session import HUMAN
 from jamb_env.replay.video import VIDEO_SUFFIXES
 from jamb_env.utils.files import check_new_file, check_output_file, same_file
@@ -81,6 +82,7 @@ def make_parser(description: str) -> argparse.ArgumentParser:
         default=None,
         help="match: a sheet each (separate, default) or one shared sheet",
     )
+    add_trust_model(parser)
     return parser
 
 

@@ -1,6 +1,6 @@
 """Learning curves from training run folders to a PNG: score vs steps, baselines as lines.
 
-    python scripts/plot.py runs/classic__ppo_classic__* --out curves.png [--tag eval/score] [--x minutes]
+    jamb-plot runs/classic__ppo_classic__* --out curves.png [--tag eval/score] [--x minutes]
 
 Runs of one ruleset and config (read from each run's ``config.yaml``; else folder names
 ``<ruleset>__<config>__<seed>__<time>`` up to the seed) are one group: its mean is drawn
@@ -88,7 +88,8 @@ def _main(argv: list[str] | None = None) -> int:
                 if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
                     print(
                         printable(
-                            f"warning: {ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
+                            f"warning: {ruleset}: runs were evaluated on different games ({name} "
+                            f"{baselines[ruleset][name]:.1f} vs "
                             f"{value:.1f} in {run.name}); the panel shows those of the last run given"
                         ),
                         file=sys.stderr,

@@ -1,6 +1,6 @@
 """Soak run: the invariant suite of tests/ over millions of random legal games.
 
-    python scripts/soak.py [--games-per-preset 200000] [--num-envs 4096] [--presets ...] [--seed 0]
+    jamb-soak [--games-per-preset 200000] [--num-envs 4096] [--presets ...] [--seed 0]
 
 Plays uniformly random legal games of every playable preset on ``JambVecEnv`` (which the
 tests prove step-identical to ``JambEnv``) and checks, for every step and game: no game
@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         total += row["games"]
         print(
-            f"| {preset} | {row['games']:,} | {row['steps']:,} | {row['seconds']:.0f} | {row['mean']:.1f} | {row['min']} | {row['max']} | 0 |",
+            f"| {preset} | {row['games']:,} | {row['steps']:,} | {row['seconds']:.0f} | {row['mean']:.1f} | "
+            f"{row['min']} | {row['max']} | 0 |",
             flush=True,
         )
     print(f"\n{total:,} games, no violation")

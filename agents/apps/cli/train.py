@@ -1,12 +1,12 @@
 """Train a MaskablePPO agent on Jamb and log learning curves to TensorBoard.
 
-    python scripts/train.py --config agents/training/configs/ppo_classic.yaml [--total-timesteps N]
-        [--seed S] [--run-dir DIR] [--ruleset NAME] [--init-from MODEL.zip]
-    python scripts/train.py --resume runs/<run> [--total-timesteps N]
-    python scripts/train.py --engine rllib --config agents/training/configs/rllib_classic.yaml [--address HEAD:6379]
+    jamb-train [--config my_config.yaml] [--total-timesteps N]
+        [--seed S] [--run-dir DIR] [--ruleset NAME] [--init-from MODEL.zip] [--trust-model]
+    jamb-train --resume runs/<run> [--total-timesteps N]
+    jamb-train --engine rllib [--config my_rllib_config.yaml] [--address HEAD:6379]
 
 ``--engine rllib`` (or a config with ``engine: rllib``) trains RLlib's PPO instead
-(agents/training/rllib_train.py; needs the ``ray`` extra: make install-ray); ``--resume``
+(agents/training/rllib_train.py; needs the ``ray`` extra: pip install "jamb-env[ray]"); ``--resume``
 finds the engine of the run folder by itself.
 
 The run folder (default ``runs/<ruleset>__<config>__<seed>__<time>/``) gets TensorBoard
@@ -14,8 +14,14 @@ events, progress.csv, checkpoints, evaluations.npz, best_model.zip, final_model.
 config.yaml. Ctrl-C (or SIGTERM) saves a checkpoint and the final model and exits with
 130 (143); --resume continues any run, killed or finished (with a larger --total-timesteps), in
 its folder; a resume with nothing left to train (its checkpoint has --total-timesteps steps
-or more) is an error that writes nothing. Without --config the repository's
-agents/training/configs/ppo_classic.yaml (agents/training/configs/rllib_classic.yaml for --engine rllib) is used, from any folder.
+or more) is an error that writes nothing. One process writes a run folder at a time: a
+second jamb-train there (or a --resume of a run still training) exits with status 2 naming
+the first one's pid. Without --config the package's default config is used, from any
+folder: ppo_classic.yaml (rllib_classic.yaml for --engine rllib), in
+agents/training/configs/ of the installed package; the repository's configs/ folder holds
+examples to copy (tuned, fine-tuning, lean trainer, other presets). A model file the run
+loads (--init-from, a resumed run's checkpoints) is read as data: one holding pickled code,
+which SB3 would run, is refused unless --trust-model.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from agents.apps.cli import add_trust_model
 from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_config, resume_config
 
 
@@ -31,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
-        help="training config YAML (default: the repository's agents/training/configs/ppo_classic.yaml, from any folder)",
+        help="training config YAML (default: the package's ppo_classic.yaml, from any folder; "
+        "examples to copy in the repository's configs/)",
     )
     parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
     parser.add_argument("--seed", type=int, help="override the training seed")
@@ -40,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--init-from",
         metavar="MODEL",
-        help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation stage)",
+        help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation "
+        "stage)",
     )
     parser.add_argument(
         "--resume",
@@ -58,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "--address",
         help="--engine rllib: join the Ray cluster at HEAD:PORT (else a local Ray starts and stops with the run)",
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     if args.resume:
         given = [
@@ -67,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if given:
             parser.error(
-                f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)"
+                f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only "
+                "--total-timesteps can)"
             )
     if args.init_from is not None and not args.init_from:
         parser.error("--init-from: give the path of a MaskablePPO .zip")
@@ -87,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.resume:
             cfg = resume_config(args.resume, args.total_timesteps)
-            summary = train(cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True)
+            summary = train(
+                cfg, run_dir=args.resume, progress_bar=not args.no_progress, resume=True, trusted=args.trust_model
+            )
         else:
             overrides = {
                 "total_timesteps": args.total_timesteps,
@@ -98,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.init_from is not None:  # the model given replaces the config's start (its imitation stage, if any)
                 overrides["imitation"] = {**DEFAULTS["imitation"], "games": 0}
             cfg = load_config(args.config or DEFAULT_CONFIG, overrides)
-            summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress)
+            summary = train(cfg, run_dir=args.run_dir, progress_bar=not args.no_progress, trusted=args.trust_model)
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

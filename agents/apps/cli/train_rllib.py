@@ -1,6 +1,6 @@
 """``jamb-train --engine rllib``: RLlib PPO training from a config (agents/training/rllib_train.py).
 
-    jamb-train --engine rllib --config agents/training/configs/rllib_classic.yaml [--total-timesteps N]
+    jamb-train --engine rllib [--config my_rllib_config.yaml] [--total-timesteps N]
         [--seed S] [--ruleset NAME] [--run-dir DIR] [--address HEAD:6379]
     jamb-train --resume runs/<run> [--total-timesteps N] [--address HEAD:6379]
 
@@ -35,12 +35,14 @@ def detect_engine(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         found = None  # the chosen engine reports the bad file
     if args.engine == "sb3" and found == "rllib":
         parser.error(
-            f"--engine sb3: {args.resume or args.config} is an RLlib {'run' if args.resume else 'config'} (engine: rllib); "
+            f"--engine sb3: {args.resume or args.config} is an RLlib {'run' if args.resume else 'config'} (engine: "
+            "rllib); "
             "leave out --engine or give --engine rllib"
         )
     if args.engine == "rllib" and found == "sb3":
         parser.error(
-            f"--engine rllib: {args.resume or args.config} is an SB3 {'run' if args.resume else 'config'}; RLlib configs "
+            f"--engine rllib: {args.resume or args.config} is an SB3 {'run' if args.resume else 'config'}; RLlib "
+            "configs "
             "say engine: rllib (agents/training/configs/rllib_classic.yaml)"
         )
     return args.engine or found or "sb3"
@@ -93,7 +95,8 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 130
     print(f"\nrun folder:      {summary['run_dir']}")
     print(
-        f"steps:           {summary['timesteps']} ({summary['steps_per_s']:,.0f} steps/s over {summary['wall_time_s']:.0f} s)"
+        f"steps:           {summary['timesteps']} ({summary['steps_per_s']:,.0f} steps/s over "
+        f"{summary['wall_time_s']:.0f} s)"
     )
     if summary.get("win_rate") is not None:
         print(
@@ -102,7 +105,8 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     elif summary["eval_score"] is not None:
         print(
-            f"eval score:      {summary['eval_score']:.1f} points (greedy, masked, {cfg['eval_games']} games from seed {cfg['eval_seed']})"
+            f"eval score:      {summary['eval_score']:.1f} points (greedy, masked, {cfg['eval_games']} games from "
+            f"seed {cfg['eval_seed']})"
         )
     for name, value in summary["baselines"].items():
         print(
@@ -117,7 +121,8 @@ def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else ""
     )
     print(
-        f"agent:           rllib:{summary['checkpoint']}   (jamb-evaluate --agents rllib:{summary['run_dir']} greedy{table})"
+        f"agent:           rllib:{summary['checkpoint']}   (jamb-evaluate --agents rllib:{summary['run_dir']} "
+        f"greedy{table})"
     )
     print(f"TensorBoard:     tensorboard --logdir {summary['run_dir']}")
     return 0

@@ -1,6 +1,6 @@
 """Train MaskablePPO by self-play on multiplayer Jamb (agents/training/selfplay.py).
 
-    python scripts/train_selfplay.py --ruleset standard --players 2 --reward win
+    jamb-train-selfplay --ruleset standard --players 2 --reward win
         [--scoring separate] [--total-timesteps N] [--n-envs 64] [--n-steps 64] [--snapshot-freq 50000]
         [--eval-freq 50000] [--eval-games 50] [--baselines random greedy] [--seed 0]
         [--run-dir runs/selfplay_standard] [--resume] [--init-from MODEL.zip] [--algo KEY=VALUE ...]
@@ -25,7 +25,11 @@ table as it played there. ``--algo KEY=VALUE`` sets a PPO setting as a config's 
 key does (learning_rate, clip_range, gamma, gae_lambda, n_epochs, batch_size, ent_coef,
 vf_coef, max_grad_norm, target_kl; default: the tuned solitaire settings).
 Ctrl-C (or SIGTERM) saves a checkpoint and the final model, then exits with 130 (143).
-Bad arguments exit with status 2 and a message.
+Bad arguments exit with status 2 and a message. One process writes a run folder at a
+time: a second run there (or a --resume of a run still training) exits with status 2
+naming the first one's pid. Model files (--init-from, a baseline given as a path, the
+run's own checkpoints) are read as data: one holding pickled code, which SB3 would run, is
+refused unless --trust-model.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.apps.cli import interruptible
+from agents.apps.cli import add_trust_model, interruptible, untrusted_model
 from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
@@ -154,6 +158,20 @@ def check_resume_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
         parser.error(f"--resume: no checkpoint in {run_dir} to resume{hint}")
 
 
+def busy(run_dir: str | Path) -> bool:
+    """Whether another process writes a run in ``run_dir`` now (:func:`agents.training.run_lock.check_free`),
+    said in one line on stderr: checked before the folder's other checks, which would
+    otherwise find a live run's files and suggest --resume."""
+    from agents.training.run_lock import RunFolderBusy, check_free
+
+    try:
+        check_free(run_dir)
+    except RunFolderBusy as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def make_new_run_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
     """``run_dir`` can hold a new run: a new or empty folder where files can be written
     (created here)."""
@@ -211,6 +229,7 @@ def run(argv: list[str] | None) -> int:
         action="store_true",
         help="continue the run in --run-dir from its newest checkpoint, with its saved settings",
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     check_values(parser, args)
     if args.run_dir is not None and not args.run_dir.strip():
@@ -222,10 +241,16 @@ def run(argv: list[str] | None) -> int:
     if args.init_from is not None and not Path(args.init_from).is_file():
         what = "is a folder" if Path(args.init_from).is_dir() else "no such file"
         parser.error(f"--init-from {args.init_from}: {what}; give a model file (.zip)")
+    why = untrusted_model([args.init_from] if args.init_from else [], args.trust_model)
+    if why is not None:  # before the run folder is made
+        print(f"error: --init-from: {' '.join(why.split())}", file=sys.stderr)
+        return 2
     if args.resume and args.algo:
         parser.error("--algo sets a new run's PPO settings; a resumed run keeps its own")
     ppo_kwargs = algo_settings(parser, args.algo)
 
+    if args.run_dir is not None and busy(args.run_dir):
+        return 2
     reward_scale = None
     if args.resume:
         from agents.training.selfplay import read_run_settings, setting_differences
@@ -268,7 +293,7 @@ def run(argv: list[str] | None) -> int:
     from agents.training.selfplay import load_baselines
 
     try:  # before the run folder is made: a refused start leaves nothing behind
-        baseline_agents = load_baselines(args.baselines, args.ruleset)
+        baseline_agents = load_baselines(args.baselines, args.ruleset, args.trust_model)
     except ConfigError as exc:
         parser.error(f"--baselines: {exc}")
     if not args.resume:
@@ -276,6 +301,8 @@ def run(argv: list[str] | None) -> int:
             args.run_dir
             or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}"
         )
+        if busy(run_dir):
+            return 2
         make_new_run_dir(parser, run_dir)
     if reward_scale is None:
         reward_scale = (
@@ -304,6 +331,7 @@ def run(argv: list[str] | None) -> int:
             baseline_agents=baseline_agents,
             init_from=args.init_from,
             ppo_kwargs=ppo_kwargs,
+            trusted=args.trust_model,
         )
     except (ConfigError, OSError, ValueError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line (a space's repr spans several)
@@ -311,13 +339,15 @@ def run(argv: list[str] | None) -> int:
     except TrainingInterrupted as exc:  # SIGINT / SIGTERM: what was saved, and how to go on
         if exc.final_model is not None:
             print(
-                f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final model {exc.final_model}; "
+                f"\ninterrupted by {exc.signal_name} at step {exc.step}: saved checkpoint {exc.checkpoint} and final "
+                f"model {exc.final_model}; "
                 f"continue with --resume --run-dir {run_dir}",
                 file=sys.stderr,
             )
         else:
             print(
-                f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume --run-dir {run_dir} "
+                f"\ninterrupted by {exc.signal_name} before anything more was saved; continue with --resume "
+                f"--run-dir {run_dir} "
                 "(from its newest checkpoint)",
                 file=sys.stderr,
             )

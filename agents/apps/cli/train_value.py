@@ -1,9 +1,9 @@
 """Train an afterstate value network for the ``search`` agent (agents/training/value.py).
 
-    python scripts/train_value.py --config configs/value_classic_down.yaml [--out DIR] [--resume]
-    python scripts/train_value.py --ruleset classic --iterations 4 --games 2000 [--seed 0] [--out DIR]
-    python scripts/train_value.py --config configs/value_jnn.yaml   (target: backup, value iteration)
-    python scripts/train_value.py --error-vs-optimal agents/models/value_classic_down.npz [--games 2000]
+    jamb-train-value --config value_classic_down.yaml [--out DIR] [--resume]
+    jamb-train-value --ruleset classic --iterations 4 --games 2000 [--seed 0] [--out DIR]
+    jamb-train-value --config value_jnn.yaml   (target: backup: value iteration)
+    jamb-train-value --error-vs-optimal runs/value_classic_down_s0/value.npz [--games 2000]
 
 Options given on the command line override the config's keys (``ruleset``, ``seed``,
 ``iterations``, ``games``, ``first_games``, ``target``, ``lam``, ``valid_games``, ``epochs``,
@@ -11,8 +11,9 @@ Options given on the command line override the config's keys (``ruleset``, ``see
 ``runs/value_<ruleset name>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
 (the newest), ``history.csv``, ``config.yaml`` and TensorBoard scalars ``value/*``;
 ``--resume`` continues a stopped run after its newest finished iteration. Play the result
-with ``--agents search:<run>/value.npz``; ``agents/models/value_<ruleset>.npz`` is the shipped
-network of plain ``search``. Bad arguments exit with status 2 and a message; Ctrl-C
+with ``--agents search:<run>/value.npz``; the package's ``agents/models/value_<ruleset>.npz`` is
+the shipped network of plain ``search``. One process writes a run folder at a time: a
+second run there exits with status 2 naming the first one's pid. Bad arguments exit with status 2 and a message; Ctrl-C
 exits with 130 and SIGTERM with 143, keeping every finished iteration (a run stopped in its
 first iteration resumes from iteration 0).
 
@@ -44,7 +45,9 @@ OVERRIDES = (
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jamb-train-value", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", help="YAML file with ValueConfig keys (configs/value_*.yaml)")
+    parser.add_argument(
+        "--config", help="YAML file with ValueConfig keys (examples: configs/value_*.yaml in the repository)"
+    )
     parser.add_argument("--ruleset", help="preset name (default: the config's, else classic)")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--iterations", type=int, help="policy-iteration rounds (round 0 plays expectimax)")
@@ -98,8 +101,13 @@ def _main(argv: list[str] | None = None) -> int:
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
     out = Path(args.out) if args.out else default_run_dir(cfg)
+    from agents.training.run_lock import RunFolderBusy
+
     try:
         path = train_value(cfg, out, resume=args.resume)
+    except RunFolderBusy as exc:  # another process writes there: one line, as every trainer
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except FileExistsError as exc:
         parser.error(str(exc))
     except OSError as exc:  # a file in the way, no permission

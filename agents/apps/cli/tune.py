@@ -1,6 +1,6 @@
 """Optuna search over the main PPO hyper-parameters on a Jamb ruleset: MaskablePPO (SB3), or RLlib PPO with ``--ray``.
 
-    python scripts/tune.py [--config agents/training/configs/ppo_classic.yaml] [--ruleset classic_down]
+    jamb-tune [--config my_config.yaml] [--ruleset classic_down]
         [--trials 8] [--steps 200000] [--seed 0] [--out runs/tune/<ruleset>]
 
 Each trial trains the base config with sampled settings for ``--steps`` env steps and
@@ -8,21 +8,25 @@ is scored by the mean true score of its last masked evaluation (the config's fix
 evaluation games). The small default budget (8 trials x 200k steps, about 8 minutes per
 trial on 2 CPU cores) is a starting point, not a tuned result. Writes ``trials.csv``,
 ``best_config.yaml`` (the base config with the best settings, ready for
-``scripts/train.py --config``; its ``eval.freq`` is the base config's, although each trial
+``jamb-train --config``; its ``eval.freq`` is the base config's, although each trial
 evaluates at least once within ``--steps``) and one run folder per trial under ``--out``.
 ``trials.csv`` is rewritten after every trial and both files are written atomically, so
 an interrupted search (Ctrl-C: exit status 130) keeps the finished trials and the best
 config among them. ``--out`` must be a new or empty folder, or one without a search's
-trial runs, ``trials.csv`` or ``best_config.yaml`` (a new search would replace them).
+trial runs, ``trials.csv`` or ``best_config.yaml`` (a new search would replace them); one
+search writes an ``--out`` at a time (a second exits with status 2 naming the first one's
+pid), and each trial holds its own run folder. A base config's ``init_from`` model is read
+as data: one holding pickled code is refused unless ``--trust-model``.
 
-With ``--ray`` (the ``ray`` extra: ``make install-ray``) the same search space and objective
+With ``--ray`` (the ``ray`` extra: ``pip install "jamb-env[ray]"``) the same search space and objective
 run on Ray Tune: Optuna's TPE chooses the settings (``OptunaSearch``), ``--jobs`` trials
 train at once on a local Ray (default 2; or on the cluster at ``--address HEAD:6379``), and
 ``--scheduler asha`` (default; or ``median``, ``none``) stops weak trials at their
 evaluations. ``trials.csv`` (the finished trials) and ``best_config.yaml`` are written the
 same way; Ray Tune's own records go to ``<out>/ray_tune`` (agents/training/tuning.py).
 
-An RLlib config (``engine: rllib``, configs/rllib_*.yaml) is swept the same way with
+An RLlib config (``engine: rllib``: the package's default ``rllib_classic.yaml``, examples
+in the repository's configs/rllib_*.yaml) is swept the same way with
 ``--ray``: each trial trains RLlib PPO (agents/training/rllib_train.py) on the sampled
 settings for ``--steps`` env steps and is scored by the mean true score of its last
 evaluation (the config's ``eval_games`` games from ``eval_seed``); ``best_config.yaml`` is
@@ -30,7 +34,7 @@ then an RLlib config for ``jamb-train --config``. A trial holds 1 + ``num_env_ru
 CPUs of the Ray. Self-play configs (``players``) are not tuned, and without ``--ray`` an
 RLlib config is refused (each trial would start its own Ray).
 
-    jamb-tune --ray --config agents/training/configs/rllib_classic.yaml --trials 8 --steps 200000
+    jamb-tune --ray --config my_rllib_config.yaml --trials 8 --steps 200000
 
 Searched (SB3): learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, ent_coef,
 network width/depth (net_arch), reward_scale. (RLlib): lr, train_batch_size (the choices up
@@ -41,11 +45,12 @@ width/depth (hidden_sizes), reward_scale.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 
-from agents.apps.cli import interruptible
+from agents.apps.cli import add_trust_model, interruptible
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
 from agents.training.tuning import (
@@ -67,7 +72,8 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--config",
         default=str(DEFAULT_CONFIG),
-        help="base training config (default: the repository's agents/training/configs/ppo_classic.yaml, from any folder)",
+        help="base training config (default: the package's ppo_classic.yaml, from any folder; "
+        "examples to copy in the repository's configs/)",
     )
     parser.add_argument("--ruleset", help="override the config's ruleset (preset name or rules YAML path)")
     parser.add_argument("--trials", type=int, default=8, help="Optuna trials (at least 1)")
@@ -75,10 +81,11 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="sampler and training seed (0..2**32-1)")
     parser.add_argument(
         "--out",
-        help="output folder, new or without an earlier search (trial runs, trials.csv, best_config.yaml; default runs/tune/<ruleset>)",
+        help="output folder, new or without an earlier search (trial runs, trials.csv, best_config.yaml; default "
+        "runs/tune/<ruleset>)",
     )
     parser.add_argument(
-        "--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs make install-ray)"
+        "--ray", action="store_true", help="run the search on Ray Tune (OptunaSearch; needs the ray extra)"
     )
     parser.add_argument(
         "--address",
@@ -94,6 +101,7 @@ def _main(argv: list[str] | None = None) -> int:
         choices=("asha", "median", "none"),
         help="with --ray: stop weak trials at their evaluations (default asha)",
     )
+    add_trust_model(parser)
     args = parser.parse_args(argv)
     if not args.ray:
         for flag in ("address", "jobs", "scheduler"):
@@ -116,7 +124,8 @@ def _main(argv: list[str] | None = None) -> int:
     if is_rllib_config(base):
         if not args.ray:
             parser.error(
-                f"--config {args.config} is an RLlib config (engine: rllib): tune it with --ray (each trial trains on Ray Tune)"
+                f"--config {args.config} is an RLlib config (engine: rllib): tune it with --ray (each trial trains "
+                "on Ray Tune)"
             )
         if base["players"] is not None:
             parser.error(
@@ -161,18 +170,32 @@ def _main(argv: list[str] | None = None) -> int:
             parser.error(f"--ray: {exc}")
     optuna_module()  # imported before the output folder is made, as a trial would
 
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        print(f"error: --out {out}: {exc}", file=sys.stderr)
-        return 2
-    search = search_with_ray if args.ray else search_local
-    options = (
-        {"address": args.address, "jobs": args.jobs or 2, "scheduler": args.scheduler or "asha"} if args.ray else {}
-    )
-    return search(
-        trials=args.trials, steps=args.steps, seed=args.seed, base=base, trial_base=trial_base, out=out, **options
-    )
+    from agents.training.run_lock import hold_run_dir
+
+    with contextlib.ExitStack() as held:
+        try:  # one search per --out (each trial locks its own run folder too), held to the end
+            held.enter_context(hold_run_dir(out))
+        except (ValueError, OSError) as exc:  # RunFolderBusy: another search writes there
+            print(f"error: --out {out}: {exc}", file=sys.stderr)
+            return 2
+        used = used_trial_runs(out) + used_search_files(out)  # again, locked: a search may have ended there since
+        if used:
+            print(printable(f"error: --out {out} already holds a search ({', '.join(used[:3])})"), file=sys.stderr)
+            return 2
+        search = search_with_ray if args.ray else search_local
+        options = (
+            {"address": args.address, "jobs": args.jobs or 2, "scheduler": args.scheduler or "asha"} if args.ray else {}
+        )
+        return search(
+            trials=args.trials,
+            steps=args.steps,
+            seed=args.seed,
+            base=base,
+            trial_base=trial_base,
+            out=out,
+            trusted=args.trust_model,
+            **options,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,11 +8,13 @@ Adds ``ppo_mask`` to the zoo (agents/training/zoo.py: MaskablePPO whose ``predic
 from the observation, so the zoo's evaluations, its Optuna trials and ``enjoy`` play legal
 moves), then runs rl_zoo3's own ``train`` or ``enjoy`` with the arguments as given; every
 other zoo option works as documented by the zoo. ``train --algo ppo_mask`` without
-``-conf`` reads agents/training/configs/zoo/ppo_mask.yml (hyper-parameters keyed by env id: one
-``Jamb-<preset>-v1`` per preset). The zoo's unmasked algorithms run too; give them
-``-conf agents/training/configs/zoo/ppo.yml`` (the env wrapped in jamb_env.wrappers.LegalActions) or every
-game they play ends at its first illegal action. Needs the ``zoo`` extra
-(``pip install -e '.[zoo]'``). docs/tools.md, "RL Baselines3 Zoo".
+``-conf`` reads the package's zoo/ppo_mask.yml (package data in agents/training/configs/;
+hyper-parameters keyed by env id: one ``Jamb-<preset>-v1`` per preset). The zoo's unmasked
+algorithms run too; give them ``-conf`` with the package's zoo/ppo.yml (the env wrapped in
+jamb_env.wrappers.LegalActions; its path: ``python -c "from agents.training.config import
+CONFIGS_DIR; print(CONFIGS_DIR / 'zoo' / 'ppo.yml')"``) or every game they play ends at its
+first illegal action. Needs the ``zoo`` extra (``pip install "jamb-env[zoo]"``). The
+project's documentation (docs/tools.md, "RL Baselines3 Zoo") has more.
 
 Bad arguments: the zoo's own message and exit status 2 (``error: ...`` for an unknown env
 id, a missing config or model folder); Ctrl-C during training: the zoo saves the model
