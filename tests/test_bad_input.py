@@ -24,7 +24,7 @@ def test_vec_env_rejects_non_integer_and_misshapen_actions():
     vec.reset()
     before = vec.values.copy(), vec.pos.copy()
     for bad in (np.array([83.7, 1.0, 2.0]), np.array([True, True, True]), np.array(["83", "1", "2"])):
-        with pytest.raises(TypeError, match="integers"):
+        with pytest.raises(ValueError, match="integers"):
             vec.step(bad)
     with pytest.raises(ValueError, match="expected 3 actions"):
         vec.step(np.array([1, 2]))

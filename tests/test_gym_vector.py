@@ -410,7 +410,7 @@ def test_bad_reset_and_step_arguments():
         with pytest.raises(ValueError, match=r"expected 3 actions \(shape \(3,\)\)"):
             vec.step(actions)
     for actions in (legal.astype(np.float32), legal.astype(bool), ["a", "b", "c"]):
-        with pytest.raises(TypeError, match="actions must be integers"):
+        with pytest.raises(ValueError, match="actions must be integers"):
             vec.step(actions)
     obs, *_ = vec.step(list(legal))  # a list of ints is fine
     assert obs.shape == (3, 590)
