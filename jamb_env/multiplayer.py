@@ -677,7 +677,7 @@ class SeatEnv(gymnasium.Env):
             for o in opponents:
                 self._check_opponent(o)
         if seat is not None:
-            seat = doors.checkdoors.integer("seat", seat, 0, num_players - 1)
+            seat = doors.check_integer("seat", seat, 0, num_players - 1)
         self.opponents, self.fixed_seat = opponents, seat
         self.mask_in_observation, self.render_mode = mask_in_observation, render_mode
         space = self.aec.observation_spaces["player_0"]

@@ -13,7 +13,7 @@ over all the games where an opponent is to move) until it is the learner's turn 
 the game is over. Game ``g`` with seed ``s`` is the game of
 ``jamb_env.multiplayer.raw_env().reset(seed=game_seed(s, g))``: the same seating, the same
 dice for every seat, the same observations and rewards for the learner's seat
-(tests/test_match_step.py plays them in lockstep).
+(tests/conformance/test_match_lockstep.py plays them in lockstep).
 
 A seat's sheet is rolled for its next turn as soon as it writes (its own dice stream
 decides those dice either way, so the game is the same); the opponents never see dice

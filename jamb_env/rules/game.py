@@ -35,6 +35,7 @@ import numpy as np
 from jamb_env.rules import kernels as K
 from jamb_env.rules.ruleset import Ruleset
 from jamb_env.rules.transition import GameState, apply, new_state, roll_first, rolled_count
+from jamb_env.utils.checks import integer_items
 from jamb_env.utils.errors import IllegalActionError
 
 
@@ -512,7 +513,7 @@ def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
 # ---------------------------------------------------------------------- transitions
 def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
     arr = np.asarray(dice)
-    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+    if arr.ndim != 1 or not ((np.issubdtype(arr.dtype, np.integer) and integer_items(dice)) or arr.size == 0):
         raise ValueError(f"dice must be a flat sequence of integer faces 1..6, got {dice!r}")
     arr = arr.astype(np.int64)
     if len(arr) != count:

@@ -7,7 +7,8 @@ scoring) and the chance API (``JambEnv.step_outcome`` and ``apply_outcome``). Tw
 per preset, seeded alike, get the same random legal actions at every door; every door
 must show the same dice, masks, rewards, observations, ends and final scores as
 ``JambEnv``, step by step. (The multiplayer doors, ``raw_env`` and ``SeatVecEnv``, have
-their own conformance test in tests/test_match_step.py.)
+their own lockstep test in tests/conformance/test_match_lockstep.py; each door's own
+contract is jamb_env.testing.api_test, tests/conformance/test_api.py.)
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules.kernels import COLUMN_KINDS
 from tests.helpers import playable_presets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVERY_COLUMN = str(ROOT / "tests" / "rules" / "every_column.yaml")
 RULESETS = playable_presets() + [EVERY_COLUMN]
 SEEDS = (20_000_000, 123)
