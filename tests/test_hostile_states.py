@@ -335,7 +335,7 @@ def test_last_before_reset_and_after_every_agent_left_is_a_clear_error(wrapped):
     with pytest.raises(RuntimeError, match="reset"):
         env.last()
     env.reset(seed=0)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
         env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     with pytest.raises(RuntimeError, match="every agent has left"):
