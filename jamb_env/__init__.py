@@ -12,9 +12,13 @@ Public API::
     IllegalActionError, RulesetError           (both ValueError subclasses)
     IllegalActionWarning                       (an illegal action ended a game: illegal_action="terminate")
 
-``help(jamb_env.JambEnv)`` and ``help(jamb_env.JambVecEnv)`` give every argument;
-``jamb_env.multiplayer`` (PettingZoo), ``jamb_env.gym_vector``, ``jamb_env.wrappers`` and
-``jamb_env.openspiel`` are the other doors.
+``help(jamb_env.JambEnv)`` and ``help(jamb_env.JambVecEnv)`` give every argument.
+Submodules, each imported when first used (``jamb_env.wrappers`` after ``import jamb_env``):
+``env``, ``vector``, ``gym_vector`` (Gymnasium's vector env), ``wrappers``, ``multiplayer``
+(PettingZoo: the multiplayer extra), ``multiplayer_vector`` (``SeatVecEnv``: the train extra),
+``openspiel`` (the openspiel extra), ``testing`` (``api_test``), ``replay``, ``render``. A
+door whose library is missing raises ImportError naming the extra to install. Every bad
+argument at every door raises ValueError (:mod:`jamb_env.engine.doors`).
 
 Importing the package registers ``Jamb-v1`` (the current observation) and ``Jamb-v0``
 (without the turn features) with Gymnasium (``gymnasium.make("Jamb-v1", ruleset="classic")``),
@@ -25,6 +29,8 @@ are keyed by it; CleanRL's ``--env-id``).
 """
 
 from __future__ import annotations
+
+import importlib
 
 from jamb_env.rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 from jamb_env.utils.errors import IllegalActionError, IllegalActionWarning, RulesetError
@@ -76,6 +82,21 @@ def preset_env_id(preset: str) -> str:
     return f"Jamb-{preset}-v1"
 
 
+#: The submodules ``jamb_env.<name>`` reaches (imported on first use: their libraries load then).
+SUBMODULES = (
+    "env",
+    "vector",
+    "gym_vector",
+    "wrappers",
+    "multiplayer",
+    "multiplayer_vector",
+    "openspiel",
+    "testing",
+    "replay",
+    "render",
+)
+
+
 def __getattr__(name: str):
     # The envs import Gymnasium (JambVecEnv also stable-baselines3 and torch): only when asked for.
     if name in ("JambEnv", "EnvState"):
@@ -86,6 +107,8 @@ def __getattr__(name: str):
         from jamb_env.vector import JambVecEnv
 
         return JambVecEnv
+    if name in SUBMODULES:
+        return importlib.import_module(f"jamb_env.{name}")
     raise AttributeError(f"module 'jamb_env' has no attribute {name!r}")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,41 +10,14 @@ import numpy as np
 from gymnasium import spaces
 
 from jamb_env import rules as core
+from jamb_env.engine import doors
 from jamb_env.engine.batch import Engine
 from jamb_env.render.sheet import render_sheet, sheet_image
 from jamb_env.rules import Action, GameState, Ruleset, load_ruleset
 from jamb_env.rules.transition import stream_bounds, stream_length
-from jamb_env.utils.checks import finite_number
-from jamb_env.utils.errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 
-ILLEGAL_MODES = ("terminate", "raise")
-#: The dtypes a handed-out action mask can have (``mask_dtype``): int8 (0/1, the default)
-#: or bool (what ``torch.masked_fill`` and TorchRL's masked distributions take).
-MASK_DTYPES = {"int8": np.dtype(np.int8), "bool": np.dtype(np.bool_)}
-
-
-def check_env_options(illegal_action: str, reward_scale: float) -> None:
-    """ValueError unless ``illegal_action`` is a known mode and ``reward_scale`` a positive
-    finite number (shared by JambEnv and JambVecEnv)."""
-    if illegal_action not in ILLEGAL_MODES:
-        raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-    if not finite_number(reward_scale) or reward_scale <= 0:
-        raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
-
-
-def check_mask_dtype(mask_dtype) -> np.dtype:
-    """The numpy dtype of ``mask_dtype`` ("int8", "bool", or those numpy dtypes/types);
-    ValueError for anything else (shared by JambEnv and JambVectorEnv)."""
-    try:
-        dtype = np.dtype(mask_dtype) if mask_dtype is not None else None
-    except TypeError:
-        dtype = None
-    if dtype not in MASK_DTYPES.values():
-        raise ValueError(
-            f"mask_dtype must be 'int8' (the default: 0/1 masks, a MultiBinary space) or 'bool' "
-            f"(True/False masks, a bool Box space), got {mask_dtype!r}"
-        )
-    return dtype
+#: Kept for importers of jamb_env.env: the rules' one definitions (jamb_env.engine.doors).
+ILLEGAL_MODES, MASK_DTYPES, check_mask_dtype = doors.ILLEGAL_MODES, doors.MASK_DTYPES, doors.check_mask_dtype
 
 
 def mask_space(num_actions: int, dtype: np.dtype) -> spaces.Space:
@@ -126,10 +98,10 @@ class JambEnv(gym.Env):
     590 values on ``classic`` (226 with ``turn_features=False``, the v0 layout).
 
     With ``mask_in_observation=True``: ``Dict({"action_mask": MultiBinary(action_space.n),
-    "observation": <that Box>})`` (keys sorted, as gymnasium's ``Dict`` orders them); observations are dicts of a float32 ``(D,)`` and an
-    int8 ``(action_space.n,)`` array (``action_masks()``), new arrays each time (for
-    ``MaskablePPO("MultiInputPolicy")`` or action-masking wrappers that read the
-    observation). With ``mask_dtype="bool"`` the mask entry is bool and its space
+    "observation": <that Box>})`` (keys sorted, as gymnasium's ``Dict`` orders them);
+    observations are dicts of a float32 ``(D,)`` and an int8 ``(action_space.n,)`` array
+    (``action_masks()``), new arrays each time (for ``MaskablePPO("MultiInputPolicy")`` or
+    action-masking wrappers that read the observation). With ``mask_dtype="bool"`` the mask entry is bool and its space
     ``Box(False, True, (action_space.n,), bool)`` (for ``torch.masked_fill`` and TorchRL).
 
     ## Rewards
@@ -206,7 +178,7 @@ class JambEnv(gym.Env):
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     #: Reward (points, before ``reward_scale``) of an illegal action in "terminate" mode.
-    ILLEGAL_ACTION_PENALTY = -100.0
+    ILLEGAL_ACTION_PENALTY = doors.ILLEGAL_ACTION_PENALTY
 
     def __init__(
         self,
@@ -227,23 +199,16 @@ class JambEnv(gym.Env):
                 "the default vectorization (the vector entry point) takes autoreset_mode=... itself, and "
                 "jamb_env.gym_vector.make_vec takes it in every mode"
             )
-        self.mask_dtype = check_mask_dtype(mask_dtype)
+        self.mask_dtype = doors.check_mask_dtype(mask_dtype)
         self.ruleset = load_ruleset(ruleset)
-        if not isinstance(turn_features, (bool, np.bool_)):
-            raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
-        self.turn_features = bool(turn_features)
-        if not isinstance(mask_in_observation, (bool, np.bool_)):
-            raise ValueError(
-                "mask_in_observation must be True (Dict observation with 'action_mask') or False "
-                f"(the Box alone), got {mask_in_observation!r}"
-            )
-        self.mask_in_observation = bool(mask_in_observation)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
-        check_env_options(illegal_action, reward_scale)
-        self.render_mode = render_mode
+        self.turn_features = doors.check_flag("turn_features", turn_features, " (Jamb-v1 layout or Jamb-v0)")
+        self.mask_in_observation = doors.check_flag(
+            "mask_in_observation", mask_in_observation, " (Dict observation with 'action_mask', or the Box alone)"
+        )
+        self.render_mode = doors.check_render_mode(render_mode, self.metadata["render_modes"])
+        self._illegal = doors.IllegalActions(illegal_action)
         self.illegal_action = illegal_action
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = doors.check_reward_scale(reward_scale)
         rules = self.ruleset
         self._layout = core.layout(rules)
         self._engine = Engine(rules, 1, self.turn_features)
@@ -259,13 +224,12 @@ class JambEnv(gym.Env):
                 }
             )
         self._stream_len = stream_length(rules)
-        self._warned_illegal = False
         self._started = False
         self._done = False
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        super().reset(seed=doors.check_seed(seed))
         g = self._engine.games
         g.stream[0] = core.roll_dice(self.np_random, self._stream_len)
         self._engine.reset(np.zeros(1, dtype=np.int64))
@@ -279,10 +243,10 @@ class JambEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended; call reset() before step()")
-        a = self._check_action_type(action)
+        a = doors.check_action(action, self._layout.num_actions)
         g = self._engine.games
         if not (0 <= a < self._layout.num_actions and g.masks[0, a]):
-            return self._illegal(a)
+            return self._end_illegally(a)
         self._engine.step_one(0, a)
         res = self._engine.results
         terminated = bool(res.dones[0])
@@ -317,9 +281,7 @@ class JambEnv(gym.Env):
         """
         if not self._started:
             raise RuntimeError("call reset() first")
-        if self._done:
-            return np.ones(self._layout.num_actions, dtype=bool)
-        return self._engine.games.masks[0].copy()
+        return doors.handed_out_masks(self._engine.games.masks[0], self._done)
 
     def legal_mask(self) -> np.ndarray:
         """bool ``(action_space.n,)``: the rules' legal actions now, all False once the game
@@ -392,7 +354,7 @@ class JambEnv(gym.Env):
         Raises ValueError (IllegalActionError) for a write, an announcement or an illegal
         re-roll; RuntimeError before reset or once the game is over."""
         self._check_playing()
-        return core.chance_outcomes(self.ruleset, self.game, action)
+        return core.chance_outcomes(self.ruleset, self.game, doors.check_action(action, self._layout.num_actions))
 
     def step_outcome(self, action: int, dice):
         """:meth:`step` with re-roll ``action`` coming out as ``dice`` (one outcome of
@@ -403,8 +365,9 @@ class JambEnv(gym.Env):
         :meth:`chance_outcomes`)."""
         self._check_playing()
         rules, game = self.ruleset, self.game
+        action = doors.check_action(action, self._layout.num_actions)
         core.chance_outcomes(rules, game, action)  # validates the re-roll
-        faces = core.rolled_faces(rules, game, int(action), dice)
+        faces = core.rolled_faces(rules, game, action, doors.check_dice(dice, rules.dice))
         g = self._engine.games
         pos = int(g.pos[0])
         g.stream[0, pos : pos + len(faces)] = faces
@@ -426,10 +389,10 @@ class JambEnv(gym.Env):
         with ``illegal_action="terminate"``).
 
         Raises:
-            TypeError: not an EnvState. ValueError: another ruleset's state, or one no game
-                reaches (the message names the field)."""
+            ValueError: not an EnvState, another ruleset's state, or one no game reaches
+                (the message names the field)."""
         if not isinstance(state, EnvState):
-            raise TypeError(f"set_state expects an EnvState from get_state(), got {type(state).__name__}")
+            raise ValueError(f"set_state expects an EnvState from get_state(), got {type(state).__name__}")
         rules = self.ruleset
         if state.ruleset != rules.name:
             raise ValueError(f"this state belongs to ruleset {state.ruleset!r}, the env plays {rules.name!r}")
@@ -443,7 +406,7 @@ class JambEnv(gym.Env):
             or stream.max() > 6
         ):
             raise ValueError(f"state.stream must be an integer array of {self._stream_len} faces 1..6")
-        if isinstance(state.position, bool) or not isinstance(state.position, (int, np.integer)):
+        if doors.integer(state.position) is None:
             raise ValueError(f"state.position must be an integer, got {state.position!r}")
         low, high = stream_bounds(rules, state.game)
         if not low <= state.position <= high:
@@ -452,7 +415,7 @@ class JambEnv(gym.Env):
                 f"{state.game.roll} has drawn {low}..{high} dice from its stream"
             )
         sheet_score = core.score(rules, state.game)
-        if state.score != sheet_score:
+        if doors.integer(state.score) != sheet_score:
             raise ValueError(f"state.score = {state.score!r} but the sheet scores {sheet_score}")
         over = core.is_over(rules, state.game)
         if not isinstance(state.done, (bool, np.bool_)) or (over and not state.done):
@@ -474,7 +437,7 @@ class JambEnv(gym.Env):
             raise RuntimeError("call reset() first")
         obs = self._engine.games.obs[0].copy()
         if self.mask_in_observation:
-            return {"observation": obs, "action_mask": self.action_masks().astype(self.mask_dtype)}
+            return {"observation": obs, "action_mask": self._handed_out_mask()}
         return obs
 
     # ------------------------------------------------------------------ helpers
@@ -487,37 +450,20 @@ class JambEnv(gym.Env):
             "roll": roll,
             "announced": int(g.announced[0]),
             "turn": int(g.turn[0]),
-            "action_mask": self.action_masks().astype(self.mask_dtype),
+            "action_mask": self._handed_out_mask(),
         }
 
-    def _check_action_type(self, action) -> int:
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            return int(action)
-        arr = np.asarray(action)
-        if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"an action is one integer in 0..{self._layout.num_actions - 1}, got {action!r}")
-        return int(arr.reshape(()))
+    def _handed_out_mask(self) -> np.ndarray:
+        return doors.handed_out_masks(self._engine.games.masks[0], self._done, self.mask_dtype)
 
-    def _illegal(self, a: int):
-        rules = self.ruleset
-        if 0 <= a < self._layout.num_actions:
-            reason = core.why_illegal(rules, self.game, a) or "not in the legal mask"
-            what = f"illegal action {a} ({core.action_to_string(rules, a)}): {reason}"
-        else:
-            what = f"action {a} is outside the action space 0..{self._layout.num_actions - 1}"
-        if self.illegal_action == "raise":
-            raise IllegalActionError(
-                f"{what}; {int(self.legal_mask().sum())} actions are legal now (see action_masks())"
-            )
-        if not self._warned_illegal:
-            warnings.warn(
-                f"{what}. The game ends here with reward {self.ILLEGAL_ACTION_PENALTY} points "
-                f"(illegal_action='terminate'), {UNMASKED_HINT}",
-                IllegalActionWarning,
-                stacklevel=3,
-            )
-            self._warned_illegal = True
+    def _end_illegally(self, a: int):
+        """The illegal-action policy (:class:`jamb_env.engine.doors.IllegalActions`) for
+        action ``a``: raise with the state unchanged, or end the game with the penalty."""
+        legal = int(self.legal_mask().sum())
+        self._illegal.refuse(
+            self._engine.why_illegal(0, a), f"{legal} actions are legal now (see action_masks()); the game is unchanged"
+        )
         self._done = True
         info = self._info()
         info["illegal_action"] = True
-        return self.observe(), self.ILLEGAL_ACTION_PENALTY * self.reward_scale, True, False, info
+        return self.observe(), self._illegal.penalty(self.reward_scale), True, False, info

@@ -12,7 +12,6 @@ builds one. Game ``i`` of ``reset(seed=[s_0, ..., s_N-1])`` is the game of
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -23,12 +22,12 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from jamb_env.engine import doors
 from jamb_env.engine.batch import PARALLEL_FROM, Engine
 from jamb_env.engine.seeding import game_seeds
-from jamb_env.env import JambEnv, check_env_options, check_mask_dtype, mask_space
+from jamb_env.env import JambEnv, mask_space
 from jamb_env.rules import Ruleset, layout, load_ruleset
 from jamb_env.rules.game import SCORE_PARTS
-from jamb_env.utils.errors import UNMASKED_HINT, IllegalActionError, IllegalActionWarning
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 RENDER_MODES = ("rgb_array", "ansi")
@@ -60,10 +59,6 @@ def _autoreset_mode(mode) -> AutoresetMode:
             f"AutoresetMode.SAME_STEP ('same_step') or AutoresetMode.DISABLED ('disabled'), got {mode!r}"
         )
     return mode
-
-
-def _seed_ok(x) -> bool:
-    return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer)) and x >= 0
 
 
 def make_vec(
@@ -198,19 +193,16 @@ class JambVectorEnv(VectorEnv):
         mask_dtype: str = "int8",
         render_mode: str | None = None,
     ):
-        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        N = doors.check_count("num_envs", num_envs)
         mode = _autoreset_mode(autoreset_mode)
-        check_env_options(illegal_action, reward_scale)
-        for name, flag in (("turn_features", turn_features), ("mask_in_observation", mask_in_observation)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {flag!r}")
-        self.mask_dtype = check_mask_dtype(mask_dtype)
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(
-                f"render_mode must be None, 'rgb_array' or 'ansi', got {render_mode!r} "
-                "(JambEnv(render_mode='human') prints one game)"
-            )
+        self._illegal = doors.IllegalActions(illegal_action)
+        self.reward_scale = doors.check_reward_scale(reward_scale)
+        self.turn_features = doors.check_flag("turn_features", turn_features, " (Jamb-v1 layout or Jamb-v0)")
+        self.mask_in_observation = doors.check_flag(
+            "mask_in_observation", mask_in_observation, " (Dict observation with 'action_mask', or the Box alone)"
+        )
+        self.mask_dtype = doors.check_mask_dtype(mask_dtype)
+        self.render_mode = doors.check_render_mode(render_mode, RENDER_MODES)
         self.ruleset = load_ruleset(ruleset)
         self.autoreset_mode = mode
         self.metadata = {
@@ -218,12 +210,8 @@ class JambVectorEnv(VectorEnv):
             "render_fps": JambEnv.metadata["render_fps"],
             "autoreset_mode": mode,
         }
-        self.render_mode = render_mode
         self.illegal_action = illegal_action
-        self.reward_scale = float(reward_scale)
-        self.turn_features = bool(turn_features)
-        self.mask_in_observation = bool(mask_in_observation)
-        N = self.num_envs = int(num_envs)
+        self.num_envs = N
         self._engine = Engine(self.ruleset, N, self.turn_features)
         self._num_actions = A = layout(self.ruleset).num_actions
         enc = self._engine.encoder
@@ -241,7 +229,6 @@ class JambVectorEnv(VectorEnv):
         self._arange = np.arange(N)
         self.parallel = N >= PARALLEL_FROM
         self._started = False
-        self._warned_illegal = False
         self._twin: JambEnv | None = None  # call(): one JambEnv loaded with each game in turn
 
     # ------------------------------------------------------------------ Gymnasium API
@@ -263,18 +250,20 @@ class JambVectorEnv(VectorEnv):
             idx = np.flatnonzero(self._reset_mask(options["reset_mask"]))
             if not self._started:
                 raise RuntimeError("call reset() (every game) before a reset with options['reset_mask']")
+        one = doors.integer(seed)
         if seed is None:
             seeds = [None] * N
-        elif _seed_ok(seed):
-            super().reset(seed=int(seed))
-            seeds = game_seeds(int(seed), N)
-        elif isinstance(seed, (list, tuple, np.ndarray)) and len(seed) == N and all(_seed_ok(x) for x in seed):
-            seeds = [int(x) for x in seed]
+        elif one is not None and one >= 0:
+            super().reset(seed=one)
+            seeds = game_seeds(one, N)
         else:
-            raise ValueError(
-                f"seed must be None, a non-negative integer or a list of {N} non-negative integers "
-                f"(one per game), got {seed!r:.200}"
-            )
+            try:
+                seeds = doors.check_seeds(seed, N, "seed")
+            except ValueError:
+                raise ValueError(
+                    f"seed must be None, a non-negative integer or a list of {N} non-negative integers "
+                    f"(one per game), got {seed!r:.200}"
+                ) from None
         for i in idx.tolist():
             if seeds[i] is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seeds[i])
@@ -294,7 +283,7 @@ class JambVectorEnv(VectorEnv):
         Returns ``(obs, rewards, terminated, truncated, info)`` (class docstring).
 
         Raises:
-            TypeError: actions are not integers. ValueError: not shape (N,).
+            ValueError: actions are not integers (bools and floats included) or not shape (N,).
             IllegalActionError: an illegal action with ``illegal_action="raise"`` (no game
                 changes). RuntimeError: before ``reset()``; with ``autoreset_mode=DISABLED``,
                 while a game is over (no game changes).
@@ -308,56 +297,33 @@ class JambVectorEnv(VectorEnv):
                 f"games {over} are over (autoreset_mode=DISABLED): start them anew with "
                 "reset(options={'reset_mask': mask}) before the next step; the games are unchanged"
             )
-        A, batch = self._num_actions, self._engine
-        masks = batch.games.masks
-        legal = (a >= 0) & (a < A)
-        legal[legal] = masks[np.flatnonzero(legal), a[legal]]
+        legal = doors.legal_actions(self._engine.games.masks, a)
         legal |= self._over  # the action of a game that is over is ignored
         illegal = np.flatnonzero(~legal)
-        if len(illegal) and self.illegal_action == "raise":
+        if len(illegal):  # the policy before anything changes: raise, or warn once
             i = int(illegal[0])
-            raise IllegalActionError(f"game {i}: {self._why(i, int(a[i]))}; the games are unchanged")
+            self._illegal.refuse(f"game {i}: {self._why(i, int(a[i]))}", "the games are unchanged")
         over = np.flatnonzero(self._over)
-        # games kept out of the kernel: pointed at a legal action, stepped, then restored
-        saved = self._engine.snapshot(illegal) if len(illegal) else None
-        safe = a.copy()
-        safe[illegal] = masks[illegal].argmax(axis=1)
-        # fresh output buffers (the kernel writes every entry): the arrays handed out by the
-        # previous step are never written again, so no copies are needed
-        batch.fresh_outputs()
-        if len(over):  # NEXT_STEP: the new games of the slots that ended last step
-            self._new_games(over)
-            safe[over] = batch.games.masks[over].argmax(axis=1)
-            saved_over = self._engine.snapshot(over)
-        res = batch.step(safe, self.parallel)
+        # new output arrays (the arrays handed out by the previous step are never written
+        # again); the games held out: the illegal ones, and (NEXT_STEP) the slots that ended
+        # last step, whose new games start after the step
+        res = self._engine.step_except(a, np.flatnonzero(~legal | self._over), self.parallel)
         rewards = res.points.astype(np.float64)
         terminated = res.dones.copy()
         if len(over):
-            self._engine.restore(over, saved_over)
-            rewards[over], terminated[over] = 0.0, False
-        if len(illegal):
-            self._engine.restore(illegal, saved)
-            rewards[illegal], terminated[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY, True
-            if not self._warned_illegal:
-                i = int(illegal[0])
-                warnings.warn(
-                    f"game {i}: {self._why(i, int(a[i]))}. The game ends here with reward "
-                    f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate'), {UNMASKED_HINT}",
-                    IllegalActionWarning,
-                    stacklevel=2,
-                )
-                self._warned_illegal = True
+            self._new_games(over)
+        rewards[illegal], terminated[illegal] = doors.ILLEGAL_ACTION_PENALTY, True
         rewards *= self.reward_scale
         done = np.flatnonzero(terminated)
         info: dict[str, Any] = {}
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             if len(done):
                 final_obs = np.full(self.num_envs, None, dtype=object)
-                obs_rows = batch.games.obs[done].copy()
-                ones = np.ones(self._num_actions, self.mask_dtype)
+                g = self._engine.games
+                obs_rows, masks = g.obs[done].copy(), doors.handed_out_masks(g.masks[done], True, self.mask_dtype)
                 for k, i in enumerate(done.tolist()):
                     final_obs[i] = (
-                        {"observation": obs_rows[k], "action_mask": ones.copy()}
+                        {"observation": obs_rows[k], "action_mask": masks[k]}
                         if self.mask_in_observation
                         else obs_rows[k]
                     )
@@ -463,8 +429,7 @@ class JambVectorEnv(VectorEnv):
         """JambEnv's info keys (:data:`STATE_KEYS`) of the games ``has`` (bool (N,); zeros
         and ``_key`` False for the others), the mask all ones for the games ``over``."""
         g = self._engine.games
-        mask = g.masks.astype(self.mask_dtype)
-        mask[over] = 1
+        mask = doors.handed_out_masks(g.masks, over, self.mask_dtype)
         rolled = (has & (g.roll > 0))[:, None]
         values = {
             "score": g.score,
@@ -520,13 +485,9 @@ class JambVectorEnv(VectorEnv):
 
     def _check_actions(self, actions) -> np.ndarray:
         arr = np.asarray(actions)
-        if not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"actions must be integers (one per game), got dtype {arr.dtype}")
-        if arr.shape != (self.num_envs,):
+        if arr.ndim != 1:  # Gymnasium's vector API: shape (N,) only
             raise ValueError(f"expected {self.num_envs} actions (shape ({self.num_envs},)), got shape {arr.shape}")
-        if np.issubdtype(arr.dtype, np.unsignedinteger) and arr.max(initial=0) > np.iinfo(np.int64).max:
-            raise ValueError("action values overflow int64")
-        return arr.astype(np.int64)
+        return doors.check_actions(arr, self.num_envs)
 
     def _why(self, i: int, a: int) -> str:
         return self._engine.why_illegal(i, a)

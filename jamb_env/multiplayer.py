@@ -71,29 +71,22 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
+from jamb_env.engine import doors
 from jamb_env.engine.observation import encoder
-from jamb_env.rules import Ruleset, action_to_string, layout, load_ruleset, roll_dice, why_illegal
+from jamb_env.rules import Ruleset, action_to_string, layout, load_ruleset, roll_dice
 from jamb_env.rules import game as core
 from jamb_env.rules import match as M
 from jamb_env.rules.transition import stream_length
-from jamb_env.utils.checks import finite_number
-from jamb_env.utils.errors import IllegalActionError
 
-REWARDS = ("score", "win", "margin")
+try:  # the PettingZoo door: its library only here
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ImportError as exc:
+    raise ImportError(doors.missing("jamb_env.multiplayer", "pettingzoo", "multiplayer", exc)) from exc
 
-
-def _integer(x) -> int | None:
-    """``x`` as an int if it is one integer (Python, NumPy or a 0-d integer array), else None."""
-    if isinstance(x, (bool, np.bool_)):
-        return None
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, np.ndarray) and x.shape == () and np.issubdtype(x.dtype, np.integer):
-        return int(x)
-    return None
+#: The reward modes (``reward=``): :data:`jamb_env.engine.doors.REWARD_MODES`.
+REWARDS = doors.REWARD_MODES
 
 
 def env(**kwargs):
@@ -114,14 +107,16 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def step(self, action) -> None:
         raw = self.unwrapped
-        n, a = raw._layout.num_actions, _integer(action)
+        n = raw._layout.num_actions
         dead = (
             raw._match is not None
             and raw.agents
             and (raw.terminations.get(raw.agent_selection) or raw.truncations.get(raw.agent_selection))
         )
-        if not (action is None and dead) and (a is None or not 0 <= a < n):  # AssertOutOfBounds: an AssertionError,
-            raise ValueError(f"action must be an integer in 0..{n - 1}, got {action!r}")  # an OverflowError past int64
+        if not (action is None and dead):  # before AssertOutOfBounds (an AssertionError, an OverflowError past int64)
+            a = doors.check_action(action, n)
+            if not 0 <= a < n:
+                raw._illegal.refuse(f"{raw.agent_selection}: action {a} is outside the action space 0..{n - 1}")
         super().step(action)
 
 
@@ -191,7 +186,7 @@ def match_state(rules: Ruleset, ms: M.MatchState, scores=None) -> np.ndarray:
     M._check_state(rules, ms)
     enc, P = encoder(rules), ms.num_players
     scores = M.scores(rules, ms) if scores is None else scores
-    if np.shape(scores) != (P,) or not all(_integer(x) is not None for x in np.asarray(scores).tolist()):
+    if np.shape(scores) != (P,) or not all(doors.integer(x) is not None for x in np.asarray(scores).tolist()):
         raise ValueError(f"scores must be {P} integers (points), one per player, got {scores!r}")
     parts = [enc.encode(st, mask=core.legal_mask(rules, st)) for st in ms.sheets]
     if ms.owner is not None:
@@ -296,12 +291,12 @@ class SeatView:
             raise ValueError(f"scoring must be None or one of {M.SCORING_MODES}, got {scoring!r}")
         if scoring == "shared" and owner is None:
             raise ValueError("a shared-sheet view needs the owner of each cell (owner=)")
-        n = _integer(num_players)
+        n = doors.integer(num_players)
         if n is None or not 1 <= n <= M.MAX_PLAYERS:
             raise ValueError(f"num_players must be an integer in 1..{M.MAX_PLAYERS}, got {num_players!r}")
-        if _integer(player) is None or not 0 <= _integer(player) < n:
+        if doors.integer(player) is None or not 0 <= doors.integer(player) < n:
             raise ValueError(f"player must be an integer in 0..{n - 1}, got {player!r}")
-        if _integer(score) is None:
+        if doors.integer(score) is None:
             raise ValueError(f"score must be an integer (points), got {score!r}")
         shape = (len(ruleset.columns), ruleset.num_rows)
         if owner is not None and np.shape(owner) != shape:
@@ -314,10 +309,10 @@ class SeatView:
         self.ruleset, self.game, self.score, self._mask = (
             ruleset,
             game.copy(),
-            _integer(score),
+            doors.integer(score),
             mask.astype(bool, copy=True),
         )
-        self.player, self.num_players, self.scoring = _integer(player), n, scoring
+        self.player, self.num_players, self.scoring = doors.integer(player), n, scoring
         self.owner = None if owner is None else np.array(owner, dtype=np.int8, copy=True)
 
     def action_masks(self) -> np.ndarray:
@@ -363,12 +358,9 @@ class raw_env(AECEnv):
         super().__init__()
         rules = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
         M.check_match(rules, num_players, scoring)
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if not finite_number(reward_scale) or reward_scale <= 0:
-            raise ValueError(f"reward_scale must be a finite number > 0, got {reward_scale!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        reward = doors.check_choice("reward", reward, REWARDS)
+        reward_scale = doors.check_reward_scale(reward_scale)
+        render_mode = doors.check_render_mode(render_mode, self.metadata["render_modes"])
         self.ruleset, self.num_players, self.scoring = rules, int(num_players), scoring
         self.reward_mode, self.reward_scale, self.render_mode = reward, float(reward_scale), render_mode
         self._layout = layout(rules)
@@ -406,6 +398,7 @@ class raw_env(AECEnv):
         self._stream_len = stream_length(rules)
         self._pos = np.zeros(N if scoring == "separate" else 1, dtype=np.int64)
         self.np_random, self._match = None, None
+        self._illegal = doors.IllegalActions("raise")
 
     def _sheet_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of the compact sheet features (the solitaire observation's segments)."""
@@ -454,10 +447,9 @@ class raw_env(AECEnv):
         (player 0's, player 1's, ...; one for a shared sheet) are drawn from it, so the
         same seed and actions give the same game, and a seat's dice do not depend on the
         other players' moves (swapping agents between seats keeps each seat's dice)."""
-        if seed is not None and (_integer(seed) is None or _integer(seed) < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        seed = doors.check_seed(seed)
         if seed is not None or self.np_random is None:
-            self.np_random, _ = seeding.np_random(None if seed is None else _integer(seed))
+            self.np_random, _ = seeding.np_random(seed)
         rng = self.np_random
         first = M.seat(self.num_players, lambda k: roll_dice(rng, k))
         self._streams = np.stack([roll_dice(rng, self._stream_len) for _ in range(len(self._pos))])
@@ -500,15 +492,10 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         rules, ms = self.ruleset, self._match
-        a = _integer(action)
-        if a is None:
-            raise ValueError(f"action must be an integer in 0..{self._layout.num_actions - 1}, got {action!r}")
-        reason = why_illegal(rules, M.sheet_in_play(ms), a)
-        if reason is not None:
-            what = f" ({action_to_string(rules, a)})" if 0 <= a < self._layout.num_actions else ""
-            raise IllegalActionError(
-                f"{self.agent_selection}: illegal action {a}{what}: {reason}; the game is unchanged"
-            )
+        a = doors.check_action(action, self._layout.num_actions)
+        what = doors.describe_illegal(rules, M.sheet_in_play(ms), a)
+        if what is not None:  # the AEC env raises (PettingZoo's convention): nothing changes
+            self._illegal.refuse(f"{self.agent_selection}: {what}")
         self._cumulative_rewards[self.agent_selection] = 0.0  # the acting agent has seen its reward
         rolled = core.reroll_count(rules, a)  # a re-roll or a basket rolls dice
         dice = self._roll(rolled) if rolled else None
@@ -533,12 +520,9 @@ class raw_env(AECEnv):
 
     def _rewards(self, before: list[int], after: list[int], over: bool) -> list[float]:
         """Every player's reward for a step that took the scores from ``before`` to
-        ``after`` (:func:`jamb_env.rules.match.result` for ``win`` and ``margin``)."""
-        if self.reward_mode == "score":
-            return [float(a - b) for a, b in zip(after, before)]
-        if self.reward_mode == "margin":
-            return (M.result(after).margin - M.result(before).margin).astype(np.float64).tolist()
-        return M.result(after).rank.tolist() if over else [0.0] * self.num_players
+        ``after``: the change of :func:`jamb_env.engine.doors.reward_values`."""
+        mode = self.reward_mode
+        return (doors.reward_values(mode, after, over) - doors.reward_values(mode, before, False)).tolist()
 
     def observe(self, agent):
         """The ``Dict`` observation of ``agent`` (a new array each call)."""
@@ -547,13 +531,11 @@ class raw_env(AECEnv):
         rules, ms = self.ruleset, self._match
         p = self._agent(agent)
         obs = match_observation(rules, ms, p, self._scores)
-        if M.is_over(rules, ms):
-            action_mask = np.ones(self._layout.num_actions, np.int8)
-        elif ms.to_move == p:  # only the player to move has actions
-            action_mask = core.legal_mask(rules, M.sheet_in_play(ms), check=False).astype(np.int8)
-        else:
-            action_mask = np.zeros(self._layout.num_actions, np.int8)
-        return {"observation": obs, "action_mask": action_mask}
+        over = M.is_over(rules, ms)
+        if over or ms.to_move == p:  # only the player to move has actions; all ones once over
+            mask = core.legal_mask(rules, M.sheet_in_play(ms), check=False)
+            return {"observation": obs, "action_mask": doors.handed_out_masks(mask, over, np.int8)}
+        return {"observation": obs, "action_mask": np.zeros(self._layout.num_actions, np.int8)}
 
     def state(self) -> np.ndarray:
         """The global state (module docstring): float32 ``(state_size,)``, inside
@@ -602,7 +584,8 @@ class raw_env(AECEnv):
         rules, ms = self.ruleset, self.match
         if self.render_mode == "rgb_array":
             return np.concatenate([sheet_image(rules, st, core.legal_mask(rules, st)) for st in ms.sheets], axis=1)
-        head = f"{self.metadata['name']} {rules.name} {self.scoring}, to move: {self.agent_selection}, scores {self._scores}"
+        head = f"{self.metadata['name']} {rules.name} {self.scoring}, to move: {self.agent_selection}, "
+        head += f"scores {self._scores}"
         if ms.owner is None:
             text = "\n".join(
                 [head]
@@ -637,15 +620,17 @@ class SeatEnv(gymnasium.Env):
     ``opponents`` (one per other player, in player order, or one for all), each an object
     with ``act(view, observation, mask) -> action`` (every agent of ``agents.load``; the
     view is :meth:`raw_env.seat_view`), or a pool with ``draw(rng) -> such an object``,
-    drawn again for every seat at every reset (self-play against past snapshots). Observations, rewards and masks are the learner's
-    in the AEC env (``reward``: "score", "win" or "margin"); rewards earned while the
-    opponents play are added to the learner's next step. ``action_masks()`` gives the
+    drawn again for every seat at every reset (self-play against past snapshots).
+    Observations, rewards and masks are the learner's in the AEC env (``reward``: "score",
+    "win" or "margin"); rewards earned while the opponents play are added to the learner's
+    next step. ``action_masks()`` gives the
     learner's legal actions (all ones once the game is over), so sb3-contrib's
     MaskablePPO trains on it; ``mask_in_observation=True`` gives the AEC env's ``Dict``
     observation, otherwise the flat ``"observation"`` Box. ``illegal_action``: as
     :class:`~jamb_env.JambEnv` ("terminate": the learner's game ends with
-    ``JambEnv.ILLEGAL_ACTION_PENALTY * reward_scale`` and ``info["illegal_action"]``;
-    "raise": :class:`~jamb_env.IllegalActionError`, nothing changed). Opponents with
+    ``JambEnv.ILLEGAL_ACTION_PENALTY * reward_scale`` and ``info["illegal_action"]``, the
+    first one warns; "raise": :class:`~jamb_env.IllegalActionError`, nothing changed).
+    An action that is not one integer raises ValueError. Opponents with
     their own generator (an ``rng`` attribute, e.g. ``agents.load("random")``) are
     reseeded from the env's generator at every reset, so a seed reproduces the game. If
     an opponent fails (raises, or returns something that is not a legal action), the
@@ -669,12 +654,9 @@ class SeatEnv(gymnasium.Env):
         illegal_action: str = "terminate",
         render_mode: str | None = None,
     ):
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        if not isinstance(mask_in_observation, (bool, np.bool_)):
-            raise ValueError(f"mask_in_observation must be True or False, got {mask_in_observation!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
+        self._illegal = doors.IllegalActions(illegal_action)
+        mask_in_observation = doors.check_flag("mask_in_observation", mask_in_observation, " (the AEC env's Dict)")
+        render_mode = doors.check_render_mode(render_mode, self.metadata["render_modes"])
         self.illegal_action = illegal_action
         self.aec = raw_env(
             ruleset=ruleset,
@@ -694,12 +676,10 @@ class SeatEnv(gymnasium.Env):
                 )
             for o in opponents:
                 self._check_opponent(o)
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players
-        ):
-            raise ValueError(f"seat must be None (random) or a player 0..{num_players - 1}, got {seat!r}")
+        if seat is not None:
+            seat = doors.check_integer("seat", seat, 0, num_players - 1)
         self.opponents, self.fixed_seat = opponents, seat
-        self.mask_in_observation, self.render_mode = bool(mask_in_observation), render_mode
+        self.mask_in_observation, self.render_mode = mask_in_observation, render_mode
         space = self.aec.observation_spaces["player_0"]
         self.observation_space = space if self.mask_in_observation else space["observation"]
         self.action_space = self.aec.action_spaces["player_0"]
@@ -728,7 +708,7 @@ class SeatEnv(gymnasium.Env):
             policy = self.opponents[p if p < self._seat else p - 1]
             obs = aec.observe(agent)
             action = policy.act(aec.seat_view(agent), obs["observation"], obs["action_mask"].astype(bool))
-            a = _integer(action)
+            a = doors.integer(action)
             if a is None or not 0 <= a < self.action_space.n or not obs["action_mask"][a]:
                 self._broken = True
                 raise ValueError(
@@ -740,9 +720,7 @@ class SeatEnv(gymnasium.Env):
         return gained
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if seed is not None and (_integer(seed) is None or _integer(seed) < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-        super().reset(seed=None if seed is None else _integer(seed))
+        super().reset(seed=doors.check_seed(seed))
         self._broken = True  # until the opponents have made their first moves
         self.aec.reset(seed=int(self.np_random.integers(2**63)))
         self._seat = (
@@ -768,8 +746,6 @@ class SeatEnv(gymnasium.Env):
         return info
 
     def step(self, action):
-        from jamb_env.env import JambEnv
-
         aec = self.aec
         if not hasattr(self, "learner"):
             raise RuntimeError("call reset() before step()")
@@ -777,15 +753,14 @@ class SeatEnv(gymnasium.Env):
             raise RuntimeError("an opponent failed during this game; call reset() for a new game")
         if aec.terminations[self.learner] or self._ended_illegally:
             raise RuntimeError("the game has ended; call reset() before step()")
-        if self.illegal_action == "terminate":
-            a = _integer(action)
-            legal = a is not None and 0 <= a < self.action_space.n
-            if not (legal and self.action_masks()[a]):
-                self._ended_illegally = True
-                info = self._info()
-                info["illegal_action"] = True
-                return self._obs(), JambEnv.ILLEGAL_ACTION_PENALTY * self.aec.reward_scale, True, False, info
-            action = int(a)
+        action = doors.check_action(action, self.action_space.n)
+        what = doors.describe_illegal(self.ruleset, M.sheet_in_play(aec._match), action)
+        if what is not None:  # the policy before anything changes: raise, or warn once and end the game
+            self._illegal.refuse(what)
+            self._ended_illegally = True
+            info = self._info()
+            info["illegal_action"] = True
+            return self._obs(), self._illegal.penalty(self.aec.reward_scale), True, False, info
         aec.step(action)
         reward = self._pending + aec.rewards[self.learner]
         self._broken = True  # until the opponents are done (an error in one leaves the game mid-turn)

@@ -13,7 +13,7 @@ over all the games where an opponent is to move) until it is the learner's turn 
 the game is over. Game ``g`` with seed ``s`` is the game of
 ``jamb_env.multiplayer.raw_env().reset(seed=game_seed(s, g))``: the same seating, the same
 dice for every seat, the same observations and rewards for the learner's seat
-(tests/test_match_step.py plays them in lockstep).
+(tests/conformance/test_match_lockstep.py plays them in lockstep).
 
 A seat's sheet is rolled for its next turn as soon as it writes (its own dice stream
 decides those dice either way, so the game is the same); the opponents never see dice
@@ -29,15 +29,20 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from numba import prange
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+from jamb_env.engine import doors
 from jamb_env.engine.batch import PARALLEL_FROM, Engine, observe_game, refresh_game, step_state
 from jamb_env.engine.seeding import game_seeds
-from jamb_env.env import JambEnv
-from jamb_env.multiplayer import REWARDS, _score_bound, observation_size, raw_env, seat_observations
 from jamb_env.rules import Ruleset, layout, load_ruleset, roll_dice
 from jamb_env.rules import match as M
 from jamb_env.rules._jit import kernel
+
+try:  # the SB3 door: its library only here (and in JambVecEnv)
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+except ImportError as exc:
+    raise ImportError(doors.missing("SeatVecEnv", "stable-baselines3", "train", exc)) from exc
+
+from jamb_env.multiplayer import REWARDS, _score_bound, observation_size, raw_env, seat_observations
 from jamb_env.vector import ArrayVecEnvMethods
 
 
@@ -204,7 +209,9 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         seat: the learner's player index, or None: game ``k`` of slot ``g`` seats the
             learner at ``(g + k) % num_players`` (every seat equally often).
         illegal_action: "terminate" (the game ends with ``JambEnv.ILLEGAL_ACTION_PENALTY *
-            reward_scale``, ``info["illegal_action"]``) or "raise".
+            reward_scale``, ``info["illegal_action"]``; the first one warns) or "raise"
+            (:class:`~jamb_env.IllegalActionError`, the games unchanged), as every door
+            (:mod:`jamb_env.engine.doors`).
 
     Observations: float32 ``(N, D)``, the learner's multiplayer observation
     (``raw_env.observe(learner)["observation"]``), new arrays each step. Infos of finished
@@ -226,21 +233,16 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         seat: int | None = None,
         illegal_action: str = "terminate",
     ):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        N = doors.check_count("num_envs", num_envs)
         rules = load_ruleset(ruleset) if not isinstance(ruleset, Ruleset) else ruleset
         raw_env(rules, num_players, scoring, reward, reward_scale)  # the same argument checks as the AEC env
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players
-        ):
-            raise ValueError(f"seat must be None (rotating) or a player 0..{num_players - 1}, got {seat!r}")
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        if seat is not None:
+            seat = doors.check_integer("seat", seat, 0, num_players - 1)
+        self._illegal = doors.IllegalActions(illegal_action)
+        seed = doors.check_seed(seed)
         self.ruleset, self.num_players, self.scoring, self.reward_mode = rules, int(num_players), scoring, reward
         self.reward_scale, self.fixed_seat, self.illegal_action = float(reward_scale), seat, illegal_action
-        N, P = int(num_envs), self.num_players
+        P = self.num_players
         self._S = P if scoring == "separate" else 1
         self._engine = Engine(rules, N * self._S)
         self._lay = layout(rules)
@@ -268,7 +270,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
             np.zeros(R, np.int64),
         )  # end_turn's
         self._rngs: list = [None] * N
-        self._seeds = game_seeds(int(seed), N) if seed is not None else [None] * N
+        self._seeds = game_seeds(seed, N) if seed is not None else [None] * N
         self._actions = np.zeros(N, np.int64)
         # the opponents of the games being played, by id; each game keeps the one it started with
         self._opponents: dict[int, tuple] = {}
@@ -308,7 +310,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         stream = b.games.stream
         for g in games.tolist():
             rng = self._rngs[g]
-            first = M.seat(P, lambda k: roll_dice(rng, k))
+            first = M.seat(P, lambda k, rng=rng: roll_dice(rng, k))
             for s in range(S):
                 stream[g * S + s] = roll_dice(rng, stream.shape[1])
             self._to_move[g] = first
@@ -354,17 +356,9 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         )
 
     def _learner_values(self, games: np.ndarray, over: np.ndarray) -> np.ndarray:
-        """The learner's reward function's current value (score, margin, or the win
-        reward once over; 0 before)."""
-        s = self._scores[games]
-        p = self._learner[games]
-        rows = np.arange(len(games))
-        if self.reward_mode == "score":
-            return s[rows, p].astype(np.float64)
-        res = M.result(s)
-        if self.reward_mode == "margin":
-            return res.margin[rows, p].astype(np.float64)
-        return np.where(over, res.rank[rows, p], 0.0)
+        """The learner's value of the reward function (:func:`jamb_env.engine.doors.reward_values`)."""
+        values = doors.reward_values(self.reward_mode, self._scores[games], over)
+        return values[np.arange(len(games)), self._learner[games]]
 
     def _play_opponents(self, games: np.ndarray) -> None:
         while True:
@@ -416,9 +410,8 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
 
     # ------------------------------------------------------------------ VecEnv API
     def seed(self, seed: int | None = None):
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-        self._seeds = game_seeds(int(seed), self.num_envs) if seed is not None else [None] * self.num_envs
+        seed = doors.check_seed(seed)
+        self._seeds = game_seeds(seed, self.num_envs) if seed is not None else [None] * self.num_envs
         return list(self._seeds)
 
     def reset(self):
@@ -442,10 +435,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         return self._observe(games, self._learner[games])
 
     def step_async(self, actions) -> None:
-        arr = np.asarray(actions)
-        if not np.issubdtype(arr.dtype, np.integer) or arr.size != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} integer actions, got shape {arr.shape} dtype {arr.dtype}")
-        self._actions = arr.reshape(self.num_envs).astype(np.int64)
+        self._actions = doors.check_actions(actions, self.num_envs)
 
     def step_wait(self):
         if not self._started:
@@ -455,17 +445,11 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         N = self.num_envs
         games = np.arange(N)
         a = self._actions
-        masks = self._learner_masks()
-        legal = (a >= 0) & (a < masks.shape[1])
-        legal[legal] = masks[games[legal], a[legal]]
-        if not legal.all() and self.illegal_action == "raise":
-            from jamb_env.utils.errors import IllegalActionError
-
+        legal = doors.legal_actions(self._learner_masks(), a)
+        if not legal.all():  # the policy before anything changes: raise, or warn once
             i = int(np.flatnonzero(~legal)[0])
-            raise IllegalActionError(
-                f"game {i}: illegal action {int(a[i])} for the learner; the games are unchanged "
-                "(step again with legal actions)"
-            )
+            why = self._engine.why_illegal(self._slot(i, int(self._learner[i])), int(a[i]))
+            self._illegal.refuse(f"game {i}: the learner's {why}", "the games are unchanged", stacklevel=5)
         self._started = False  # until this step is through: an error on the way leaves games mid-turn
         ok = games[legal]
         before = self._learner_values(games, self._over)
@@ -474,7 +458,7 @@ class SeatVecEnv(ArrayVecEnvMethods, VecEnv):
         rewards = self._learner_values(games, self._over) - before + self._pending
         self._pending[:] = 0.0
         bad = games[~legal]
-        rewards[bad] = JambEnv.ILLEGAL_ACTION_PENALTY
+        rewards[bad] = doors.ILLEGAL_ACTION_PENALTY
         rewards *= self.reward_scale
         dones = self._over.copy()
         dones[bad] = True

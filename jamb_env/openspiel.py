@@ -78,13 +78,12 @@ from functools import cache
 
 import numpy as np
 
-try:
+from jamb_env.engine import doors
+
+try:  # the OpenSpiel door: its library only here
     import pyspiel
-except ImportError as exc:  # the door needs OpenSpiel; nothing else in jamb_env imports this module
-    raise ImportError(
-        "jamb_env.openspiel needs OpenSpiel's pyspiel: pip install open_spiel "
-        "(the project's extra: pip install -e '.[openspiel]')"
-    ) from exc
+except ImportError as exc:
+    raise ImportError(doors.missing("jamb_env.openspiel", "OpenSpiel (pyspiel)", "openspiel", exc)) from exc
 
 from jamb_env.engine.observation import encoder
 from jamb_env.rules import (
@@ -101,7 +100,6 @@ from jamb_env.rules import (
     reroll_count,
     rolled_faces,
     start_turn,
-    why_illegal,
 )
 from jamb_env.rules import match as M
 from jamb_env.utils.errors import IllegalActionError
@@ -340,6 +338,40 @@ class JambState(pyspiel.State):
     def _legal_actions(self, player):
         return np.flatnonzero(legal_mask(self._ctx.rules, self._in_play(), check=False)).tolist()
 
+    # ------------------------------------------------------------------ the per-player API
+    # pyspiel's wrapper of Python games answers legal_actions(p) at a chance node with the
+    # chance outcomes, whoever p is, and legal_actions_mask(p) writes them into a mask of
+    # num_distinct_actions entries (252-462 outcomes into 97-263: a heap overflow). These
+    # give what OpenSpiel's C++ games give (docs/tools.md, "OpenSpiel").
+    def legal_actions(self, player=None) -> list[int]:
+        """The legal actions of ``player`` (default: the player to move; -1: the chance
+        outcomes at a chance node): empty for a player not to move, at a chance node and
+        at the end. ValueError for a player outside -1..N-1 (a bool or float included)."""
+        if player is None:
+            return super().legal_actions()
+        p = _check_player(self._ctx, player, chance=True)
+        return super().legal_actions(p) if p == self.current_player() else []
+
+    def legal_actions_mask(self, player=None) -> list[int]:
+        """0/1 per action id of ``player`` (default: the player to move): ``num_distinct_actions``
+        entries for a player, ``max_chance_outcomes`` for the chance player (-1), all zeros
+        when that player has nothing to do. ValueError as :meth:`legal_actions`."""
+        if player is None:
+            return super().legal_actions_mask()
+        p = _check_player(self._ctx, player, chance=True)
+        if p == self.current_player():
+            return super().legal_actions_mask(p)
+        game = self.get_game()
+        return [0] * (game.max_chance_outcomes() if p < 0 else game.num_distinct_actions())
+
+    def apply_action(self, action) -> None:
+        """Apply a decision or a chance outcome: one integer (ValueError for a bool, a float
+        or a string, as at every door; then :meth:`_apply_action`'s checks)."""
+        a = doors.check_action(action, self.get_game().num_distinct_actions())
+        if not 0 <= a < 2**62:  # pyspiel's own check of these is a fatal error (or a TypeError past int64)
+            self._apply_action(a)  # raises: no such action or outcome
+        super().apply_action(a)
+
     def _distribution(self) -> np.ndarray:
         """Probability of each outcome of the chance node (by outcome id)."""
         if self._in_play() is None:
@@ -361,12 +393,9 @@ class JambState(pyspiel.State):
             return
         rules = self._ctx.rules
         st = self._in_play()
-        reason = why_illegal(rules, st, action)  # ValueError outside the action space
-        if reason is not None:
-            raise IllegalActionError(
-                f"illegal action {action} ({action_to_string(rules, action)}): {reason}; "
-                f"legal now: {self._legal_actions(self.current_player())}"
-            )
+        what = doors.describe_illegal(rules, st, int(action))
+        if what is not None:  # OpenSpiel has no terminate mode: raise, nothing changed
+            raise IllegalActionError(f"{what}; legal now: {self._legal_actions(self.current_player())}")
         a = int(action)
         if reroll_count(rules, a):  # the dice are the next chance node's
             self._pending = a
@@ -523,13 +552,40 @@ def load_state(text: str) -> tuple[JambGame, JambState]:
     return game, game.deserialize_state("\n".join(lines[state_at + 1 :]))
 
 
-def _check_player(ctx: _Context, player) -> None:
-    if (
-        isinstance(player, (bool, np.bool_))
-        or not isinstance(player, (int, np.integer))
-        or not 0 <= player < ctx.players
-    ):
-        raise ValueError(f"player must be 0..{ctx.players - 1}, got {player!r}")
+def _check_player(ctx: _Context, player, chance: bool = False) -> int:
+    """``player`` as an int: 0..N-1 (and -1, the chance player, where ``chance``); ValueError
+    otherwise (a bool or a float too)."""
+    p = doors.integer(player)
+    if p is None or not (-1 if chance else 0) <= p < ctx.players:
+        also = " or -1 (chance)" if chance else ""
+        raise ValueError(f"player must be 0..{ctx.players - 1}{also}, got {player!r:.40}")
+    return p
+
+
+def _per_player(name: str):
+    """pyspiel's ``State.<name>(player)`` with the player checked first (ValueError, as
+    :func:`_check_player`, instead of an OpenSpiel fatal error or a bool taken as player 1)."""
+    base = getattr(pyspiel.State, name)
+
+    def method(self, *args):
+        if args:
+            args = (_check_player(self._ctx, args[0]), *args[1:])
+        return base(self, *args)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"pyspiel's ``{name}``, the player checked first (ValueError outside 0..N-1)."
+    return method
+
+
+for _name in (
+    "observation_tensor",
+    "information_state_tensor",
+    "observation_string",
+    "information_state_string",
+    "player_return",
+    "player_reward",
+):
+    setattr(JambState, _name, _per_player(_name))
 
 
 pyspiel.register_game(GAME_TYPE, JambGame)

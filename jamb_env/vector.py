@@ -10,19 +10,21 @@ evaluation games, ``JambEnv.reset(seed=...)`` alike).
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+from jamb_env.engine import doors
 from jamb_env.engine.batch import PARALLEL_FROM, Engine
 from jamb_env.engine.seeding import game_seeds
-from jamb_env.env import JambEnv, check_env_options
 from jamb_env.rules import Ruleset, layout, load_ruleset
-from jamb_env.utils.errors import IllegalActionError
+
+try:  # the SB3 door: its library only here (and in SeatVecEnv)
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+except ImportError as exc:
+    raise ImportError(doors.missing("JambVecEnv", "stable-baselines3", "train", exc)) from exc
 
 
 class ArrayVecEnvMethods:
@@ -93,23 +95,19 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         turn_features: bool = True,
         game_seeds=None,
     ):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        check_env_options(illegal_action, reward_scale)
+        N = doors.check_count("num_envs", num_envs)
+        self._illegal = doors.IllegalActions(illegal_action)
+        self.reward_scale = doors.check_reward_scale(reward_scale)
         if render_mode is not None:
             raise ValueError("JambVecEnv does not render; use JambEnv(render_mode='ansi') to look at a game")
+        self.turn_features = doors.check_flag("turn_features", turn_features, " (Jamb-v1 layout or Jamb-v0)")
         rules = load_ruleset(ruleset)
         self.ruleset = rules
         self.illegal_action = illegal_action
-        self.reward_scale = float(reward_scale)
         self.render_mode = None
-        if not isinstance(turn_features, (bool, np.bool_)):
-            raise ValueError(f"turn_features must be True (Jamb-v1) or False (Jamb-v0 layout), got {turn_features!r}")
-        self.turn_features = bool(turn_features)
-        self._engine = Engine(rules, int(num_envs), self.turn_features)
+        self._engine = Engine(rules, N, self.turn_features)
         self._encoder = self._engine.encoder
         self._lay = layout(rules)
-        N = int(num_envs)
         observation_space = spaces.Box(self._encoder.low, self._encoder.high, dtype=np.float32)
         super().__init__(N, observation_space, spaces.Discrete(self._lay.num_actions))
         self._ep_return = np.zeros(N, dtype=np.float64)
@@ -121,7 +119,6 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         #: step the games on numba's threads (from 256 games on; no gain below)
         self.parallel = N >= PARALLEL_FROM
         self._started = False
-        self._warned_illegal = False
         if seed is not None and game_seeds is not None:
             raise ValueError("give seed (games derived from it) or game_seeds (one per game), not both")
         if seed is not None:
@@ -136,12 +133,8 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
 
         Raises:
             ValueError: ``seed`` is not a non-negative integer or None."""
-        if seed is None:
-            self._seeds = [None] * self.num_envs
-        else:
-            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-            self._seeds = game_seeds(int(seed), self.num_envs)
+        seed = doors.check_seed(seed)
+        self._seeds = [None] * self.num_envs if seed is None else game_seeds(seed, self.num_envs)
         return list(self._seeds)
 
     def seed_games(self, seeds) -> list[int]:
@@ -150,14 +143,7 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
 
         Raises:
             ValueError: not one non-negative integer per game."""
-        seeds = list(seeds)
-        if len(seeds) != self.num_envs or any(
-            isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0 for x in seeds
-        ):
-            raise ValueError(
-                f"game_seeds must be {self.num_envs} non-negative integers (one per game), got {seeds!r:.200}"
-            )
-        self._seeds = [int(x) for x in seeds]
+        self._seeds = doors.check_seeds(seeds, self.num_envs)
         return list(self._seeds)
 
     def _view(self, name: str) -> np.ndarray:
@@ -203,54 +189,27 @@ class JambVecEnv(ArrayVecEnvMethods, VecEnv):
         self._ep_start[idx] = now
 
     def step_async(self, actions: np.ndarray) -> None:
-        arr = np.asarray(actions)
-        if not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"actions must be integers (one per game), got dtype {arr.dtype}")
-        if arr.size != self.num_envs or arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 1):
-            raise ValueError(f"expected {self.num_envs} actions (shape ({self.num_envs},)), got shape {arr.shape}")
-        if np.issubdtype(arr.dtype, np.unsignedinteger) and arr.max(initial=0) > np.iinfo(np.int64).max:
-            raise ValueError("action values overflow int64")
-        self._actions = arr.reshape(self.num_envs).astype(np.int64)
+        self._actions = doors.check_actions(actions, self.num_envs)
 
     def step_wait(self):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         a = self._actions
         N = self.num_envs
-        A = self._lay.num_actions
-        masks = self._engine.games.masks
-        if a.min() >= 0 and a.max() < A:
-            legal = masks[self._arange, a]
-        else:
-            in_space = (a >= 0) & (a < A)
-            legal = in_space.copy()
-            legal[in_space] = masks[np.flatnonzero(in_space), a[in_space]]
+        legal = doors.legal_actions(self._engine.games.masks, a)
         illegal = np.flatnonzero(~legal)
-        if len(illegal) and self.illegal_action == "raise":
+        if len(illegal):  # the policy before anything changes: raise, or warn once
             i = int(illegal[0])
-            raise IllegalActionError(f"game {i}: {self._why(i, int(a[i]))}; the games are unchanged")
-        safe = a if not len(illegal) else np.where(legal, a, 0)
-        if len(illegal):  # keep illegal games out of the kernel: point them at a legal action, then undo
-            saved = self._engine.snapshot(illegal)
-            safe[illegal] = masks[illegal].argmax(axis=1)
+            self._illegal.refuse(f"game {i}: {self._why(i, int(a[i]))}", "the games are unchanged", stacklevel=5)
         # fresh output buffers each step (the kernel writes every entry): the arrays handed
         # out by the previous step are never written again, so no copies are needed
-        self._engine.fresh_outputs()
-        res = self._engine.step(safe, self.parallel)
+        res = self._engine.step_except(a, illegal, self.parallel)
         obs = self._engine.games.obs
         rewards = res.points.astype(np.float64)
         dones = res.dones.copy()
         if len(illegal):
-            self._engine.restore(illegal, saved)
-            rewards[illegal] = JambEnv.ILLEGAL_ACTION_PENALTY
+            rewards[illegal] = doors.ILLEGAL_ACTION_PENALTY
             dones[illegal] = True
-            if not self._warned_illegal:
-                warnings.warn(
-                    f"game {int(illegal[0])}: {self._why(int(illegal[0]), int(a[illegal[0]]))}; the game ends with reward "
-                    f"{JambEnv.ILLEGAL_ACTION_PENALTY} points (illegal_action='terminate')",
-                    stacklevel=2,
-                )
-                self._warned_illegal = True
         rewards *= self.reward_scale
         self._ep_return += rewards
         self._ep_len += 1

@@ -22,6 +22,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from jamb_env.engine import doors
+
 
 def _masks_of(env: gym.Env, wrapper: str):
     try:
@@ -48,8 +50,8 @@ class LegalActions(gym.Wrapper):
 
     Raises:
         ValueError: at construction, for an env without ``action_masks()`` or a Discrete
-            action space; in :meth:`step`, for an index outside the action space.
-        TypeError: in :meth:`step`, for an action that is not one integer.
+            action space; in :meth:`step`, for an index outside the action space or an
+            action that is not one integer (a bool, a float), as at every door.
     """
 
     def __init__(self, env: gym.Env):
@@ -57,12 +59,10 @@ class LegalActions(gym.Wrapper):
         self._masks = _masks_of(env, "LegalActions")
 
     def legal_action(self, action) -> int:
-        """The index :meth:`step` plays for ``action`` now (ValueError / TypeError as step)."""
+        """The index :meth:`step` plays for ``action`` now (ValueError as step: not one integer,
+        or outside the action space)."""
         n = int(self.action_space.n)
-        arr = np.asarray(action)
-        if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"an action is one integer in 0..{n - 1}, got {action!r}")
-        a = int(arr.reshape(()))
+        a = doors.check_action(action, n)
         if not 0 <= a < n:
             raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
         legal = np.flatnonzero(self._masks())

@@ -335,7 +335,7 @@ def test_last_before_reset_and_after_every_agent_left_is_a_clear_error(wrapped):
     with pytest.raises(RuntimeError, match="reset"):
         env.last()
     env.reset(seed=0)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
         env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     with pytest.raises(RuntimeError, match="every agent has left"):
@@ -408,7 +408,7 @@ def test_the_wrapped_pettingzoo_env_refuses_a_huge_action_with_a_clear_error():
 
     env = MP.env(ruleset="classic_down", num_players=2)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="action must be an integer"):
+    with pytest.raises(ValueError, match="action 10+ is outside the action space"):
         env.step(10**30)  # PettingZoo's AssertOutOfBounds raised OverflowError
     obs = env.last()[0]
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))  # still playable

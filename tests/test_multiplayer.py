@@ -224,7 +224,7 @@ def test_bad_matches_are_refused_clearly():
         M.new_match(load_ruleset("nokaut"), 2, "shared")
     with pytest.raises(ValueError, match="first must be a player"):
         M.new_match(rules, 2, first=2)
-    with pytest.raises(ValueError, match="reward must be one of"):
+    with pytest.raises(ValueError, match="reward must be 'score', 'win' or 'margin'"):
         multiplayer.env(reward="points")
     with pytest.raises(ValueError, match="reward_scale"):
         multiplayer.env(reward_scale=0)
@@ -332,7 +332,7 @@ def test_illegal_action_raises_and_changes_nothing():
     with pytest.raises(IllegalActionError, match="illegal action"):
         env.unwrapped.step(bad)
     assert env.agent_selection == agent and np.array_equal(env.observe(agent)["observation"], obs["observation"])
-    with pytest.raises(ValueError, match="action must be an integer"):
+    with pytest.raises(ValueError, match="an action is one integer"):
         env.unwrapped.step("write")
 
 

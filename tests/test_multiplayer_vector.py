@@ -1,6 +1,6 @@
 """The batched multiplayer env (jamb_env.multiplayer_vector.SeatVecEnv): training on it,
 its opponents and bad input. That it plays the AEC env's games step by step is
-tests/test_match_step.py."""
+tests/conformance/test_match_lockstep.py."""
 
 from __future__ import annotations
 

@@ -23,10 +23,10 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env, data_equivalence
+from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-from jamb_env import IllegalActionWarning, JambEnv, load_ruleset
+from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.seeding import game_seed
 from jamb_env.gym_vector import JambVectorEnv, make_vec
 from jamb_env.rules import layout
@@ -173,16 +173,6 @@ def test_async_matches_the_default_vector_env():
         other.close()
 
 
-def test_an_illegal_action_warns_as_jambenv():
-    vec = JambVectorEnv(2)
-    _, info = vec.reset(seed=0)
-    actions = random_actions(np.random.default_rng(0), info["action_mask"])
-    actions[0] = int(np.flatnonzero(info["action_mask"][0] == 0)[0])
-    with pytest.warns(IllegalActionWarning, match=r"game 0: illegal action .*LegalActions"):
-        _, _, terminated, _, info = vec.step(actions)
-    assert terminated[0] and info["illegal_action"][0] and info["_illegal_action"].tolist() == [True, False]
-
-
 # ---------------------------------------------------------------------------- DISABLED and reset_mask
 def test_disabled_autoreset_and_reset_mask():
     N, seed = 3, 5
@@ -297,7 +287,7 @@ def test_call_and_get_attr_read_each_game():
     while not terminated.any():
         masks = vec.call("action_masks")
         assert all(m.dtype == bool and (m == info["action_mask"][i]).all() for i, m in enumerate(masks))
-        for i, (st, env) in enumerate(zip(vec.call("get_state"), singles)):
+        for st, env in zip(vec.call("get_state"), singles):
             ref = env.get_state()
             assert (st.stream == ref.stream).all() and st.position == ref.position and st.score == ref.score
             assert (st.game.values == ref.game.values).all() and (st.game.dice == ref.game.dice).all()
@@ -363,23 +353,6 @@ def test_mask_dtype_bool():
 
     logits = torch.zeros(2, 97).masked_fill(~torch.as_tensor(vinfo["action_mask"]), float("-inf"))  # a bool mask
     assert torch.isfinite(logits).sum() == int(vinfo["action_mask"].sum())
-
-
-@pytest.mark.parametrize("kwargs", [{"mask_dtype": "bool"}, {"mask_in_observation": True, "mask_dtype": "bool"}])
-def test_env_checkers_pass_with_a_bool_mask(kwargs):
-    from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # unmasked random steps hit the illegal-action warning
-        check_env(JambEnv(**kwargs), skip_render_check=True)
-        sb3_check_env(JambEnv(**kwargs), warn=False)
-
-
-@pytest.mark.parametrize("bad", ["uint8", "float32", 1, None, "mask"])
-def test_bad_mask_dtype(bad):
-    for cls, args in ((JambEnv, ()), (JambVectorEnv, (2,))):
-        with pytest.raises(ValueError, match=r"mask_dtype must be 'int8' \(the default.*or 'bool'"):
-            cls(*args, mask_dtype=bad)
 
 
 def test_maskable_ppo_multi_input_policy_with_a_bool_mask(one_torch_thread):

@@ -200,7 +200,7 @@ def test_legal_actions_refuses_what_is_not_an_action_or_a_jamb_env():
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"action 45 is outside the action space 0\.\.44"):
         env.step(45)
-    with pytest.raises(TypeError, match="one integer"):
+    with pytest.raises(ValueError, match="one integer"):
         env.step(1.5)
     with pytest.raises(ValueError, match="action_masks"):
         LegalActions(gym.make("CartPole-v1"))

@@ -22,7 +22,7 @@ from jamb_env.rules import GameState, Ruleset, action_to_string, roll_dice, why_
 from jamb_env.rules import kernels as rk
 from jamb_env.rules._jit import kernel
 from jamb_env.rules.game import SCORE_PARTS
-from jamb_env.rules.transition import Slots, new_slots, read_state, start_turn, transition, write_state
+from jamb_env.rules.transition import Slots, copy_slot, new_slots, read_state, start_turn, transition, write_state
 
 #: Step the games on numba's threads from this many games on (both vector envs; no gain below).
 PARALLEL_FROM = 256
@@ -81,6 +81,8 @@ class Engine:
             parts=np.zeros((N, 5), dtype=np.int64),
             cols=np.zeros((N, C + 1), dtype=np.int64),
         )
+        self._none_held = np.zeros(N, dtype=np.bool_)
+        self.empty = Slots(**new_slots(rules, 1, stream_len=1))  # what reset copies into a slot
         self.scratch = Scratch(
             np.zeros((N, C), np.int64),
             np.zeros((N, n), np.int64),
@@ -96,7 +98,8 @@ class Engine:
 
     def reset(self, idx: np.ndarray) -> None:
         """New games in slots ``idx`` (their streams already in ``games.stream``)."""
-        reset_games(np.asarray(idx, dtype=np.int64), self.games, self.rules.arrays, self.encoder.arrays, self.scratch)
+        idx = np.asarray(idx, dtype=np.int64)
+        reset_games(idx, self.games, self.empty, self.rules.arrays, self.encoder.arrays, self.scratch)
 
     def new_games(self, idx: np.ndarray, rngs) -> None:
         """New games in slots ``idx``, each slot's dice stream drawn from its generator
@@ -106,15 +109,6 @@ class Engine:
             stream[i] = roll_dice(rngs[i], stream.shape[1])
         self.reset(idx)
 
-    def snapshot(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """Copies of the games ``idx`` (every array), for :meth:`restore`."""
-        return {k: v[idx].copy() for k, v in self.games._asdict().items()}
-
-    def restore(self, idx: np.ndarray, saved: dict[str, np.ndarray]) -> None:
-        """Put back the games ``idx`` saved by :meth:`snapshot`."""
-        for k, v in saved.items():
-            getattr(self.games, k)[idx] = v
-
     def why_illegal(self, i: int, a: int) -> str:
         """Why action ``a`` is illegal in game ``i`` (for error messages)."""
         A = int(self.rules.arrays.P[rk.P_NUM_ACTIONS])
@@ -123,11 +117,31 @@ class Engine:
         reason = why_illegal(self.rules, self.game_state(i), a) or "not in the legal mask"
         return f"illegal action {a} ({action_to_string(self.rules, a)}): {reason}"
 
-    def step(self, actions: np.ndarray, parallel: bool = False) -> Results:
-        """Apply one legal action per game (int64 ``(N,)``); returns :attr:`results`."""
+    def step(self, actions: np.ndarray, parallel: bool = False, held: np.ndarray | None = None) -> Results:
+        """Apply one legal action per game (int64 ``(N,)``); returns :attr:`results`. The
+        games ``held`` (bool ``(N,)``, True: an illegal action, a game that is over) are
+        left as they are, their action not read and their results not written (see
+        :meth:`step_except`)."""
         fn = step_parallel if parallel else step_serial
-        fn(actions, self.games, self.rules.arrays, self.encoder.arrays, self.results, self.scratch)
+        held = self._none_held if held is None else held
+        fn(actions, held, self.games, self.rules.arrays, self.encoder.arrays, self.results, self.scratch)
         return self.results
+
+    def step_except(self, actions: np.ndarray, held: np.ndarray, parallel: bool = False) -> Results:
+        """:meth:`step` into new output arrays (:meth:`fresh_outputs`), every game but the
+        games ``held`` (int64 indices) playing its action: a held game is left as it was
+        (its mask and observation rows recomputed from its unchanged state), with 0 points
+        and not done in :attr:`results` (the door writes what its rules say)."""
+        self.fresh_outputs()
+        if not len(held):
+            return self.step(actions, parallel)
+        skip = np.zeros(self.num_games, dtype=np.bool_)
+        skip[held] = True
+        res = self.step(actions, parallel, skip)
+        res.points[held], res.dones[held] = 0, False
+        for i in held.tolist():
+            self.refresh(i)
+        return res
 
     def step_one(self, i: int, action: int) -> None:
         """Apply a legal ``action`` to game ``i`` only."""
@@ -226,13 +240,15 @@ def step_game(i, a, g, ra, oa, res, bits, faces, parts, tmp):
 def _make_step(parallel: bool):
     loop = prange if parallel else range
 
-    def step(actions, g, ra, oa, res, s):
+    def step(actions, held, g, ra, oa, res, s):
         # two passes over the games, each calling one compiled (not inlined) kernel per game:
-        # the rules and masks, then the observations
+        # the rules and masks, then the observations; the games held are left alone
         for i in loop(actions.shape[0]):
-            step_state(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
+            if not held[i]:
+                step_state(i, actions[i], g, ra, oa, res, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])
         for i in loop(actions.shape[0]):
-            observe_game(i, g, ra, oa)
+            if not held[i]:
+                observe_game(i, g, ra, oa)
 
     step.__name__ = step.__qualname__ = "step_parallel" if parallel else "step_serial"
     return kernel(step, parallel=parallel)
@@ -244,21 +260,10 @@ step_parallel = _make_step(True)
 
 
 @kernel
-def reset_games(idx, g, ra, oa, s):
-    """Empty sheets and roll 1 in the slots ``idx`` (streams already drawn)."""
-    C = ra.P[rk.P_C]
-    R = ra.P[rk.P_R]
+def reset_games(idx, g, empty, ra, oa, s):
+    """New games in the slots ``idx`` (streams already drawn): the state of ``empty``'s
+    slot 0 (:func:`~jamb_env.rules.transition.new_state`), then roll 1."""
     for i in idx:
-        for c in range(C):
-            g.filled[i, c] = 0
-            for r in range(R):
-                g.values[i, c, r] = 0
-        g.announced[i] = -1
-        g.answer_due[i] = -1
-        g.copy_row[i] = -1
-        g.jokers[i] = rk.JOKERS_FULL if ra.P[rk.P_JOKERS] else 0
-        g.turn[i] = 0
-        g.score[i] = 0
-        g.pos[i] = 0
+        copy_slot(g, i, empty, 0)
         start_turn(i, g, ra, s.faces[i])
         refresh_game(i, g, ra, oa, s.bits[i], s.faces[i], s.parts[i], s.tmp[i])

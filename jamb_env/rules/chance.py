@@ -49,6 +49,7 @@ from jamb_env.rules.game import (
 )
 from jamb_env.rules.ruleset import Ruleset
 from jamb_env.rules.tables import FACES
+from jamb_env.utils.checks import integer_items
 from jamb_env.utils.errors import IllegalActionError
 
 
@@ -175,7 +176,7 @@ def _dice_arg(rules: Ruleset, dice) -> np.ndarray:
     """``dice`` as sorted int8 ``(n,)`` faces, or ValueError."""
     arr = np.asarray(dice)
     n = rules.dice
-    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer):
+    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer) or not integer_items(dice):
         raise ValueError(f"dice must be {n} integer faces 1..6 (any order) for {rules.name}, got {dice!r}")
     if arr.min() < 1 or arr.max() > FACES:
         raise ValueError(f"die faces must be 1..6, got {arr.tolist()}")

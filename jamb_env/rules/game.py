@@ -34,7 +34,8 @@ import numpy as np
 
 from jamb_env.rules import kernels as K
 from jamb_env.rules.ruleset import Ruleset
-from jamb_env.rules.transition import GameState, apply, roll_first, rolled_count
+from jamb_env.rules.transition import GameState, apply, new_state, roll_first, rolled_count
+from jamb_env.utils.checks import integer_items
 from jamb_env.utils.errors import IllegalActionError
 
 
@@ -164,14 +165,8 @@ def _index_bounds(rules: Ruleset) -> tuple:
 
 
 def new_game(rules: Ruleset) -> GameState:
-    """An empty sheet before the first roll."""
-    C, R = len(rules.columns), rules.num_rows
-    return GameState(
-        values=np.zeros((C, R), dtype=np.int16),
-        filled=np.zeros(C, dtype=np.int64),
-        dice=np.zeros(rules.dice, dtype=np.int8),
-        jokers=K.JOKERS_FULL if rules.jokers else 0,
-    )
+    """An empty sheet before the first roll (:func:`jamb_env.rules.transition.new_state`)."""
+    return new_state(rules)
 
 
 def jokers_left(rules: Ruleset, st: GameState) -> dict[str, object]:
@@ -518,7 +513,7 @@ def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
 # ---------------------------------------------------------------------- transitions
 def _check_dice(rules: Ruleset, dice, count: int) -> np.ndarray:
     arr = np.asarray(dice)
-    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+    if arr.ndim != 1 or not ((np.issubdtype(arr.dtype, np.integer) and integer_items(dice)) or arr.size == 0):
         raise ValueError(f"dice must be a flat sequence of integer faces 1..6, got {dice!r}")
     arr = arr.astype(np.int64)
     if len(arr) != count:

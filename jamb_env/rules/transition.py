@@ -121,26 +121,32 @@ def stream_bounds(rules, st: GameState) -> tuple[int, int]:
     return low, high
 
 
+def new_state(rules) -> GameState:
+    """The state every game starts in, the one definition of it: an empty sheet before the
+    first roll (the :class:`GameState` defaults: no dice, roll 0, nothing announced or
+    due), with every joker (Joly's) where the ruleset has them."""
+    C, R = len(rules.columns), rules.num_rows
+    return GameState(
+        values=np.zeros((C, R), dtype=np.int16),
+        filled=np.zeros(C, dtype=np.int64),
+        dice=np.zeros(rules.dice, dtype=np.int8),
+        jokers=rk.JOKERS_FULL if rules.jokers else 0,
+    )
+
+
 def new_slots(rules, num_games: int, stream_len: int | None = None) -> dict[str, np.ndarray]:
-    """The arrays of :class:`Slots` for ``num_games`` empty games (a dict, so a record
-    with more fields, such as the engine's, can be built from it)."""
-    N, C, R, n = num_games, len(rules.columns), rules.num_rows, rules.dice
+    """The arrays of :class:`Slots` for ``num_games`` games in :func:`new_state` (score 0,
+    no die rolled, an empty stream), as a dict, so a record with more fields, such as the
+    engine's, can be built from it."""
+    st = new_state(rules)
     L = stream_length(rules) if stream_len is None else stream_len
-    return dict(
-        values=np.zeros((N, C, R), dtype=np.int16),
-        filled=np.zeros((N, C), dtype=np.int64),
-        dice=np.zeros((N, n), dtype=np.int8),
-        dice_index=np.full(N, -1, dtype=np.int64),
-        roll=np.zeros(N, dtype=np.int64),
-        announced=np.full(N, -1, dtype=np.int64),
-        answer_due=np.full(N, -1, dtype=np.int64),
-        turn=np.zeros(N, dtype=np.int64),
-        copy_row=np.full(N, -1, dtype=np.int64),
-        jokers=np.zeros(N, dtype=np.int64),
-        pure=np.zeros(N, dtype=np.int64),
-        score=np.zeros(N, dtype=np.int64),
-        stream=np.zeros((N, L), dtype=np.int8),
-        pos=np.zeros(N, dtype=np.int64),
+    fields = {k: np.asarray(getattr(st, k)) for k in ("values", "filled", "dice")}
+    fields |= {k: np.asarray(getattr(st, k), dtype=np.int64) for k in SCALARS}
+    out = {k: np.repeat(v[None], num_games, axis=0) for k, v in fields.items()}
+    return out | dict(
+        score=np.zeros(num_games, dtype=np.int64),
+        stream=np.zeros((num_games, L), dtype=np.int8),
+        pos=np.zeros(num_games, dtype=np.int64),
     )
 
 
@@ -171,6 +177,28 @@ def start_turn(i, g, ra, faces):
     g.dice_index[i] = rk.set_dice(faces, g.dice[i], ra.P, ra.key_to_index)
     g.roll[i] = 1
     g.pure[i] = 1
+
+
+@kernel(inline=True)
+def copy_slot(g, i, src, j):
+    """Slot ``j`` of the record ``src`` into slot ``i`` of ``g`` (every :class:`Slots` field
+    but the stream: a new game keeps the stream its caller drew)."""
+    for c in range(g.values.shape[1]):  # loops: the kernels run without numba's runtime (no array views)
+        g.filled[i, c] = src.filled[j, c]
+        for r in range(g.values.shape[2]):
+            g.values[i, c, r] = src.values[j, c, r]
+    for b in range(g.dice.shape[1]):
+        g.dice[i, b] = src.dice[j, b]
+    g.dice_index[i] = src.dice_index[j]
+    g.roll[i] = src.roll[j]
+    g.announced[i] = src.announced[j]
+    g.answer_due[i] = src.answer_due[j]
+    g.turn[i] = src.turn[j]
+    g.copy_row[i] = src.copy_row[j]
+    g.jokers[i] = src.jokers[j]
+    g.pure[i] = src.pure[j]
+    g.score[i] = src.score[j]
+    g.pos[i] = src.pos[j]
 
 
 @kernel(inline=True)

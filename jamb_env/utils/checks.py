@@ -17,3 +17,16 @@ def finite_number(value: Any) -> bool:
         return math.isfinite(float(value))
     except OverflowError:
         return False
+
+
+def integer_items(values: Any) -> bool:
+    """Whether ``values`` (a sequence or an array) holds integers only: Python's or NumPy's,
+    never a bool or a float (``np.asarray([True, 2])`` is an integer array: a bool given as
+    a die must not become face 1)."""
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind in "iu"
+    try:
+        items = list(values)
+    except TypeError:
+        return False
+    return all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in items)

@@ -1,7 +1,7 @@
 """The package's seams: the pure rules core loads neither Gymnasium nor torch, importing
 the package registers the envs, every kernel file keys the compiled cache, and the
 scripts are import-safe. (That every front end plays the same game is
-tests/test_conformance.py.)"""
+tests/conformance/test_lockstep.py.)"""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ scoring) and the chance API (``JambEnv.step_outcome`` and ``apply_outcome``). Tw
 per preset, seeded alike, get the same random legal actions at every door; every door
 must show the same dice, masks, rewards, observations, ends and final scores as
 ``JambEnv``, step by step. (The multiplayer doors, ``raw_env`` and ``SeatVecEnv``, have
-their own conformance test in tests/test_match_step.py.)
+their own lockstep test in tests/conformance/test_match_lockstep.py; each door's own
+contract is jamb_env.testing.api_test, tests/conformance/test_api.py.)
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from jamb_env.rules import load_ruleset
 from jamb_env.rules.kernels import COLUMN_KINDS
 from tests.helpers import playable_presets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVERY_COLUMN = str(ROOT / "tests" / "rules" / "every_column.yaml")
 RULESETS = playable_presets() + [EVERY_COLUMN]
 SEEDS = (20_000_000, 123)
@@ -88,21 +89,33 @@ class ChanceGame:
 
 @pytest.mark.parametrize("name", RULESETS, ids=lambda n: Path(n).stem)
 def test_every_door_plays_the_same_game(name):
+    lockstep(name, SEEDS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RULESETS, ids=lambda n: Path(n).stem)
+def test_every_door_plays_the_same_games_over_many_games(name):
+    """16 more games per preset (rare branches: jokers, baskets, the copy column)."""
+    lockstep(name, tuple(range(1_000, 1_016)))
+
+
+def lockstep(name: str, seeds: tuple[int, ...]) -> None:
+    """The games of ``seeds`` through every door side by side (module docstring)."""
     rules = load_ruleset(name)
-    N = len(SEEDS)
+    N = len(seeds)
     rng = np.random.default_rng(abs(hash(Path(name).stem)) % 2**32)
-    ref = [JambEnv(ruleset=rules, illegal_action="raise") for _ in SEEDS]
-    dict_envs = [JambEnv(ruleset=rules, mask_in_observation=True) for _ in SEEDS]
+    ref = [JambEnv(ruleset=rules, illegal_action="raise") for _ in seeds]
+    dict_envs = [JambEnv(ruleset=rules, mask_in_observation=True) for _ in seeds]
     vec = JambVecEnv(N, ruleset=rules)
-    vec.seed_games(list(SEEDS))
+    vec.seed_games(list(seeds))
     gvec = gym.make_vec("Jamb-v1", num_envs=N, ruleset=rules)
-    first = [env.reset(seed=s) for env, s in zip(ref, SEEDS)]
+    first = [env.reset(seed=s) for env, s in zip(ref, seeds)]
     streams = [env.get_state().stream for env in ref]
     cores = [CoreGame(rules, s) for s in streams]
-    chance = [ChanceGame(rules, s) for s in SEEDS]
-    dobs = [env.reset(seed=s)[0] for env, s in zip(dict_envs, SEEDS)]
+    chance = [ChanceGame(rules, s) for s in seeds]
+    dobs = [env.reset(seed=s)[0] for env, s in zip(dict_envs, seeds)]
     vobs = vec.reset()
-    gobs, ginfo = gvec.reset(seed=list(SEEDS))
+    gobs, ginfo = gvec.reset(seed=list(seeds))
     obs = [o for o, _ in first]
     masks = [i["action_mask"].astype(bool) for _, i in first]
     live = np.ones(N, dtype=bool)
