@@ -9,6 +9,8 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
     device: cpu
     trainer: sb3                # sb3: sb3-contrib's MaskablePPO; lean: the same algorithm, files and
                                 # harness with lean rollout and update loops (agents.training.lean_ppo)
+    precision: auto             # lean trainer: auto (bf16 autocast where the CPU or GPU has bf16 units,
+                                # else fp32, said once) | bf16 | fp32; env var JAMB_PRECISION overrides
     env:
       n_envs: 8                 # parallel games
       vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -73,6 +76,7 @@ DEFAULTS: dict[str, Any] = {
     "torch_threads": 1,
     "device": "cpu",
     "trainer": "sb3",
+    "precision": "auto",
     "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
     "algo": {},
     "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
@@ -97,6 +101,10 @@ MAX_IMITATION_GAMES = 200_000
 VEC_ENVS = ("batched", "dummy", "subproc")
 #: ``trainer``: sb3-contrib's MaskablePPO, or :class:`agents.training.lean_ppo.LeanMaskablePPO`.
 TRAINERS = ("sb3", "lean")
+#: ``precision``: ``auto`` (bf16 where the device has bf16 units, else fp32), ``bf16`` (always), ``fp32`` (off).
+PRECISIONS = ("auto", "bf16", "fp32")
+#: The environment variable that overrides every config's ``precision`` (``JAMB_PRECISION=fp32``: off).
+PRECISION_ENV = "JAMB_PRECISION"
 #: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
 #: MaskablePPO arguments the trainers set themselves (an ``algo`` key naming one, or any
@@ -295,7 +303,8 @@ def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:
 
 def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     """device (cpu, cuda, cuda:N, auto), init_from (a path or null), ruleset (a name or a
-    path) and trainer (one of :data:`TRAINERS`)."""
+    path), trainer (one of :data:`TRAINERS`) and precision (one of :data:`PRECISIONS`, and
+    :data:`PRECISION_ENV` if set)."""
     if (
         not isinstance(cfg["device"], str)
         or cfg["device"] not in ("cpu", "cuda", "auto")
@@ -310,6 +319,23 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
         raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
     if cfg["trainer"] not in TRAINERS:
         raise ConfigError(f"{path}: key 'trainer': {cfg['trainer']!r}; allowed: {', '.join(TRAINERS)}")
+    if cfg["precision"] not in PRECISIONS:
+        raise ConfigError(f"{path}: key 'precision': {cfg['precision']!r}; allowed: {', '.join(PRECISIONS)}")
+    precision_setting(cfg["precision"])  # a bad JAMB_PRECISION is refused before anything is written
+
+
+def precision_setting(configured: str) -> str:
+    """The precision a run uses: :data:`PRECISION_ENV` when set (non-empty), else ``configured``.
+
+    Raises:
+        ConfigError: the environment variable is set to something else than :data:`PRECISIONS`.
+    """
+    value = os.environ.get(PRECISION_ENV, "").strip()
+    if not value:
+        return configured
+    if value not in PRECISIONS:
+        raise ConfigError(f"environment variable {PRECISION_ENV}: {value!r}; allowed: {', '.join(PRECISIONS)}")
+    return value
 
 
 def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:

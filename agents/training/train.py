@@ -29,7 +29,7 @@ from agents.training.baselines import baseline_scores
 from agents.training.callbacks import StopRequest, make_callbacks, run_logger
 from agents.training.config import ConfigError, algo_kwargs, check_steps_left
 from agents.training.envs import make_envs, seed_train_env
-from agents.training.lean_ppo import model_class
+from agents.training.lean_ppo import LeanMaskablePPO, model_class
 from agents.training.runs import BEST_MODEL, logs_from, prepare_run_dir, resume_model, save_final, write_run_files
 from agents.training.weights import init_from
 
@@ -117,9 +117,11 @@ def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
     Raises:
         ConfigError: MaskablePPO rejects the settings.
     """
+    cls = model_class(cfg["trainer"])
+    extra = {"precision": cfg["precision"], "torch_threads": cfg["torch_threads"]} if cls is LeanMaskablePPO else {}
     try:
-        return model_class(cfg["trainer"])(
-            "MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **algo_kwargs(cfg["algo"])
+        return cls(
+            "MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **extra, **algo_kwargs(cfg["algo"])
         )
     except Exception as exc:  # SB3 validates its arguments with assorted exception types
         raise ConfigError(
@@ -140,6 +142,8 @@ def start_model(
     if candidates is not None:
         model, checkpoint = resume_model(candidates, env, cfg)
         if model is not None:
+            if isinstance(model, LeanMaskablePPO):  # not saved with the model: the config's
+                model.precision, model.torch_threads = cfg["precision"], cfg["torch_threads"]
             return model, checkpoint, None
         why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
         print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")

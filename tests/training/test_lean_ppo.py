@@ -18,7 +18,7 @@ from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 from agents.training.lean_ppo import LeanMaskablePPO, model_class
 from jamb_env import JambVecEnv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = dict(
     n_steps=16,
     batch_size=64,
