@@ -186,3 +186,35 @@ def test_bench_trainers_rows_and_bad_config(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--skip-env", "--skip-train", "--trainers", str(tmp_path / "none.yaml")])
     assert exit_info.value.code == 2 and "--trainers" in capsys.readouterr().err
+
+
+def test_bench_training_rows_and_bad_arguments(monkeypatch, capsys):
+    """jamb-bench --training: the lean loop (bf16 where supported, fp32) beside the plain fp32
+    reference loop of the same shapes, measured in one run; bad arguments are one-line errors."""
+    from agents.apps.bench import training_rows
+    from agents.apps.cli import bench
+    from agents.training import lean_ppo
+
+    monkeypatch.delenv("JAMB_PRECISION", raising=False)
+    shapes = {"n_envs": 8, "n_steps": 8, "n_epochs": 1, "batch_size": 32}
+    for units in (True, False):
+        monkeypatch.setattr(lean_ppo, "bf16_units", lambda device, units=units: units)
+        rows = training_rows("classic", ((16,),), rounds=1, threads=1, shapes=shapes)
+        want = (
+            [("lean", "bf16"), ("reference", "fp32"), ("lean", "fp32")]
+            if units
+            else [("lean", "fp32"), ("reference", "fp32")]
+        )
+        assert [(r["loop"], r["precision"]) for r in rows] == want
+        assert all(r["net"] == "16" and r["steps_per_s"] > 0 for r in rows)
+        assert [r["vs_reference"] for r in rows if r["loop"] == "reference"] == [1.0]
+    table = bench.markdown([], [], training_table=rows)
+    assert "| 16 | lean | fp32 |" in table and "| 16 | reference | fp32 |" in table
+    for argv, msg in (
+        (["--training-nets", "256-x"], "--training-nets"),
+        (["--training-rounds", "0"], "--training-rounds"),
+        (["--training", "--training-ruleset", "nope"], "--training-ruleset"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            bench.main(["--skip-env", "--skip-train", *argv])
+        assert exit_info.value.code == 2 and msg in capsys.readouterr().err
