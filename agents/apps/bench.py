@@ -3,8 +3,8 @@ MaskablePPO and RLlib PPO training rates, and seconds per game of agents.
 
     single_env_loop / aec_loop / vec_env_loop    random legal play for some seconds -> (steps, env s, sampling s)
     env_rows(presets, seconds, repeats)          those loops on every env kind, per preset
-    train_rows(total_steps)                      MaskablePPO with each vec-env kind
-    trainer_rows(total_steps, config)            each ``trainer`` (sb3, lean) on one config
+    train_rows(total_steps)                      the PPO trainer with each vec-env kind
+    trainer_rows(total_steps, config)            the PPO trainer on one config, in each precision
     training_rows(ruleset, nets, rounds)         the lean loop (precision auto and fp32) beside a plain fp32 loop
     rllib_rows(total_steps, runners)             RLlib PPO with each number of env runners (needs the ray extra)
     agent_rows(specs, ruleset, games)            seconds per game of agents (agents.load names and paths)
@@ -138,15 +138,23 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
     rows = []
     for preset in presets:
         configs = [("JambEnv", 1, None)]
-        configs += [(f"JambVecEnv({n})", n, (lambda n=n: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)]
         configs += [
-            (f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)])))
+            (f"JambVecEnv({n})", n, (lambda n=n, preset=preset: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)
+        ]
+        configs += [
+            (
+                f"DummyVecEnv({n} x JambEnv)",
+                n,
+                (lambda n=n, p=preset: DummyVecEnv([lambda: JambEnv(p) for _ in range(n)])),
+            )
             for n in (8, 64)
         ]
         # multiplayer, 2 players: the AEC env (every move) and the learner seat of SeatVecEnv
         # (learner moves; the random opponents' moves happen inside each step, not counted)
         configs += [("multiplayer raw_env (AEC, 2p)", 1, "aec")]
-        configs += [(f"SeatVecEnv({n}, 2p)", n, (lambda n=n: seat_vec_env(n, preset))) for n in (64, 1024)]
+        configs += [
+            (f"SeatVecEnv({n}, 2p)", n, (lambda n=n, preset=preset: seat_vec_env(n, preset))) for n in (64, 1024)
+        ]
         for name, n, make in configs:
             env_rates, all_rates = [], []
             for _ in range(repeats):
@@ -186,16 +194,16 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
 
 # ---------------------------------------------------------------------------- training
 def train_rows(total_steps: int) -> list[dict]:
-    """MaskablePPO on the default config with each vec-env kind: steps/s and env share.
+    """The PPO trainer on the default config with each vec-env kind: steps/s and env share.
     Rows: ``vec_env`` (batched, dummy, subproc), ``n_envs``, ``steps_per_s``, ``env_share``
     (the share of wall time spent inside the env, 0..1)."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
 
     from agents.training.config import CONFIGS_DIR, load_config
     from agents.training.envs import make_env_fn
+    from agents.training.train import new_model
 
     class Timed(VecEnvWrapper):
         """Accumulates the wall time spent inside the wrapped VecEnv."""
@@ -244,7 +252,7 @@ def train_rows(total_steps: int) -> list[dict]:
                 make_env_fn(cfg), n_envs=n, seed=0, vec_env_cls=DummyVecEnv if kind == "dummy" else SubprocVecEnv
             )
         env = Timed(venv)
-        model = MaskablePPO("MlpPolicy", env, seed=0, device=cfg["device"], verbose=0, **cfg["algo"])
+        model = new_model(cfg, env)
         model.learn(total_timesteps=2048)  # warm-up (numba compile, torch init)
         env.seconds = 0.0
         before = model.num_timesteps
@@ -255,28 +263,31 @@ def train_rows(total_steps: int) -> list[dict]:
         env.close()
         rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": done / wall, "env_share": env.seconds / wall})
         print(
-            f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), env {100 * env.seconds / wall:.1f}% of wall time",
+            f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), "
+            f"env {100 * env.seconds / wall:.1f}% of wall time",
             file=sys.stderr,
         )
     return rows
 
 
 def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
-    """Each ``trainer`` (:data:`agents.training.config.TRAINERS`: sb3-contrib's MaskablePPO
-    and the lean loops) on the training config ``config``, built as ``jamb-train`` builds
-    it (its envs, its settings, its torch threads): train env steps/s after one warm-up
-    rollout, over whole rollouts of at least ``total_steps``. Rows: ``trainer``, ``n_envs``,
-    ``rollout`` (steps per rollout), ``steps_per_s``, ``update_share`` (share of wall time in
-    the PPO updates, 0..1)."""
+    """The PPO trainer on the training config ``config`` in the precision ``auto`` resolves to here
+    and, when that is bf16, in fp32 too, built as ``jamb-train`` builds it (its envs, its settings,
+    its torch threads): train env steps/s after one warm-up rollout, over whole rollouts of at least
+    ``total_steps``. Rows: ``trainer`` (``lean bf16`` or ``lean fp32``), ``n_envs``, ``rollout`` (steps
+    per rollout), ``steps_per_s``, ``update_share`` (share of wall time in the PPO updates, 0..1)."""
     import torch
 
-    from agents.training.config import TRAINERS, load_config
+    from agents.training.config import load_config
     from agents.training.envs import make_envs
+    from agents.training.lean_ppo import autocast_dtype
     from agents.training.train import new_model
 
     rows = []
-    for trainer in TRAINERS:
-        cfg = load_config(config, {"trainer": trainer})
+    precisions = ["bf16", "fp32"] if autocast_dtype("auto", load_config(config)["device"]) is not None else ["fp32"]
+    for precision in precisions:
+        trainer = f"lean {precision}"
+        cfg = load_config(config, {"precision": precision})
         torch.set_num_threads(cfg["torch_threads"])
         env, eval_env = make_envs(cfg)
         eval_env.close()
@@ -286,7 +297,7 @@ def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
         update = [0.0]
         train = model.train
 
-        def timed_train():
+        def timed_train(train=train, update=update):
             t = time.perf_counter()
             train()
             update[0] += time.perf_counter() - t
@@ -308,7 +319,7 @@ def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
             }
         )
         print(
-            f"  trainer {trainer:4s} {done / wall:,.0f} steps/s ({done:,} steps), "
+            f"  trainer {trainer:9s} {done / wall:,.0f} steps/s ({done:,} steps), "
             f"updates {100 * update[0] / wall:.1f}% of wall time",
             file=sys.stderr,
         )
@@ -514,7 +525,7 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
                 episodes = [algo.env_runner.sample(num_timesteps=per_runner, explore=True)]
             else:
                 episodes = group.foreach_env_runner(
-                    lambda er: er.sample(num_timesteps=per_runner, explore=True), local_env_runner=False
+                    lambda er, k=per_runner: er.sample(num_timesteps=k, explore=True), local_env_runner=False
                 )
             sample_wall = time.perf_counter() - start
             sampled = sum(len(e) for eps in episodes for e in eps)
@@ -535,8 +546,8 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
             }
         )
         print(
-            f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, training {done / wall:,.0f} steps/s "
-            f"({done:,} steps)",
+            f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, "
+            f"training {done / wall:,.0f} steps/s ({done:,} steps)",
             file=sys.stderr,
         )
     return rows

@@ -1,13 +1,14 @@
-"""``trainer: lean``: MaskablePPO with a lean rollout and update loop (issue 29).
+"""The PPO trainer of ``jamb-train``: MaskablePPO with a lean rollout and update loop (issues 29, 40).
 
 :class:`LeanMaskablePPO` is sb3-contrib's ``MaskablePPO`` with its two inner loops
 rewritten CleanRL-style: what a step and a minibatch need, as plain tensor operations, and
 nothing else. Everything around them is SB3's, unchanged: the policy network
 (``MaskableActorCriticPolicy``), the rollout buffer, GAE, the learning-rate and clip
 schedules, callbacks (evaluation, checkpoints, the stop request), the logger and
-TensorBoard keys, ``save``/``load``. So a lean run has the same run folder, resume,
-evaluation harness and model files as an SB3 one (``MaskablePPO.load`` reads its zips), and
-it plays through ``agents.load``, ``jamb-evaluate`` and ``jamb-play`` like any other.
+TensorBoard keys, ``save``/``load``. So its runs have the run folder, resume,
+evaluation harness and model files of SB3's own loop, which it replaced (``MaskablePPO.load``
+reads its zips, and it resumes theirs), and its models play through ``agents.load``,
+``jamb-evaluate`` and ``jamb-play`` like any other.
 
 What is left out, and why it does not change the algorithm:
 
@@ -27,7 +28,7 @@ What is left out, and why it does not change the algorithm:
   term: clipped surrogate on normalised advantages, optional value clipping
   (``clip_range_vf``), MSE value loss, entropy of the masked distribution, gradient-norm
   clipping, ``target_kl`` early stopping. Given the same buffer and random state it
-  makes the same update as ``MaskablePPO.train`` (``tests/test_lean_ppo.py`` checks the
+  makes the same update as ``MaskablePPO.train`` (``tests/training/test_lean_ppo.py`` checks the
   parameters after one update against SB3's).
 
 **Precision** (``precision`` of the config, :data:`~agents.training.config.PRECISION_ENV`
@@ -40,8 +41,8 @@ layer, so the log-probabilities (``log_softmax``), the values, the advantages, t
 and the loss are fp32. With fp32 nothing is cast and the computation is the one before
 precision existed, operation for operation. docs/training.md "Precision".
 
-Speed (``scripts/bench.py --train-steps``, the ``trainer`` rows): docs/results.md
-"Training at the machine's speed".
+Speed (``jamb-bench --training``, ``--trainers CONFIG``): docs/results.md "Training at the
+machine's speed".
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.utils import explained_variance
 
-from agents.training.config import PRECISION_ENV, TRAINERS, precision_setting
+from agents.training.config import PRECISION_ENV, precision_setting
 
 #: Logit of an illegal action: sb3-contrib's ``MaskableCategorical`` value (finite, so
 #: ``0 * logit`` stays 0 in the entropy).
@@ -117,16 +118,18 @@ def autocast_dtype(precision: str, device: th.device | str) -> th.dtype | None:
 
 
 def model_class(trainer: str) -> type[MaskablePPO]:
-    """``MaskablePPO`` for ``trainer: sb3``, :class:`LeanMaskablePPO` for ``lean``.
+    """The class a run's checkpoints load as: :class:`LeanMaskablePPO` for ``jamb-train``'s runs (their
+    config's ``trainer``, always ``lean`` once validated), sb3-contrib's ``MaskablePPO`` for ``sb3``, what
+    :func:`agents.training.runs.resume_model` is given for self-play runs (their record names no trainer).
 
     Raises:
-        ValueError: another trainer name (the config check names the allowed ones first).
+        ValueError: another trainer name.
     """
     if trainer == "sb3":
         return MaskablePPO
     if trainer == "lean":
         return LeanMaskablePPO
-    raise ValueError(f"unknown trainer {trainer!r}; allowed: {', '.join(TRAINERS)}")
+    raise ValueError(f"unknown trainer {trainer!r}; allowed: lean, sb3")
 
 
 class LeanMaskablePPO(MaskablePPO):
@@ -213,7 +216,8 @@ class LeanMaskablePPO(MaskablePPO):
             self._update_info_buffer(infos, dones)
             if any(info.get("TimeLimit.truncated", False) for info in infos):
                 raise RuntimeError(
-                    "a Jamb game was truncated: the lean trainer has no time-limit bootstrapping (use trainer: sb3)"
+                    "a Jamb game was truncated: the trainer has no time-limit bootstrapping "
+                    "(Jamb games end with a full sheet)"
                 )
             rollout_buffer.add(
                 self._last_obs, actions, rewards, self._last_episode_starts, values, log_probs, action_masks=masks

@@ -1,4 +1,4 @@
-"""Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
+"""Benchmarks: env steps per second under random legal play, and the PPO trainer's throughput.
 
     python scripts/bench.py [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
         [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
@@ -18,10 +18,10 @@ steps/s of the env runners with the policy's inference, all runners together) an
 training rate (env steps/s of whole PPO iterations: sampling and updates). With
 ``--agents``, seconds per game of each agent (``agents.load`` names and paths) on the
 first preset, over ``--agent-games`` games of the validation seeds after one warm-up game
-(median and range). With ``--trainers CONFIG``, each ``trainer`` (``sb3``: sb3-contrib's
-MaskablePPO; ``lean``: :mod:`agents.training.lean_ppo`) on that training config as
-``jamb-train`` builds it: train env steps/s over at least ``--train-steps`` after a warm-up
-rollout, and the share of the time in the PPO updates. With ``--training``, the lean trainer on
+(median and range). With ``--trainers CONFIG``, the PPO trainer (:mod:`agents.training.lean_ppo`)
+on that training config as ``jamb-train`` builds it, in bf16 where the CPU has bf16 units and in
+fp32: train env steps/s over at least ``--train-steps`` after a warm-up rollout, and the share of
+the time in the PPO updates. With ``--training``, the lean trainer on
 ``--training-ruleset`` at issue 43's shapes (1,024 games x 32 steps, 4 epochs of 8 minibatches of
 4,096) for each network, in bf16 where the CPU has bf16 units and in fp32, beside a plain fp32
 reference loop of the same shapes, alternating rounds in this one process: steps/s (the median
@@ -99,13 +99,15 @@ def markdown(
     if rllib_table:
         lines += [""] if lines else []
         lines += [
-            "| RLlib PPO (agents/training/configs/rllib_classic.yaml) | games per runner | sampling env steps/s | training env steps/s |",
+            "| RLlib PPO (agents/training/configs/rllib_classic.yaml) | games per runner | sampling env steps/s "
+            "| training env steps/s |",
             "|---|---|---|---|",
         ]
         for r in rllib_table:
             where = "the driver samples" if r["env_runners"] == 0 else f"{r['env_runners']} env runner(s)"
             lines.append(
-                f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} | {r['steps_per_s']:,.0f} |"
+                f"| num_env_runners: {r['env_runners']} ({where}) | {r['games']} | {r['sample_per_s']:,.0f} "
+                f"| {r['steps_per_s']:,.0f} |"
             )
     if agent_table:
         lines += [""] if lines else []
@@ -147,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--agent-games", type=int, default=5, help="timed games per agent (1-1000)")
     parser.add_argument(
-        "--trainers", metavar="CONFIG", help="each trainer (sb3, lean) on this training config: train steps/s"
+        "--trainers", metavar="CONFIG", help="the PPO trainer on this training config in each precision: train steps/s"
     )
     parser.add_argument(
         "--training", action="store_true", help="the lean trainer (bf16 where supported, fp32) beside a plain fp32 loop"

@@ -15,7 +15,8 @@ config.yaml. Ctrl-C (or SIGTERM) saves a checkpoint and the final model and exit
 130 (143); --resume continues any run, killed or finished (with a larger --total-timesteps), in
 its folder; a resume with nothing left to train (its checkpoint has --total-timesteps steps
 or more) is an error that writes nothing. Without --config the repository's
-agents/training/configs/ppo_classic.yaml (agents/training/configs/rllib_classic.yaml for --engine rllib) is used, from any folder.
+agents/training/configs/ppo_classic.yaml (agents/training/configs/rllib_classic.yaml for
+--engine rllib) is used, from any folder.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
-        help="training config YAML (default: the repository's agents/training/configs/ppo_classic.yaml, from any folder)",
+        help="training config YAML (default: the repository's agents/training/configs/ppo_classic.yaml, "
+        "from any folder)",
     )
     parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
     parser.add_argument("--seed", type=int, help="override the training seed")
@@ -40,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--init-from",
         metavar="MODEL",
-        help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation stage)",
+        help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's "
+        "imitation stage)",
     )
     parser.add_argument(
         "--resume",
@@ -51,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engine",
         choices=("sb3", "rllib"),
-        help="sb3: MaskablePPO (default); rllib: RLlib's PPO "
-        "(default when the config or the resumed run says engine: rllib)",
+        help="sb3: the PPO trainer on this machine (MaskablePPO, agents/training/lean_ppo.py; default); "
+        "rllib: RLlib's PPO (default when the config or the resumed run says engine: rllib)",
     )
     parser.add_argument(
         "--address",
@@ -67,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if given:
             parser.error(
-                f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only --total-timesteps can)"
+                f"--resume continues a run with its saved config; {', '.join(given)} cannot change it "
+                "(only --total-timesteps can)"
             )
     if args.init_from is not None and not args.init_from:
         parser.error("--init-from: give the path of a MaskablePPO .zip")
