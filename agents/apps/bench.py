@@ -3,8 +3,9 @@ MaskablePPO and RLlib PPO training rates, and seconds per game of agents.
 
     single_env_loop / aec_loop / vec_env_loop    random legal play for some seconds -> (steps, env s, sampling s)
     env_rows(presets, seconds, repeats)          those loops on every env kind, per preset
-    train_rows(total_steps)                      MaskablePPO with each vec-env kind
-    trainer_rows(total_steps, config)            each ``trainer`` (sb3, lean) on one config
+    train_rows(total_steps)                      the PPO trainer with each vec-env kind
+    trainer_rows(total_steps, config)            the PPO trainer on one config, in each precision
+    training_rows(ruleset, nets, rounds)         the lean loop (precision auto and fp32) beside a plain fp32 loop
     rllib_rows(total_steps, runners)             RLlib PPO with each number of env runners (needs the ray extra)
     agent_rows(specs, ruleset, games)            seconds per game of agents (agents.load names and paths)
 
@@ -23,8 +24,6 @@ import numpy as np
 
 from jamb_env import JambEnv, JambVecEnv
 from jamb_env.engine.random_play import sample_actions
-
-#: The repository root (configs/).
 
 
 def _turn_loop(masks_of, play, seconds: float, seed: int):
@@ -139,15 +138,23 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
     rows = []
     for preset in presets:
         configs = [("JambEnv", 1, None)]
-        configs += [(f"JambVecEnv({n})", n, (lambda n=n: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)]
         configs += [
-            (f"DummyVecEnv({n} x JambEnv)", n, (lambda n=n: DummyVecEnv([lambda: JambEnv(preset) for _ in range(n)])))
+            (f"JambVecEnv({n})", n, (lambda n=n, preset=preset: JambVecEnv(n, preset))) for n in (1, 64, 1024, 4096)
+        ]
+        configs += [
+            (
+                f"DummyVecEnv({n} x JambEnv)",
+                n,
+                (lambda n=n, p=preset: DummyVecEnv([lambda: JambEnv(p) for _ in range(n)])),
+            )
             for n in (8, 64)
         ]
         # multiplayer, 2 players: the AEC env (every move) and the learner seat of SeatVecEnv
         # (learner moves; the random opponents' moves happen inside each step, not counted)
         configs += [("multiplayer raw_env (AEC, 2p)", 1, "aec")]
-        configs += [(f"SeatVecEnv({n}, 2p)", n, (lambda n=n: seat_vec_env(n, preset))) for n in (64, 1024)]
+        configs += [
+            (f"SeatVecEnv({n}, 2p)", n, (lambda n=n, preset=preset: seat_vec_env(n, preset))) for n in (64, 1024)
+        ]
         for name, n, make in configs:
             env_rates, all_rates = [], []
             for _ in range(repeats):
@@ -187,16 +194,16 @@ def env_rows(presets: list[str], seconds: float, repeats: int = 5) -> list[dict]
 
 # ---------------------------------------------------------------------------- training
 def train_rows(total_steps: int) -> list[dict]:
-    """MaskablePPO on the default config with each vec-env kind: steps/s and env share.
+    """The PPO trainer on the default config with each vec-env kind: steps/s and env share.
     Rows: ``vec_env`` (batched, dummy, subproc), ``n_envs``, ``steps_per_s``, ``env_share``
     (the share of wall time spent inside the env, 0..1)."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
 
     from agents.training.config import CONFIGS_DIR, load_config
     from agents.training.envs import make_env_fn
+    from agents.training.train import new_model
 
     class Timed(VecEnvWrapper):
         """Accumulates the wall time spent inside the wrapped VecEnv."""
@@ -245,7 +252,7 @@ def train_rows(total_steps: int) -> list[dict]:
                 make_env_fn(cfg), n_envs=n, seed=0, vec_env_cls=DummyVecEnv if kind == "dummy" else SubprocVecEnv
             )
         env = Timed(venv)
-        model = MaskablePPO("MlpPolicy", env, seed=0, device=cfg["device"], verbose=0, **cfg["algo"])
+        model = new_model(cfg, env)
         model.learn(total_timesteps=2048)  # warm-up (numba compile, torch init)
         env.seconds = 0.0
         before = model.num_timesteps
@@ -256,28 +263,31 @@ def train_rows(total_steps: int) -> list[dict]:
         env.close()
         rows.append({"vec_env": kind, "n_envs": n, "steps_per_s": done / wall, "env_share": env.seconds / wall})
         print(
-            f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), env {100 * env.seconds / wall:.1f}% of wall time",
+            f"  train {kind:8s} {done / wall:,.0f} steps/s ({done:,} steps), "
+            f"env {100 * env.seconds / wall:.1f}% of wall time",
             file=sys.stderr,
         )
     return rows
 
 
 def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
-    """Each ``trainer`` (:data:`agents.training.config.TRAINERS`: sb3-contrib's MaskablePPO
-    and the lean loops) on the training config ``config``, built as ``jamb-train`` builds
-    it (its envs, its settings, its torch threads): train env steps/s after one warm-up
-    rollout, over whole rollouts of at least ``total_steps``. Rows: ``trainer``, ``n_envs``,
-    ``rollout`` (steps per rollout), ``steps_per_s``, ``update_share`` (share of wall time in
-    the PPO updates, 0..1)."""
+    """The PPO trainer on the training config ``config`` in the precision ``auto`` resolves to here
+    and, when that is bf16, in fp32 too, built as ``jamb-train`` builds it (its envs, its settings,
+    its torch threads): train env steps/s after one warm-up rollout, over whole rollouts of at least
+    ``total_steps``. Rows: ``trainer`` (``lean bf16`` or ``lean fp32``), ``n_envs``, ``rollout`` (steps
+    per rollout), ``steps_per_s``, ``update_share`` (share of wall time in the PPO updates, 0..1)."""
     import torch
 
-    from agents.training.config import TRAINERS, load_config
+    from agents.training.config import load_config
     from agents.training.envs import make_envs
+    from agents.training.lean_ppo import autocast_dtype
     from agents.training.train import new_model
 
     rows = []
-    for trainer in TRAINERS:
-        cfg = load_config(config, {"trainer": trainer})
+    precisions = ["bf16", "fp32"] if autocast_dtype("auto", load_config(config)["device"]) is not None else ["fp32"]
+    for precision in precisions:
+        trainer = f"lean {precision}"
+        cfg = load_config(config, {"precision": precision})
         torch.set_num_threads(cfg["torch_threads"])
         env, eval_env = make_envs(cfg)
         eval_env.close()
@@ -287,7 +297,7 @@ def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
         update = [0.0]
         train = model.train
 
-        def timed_train():
+        def timed_train(train=train, update=update):
             t = time.perf_counter()
             train()
             update[0] += time.perf_counter() - t
@@ -309,10 +319,170 @@ def trainer_rows(total_steps: int, config: str | Path) -> list[dict]:
             }
         )
         print(
-            f"  trainer {trainer:4s} {done / wall:,.0f} steps/s ({done:,} steps), "
+            f"  trainer {trainer:9s} {done / wall:,.0f} steps/s ({done:,} steps), "
             f"updates {100 * update[0] / wall:.1f}% of wall time",
             file=sys.stderr,
         )
+    return rows
+
+
+#: The training rows' shapes (issue 43): 1,024 games x 32 steps per rollout, 4 epochs of 8 minibatches of 4,096.
+TRAINING_SHAPES = {"n_envs": 1024, "n_steps": 32, "n_epochs": 4, "batch_size": 4096}
+#: The training rows' networks (hidden layers of the policy and of the value network).
+TRAINING_NETS = ((256, 256), (512, 512, 256))
+
+
+class ReferenceLoop:
+    """A plain fp32 PPO loop (CleanRL-style, no SB3) of the lean trainer's shapes, the yardstick of
+    :func:`training_rows`: the policy and value MLPs (tanh), masked sampling, GAE, 4 x 8 minibatch
+    updates of the clipped loss with Adam, all in fp32 torch with no logging."""
+
+    def __init__(self, ruleset: str, net: tuple[int, ...], shapes: dict, seed: int = 0):
+        import torch
+
+        self.torch, self.shapes = torch, shapes
+        self.env = JambVecEnv(shapes["n_envs"], ruleset, seed=seed, reward_scale=0.01)
+        self.obs = self.env.reset()
+        obs_dim, n_actions = self.env.observation_space.shape[0], int(self.env.action_space.n)
+        torch.manual_seed(seed)
+
+        def mlp(out: int):
+            sizes, layers = (obs_dim, *net), []
+            for a, b in zip(sizes[:-1], sizes[1:]):
+                layers += [torch.nn.Linear(a, b), torch.nn.Tanh()]
+            return torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], out))
+
+        self.pi, self.vf = mlp(n_actions), mlp(1)
+        self.opt = torch.optim.Adam([*self.pi.parameters(), *self.vf.parameters()], lr=1e-4, eps=1e-5)
+
+    def _logp(self, obs, masks):
+        return self.torch.log_softmax(self.pi(obs).masked_fill(~masks, -1e8), dim=1)
+
+    def round(self) -> int:
+        """One rollout and one update; returns the env steps played."""
+        torch, (n, T) = self.torch, (self.shapes["n_envs"], self.shapes["n_steps"])
+        obs, masks, acts, logps, vals, rews, dones = ([] for _ in range(7))
+        with torch.no_grad():
+            for _ in range(T):
+                o, m = torch.as_tensor(self.obs), torch.as_tensor(self.env.action_masks())
+                logp = self._logp(o, m)
+                a = torch.multinomial(logp.exp(), 1)
+                obs.append(o), masks.append(m), acts.append(a), logps.append(logp.gather(1, a).squeeze(1))
+                vals.append(self.vf(o).squeeze(1))
+                self.obs, r, d, _ = self.env.step(a.squeeze(1).numpy())
+                (
+                    rews.append(torch.as_tensor(r, dtype=torch.float32)),
+                    dones.append(torch.as_tensor(d, dtype=torch.float32)),
+                )
+            last, adv, gae = self.vf(torch.as_tensor(self.obs)).squeeze(1), [None] * T, 0.0
+            for t in reversed(range(T)):
+                nxt = last if t == T - 1 else vals[t + 1]
+                delta = rews[t] + 0.995 * nxt * (1 - dones[t]) - vals[t]
+                adv[t] = gae = delta + 0.995 * 0.95 * (1 - dones[t]) * gae
+        obs, masks, acts = torch.cat(obs), torch.cat(masks), torch.cat(acts)
+        old, adv = torch.cat(logps), torch.cat(adv)
+        ret = adv + torch.cat(vals)
+        size, batch = n * T, self.shapes["batch_size"]
+        params = [*self.pi.parameters(), *self.vf.parameters()]
+        for _ in range(self.shapes["n_epochs"]):
+            perm = torch.randperm(size)
+            for start in range(0, size, batch):
+                i = perm[start : start + batch]
+                logp_all = self._logp(obs[i], masks[i])
+                ratio = torch.exp(logp_all.gather(1, acts[i]).squeeze(1) - old[i])
+                a = (adv[i] - adv[i].mean()) / (adv[i].std() + 1e-8)
+                loss = -torch.min(a * ratio, a * ratio.clamp(0.9, 1.1)).mean()
+                loss = loss + 0.5 * ((self.vf(obs[i]).squeeze(1) - ret[i]) ** 2).mean()
+                self.opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 0.5)
+                self.opt.step()
+        return size
+
+
+def _lean_loop(ruleset: str, net: tuple[int, ...], shapes: dict, precision: str, threads: int):
+    """The lean trainer as ``jamb-train`` builds it for ``configs/ppo_jnn_lean.yaml`` with these shapes and
+    network, no imitation, no callbacks: a function playing one rollout and one update (returns its steps)."""
+    from agents.training.config import CONFIGS_DIR, load_config
+    from agents.training.envs import make_envs
+    from agents.training.train import new_model
+
+    cfg = load_config(CONFIGS_DIR / "ppo_classic.yaml", {"ruleset": ruleset, "trainer": "lean", "precision": precision})
+    cfg.update(torch_threads=threads)
+    cfg["imitation"]["games"] = 0
+    cfg["env"]["n_envs"] = shapes["n_envs"]
+    cfg["algo"].update(
+        {k: shapes[k] for k in ("n_steps", "n_epochs", "batch_size")}, policy_kwargs={"net_arch": list(net)}
+    )
+    env, eval_env = make_envs(cfg)
+    eval_env.close()
+    model = new_model(cfg, env)
+    rollout = shapes["n_envs"] * shapes["n_steps"]
+
+    def round_() -> int:
+        before = model.num_timesteps
+        model.learn(total_timesteps=rollout, reset_num_timesteps=False)
+        return model.num_timesteps - before
+
+    return round_
+
+
+def training_rows(
+    ruleset: str = "jnn",
+    nets: tuple[tuple[int, ...], ...] = TRAINING_NETS,
+    rounds: int = 2,
+    threads: int = 2,
+    shapes: dict | None = None,
+) -> list[dict]:
+    """Per network: the lean trainer with ``precision: auto`` (bf16 where the CPU has bf16 units) and
+    ``fp32``, beside :class:`ReferenceLoop` (plain fp32) of the same shapes (:data:`TRAINING_SHAPES`), in
+    this one process with ``threads`` torch threads: after a warm-up round each, ``rounds`` alternating rounds
+    of one rollout and one update of every loop (so a load that comes and goes touches all alike). Rows:
+    ``net`` ("256x256"), ``loop`` (lean or reference), ``precision`` (what ran: bf16 or fp32),
+    ``steps_per_s`` (median over the rounds), ``range`` (min, max), ``vs_reference`` (the ratio of the
+    medians to the reference's)."""
+    import torch
+
+    from agents.training.lean_ppo import autocast_dtype
+
+    shapes = {**TRAINING_SHAPES, **(shapes or {})}
+    torch.set_num_threads(threads)
+    bf16 = autocast_dtype("auto", "cpu") is not None
+    rows = []
+    for net in nets:
+        loops = {
+            ("lean", "bf16" if bf16 else "fp32"): _lean_loop(ruleset, net, shapes, "auto", threads),
+            ("reference", "fp32"): ReferenceLoop(ruleset, net, shapes).round,
+        }
+        if bf16:
+            loops[("lean", "fp32")] = _lean_loop(ruleset, net, shapes, "fp32", threads)
+        rates: dict = {key: [] for key in loops}
+        for r in range(rounds + 1):  # round 0: the warm-up (numba compile, torch init)
+            for key, play in loops.items():
+                torch.set_num_threads(threads)
+                start = time.perf_counter()
+                steps = play()
+                if r:
+                    rates[key].append(steps / (time.perf_counter() - start))
+        reference = float(np.median(rates[("reference", "fp32")]))
+        name = "x".join(map(str, net)) if len(set(net)) == 1 else "-".join(map(str, net))
+        for (loop, precision), values in rates.items():
+            median = float(np.median(values))
+            rows.append(
+                {
+                    "net": name,
+                    "loop": loop,
+                    "precision": precision,
+                    "steps_per_s": median,
+                    "range": (min(values), max(values)),
+                    "vs_reference": median / reference,
+                }
+            )
+            print(
+                f"  training {ruleset} {name:12s} {loop:9s} {precision}: {median:,.0f} steps/s "
+                f"({min(values):,.0f}-{max(values):,.0f}), {median / reference:.2f}x the reference",
+                file=sys.stderr,
+            )
     return rows
 
 
@@ -355,7 +525,7 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
                 episodes = [algo.env_runner.sample(num_timesteps=per_runner, explore=True)]
             else:
                 episodes = group.foreach_env_runner(
-                    lambda er: er.sample(num_timesteps=per_runner, explore=True), local_env_runner=False
+                    lambda er, k=per_runner: er.sample(num_timesteps=k, explore=True), local_env_runner=False
                 )
             sample_wall = time.perf_counter() - start
             sampled = sum(len(e) for eps in episodes for e in eps)
@@ -376,8 +546,8 @@ def rllib_rows(total_steps: int, runners: list[int]) -> list[dict]:
             }
         )
         print(
-            f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, training {done / wall:,.0f} steps/s "
-            f"({done:,} steps)",
+            f"  rllib {n} env runner(s): sampling {sampled / sample_wall:,.0f} steps/s, "
+            f"training {done / wall:,.0f} steps/s ({done:,} steps)",
             file=sys.stderr,
         )
     return rows

@@ -7,8 +7,10 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
     total_timesteps: 400000     # env steps (all envs together)
     torch_threads: 1            # torch CPU threads (1 is fastest for small MLPs on 2 cores)
     device: cpu
-    trainer: sb3                # sb3: sb3-contrib's MaskablePPO; lean: the same algorithm, files and
-                                # harness with lean rollout and update loops (agents.training.lean_ppo)
+    trainer: lean               # the PPO trainer (agents.training.lean_ppo); sb3, the name of the SB3 loop
+                                # it replaced (the same algorithm), is read as lean
+    precision: auto             # auto (bf16 autocast where the CPU or GPU has bf16 units, else fp32,
+                                # said once) | bf16 | fp32; the env var JAMB_PRECISION overrides it
     env:
       n_envs: 8                 # parallel games
       vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -72,7 +75,8 @@ DEFAULTS: dict[str, Any] = {
     "total_timesteps": 2_000_000,
     "torch_threads": 1,
     "device": "cpu",
-    "trainer": "sb3",
+    "trainer": "lean",
+    "precision": "auto",
     "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
     "algo": {},
     "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
@@ -95,8 +99,13 @@ IMITATION_TEACHERS = ("greedy", "expectimax", "optimal", "columnwise", "search")
 #: ``imitation.games``: teacher games of one run (each ~160 decisions of a few KB).
 MAX_IMITATION_GAMES = 200_000
 VEC_ENVS = ("batched", "dummy", "subproc")
-#: ``trainer``: sb3-contrib's MaskablePPO, or :class:`agents.training.lean_ppo.LeanMaskablePPO`.
-TRAINERS = ("sb3", "lean")
+#: ``trainer``: :class:`agents.training.lean_ppo.LeanMaskablePPO`, the one PPO trainer; ``sb3`` (the SB3 loop it
+#: replaced, the same algorithm, files and harness) is read as ``lean``, so older configs and run folders load.
+TRAINERS = ("lean", "sb3")
+#: ``precision``: ``auto`` (bf16 where the device has bf16 units, else fp32), ``bf16`` (always), ``fp32`` (off).
+PRECISIONS = ("auto", "bf16", "fp32")
+#: The environment variable that overrides every config's ``precision`` (``JAMB_PRECISION=fp32``: off).
+PRECISION_ENV = "JAMB_PRECISION"
 #: ``algo`` keys that also take an rl-zoo style ``"lin_<x>"`` linear schedule.
 SCHEDULE_KEYS = ("learning_rate", "clip_range")
 #: MaskablePPO arguments the trainers set themselves (an ``algo`` key naming one, or any
@@ -289,13 +298,15 @@ def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:
     top = 2**32 - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
     if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed <= top:
         raise ConfigError(
-            f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), got {ev_seed!r}"
+            f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), "
+            f"got {ev_seed!r}"
         )
 
 
 def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     """device (cpu, cuda, cuda:N, auto), init_from (a path or null), ruleset (a name or a
-    path) and trainer (one of :data:`TRAINERS`)."""
+    path), trainer (one of :data:`TRAINERS`, resolved to ``lean``) and precision (one of :data:`PRECISIONS`, and
+    :data:`PRECISION_ENV` if set)."""
     if (
         not isinstance(cfg["device"], str)
         or cfg["device"] not in ("cpu", "cuda", "auto")
@@ -310,6 +321,24 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
         raise ConfigError(f"{path}: key 'ruleset': expected a preset name or a YAML path, got {cfg['ruleset']!r}")
     if cfg["trainer"] not in TRAINERS:
         raise ConfigError(f"{path}: key 'trainer': {cfg['trainer']!r}; allowed: {', '.join(TRAINERS)}")
+    cfg["trainer"] = "lean"  # sb3 included: one trainer
+    if cfg["precision"] not in PRECISIONS:
+        raise ConfigError(f"{path}: key 'precision': {cfg['precision']!r}; allowed: {', '.join(PRECISIONS)}")
+    precision_setting(cfg["precision"])  # a bad JAMB_PRECISION is refused before anything is written
+
+
+def precision_setting(configured: str) -> str:
+    """The precision a run uses: :data:`PRECISION_ENV` when set (non-empty), else ``configured``.
+
+    Raises:
+        ConfigError: the environment variable is set to something else than :data:`PRECISIONS`.
+    """
+    value = os.environ.get(PRECISION_ENV, "").strip()
+    if not value:
+        return configured
+    if value not in PRECISIONS:
+        raise ConfigError(f"environment variable {PRECISION_ENV}: {value!r}; allowed: {', '.join(PRECISIONS)}")
+    return value
 
 
 def _check_counts(cfg: Mapping[str, Any], path: Path) -> None:
@@ -362,7 +391,8 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
     games = im["games"]
     if isinstance(games, bool) or not isinstance(games, int) or not 0 <= games <= MAX_IMITATION_GAMES:
         raise ConfigError(
-            f"{path}: key 'imitation.games': expected an integer in 0..{MAX_IMITATION_GAMES:,} (0: no imitation), got {games!r}"
+            f"{path}: key 'imitation.games': expected an integer in 0..{MAX_IMITATION_GAMES:,} (0: no imitation), "
+            f"got {games!r}"
         )
     if im["teacher"] not in IMITATION_TEACHERS:
         raise ConfigError(
@@ -392,7 +422,8 @@ def _check_imitation(cfg: Mapping[str, Any], path: Path) -> None:
                 pass
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi:
             raise ConfigError(
-                f"{path}: key 'imitation.{key}': expected a number in ({max(lo, 0.0)}, {hi}]{' or 0' if key == 'vf_coef' else ''}, got {v!r}"
+                f"{path}: key 'imitation.{key}': expected a number in ({max(lo, 0.0)}, {hi}]"
+                f"{' or 0' if key == 'vf_coef' else ''}, got {v!r}"
             )
     if games and cfg["init_from"] is not None:
         raise ConfigError(

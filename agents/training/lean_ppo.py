@@ -1,13 +1,14 @@
-"""``trainer: lean``: MaskablePPO with a lean rollout and update loop (issue 29).
+"""The PPO trainer of ``jamb-train``: MaskablePPO with a lean rollout and update loop (issues 29, 40).
 
 :class:`LeanMaskablePPO` is sb3-contrib's ``MaskablePPO`` with its two inner loops
 rewritten CleanRL-style: what a step and a minibatch need, as plain tensor operations, and
 nothing else. Everything around them is SB3's, unchanged: the policy network
 (``MaskableActorCriticPolicy``), the rollout buffer, GAE, the learning-rate and clip
 schedules, callbacks (evaluation, checkpoints, the stop request), the logger and
-TensorBoard keys, ``save``/``load``. So a lean run has the same run folder, resume,
-evaluation harness and model files as an SB3 one (``MaskablePPO.load`` reads its zips), and
-it plays through ``agents.load``, ``jamb-evaluate`` and ``jamb-play`` like any other.
+TensorBoard keys, ``save``/``load``. So its runs have the run folder, resume,
+evaluation harness and model files of SB3's own loop, which it replaced (``MaskablePPO.load``
+reads its zips, and it resumes theirs), and its models play through ``agents.load``,
+``jamb-evaluate`` and ``jamb-play`` like any other.
 
 What is left out, and why it does not change the algorithm:
 
@@ -27,14 +28,27 @@ What is left out, and why it does not change the algorithm:
   term: clipped surrogate on normalised advantages, optional value clipping
   (``clip_range_vf``), MSE value loss, entropy of the masked distribution, gradient-norm
   clipping, ``target_kl`` early stopping. Given the same buffer and random state it
-  makes the same update as ``MaskablePPO.train`` (``tests/test_lean_ppo.py`` checks the
+  makes the same update as ``MaskablePPO.train`` (``tests/training/test_lean_ppo.py`` checks the
   parameters after one update against SB3's).
 
-Speed (``scripts/bench.py --train-steps``, the ``trainer`` rows): docs/results.md
-"Training at the machine's speed".
+**Precision** (``precision`` of the config, :data:`~agents.training.config.PRECISION_ENV`
+overriding it): with bf16 the networks' hidden layers run under ``torch.autocast`` in
+bfloat16, in the rollout's inference and the update's forward and backward, on a device
+with bf16 units (``auto``: :func:`bf16_units`; ``bf16`` forces it). The weights, their
+gradients and Adam's state stay fp32 (autocast casts a bf16 copy of each weight per
+forward); the two heads (logits and value) run in fp32 on the fp32 copy of the last hidden
+layer, so the log-probabilities (``log_softmax``), the values, the advantages, the returns
+and the loss are fp32. With fp32 nothing is cast and the computation is the one before
+precision existed, operation for operation. docs/training.md "Precision".
+
+Speed (``jamb-bench --training``, ``--trainers CONFIG``): docs/results.md "Training at the
+machine's speed".
 """
 
 from __future__ import annotations
+
+import contextlib
+import sys
 
 import numpy as np
 import torch as th
@@ -44,41 +58,128 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.utils import explained_variance
 
-from agents.training.config import TRAINERS
+from agents.training.config import PRECISION_ENV, precision_setting
 
 #: Logit of an illegal action: sb3-contrib's ``MaskableCategorical`` value (finite, so
 #: ``0 * logit`` stays 0 in the entropy).
 MASKED_LOGIT = -1e8
 
 
-def model_class(trainer: str) -> type[MaskablePPO]:
-    """``MaskablePPO`` for ``trainer: sb3``, :class:`LeanMaskablePPO` for ``lean``.
+#: The CPU capabilities (``torch.cpu.get_capabilities()``) that make bf16 matrix products fast: Intel's AMX
+#: tiles, AVX-512 BF16 (Intel Cooper Lake on, AMD Zen 4 on), Arm's BF16 and SVE BF16 instructions.
+BF16_CPU_UNITS = ("amx_bf16", "avx512_bf16", "bf16", "sve_bf16")
+_said: set[str] = set()  # the precision lines already printed by this process
+
+
+def bf16_units(device: th.device | str) -> bool:
+    """Whether ``device`` multiplies bf16 matrices in hardware: a CUDA GPU that supports bf16,
+    or a CPU with one of :data:`BF16_CPU_UNITS` (detected, never assumed: a torch without
+    ``torch.cpu.get_capabilities`` reports none)."""
+    device = th.device(device)
+    if device.type == "cuda":
+        return th.cuda.is_available() and th.cuda.is_bf16_supported()
+    if device.type != "cpu":
+        return False
+    capabilities = getattr(getattr(th, "cpu", None), "get_capabilities", None)
+    if capabilities is None:
+        return False
+    caps = capabilities()
+    return any(bool(caps.get(unit, False)) for unit in BF16_CPU_UNITS)
+
+
+def autocast_dtype(precision: str, device: th.device | str) -> th.dtype | None:
+    """``torch.bfloat16`` when training on ``device`` under the ``precision`` setting
+    (:data:`~agents.training.config.PRECISIONS`; :data:`~agents.training.config.PRECISION_ENV`
+    overrides it) uses bf16 autocast, else None (fp32). ``auto`` on a device without
+    :func:`bf16_units` is fp32, said once per process on stderr.
 
     Raises:
-        ValueError: another trainer name (the config check names the allowed ones first).
+        ConfigError: :data:`~agents.training.config.PRECISION_ENV` holds an unknown value.
+        ValueError: an unknown ``precision``.
+    """
+    setting = precision_setting(precision)
+    if setting == "fp32":
+        return None
+    if setting == "bf16":
+        return th.bfloat16
+    if setting != "auto":
+        raise ValueError(f"unknown precision {setting!r}; allowed: auto, bf16, fp32")
+    device = th.device(device)
+    if bf16_units(device):
+        return th.bfloat16
+    line = (
+        f"precision auto: the {device.type} has no bf16 units ({', '.join(BF16_CPU_UNITS)}): training in fp32 "
+        f"(precision: bf16 or {PRECISION_ENV}=bf16 forces bf16)"
+    )
+    if line not in _said:
+        _said.add(line)
+        print(line, file=sys.stderr)
+    return None
+
+
+def model_class(trainer: str) -> type[MaskablePPO]:
+    """The class a run's checkpoints load as: :class:`LeanMaskablePPO` for ``jamb-train``'s runs (their
+    config's ``trainer``, always ``lean`` once validated), sb3-contrib's ``MaskablePPO`` for ``sb3``, what
+    :func:`agents.training.runs.resume_model` is given for self-play runs (their record names no trainer).
+
+    Raises:
+        ValueError: another trainer name.
     """
     if trainer == "sb3":
         return MaskablePPO
     if trainer == "lean":
         return LeanMaskablePPO
-    raise ValueError(f"unknown trainer {trainer!r}; allowed: {', '.join(TRAINERS)}")
+    raise ValueError(f"unknown trainer {trainer!r}; allowed: lean, sb3")
 
 
 class LeanMaskablePPO(MaskablePPO):
     """``MaskablePPO`` with the lean rollout and update (module docstring); same
     constructor, same arguments, same files. Needs a ``Discrete`` action space, a Box
     observation and an env with ``action_masks()`` (``JambVecEnv``, or SB3's VecEnvs of
-    ``JambEnv``); ``use_masking`` must stay True."""
+    ``JambEnv``); ``use_masking`` must stay True. ``precision`` (auto, bf16, fp32: module
+    docstring) is not saved with the model: a loaded one trains in fp32 until it is set."""
+
+    #: The precision setting (:func:`autocast_dtype`); ``jamb-train`` sets the config's.
+    precision = "fp32"
+    #: torch's CPU threads (``torch_threads``), set again before each rollout and update: numba's OpenMP
+    #: pool (JambVecEnv steps 256 games or more in parallel) resets OpenMP's thread count when it starts.
+    #: None: left as they are.
+    torch_threads: int | None = None
+    _amp: th.dtype | None = None  # the autocast dtype of the current rollout or update (None: fp32)
+
+    def __init__(self, *args, precision: str = "fp32", torch_threads: int | None = None, **kwargs):
+        self.precision, self.torch_threads = precision, torch_threads
+        super().__init__(*args, **kwargs)
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "precision", "torch_threads", "_amp"]
+
+    def _prepare(self) -> None:
+        """Before a rollout or an update: the precision (:func:`autocast_dtype`) and the threads."""
+        self._amp = autocast_dtype(self.precision, self.device)
+        if self.torch_threads is not None and th.get_num_threads() != self.torch_threads:
+            th.set_num_threads(self.torch_threads)
+
+    def _obs_tensor(self, obs: np.ndarray) -> th.Tensor:
+        """Observations (B, obs_dim) on the model's device: fp32, or bf16 under bf16 autocast (the values the
+        first layer would cast them to, cast once for both networks)."""
+        out = th.as_tensor(obs, device=self.device)
+        return out if self._amp is None else out.to(self._amp)
 
     def _heads(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-        """``(logits (B, A), values (B,))`` of the policy's actor and critic on ``obs`` (B, obs_dim)."""
+        """``(logits (B, A), values (B,))`` of the policy's actor and critic on ``obs`` (B, obs_dim),
+        fp32; the hidden layers under bf16 autocast when ``self._amp`` is set (module docstring)."""
         policy = self.policy
-        features = policy.extract_features(obs)
-        if policy.share_features_extractor:
-            latent_pi, latent_vf = policy.mlp_extractor(features)
-        else:
-            latent_pi = policy.mlp_extractor.forward_actor(features[0])
-            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        amp = self._amp
+        with th.autocast(self.device.type, dtype=amp) if amp is not None else contextlib.nullcontext():
+            features = policy.extract_features(obs)
+            if policy.share_features_extractor:
+                latent_pi, latent_vf = policy.mlp_extractor(features)
+            else:
+                latent_pi = policy.mlp_extractor.forward_actor(features[0])
+                latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        if amp is not None:
+            latent_pi, latent_vf = latent_pi.float(), latent_vf.float()
         return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
 
     @staticmethod
@@ -92,6 +193,7 @@ class LeanMaskablePPO(MaskablePPO):
         if not use_masking or not isinstance(self.action_space, spaces.Discrete):
             raise ValueError("the lean trainer plays Discrete actions with their legal masks (use_masking=True)")
         assert self._last_obs is not None, "No previous observation was provided"
+        self._prepare()
         self.policy.set_training_mode(False)
         rollout_buffer.reset()
         callback.on_rollout_start()
@@ -101,7 +203,7 @@ class LeanMaskablePPO(MaskablePPO):
             masks = env.action_masks() if hasattr(env, "action_masks") else get_action_masks(env)
             masks = np.asarray(masks, dtype=bool)
             with th.no_grad():
-                logits, values = self._heads(th.as_tensor(self._last_obs, device=device))
+                logits, values = self._heads(self._obs_tensor(self._last_obs))
                 logp_all = self._masked_log_probs(logits, th.as_tensor(masks, device=device))
                 actions = th.multinomial(logp_all.exp(), 1)
                 log_probs = logp_all.gather(1, actions).squeeze(1)
@@ -114,7 +216,8 @@ class LeanMaskablePPO(MaskablePPO):
             self._update_info_buffer(infos, dones)
             if any(info.get("TimeLimit.truncated", False) for info in infos):
                 raise RuntimeError(
-                    "a Jamb game was truncated: the lean trainer has no time-limit bootstrapping (use trainer: sb3)"
+                    "a Jamb game was truncated: the trainer has no time-limit bootstrapping "
+                    "(Jamb games end with a full sheet)"
                 )
             rollout_buffer.add(
                 self._last_obs, actions, rewards, self._last_episode_starts, values, log_probs, action_masks=masks
@@ -122,13 +225,14 @@ class LeanMaskablePPO(MaskablePPO):
             self._last_obs = new_obs
             self._last_episode_starts = dones
         with th.no_grad():
-            _, last_values = self._heads(th.as_tensor(new_obs, device=device))
+            _, last_values = self._heads(self._obs_tensor(new_obs))
         rollout_buffer.compute_returns_and_advantage(last_values=last_values, dones=dones)
         callback.on_rollout_end()
         return True
 
     def train(self) -> None:
         """One PPO update on the full rollout buffer: SB3's loss and logs (module docstring)."""
+        self._prepare()
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
         clip_range = self.clip_range(self._current_progress_remaining)
@@ -139,7 +243,7 @@ class LeanMaskablePPO(MaskablePPO):
         def flat(a: np.ndarray, dtype=th.float32) -> th.Tensor:
             return th.as_tensor(buf.swap_and_flatten(a), device=self.device).to(dtype)
 
-        obs = flat(buf.observations)
+        obs = flat(buf.observations, self._amp or th.float32)  # bf16: cast once, not at each minibatch
         actions = flat(buf.actions, th.long).reshape(size, 1)
         old_values, old_log_probs = flat(buf.values).reshape(size), flat(buf.log_probs).reshape(size)
         advantages, returns = flat(buf.advantages).reshape(size), flat(buf.returns).reshape(size)
@@ -148,7 +252,7 @@ class LeanMaskablePPO(MaskablePPO):
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
         approx_kl_divs: list[float] = []
         continue_training = True
-        for epoch in range(self.n_epochs):
+        for _epoch in range(self.n_epochs):
             approx_kl_divs = []
             indices = np.random.permutation(size)  # SB3's minibatch order: its buffer draws one per epoch
             for start in range(0, size, self.batch_size):

@@ -29,7 +29,7 @@ from agents.training.baselines import baseline_scores
 from agents.training.callbacks import StopRequest, make_callbacks, run_logger
 from agents.training.config import ConfigError, algo_kwargs, check_steps_left
 from agents.training.envs import make_envs, seed_train_env
-from agents.training.lean_ppo import model_class
+from agents.training.lean_ppo import LeanMaskablePPO
 from agents.training.runs import BEST_MODEL, logs_from, open_run_dir, resume_model, save_final, write_run_files
 from agents.training.weights import init_from
 
@@ -68,8 +68,8 @@ class TrainingInterrupted(KeyboardInterrupt):
     def __str__(self) -> str:
         if self.final_model is not None:
             return (
-                f"interrupted by {self.signal_name} at step {self.step}: saved checkpoint {self.checkpoint} and final model "
-                f"{self.final_model}; continue with --resume {self.run_dir}"
+                f"interrupted by {self.signal_name} at step {self.step}: saved checkpoint {self.checkpoint} and "
+                f"final model {self.final_model}; continue with --resume {self.run_dir}"
             )
         return f"interrupted by {self.signal_name} before anything more was saved" + (
             f"; continue with --resume {self.run_dir}" if self.run_dir else ""
@@ -104,26 +104,29 @@ class _Signals:
             name = signal.Signals(signum).name
             os.write(
                 2,
-                f"\n{name}: stopping after the current step to save a checkpoint and the final model (again to quit at once)\n".encode(),
+                f"\n{name}: stopping after the current step to save a checkpoint and the final model "
+                "(again to quit at once)\n".encode(),
             )
             return
         raise TrainingInterrupted(signum)
 
 
 def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
-    """A fresh MaskablePPO model (:class:`~.lean_ppo.LeanMaskablePPO` with ``trainer: lean``)
-    with the config's ``algo`` settings.
+    """A fresh :class:`~.lean_ppo.LeanMaskablePPO` model with the config's ``algo`` settings,
+    ``precision`` and ``torch_threads``.
 
     Raises:
         ConfigError: MaskablePPO rejects the settings.
     """
+    extra = {"precision": cfg["precision"], "torch_threads": cfg["torch_threads"]}
     try:
-        return model_class(cfg["trainer"])(
-            "MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **algo_kwargs(cfg["algo"])
+        return LeanMaskablePPO(
+            "MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **extra, **algo_kwargs(cfg["algo"])
         )
     except Exception as exc:  # SB3 validates its arguments with assorted exception types
         raise ConfigError(
-            f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: {type(exc).__name__}: {str(exc)[:300]}"
+            f"key 'algo' (or 'device'): MaskablePPO does not accept these settings: "
+            f"{type(exc).__name__}: {str(exc)[:300]}"
         ) from exc
 
 
@@ -141,6 +144,7 @@ def start_model(
     if candidates is not None:
         model, checkpoint = resume_model(candidates, env, cfg, trusted)
         if model is not None:
+            model.precision, model.torch_threads = cfg["precision"], cfg["torch_threads"]  # not saved with it
             return model, checkpoint, None
         why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
         print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")

@@ -1,8 +1,9 @@
-"""Benchmarks: env steps per second under random legal play, and MaskablePPO throughput.
+"""Benchmarks: env steps per second under random legal play, and the PPO trainer's throughput.
 
     jamb-bench [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
         [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
-        [--trainers my_config.yaml]
+        [--trainers configs/ppo_classic_lean.yaml] [--training [--training-nets 256-256 512-512-256]
+        [--training-ruleset jnn] [--training-rounds 2] [--training-threads 2]]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
@@ -17,10 +18,14 @@ steps/s of the env runners with the policy's inference, all runners together) an
 training rate (env steps/s of whole PPO iterations: sampling and updates). With
 ``--agents``, seconds per game of each agent (``agents.load`` names and paths) on the
 first preset, over ``--agent-games`` games of the validation seeds after one warm-up game
-(median and range). With ``--trainers CONFIG``, each ``trainer`` (``sb3``: sb3-contrib's
-MaskablePPO; ``lean``: :mod:`agents.training.lean_ppo`) on that training config as
-``jamb-train`` builds it: train env steps/s over at least ``--train-steps`` after a warm-up
-rollout, and the share of the time in the PPO updates.
+(median and range). With ``--trainers CONFIG``, the PPO trainer (:mod:`agents.training.lean_ppo`)
+on that training config as ``jamb-train`` builds it, in bf16 where the CPU has bf16 units and in
+fp32: train env steps/s over at least ``--train-steps`` after a warm-up rollout, and the share of
+the time in the PPO updates. With ``--training``, the lean trainer on
+``--training-ruleset`` at issue 43's shapes (1,024 games x 32 steps, 4 epochs of 8 minibatches of
+4,096) for each network, in bf16 where the CPU has bf16 units and in fp32, beside a plain fp32
+reference loop of the same shapes, alternating rounds in this one process: steps/s (the median
+of ``--training-rounds``) and the ratio to the reference (``agents.apps.bench.training_rows``).
 
 In a checkout, also runnable under pytest-benchmark: ``pytest benchmarks/``.
 """
@@ -31,7 +36,7 @@ import argparse
 import os
 import sys
 
-from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows
+from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows, training_rows
 from agents.apps.cli import add_trust_model
 from agents.training.config import ConfigError
 
@@ -43,6 +48,7 @@ def markdown(
     agent_table: list[dict] | None = None,
     trainer_table: list[dict] | None = None,
     trainer_config: str = "",
+    training_table: list[dict] | None = None,
 ) -> str:
     lines = (
         [
@@ -78,6 +84,18 @@ def markdown(
             lines.append(
                 f"| {r['trainer']} | {r['n_envs']} | {r['rollout']:,} | {r['steps_per_s']:,.0f} "
                 f"| {100 * r['update_share']:.1f}% |"
+            )
+    if training_table:
+        lines += [""] if lines else []
+        lines += [
+            "| network | loop | precision | train steps/s (median) | range | vs reference |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in training_table:
+            lo, hi = r["range"]
+            lines.append(
+                f"| {r['net']} | {r['loop']} | {r['precision']} | {r['steps_per_s']:,.0f} | {lo:,.0f}-{hi:,.0f} "
+                f"| {r['vs_reference']:.2f} |"
             )
     if rllib_table:
         lines += [""] if lines else []
@@ -134,10 +152,33 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--agent-games", type=int, default=5, help="timed games per agent (1-1000)")
     parser.add_argument(
-        "--trainers", metavar="CONFIG", help="each trainer (sb3, lean) on this training config: train steps/s"
+        "--trainers", metavar="CONFIG", help="the PPO trainer on this training config in each precision: train steps/s"
     )
     add_trust_model(parser)
+    parser.add_argument(
+        "--training", action="store_true", help="the lean trainer (bf16 where supported, fp32) beside a plain fp32 loop"
+    )
+    parser.add_argument(
+        "--training-nets", nargs="+", default=["256-256", "512-512-256"], help="hidden layers of the training rows"
+    )
+    parser.add_argument("--training-ruleset", default="jnn", help="preset of the training rows")
+    parser.add_argument(
+        "--training-rounds", type=int, default=2, help="timed rounds per loop of the training rows (1-100)"
+    )
+    parser.add_argument("--training-threads", type=int, default=2, help="torch threads of the training rows (1-256)")
     args = parser.parse_args(argv)
+    nets = []
+    for net in args.training_nets:
+        try:
+            nets.append(tuple(int(n) for n in net.replace("x", "-").split("-")))
+        except ValueError:
+            parser.error(f"--training-nets: {net!r} is not hidden layer sizes such as 256-256")
+        if not all(0 < n <= 65_536 for n in nets[-1]):
+            parser.error(f"--training-nets: {net!r}: layer sizes are 1 to 65,536")
+    if not 1 <= args.training_rounds <= 100:
+        parser.error(f"--training-rounds must be 1 to 100, got {args.training_rounds}")
+    if not 1 <= args.training_threads <= 256:
+        parser.error(f"--training-threads must be 1 to 256, got {args.training_threads}")
     if not 1 <= args.agent_games <= 1000:
         parser.error(f"--agent-games must be 1 to 1000, got {args.agent_games}")
     if any(not 0 <= n <= 64 for n in args.rllib_runners):
@@ -161,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
             load_ruleset(name)
         except (ValueError, OSError) as exc:  # RulesetError, and a rules YAML path that does not exist
             parser.error(f"--presets {name}: {exc}")
+    if args.training:
+        try:
+            load_ruleset(args.training_ruleset)
+        except (ValueError, OSError) as exc:
+            parser.error(f"--training-ruleset {args.training_ruleset}: {exc}")
     if args.agents:
         from agents import load
 
@@ -183,13 +229,20 @@ def main(argv: list[str] | None = None) -> int:
         rllib_table = rllib_rows(args.train_steps, args.rllib_runners) if args.rllib else []
         agent_table = agent_rows(args.agents, presets[0], args.agent_games, args.trust_model) if args.agents else []
         trainer_table = trainer_rows(args.train_steps, args.trainers) if args.trainers is not None else []
+        training_table = (
+            training_rows(args.training_ruleset, tuple(nets), args.training_rounds, args.training_threads)
+            if args.training
+            else []
+        )
     except ConfigError as exc:  # settings MaskablePPO itself refuses (new_model), found when the trainer rows build it
         print(f"error: --trainers {args.trainers}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
         return 130
-    print(markdown(env_table, train_table, rllib_table, agent_table, trainer_table, args.trainers or ""))
+    print(
+        markdown(env_table, train_table, rllib_table, agent_table, trainer_table, args.trainers or "", training_table)
+    )
     return 0
 
 

@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engine",
         choices=("sb3", "rllib"),
-        help="sb3: MaskablePPO (default); rllib: RLlib's PPO "
-        "(default when the config or the resumed run says engine: rllib)",
+        help="sb3: the PPO trainer on this machine (MaskablePPO, agents/training/lean_ppo.py; default); "
+        "rllib: RLlib's PPO (default when the config or the resumed run says engine: rllib)",
     )
     parser.add_argument(
         "--address",

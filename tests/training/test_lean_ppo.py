@@ -1,4 +1,4 @@
-"""``trainer: lean`` (agents/training/lean_ppo.py): SB3's update, a sound rollout, the same run folder."""
+"""The PPO trainer (agents/training/lean_ppo.py): SB3's update, a sound rollout, the run folder, one trainer."""
 
 import copy
 import subprocess
@@ -18,7 +18,7 @@ from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 from agents.training.lean_ppo import LeanMaskablePPO, model_class
 from jamb_env import JambVecEnv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = dict(
     n_steps=16,
     batch_size=64,
@@ -122,14 +122,19 @@ def test_lean_rollout_refuses_a_truncated_game():
         model.learn(64)
 
 
-def test_trainer_key_and_model_class(tmp_path):
-    assert model_class("sb3") is MaskablePPO and model_class("lean") is LeanMaskablePPO
-    assert load_config(CONFIGS_DIR / "ppo_classic.yaml")["trainer"] == "sb3"
-    for name in ("ppo_classic_lean", "ppo_jnn_lean", "ppo_standard_lean"):
+def test_one_trainer_for_every_config(tmp_path):
+    """``trainer: sb3`` (older configs, saved run folders) and ``lean`` both load as the one trainer;
+    self-play's checkpoints (no trainer named) stay sb3-contrib's class."""
+    assert load_config(CONFIGS_DIR / "ppo_classic.yaml")["trainer"] == "lean"
+    for name in ("ppo_classic_lean", "ppo_jnn_lean", "ppo_standard_lean", "ppo_classic_tuned", "ppo_jnn"):
         assert load_config(ROOT / "configs" / f"{name}.yaml")["trainer"] == "lean", name
+    old = tmp_path / "old.yaml"
+    old.write_text("trainer: sb3\n")
+    assert load_config(old)["trainer"] == "lean"
+    assert model_class("lean") is LeanMaskablePPO and model_class("sb3") is MaskablePPO
     bad = tmp_path / "bad.yaml"
     bad.write_text("trainer: cleanrl\n")
-    with pytest.raises(ConfigError, match="key 'trainer': 'cleanrl'; allowed: sb3, lean"):
+    with pytest.raises(ConfigError, match="key 'trainer': 'cleanrl'; allowed: lean, sb3"):
         load_config(bad)
     with pytest.raises(ValueError, match="unknown trainer"):
         model_class("fast")
@@ -137,8 +142,7 @@ def test_trainer_key_and_model_class(tmp_path):
 
 @pytest.mark.slow
 def test_lean_run_trains_resumes_and_plays(tmp_path):
-    """jamb-train with trainer: lean: the run folder of an SB3 run, resumed as a lean run, and
-    its model plays through agents.load like any MaskablePPO zip."""
+    """jamb-train: a run folder, resumed, and its model plays through agents.load like any MaskablePPO zip."""
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic_lean.yaml").read_text())
     cfg["imitation"]["games"] = 0
     cfg.update(total_timesteps=1024, torch_threads=1)
@@ -169,10 +173,13 @@ def test_lean_run_trains_resumes_and_plays(tmp_path):
     assert result["score"] >= 0 and result["steps"] >= 52
 
 
-def test_bench_trainers_rows_and_bad_config(tmp_path, capsys):
+def test_bench_trainer_rows_and_bad_config(tmp_path, monkeypatch, capsys):
     from agents.apps.bench import trainer_rows
     from agents.apps.cli import bench
+    from agents.training import lean_ppo
 
+    monkeypatch.delenv("JAMB_PRECISION", raising=False)
+    monkeypatch.setattr(lean_ppo, "bf16_units", lambda device: True)
     cfg = yaml.safe_load((ROOT / "configs" / "ppo_classic_lean.yaml").read_text())
     cfg["imitation"]["games"] = 0
     cfg.update(torch_threads=1)
@@ -181,8 +188,40 @@ def test_bench_trainers_rows_and_bad_config(tmp_path, capsys):
     config = tmp_path / "bench.yaml"
     config.write_text(yaml.safe_dump(cfg))
     rows = trainer_rows(200, config)
-    assert [r["trainer"] for r in rows] == ["sb3", "lean"]
+    assert [r["trainer"] for r in rows] == ["lean bf16", "lean fp32"]
     assert all(r["rollout"] == 128 and r["steps_per_s"] > 0 and 0 < r["update_share"] < 1 for r in rows)
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--skip-env", "--skip-train", "--trainers", str(tmp_path / "none.yaml")])
     assert exit_info.value.code == 2 and "--trainers" in capsys.readouterr().err
+
+
+def test_bench_training_rows_and_bad_arguments(monkeypatch, capsys):
+    """jamb-bench --training: the lean loop (bf16 where supported, fp32) beside the plain fp32
+    reference loop of the same shapes, measured in one run; bad arguments are one-line errors."""
+    from agents.apps.bench import training_rows
+    from agents.apps.cli import bench
+    from agents.training import lean_ppo
+
+    monkeypatch.delenv("JAMB_PRECISION", raising=False)
+    shapes = {"n_envs": 8, "n_steps": 8, "n_epochs": 1, "batch_size": 32}
+    for units in (True, False):
+        monkeypatch.setattr(lean_ppo, "bf16_units", lambda device, units=units: units)
+        rows = training_rows("classic", ((16,),), rounds=1, threads=1, shapes=shapes)
+        want = (
+            [("lean", "bf16"), ("reference", "fp32"), ("lean", "fp32")]
+            if units
+            else [("lean", "fp32"), ("reference", "fp32")]
+        )
+        assert [(r["loop"], r["precision"]) for r in rows] == want
+        assert all(r["net"] == "16" and r["steps_per_s"] > 0 for r in rows)
+        assert [r["vs_reference"] for r in rows if r["loop"] == "reference"] == [1.0]
+    table = bench.markdown([], [], training_table=rows)
+    assert "| 16 | lean | fp32 |" in table and "| 16 | reference | fp32 |" in table
+    for argv, msg in (
+        (["--training-nets", "256-x"], "--training-nets"),
+        (["--training-rounds", "0"], "--training-rounds"),
+        (["--training", "--training-ruleset", "nope"], "--training-ruleset"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            bench.main(["--skip-env", "--skip-train", *argv])
+        assert exit_info.value.code == 2 and msg in capsys.readouterr().err
