@@ -143,7 +143,6 @@ class _ColumnModel:
         rows = rules.rows
         self.upper = np.flatnonzero(rules.arrays.is_upper).tolist()
         self.face = {r: UPPER_ROWS.index(rows[r]) + 1 for r in self.upper}
-        self.upper_bits = int(rules.arrays.P[rk.P_UPPER_BITS])
         diff = rk.difference_rows(rules)
         self.ones, self.max, self.min = diff if diff else (-1, -1, -1)
         self.diff_rows = set(diff) if diff else set()
@@ -217,16 +216,14 @@ class _ColumnModel:
             h = np.zeros_like(v)
         else:
             h = v - self.par[r]
-        if r in self.face and filled & self.upper_bits != self.upper_bits:
+        if r in self.face and not rk.bonus_credited(filled, rules.arrays.P):
             upper = self.upper_sum(st.values[c], filled)
             remaining = [q for q in self.upper if not filled >> q & 1 and q != r]
             before = self._p_bonus(np.asarray(float(upper)), remaining + [r])
             after = self._p_bonus(upper + v, remaining)
             h = h + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * (after - before)
-        if r in self.diff_rows:
-            bits = (1 << self.ones) | (1 << self.max) | (1 << self.min)
-            if filled & bits != bits:
-                h = h + self._expected_difference(values, filled, r, v) - self._expected_difference(values, filled)
+        if r in self.diff_rows and not rk.difference_credited(filled, rules.arrays.P):
+            h = h + self._expected_difference(values, filled, r, v) - self._expected_difference(values, filled)
         return h
 
     def column_prior(self, values: np.ndarray, filled: int, r: int | None = None, v=None) -> np.ndarray:
@@ -245,14 +242,13 @@ class _ColumnModel:
         for q in range(rules.num_rows):
             if not filled >> q & 1 and q not in (self.max, self.min):
                 out = out + self.par[q]
-        if self.upper and filled & self.upper_bits != self.upper_bits:
+        if self.upper and not rk.bonus_credited(filled, rules.arrays.P):
             upper = self.upper_sum(values, filled, r) + (v if r in self.face else 0.0)
             remaining = [q for q in self.upper if not filled >> q & 1]
             out = out + rk.bonus(rk.bonus_floor(rules.arrays.P) + 3, rules.arrays.P) * self._p_bonus(
                 np.asarray(upper, dtype=np.float64), remaining
             )
-        bits = (1 << self.ones) | (1 << self.max) | (1 << self.min) if self.diff_rows else 0
-        if bits and filled & bits != bits:
+        if self.diff_rows and not rk.difference_credited(filled, rules.arrays.P):
             if r is None:
                 out = out + self._expected_difference(values, filled)
             else:

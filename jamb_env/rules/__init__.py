@@ -40,6 +40,7 @@ from jamb_env.rules.game import (
     validate_state,
     why_illegal,
     writable_bits,
+    write_gains,
 )
 from jamb_env.rules.ruleset import COLUMN_KINDS, RULES_DIR, Ruleset, list_rulesets, load_ruleset
 from jamb_env.rules.tables import ROW_IDS, DiceTables, dice_tables
@@ -89,4 +90,5 @@ __all__ = [
     "stream_bounds",
     "why_illegal",
     "writable_bits",
+    "write_gains",
 ]
