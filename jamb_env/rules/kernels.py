@@ -30,68 +30,15 @@ To add a column kind: one :class:`ColumnKind` entry in :data:`COLUMN_KINDS` (reu
 in :func:`writable`; then a preset or a test ruleset and tests (docs/presets.md).
 """
 
+# ruff: noqa: F403, F405 - the names of the three modules above are this module's too
 from __future__ import annotations
 
 import numpy as np
 
 from jamb_env.rules._jit import kernel
-from jamb_env.rules.columns import *  # noqa: F403 - re-exported: kernels.X names every rule
-from jamb_env.rules.columns import (
-    COLUMN_KINDS,
-    OPEN_AFTER_ROW,
-    OPEN_ANNOUNCED,
-    OPEN_ANSWER,
-    OPEN_ANY,
-    OPEN_COPY,
-    OPEN_FRONT,
-    OPEN_LAST,
-    front_masks,
-)
-from jamb_env.rules.params import *  # noqa: F403
-from jamb_env.rules.params import (
-    JOKER_BASKET_SHIFT,
-    JOKER_FREE_SHIFT,
-    N_PARAMS,
-    P_AFTER_ROW_COL,
-    P_ANN_OFFSET,
-    P_ANNOUNCE_PURE,
-    P_ANSWER_COL,
-    P_ANSWER_FORCED,
-    P_BONUS_PER,
-    P_BONUS_PTS,
-    P_BONUS_STRICT,
-    P_BONUS_THR,
-    P_C,
-    P_COPY_COL,
-    P_DIFF_CLAMP,
-    P_HAS_MAXIMAL,
-    P_JOKER_OFFSET,
-    P_JOKERS,
-    P_KMAX,
-    P_LAST_ROLLS,
-    P_M,
-    P_MANDATORY_COL,
-    P_MAX,
-    P_MIN,
-    P_MIN_ROW,
-    P_N,
-    P_NUM_ACTIONS,
-    P_NUM_ANN,
-    P_NUM_CELLS,
-    P_NUM_HOLDS,
-    P_ONES,
-    P_R,
-    P_ROLLS,
-    P_UPPER_BITS,
-    P_WRITE_OFFSET,
-    RuleArrays,
-    baskets_left,
-    face_weight,
-    fixed_joker_left,
-    free_jokers_left,
-)
-from jamb_env.rules.scoring import *  # noqa: F403
-from jamb_env.rules.scoring import column_and_maximal_points
+from jamb_env.rules.columns import *  # re-exported: kernels.X names every rule
+from jamb_env.rules.params import *
+from jamb_env.rules.scoring import *
 
 
 @kernel(inline=True)

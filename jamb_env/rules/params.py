@@ -16,51 +16,6 @@ import numpy as np
 from jamb_env.rules._jit import kernel
 
 # ---------------------------------------------------------------------------- parameters
-__all__ = [
-    "baskets_left",
-    "face_weight",
-    "fixed_joker_left",
-    "free_jokers_left",
-    "JOKERS_FULL",
-    "JOKER_BASKET_SHIFT",
-    "JOKER_BITS",
-    "JOKER_FREE_SHIFT",
-    "N_PARAMS",
-    "P_AFTER_ROW_COL",
-    "P_ANNOUNCE_PURE",
-    "P_ANN_OFFSET",
-    "P_ANSWER_COL",
-    "P_ANSWER_FORCED",
-    "P_BONUS_PER",
-    "P_BONUS_PTS",
-    "P_BONUS_STRICT",
-    "P_BONUS_THR",
-    "P_C",
-    "P_COPY_COL",
-    "P_DIFF_CLAMP",
-    "P_HAS_MAXIMAL",
-    "P_JOKERS",
-    "P_JOKER_OFFSET",
-    "P_KMAX",
-    "P_LAST_ROLLS",
-    "P_M",
-    "P_MANDATORY_COL",
-    "P_MAX",
-    "P_MIN",
-    "P_MIN_ROW",
-    "P_N",
-    "P_NUM_ACTIONS",
-    "P_NUM_ANN",
-    "P_NUM_CELLS",
-    "P_NUM_HOLDS",
-    "P_ONES",
-    "P_R",
-    "P_ROLLS",
-    "P_UPPER_BITS",
-    "P_WRITE_OFFSET",
-    "RuleArrays",
-]
-
 # indices into the int64 parameter vector ``RuleArrays.P``
 (
     P_N,  # dice

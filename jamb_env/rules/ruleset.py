@@ -56,26 +56,10 @@ from typing import Any
 import numpy as np
 
 from jamb_env.rules import kernels
-from jamb_env.rules.columns import COLUMN_KINDS
-from jamb_env.rules.ruleset_file import MAX_EXTENDS, RULES_DIR, SCHEMA_VERSION, preset_names, read_fields, read_merged
+from jamb_env.rules.ruleset_file import RULES_DIR, preset_names, read_fields, read_merged
 from jamb_env.rules.tables import FACES, DiceTables, RowScoring, dice_tables, row_values
 from jamb_env.utils.errors import RulesetError
-from jamb_env.utils.safe_yaml import MAX_YAML_BYTES, MAX_YAML_DEPTH, load_yaml, read_yaml_mapping
-
-#: Re-exported (their homes: :mod:`jamb_env.rules.ruleset_file`, :mod:`jamb_env.utils.safe_yaml`).
-__all__ = [
-    "COLUMN_KINDS",
-    "MAX_EXTENDS",
-    "MAX_YAML_BYTES",
-    "MAX_YAML_DEPTH",
-    "RULES_DIR",
-    "SCHEMA_VERSION",
-    "Ruleset",
-    "list_rulesets",
-    "load_ruleset",
-    "load_yaml",
-    "read_yaml_mapping",
-]
+from jamb_env.utils.safe_yaml import read_yaml_mapping as read_yaml_mapping  # re-exported: the configs' reader
 
 
 def list_rulesets(playable: bool = True) -> list[str]:
