@@ -6,8 +6,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from jamb_env import IllegalActionError, JambEnv, JambVecEnv
 from jamb_env.engine.seeding import game_seed, game_seeds
-from tests.helpers import playable_presets, random_actions
-from tests.test_properties import _check_finished_sheet
+from tests.helpers import check_finished_sheet, playable_presets, random_actions
 
 PRESETS = playable_presets()
 
@@ -51,7 +50,7 @@ def test_identical_to_single_env_and_invariants(preset):
                     and infos[i]["column_scores"] == info["column_scores"]
                 )
                 assert infos[i]["episode"]["r"] == pytest.approx(info["score"]) and infos[i]["episode"]["l"] > 0
-                _check_finished_sheet(env.ruleset, env.game)
+                check_finished_sheet(env.ruleset, env.game)
                 returns[i] = writes[i] = 0
                 o, _ = env.reset()
             else:
