@@ -15,7 +15,7 @@ and ``V`` is an **afterstate value**: the expected points still to come from the
 the write leaves, before the next turn's first roll (0 once the sheet is full). A leaf is
 therefore an estimate of the points of the rest of the game, and the plan's value at any
 decision the expected points still to come (``explain`` shows them). ``prior`` is
-expectimax's own model of a sheet (:meth:`agents.heuristic._ColumnModel.column_prior`:
+expectimax's own model of a sheet (:meth:`agents.column_model._ColumnModel.column_prior`:
 empty rows at their par, the bonus chance, the expected difference), so a network that
 outputs 0 plays about like expectimax; the **network** learns the residual, what that
 model gets wrong. (Without the prior the network must learn the whole value, and on
@@ -54,7 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.heuristic import JOKER_COSTS, ExpectimaxAgent, column_model
+from agents.column_model import column_model
+from agents.heuristic import JOKER_COSTS, ExpectimaxAgent
 from agents.shipped import MODELS_DIR
 from jamb_env import Ruleset, load_ruleset
 from jamb_env.engine.observation import encoder
@@ -123,7 +124,8 @@ class ValueNet:
         for i, (W, b) in enumerate(layers):
             if np.ndim(W) != 2 or np.ndim(b) != 1:
                 raise ValueError(
-                    f"value network layer {i}: weights {np.shape(W)} and bias {np.shape(b)} are not a matrix and a vector"
+                    f"value network layer {i}: weights {np.shape(W)} and bias {np.shape(b)} "
+                    "are not a matrix and a vector"
                 )
         width = layers[0][0].shape[0]
         for i, (W, b) in enumerate(layers):
@@ -203,7 +205,7 @@ class ValueNet:
 
 
 def column_priors(rules: Ruleset, st: GameState) -> list[float]:
-    """Per played column of ``st``: :meth:`agents.heuristic._ColumnModel.column_prior`
+    """Per played column of ``st``: :meth:`agents.column_model._ColumnModel.column_prior`
     (expectimax's model of the column's points still to come)."""
     model = column_model(rules)
     return [float(model.column_prior(st.values[c], int(st.filled[c]))[0]) for c in range(len(rules.columns))]
@@ -263,7 +265,8 @@ class LeafSearch(ExpectimaxAgent):
     def act(self, env, observation, mask) -> int:
         if env.ruleset.name != self.rules.name:
             raise ValueError(
-                f"this {self.name} agent plays {self.rules.name!r} (the ruleset its values were learned on), not {env.ruleset.name!r}"
+                f"this {self.name} agent plays {self.rules.name!r} (the ruleset its values were learned on), "
+                f"not {env.ruleset.name!r}"
             )
         return super().act(env, observation, mask)
 
@@ -370,7 +373,8 @@ def load_search(spec: str, ruleset: str) -> SearchAgent:
     path = spec[len("search:") :]
     if not path:
         raise ValueError(
-            "search: needs a value network path after the colon (search:<file.npz>), or plain 'search' for the shipped one"
+            "search: needs a value network path after the colon (search:<file.npz>), "
+            "or plain 'search' for the shipped one"
         )
     return SearchAgent(path, ruleset=ruleset)
 

@@ -69,7 +69,8 @@ MAX_EVAL_GAMES = 100_000
 MAX_TORCH_THREADS = (os.cpu_count() or 1) * 4
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: the arguments, the environments, the algorithm, the evaluation."""
     p = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
@@ -122,8 +123,42 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=100,
         help=f"greedy evaluation games at the end, 1..{MAX_EVAL_GAMES} (the canonical seeds 20,000,000 + g)",
     )
-    args = p.parse_args(argv)
+    return p
 
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments, each checked (a parser error, exit status 2, names a bad one), with the
+    sizes derived from them (``batch_size``, ``minibatch_size``, ``num_iterations``)."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    check_numbers(p, args)
+    try:
+        jamb_env.load_ruleset(args.ruleset)
+    except ValueError as e:  # RulesetError: unknown preset or invalid file; the message says why
+        p.error(f"--ruleset: {e}")
+    except OSError as e:  # no such file, a folder, unreadable
+        what = "is a folder" if os.path.isdir(args.ruleset) else str(e)
+        p.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
+
+    args.batch_size = args.num_envs * args.num_steps
+    if args.num_minibatches > args.batch_size:
+        p.error(
+            f"--num-minibatches ({args.num_minibatches}) exceeds the batch size "
+            f"num_envs x num_steps = {args.batch_size}"
+        )
+    args.minibatch_size = args.batch_size // args.num_minibatches
+    args.num_iterations = args.total_timesteps // args.batch_size
+    if args.num_iterations < 1:
+        p.error(
+            f"--total-timesteps ({args.total_timesteps}) is less than one rollout: "
+            f"num_envs x num_steps = {args.batch_size}"
+        )
+    check_run_dir(p, args.run_dir)  # last: it creates the folder
+    return args
+
+
+def check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (``p.error``) a count, a seed, a rate or a coefficient outside its range."""
     for name in (
         "num_envs",
         "num_steps",
@@ -157,29 +192,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
     if args.target_kl is not None and not (np.isfinite(args.target_kl) and args.target_kl > 0):
         p.error(f"--target-kl must be a positive number, got {args.target_kl}")
-    try:
-        jamb_env.load_ruleset(args.ruleset)
-    except ValueError as e:  # RulesetError: unknown preset or invalid file; the message says why
-        p.error(f"--ruleset: {e}")
-    except OSError as e:  # no such file, a folder, unreadable
-        what = "is a folder" if os.path.isdir(args.ruleset) else str(e)
-        p.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
-
-    args.batch_size = args.num_envs * args.num_steps
-    if args.num_minibatches > args.batch_size:
-        p.error(
-            f"--num-minibatches ({args.num_minibatches}) exceeds the batch size "
-            f"num_envs x num_steps = {args.batch_size}"
-        )
-    args.minibatch_size = args.batch_size // args.num_minibatches
-    args.num_iterations = args.total_timesteps // args.batch_size
-    if args.num_iterations < 1:
-        p.error(
-            f"--total-timesteps ({args.total_timesteps}) is less than one rollout: "
-            f"num_envs x num_steps = {args.batch_size}"
-        )
-    check_run_dir(p, args.run_dir)  # last: it creates the folder
-    return args
 
 
 def check_run_dir(p: argparse.ArgumentParser, run_dir: str) -> None:
@@ -279,6 +291,181 @@ def evaluate(agent: Agent, args: argparse.Namespace, device: torch.device) -> np
     return scores
 
 
+class Rollout:
+    """The storage of one rollout: ``(num_steps, num_envs)`` of each, as CleanRL's ppo.py,
+    plus the legal-action mask of every stored step (``(num_steps, num_envs, num_actions)``)."""
+
+    def __init__(self, args: argparse.Namespace, obs_dim: int, num_actions: int, device: torch.device):
+        shape = (args.num_steps, args.num_envs)
+        self.obs = torch.zeros(shape + (obs_dim,), device=device)
+        self.masks = torch.zeros(shape + (num_actions,), dtype=torch.bool, device=device)
+        self.actions = torch.zeros(shape, dtype=torch.long, device=device)
+        self.logprobs = torch.zeros(shape, device=device)
+        self.rewards = torch.zeros(shape, device=device)
+        self.dones = torch.zeros(shape, device=device)
+        self.values = torch.zeros(shape, device=device)
+
+
+class Games:
+    """Where the games stand between steps: the next observation, mask and done flag of
+    every slot, each slot's running return and length, and the env steps so far."""
+
+    def __init__(self, envs, args: argparse.Namespace, device: torch.device):
+        self.device = device
+        next_obs, infos = envs.reset(seed=args.seed)  # game i: jamb_env.engine.seeding.game_seed(seed, i)
+        self.next_obs = torch.as_tensor(next_obs, device=device)
+        self.next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
+        self.next_done = torch.zeros(args.num_envs, device=device)
+        self.ep_return = np.zeros(args.num_envs)  # running return of each slot's game (scaled rewards)
+        self.ep_length = np.zeros(args.num_envs, dtype=np.int64)
+        self.global_step = 0
+
+
+def collect(agent: Agent, envs, games: Games, buf: Rollout, args: argparse.Namespace) -> dict[str, list]:
+    """Play ``num_steps`` steps of every game into ``buf``; returns the returns (points),
+    lengths and scores of the games that ended."""
+    ended_games: dict[str, list] = {"returns": [], "lengths": [], "scores": []}
+    device = games.device
+    for step in range(args.num_steps):
+        games.global_step += args.num_envs
+        buf.obs[step] = games.next_obs
+        buf.masks[step] = games.next_mask
+        buf.dones[step] = games.next_done
+
+        with torch.no_grad():
+            action, logprob, _, value = agent.get_action_and_value(games.next_obs, games.next_mask)
+            buf.values[step] = value.flatten()
+        buf.actions[step] = action
+        buf.logprobs[step] = logprob
+
+        next_obs, reward, terminations, truncations, infos = envs.step(action.cpu().numpy())
+        # Jamb never truncates (truncations is always False); a truncated game would need
+        # its value bootstrapped from infos["final_obs"], which this loop does not do.
+        next_done_np = np.logical_or(terminations, truncations)
+        buf.rewards[step] = torch.as_tensor(reward, device=device).view(-1)
+        games.next_obs = torch.as_tensor(next_obs, device=device)
+        games.next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
+        games.next_done = torch.as_tensor(next_done_np, dtype=torch.float32, device=device)
+
+        games.ep_return += reward
+        games.ep_length += 1
+        if next_done_np.any():  # SAME_STEP: the ended games' keys are in final_info
+            ended = np.flatnonzero(infos["_final_info"])
+            ended_games["scores"] += infos["final_info"]["score"][ended].tolist()
+            ended_games["returns"] += (games.ep_return[ended] / args.reward_scale).tolist()
+            ended_games["lengths"] += games.ep_length[ended].tolist()
+            games.ep_return[ended], games.ep_length[ended] = 0.0, 0
+    return ended_games
+
+
+def advantages_and_returns(agent: Agent, games: Games, buf: Rollout, args: argparse.Namespace):
+    """GAE over the rollout, bootstrapped from the value of the next observation where the
+    game goes on (gamma = 1 is the undiscounted case): (advantages, returns)."""
+    with torch.no_grad():
+        next_value = agent.get_value(games.next_obs).reshape(1, -1)
+        advantages = torch.zeros_like(buf.rewards, device=games.device)
+        lastgaelam = 0
+        for t in reversed(range(args.num_steps)):
+            if t == args.num_steps - 1:
+                nextnonterminal = 1.0 - games.next_done
+                nextvalues = next_value
+            else:
+                nextnonterminal = 1.0 - buf.dones[t + 1]
+                nextvalues = buf.values[t + 1]
+            delta = buf.rewards[t] + args.gamma * nextvalues * nextnonterminal - buf.values[t]
+            advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
+        return advantages, advantages + buf.values
+
+
+def minibatch_loss(agent: Agent, batch: dict[str, torch.Tensor], mb_inds, args: argparse.Namespace) -> dict:
+    """The clipped PPO loss of one minibatch, with its parts and the KL estimates."""
+    _, newlogprob, entropy, newvalue = agent.get_action_and_value(
+        batch["obs"][mb_inds], batch["masks"][mb_inds], batch["actions"][mb_inds]
+    )
+    logratio = newlogprob - batch["logprobs"][mb_inds]
+    ratio = logratio.exp()
+    out = {}
+    with torch.no_grad():
+        # calculate approx_kl http://joschu.net/blog/kl-approx.html
+        out["old_approx_kl"] = (-logratio).mean()
+        out["approx_kl"] = ((ratio - 1) - logratio).mean()
+        out["clipfrac"] = ((ratio - 1.0).abs() > args.clip_coef).float().mean().item()
+
+    mb_advantages = batch["advantages"][mb_inds]
+    if args.norm_adv and len(mb_inds) > 1:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+
+    # policy loss
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+    out["pg_loss"] = torch.max(pg_loss1, pg_loss2).mean()
+
+    # value loss
+    newvalue, returns, values = newvalue.view(-1), batch["returns"][mb_inds], batch["values"][mb_inds]
+    if args.clip_vloss:
+        v_loss_unclipped = (newvalue - returns) ** 2
+        v_clipped = values + torch.clamp(newvalue - values, -args.clip_coef, args.clip_coef)
+        v_loss_clipped = (v_clipped - returns) ** 2
+        out["v_loss"] = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
+    else:
+        out["v_loss"] = 0.5 * ((newvalue - returns) ** 2).mean()
+
+    # the entropy of the masked distribution: illegal actions have probability 0
+    out["entropy_loss"] = entropy.mean()
+    out["loss"] = out["pg_loss"] - args.ent_coef * out["entropy_loss"] + out["v_loss"] * args.vf_coef
+    return out
+
+
+def update(agent: Agent, optimizer, buf: Rollout, advantages, returns, args: argparse.Namespace) -> dict:
+    """``update_epochs`` passes of minibatch updates over the flattened rollout (stopped
+    early past ``target_kl``); returns the last minibatch's losses, the clip fractions and
+    the explained variance."""
+    batch = {
+        "obs": buf.obs.reshape((args.batch_size, -1)),
+        "masks": buf.masks.reshape((args.batch_size, -1)),
+        "logprobs": buf.logprobs.reshape(-1),
+        "actions": buf.actions.reshape(-1),
+        "advantages": advantages.reshape(-1),
+        "returns": returns.reshape(-1),
+        "values": buf.values.reshape(-1),
+    }
+    b_inds = np.arange(args.batch_size)
+    clipfracs = []
+    for _epoch in range(args.update_epochs):
+        np.random.shuffle(b_inds)
+        for start in range(0, args.batch_size, args.minibatch_size):
+            out = minibatch_loss(agent, batch, b_inds[start : start + args.minibatch_size], args)
+            clipfracs.append(out["clipfrac"])
+            optimizer.zero_grad()
+            out["loss"].backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+
+        if args.target_kl is not None and out["approx_kl"] > args.target_kl:
+            break
+
+    y_pred, y_true = batch["values"].cpu().numpy(), batch["returns"].cpu().numpy()
+    var_y = np.var(y_true)
+    out["explained_variance"] = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+    out["clipfrac"] = np.mean(clipfracs)
+    return out
+
+
+def log_iteration(writer, optimizer, stats: dict, ended: dict[str, list], step: int, sps: int) -> None:
+    """TensorBoard scalars of one iteration (module docstring)."""
+    if ended["scores"]:
+        writer.add_scalar("charts/episodic_return", np.mean(ended["returns"]), step)
+        writer.add_scalar("charts/episodic_length", np.mean(ended["lengths"]), step)
+        writer.add_scalar("jamb/score", np.mean(ended["scores"]), step)
+    writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+    for name in ("v_loss", "pg_loss", "entropy_loss", "old_approx_kl", "approx_kl"):
+        tag = {"v_loss": "value_loss", "pg_loss": "policy_loss", "entropy_loss": "entropy"}.get(name, name)
+        writer.add_scalar(f"losses/{tag}", stats[name].item(), step)
+    writer.add_scalar("losses/clipfrac", stats["clipfrac"], step)
+    writer.add_scalar("losses/explained_variance", stats["explained_variance"], step)
+    writer.add_scalar("charts/SPS", sps, step)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     writer = SummaryWriter(args.run_dir)
@@ -302,164 +489,24 @@ def main(argv: list[str] | None = None) -> int:
 
     agent = Agent(obs_dim, num_actions, args.hidden_size).to(device)
     optimizer = optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
-
-    # storage
-    obs = torch.zeros((args.num_steps, args.num_envs, obs_dim), device=device)
-    masks = torch.zeros((args.num_steps, args.num_envs, num_actions), dtype=torch.bool, device=device)
-    actions = torch.zeros((args.num_steps, args.num_envs), dtype=torch.long, device=device)
-    logprobs = torch.zeros((args.num_steps, args.num_envs), device=device)
-    rewards = torch.zeros((args.num_steps, args.num_envs), device=device)
-    dones = torch.zeros((args.num_steps, args.num_envs), device=device)
-    values = torch.zeros((args.num_steps, args.num_envs), device=device)
+    buf = Rollout(args, obs_dim, num_actions, device)
 
     # start the game
-    global_step = 0
     start_time = time.time()
-    next_obs, infos = envs.reset(seed=args.seed)  # game i: jamb_env.engine.seeding.game_seed(seed, i)
-    next_obs = torch.as_tensor(next_obs, device=device)
-    next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
-    next_done = torch.zeros(args.num_envs, device=device)
-    ep_return = np.zeros(args.num_envs)  # running return of each slot's game (scaled rewards)
-    ep_length = np.zeros(args.num_envs, dtype=np.int64)
-
+    games = Games(envs, args, device)
     for iteration in range(1, args.num_iterations + 1):
         if args.anneal_lr:
             frac = 1.0 - (iteration - 1.0) / args.num_iterations
             optimizer.param_groups[0]["lr"] = frac * args.learning_rate
-
-        ended_returns, ended_lengths, ended_scores = [], [], []
-        for step in range(args.num_steps):
-            global_step += args.num_envs
-            obs[step] = next_obs
-            masks[step] = next_mask
-            dones[step] = next_done
-
-            with torch.no_grad():
-                action, logprob, _, value = agent.get_action_and_value(next_obs, next_mask)
-                values[step] = value.flatten()
-            actions[step] = action
-            logprobs[step] = logprob
-
-            next_obs, reward, terminations, truncations, infos = envs.step(action.cpu().numpy())
-            # Jamb never truncates (truncations is always False); a truncated game would need
-            # its value bootstrapped from infos["final_obs"], which this loop does not do.
-            next_done_np = np.logical_or(terminations, truncations)
-            rewards[step] = torch.as_tensor(reward, device=device).view(-1)
-            next_obs = torch.as_tensor(next_obs, device=device)
-            next_mask = torch.as_tensor(infos["action_mask"], dtype=torch.bool, device=device)
-            next_done = torch.as_tensor(next_done_np, dtype=torch.float32, device=device)
-
-            ep_return += reward
-            ep_length += 1
-            if next_done_np.any():  # SAME_STEP: the ended games' keys are in final_info
-                ended = np.flatnonzero(infos["_final_info"])
-                ended_scores += infos["final_info"]["score"][ended].tolist()
-                ended_returns += (ep_return[ended] / args.reward_scale).tolist()
-                ended_lengths += ep_length[ended].tolist()
-                ep_return[ended], ep_length[ended] = 0.0, 0
-
-        if ended_scores:
-            writer.add_scalar("charts/episodic_return", np.mean(ended_returns), global_step)
-            writer.add_scalar("charts/episodic_length", np.mean(ended_lengths), global_step)
-            writer.add_scalar("jamb/score", np.mean(ended_scores), global_step)
-
-        # bootstrap value if not done (GAE; gamma = 1 is the undiscounted case)
-        with torch.no_grad():
-            next_value = agent.get_value(next_obs).reshape(1, -1)
-            advantages = torch.zeros_like(rewards, device=device)
-            lastgaelam = 0
-            for t in reversed(range(args.num_steps)):
-                if t == args.num_steps - 1:
-                    nextnonterminal = 1.0 - next_done
-                    nextvalues = next_value
-                else:
-                    nextnonterminal = 1.0 - dones[t + 1]
-                    nextvalues = values[t + 1]
-                delta = rewards[t] + args.gamma * nextvalues * nextnonterminal - values[t]
-                advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
-            returns = advantages + values
-
-        # flatten the batch
-        b_obs = obs.reshape((-1, obs_dim))
-        b_masks = masks.reshape((-1, num_actions))
-        b_logprobs = logprobs.reshape(-1)
-        b_actions = actions.reshape(-1)
-        b_advantages = advantages.reshape(-1)
-        b_returns = returns.reshape(-1)
-        b_values = values.reshape(-1)
-
-        # optimizing the policy and value network
-        b_inds = np.arange(args.batch_size)
-        clipfracs = []
-        for epoch in range(args.update_epochs):
-            np.random.shuffle(b_inds)
-            for start in range(0, args.batch_size, args.minibatch_size):
-                mb_inds = b_inds[start : start + args.minibatch_size]
-
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                    b_obs[mb_inds], b_masks[mb_inds], b_actions[mb_inds]
-                )
-                logratio = newlogprob - b_logprobs[mb_inds]
-                ratio = logratio.exp()
-
-                with torch.no_grad():
-                    # calculate approx_kl http://joschu.net/blog/kl-approx.html
-                    old_approx_kl = (-logratio).mean()
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs += [((ratio - 1.0).abs() > args.clip_coef).float().mean().item()]
-
-                mb_advantages = b_advantages[mb_inds]
-                if args.norm_adv and len(mb_inds) > 1:
-                    mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
-
-                # policy loss
-                pg_loss1 = -mb_advantages * ratio
-                pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                pg_loss = torch.max(pg_loss1, pg_loss2).mean()
-
-                # value loss
-                newvalue = newvalue.view(-1)
-                if args.clip_vloss:
-                    v_loss_unclipped = (newvalue - b_returns[mb_inds]) ** 2
-                    v_clipped = b_values[mb_inds] + torch.clamp(
-                        newvalue - b_values[mb_inds], -args.clip_coef, args.clip_coef
-                    )
-                    v_loss_clipped = (v_clipped - b_returns[mb_inds]) ** 2
-                    v_loss = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
-                else:
-                    v_loss = 0.5 * ((newvalue - b_returns[mb_inds]) ** 2).mean()
-
-                # the entropy of the masked distribution: illegal actions have probability 0
-                entropy_loss = entropy.mean()
-                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
-
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-
-            if args.target_kl is not None and approx_kl > args.target_kl:
-                break
-
-        y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
-        var_y = np.var(y_true)
-        explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
-
-        sps = int(global_step / (time.time() - start_time))
-        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
-        writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
-        writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
-        writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
-        writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
-        writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-        writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
-        writer.add_scalar("losses/explained_variance", explained_var, global_step)
-        writer.add_scalar("charts/SPS", sps, global_step)
-        score = (
-            f"{np.mean(ended_scores):7.1f} ({len(ended_scores)} games)" if ended_scores else "      - (no game ended)"
-        )
+        ended = collect(agent, envs, games, buf, args)
+        advantages, returns = advantages_and_returns(agent, games, buf, args)
+        stats = update(agent, optimizer, buf, advantages, returns, args)
+        sps = int(games.global_step / (time.time() - start_time))
+        log_iteration(writer, optimizer, stats, ended, games.global_step, sps)
+        scores = ended["scores"]
+        score = f"{np.mean(scores):7.1f} ({len(scores)} games)" if scores else "      - (no game ended)"
         print(
-            f"iteration {iteration}/{args.num_iterations}  step {global_step}  training score {score}  SPS {sps}",
+            f"iteration {iteration}/{args.num_iterations}  step {games.global_step}  training score {score}  SPS {sps}",
             flush=True,
         )
 
@@ -471,12 +518,12 @@ def main(argv: list[str] | None = None) -> int:
 
     # greedy evaluation on the canonical games
     scores = evaluate(agent, args, device)
-    writer.add_scalar("eval/score", scores.mean(), global_step)
+    writer.add_scalar("eval/score", scores.mean(), games.global_step)
     writer.close()
     print(
         f"greedy evaluation: mean score {scores.mean():.1f} over {len(scores)} games "
         f"(seeds {eval_seeds(1)[0]}..{eval_seeds(len(scores))[-1]}); "
-        f"{global_step} steps in {time.time() - start_time:.1f} s; TensorBoard: {args.run_dir}"
+        f"{games.global_step} steps in {time.time() - start_time:.1f} s; TensorBoard: {args.run_dir}"
     )
     return 0
 

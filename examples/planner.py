@@ -6,16 +6,19 @@ Every chance node of a turn comes from :func:`jamb_env.rules.chance_outcomes` (e
 re-roll's outcomes with their exact probabilities; :func:`first_roll_outcomes` for a
 turn's first roll) and every hypothetical state from :func:`apply_outcome`,
 :func:`sample_outcome` and :func:`apply_action`; what is legal comes from
-:func:`legal_mask`, points from the ruleset's column scoring
-(:meth:`Ruleset.column_points`) and cell values (``Ruleset.cell_values``). No rule is
-restated here.
+:func:`legal_mask`, the points a write credits from :func:`write_gains` (what the write
+kernel credits, the ``maximal`` column included), cell values from ``Ruleset.cell_values``,
+and the bonus, the difference, the row groups and each column's write window from the
+kernels and ``Ruleset.arrays`` (``bonus_strict``, ``bonus_per_point``, ``difference_clamp``
+and every column kind included). No rule is restated here.
 
 The planner maximises, over the rest of the turn (every roll, hold and announcement),
 the expectation of a write's value ``h`` = points credited + the change of a simple
 potential of the written column: the expected points its empty cells will still bring
-(each row at its *par*, the row's expected value when one fresh turn aims at it alone,
-itself computed with this planner), the upper bonus with a normal-approximation
-probability, and the expected difference ``ones x (max - min)``.
+(each cell at its *par*, the cell's expected value when one fresh turn aims at it alone,
+within its column's write window, itself computed with this planner), the upper bonus
+(:func:`jamb_env.rules.kernels.bonus` over a normal approximation of the final upper
+sum), and the credited difference of the pars (:func:`jamb_env.rules.kernels.credited_difference`).
 
 The outcomes of a re-roll depend only on the dice it keeps, never on the sheet, so they
 are asked once per kept multiset and kept as a matrix; a turn is then a few matrix
@@ -50,10 +53,12 @@ from jamb_env.rules import (
     new_game,
     sample_outcome,
     start_turn,
+    write_gains,
 )
+from jamb_env.rules import kernels as rk
+from jamb_env.rules.tables import UPPER_ROWS
 
 NEG = -1e9  # "nothing to write here"
-UPPER = ("ones", "twos", "threes", "fours", "fives", "sixes")
 
 
 class ChanceModel:
@@ -138,14 +143,14 @@ class Planner:
         self.lay = layout(rules)
         self.chance = chance_model(rules)
         R = rules.num_rows
-        self.upper = [rules.rows.index(r) for r in UPPER if r in rules.rows]
-        self.diff = (
-            tuple(rules.rows.index(r) for r in ("ones", "max", "min"))
-            if {"ones", "max", "min"} <= set(rules.rows)
-            else None
-        )
-        self.diff_rows = set(self.diff or ())
-        self.lower = [r for r in range(R) if r not in self.upper and r not in self.diff_rows]
+        self.upper = np.flatnonzero(rules.arrays.is_upper).tolist()
+        self.face = {r: UPPER_ROWS.index(rules.rows[r]) + 1 for r in self.upper}
+        self.diff = rk.difference_rows(rules)  # (ones, max, min), None without a difference
+        self.lower = [r for r in range(R) if r not in self.upper and r not in (self.diff or ())]
+        # the bonus by upper sum, read from the kernel: bonus(u) - bonus(u - 1) for u = 1..most
+        P = rules.arrays.P
+        most = int(sum(rules.row_max[r] for r in self.upper))
+        self.bonus_steps = np.diff([rk.bonus(u, P) for u in range(most + 1)]).astype(np.float64)
         # distinct values of each cell and, per roll and multiset, which one it gets
         self.uniq, self.inv = [], []
         for c in range(rules.num_cells):
@@ -159,48 +164,68 @@ class Planner:
 
     # ------------------------------------------------------------------ values of writes
     def _pars(self) -> np.ndarray:
-        """Expected value of each row when one fresh turn aims at it alone (``min``: low)."""
+        """float64 ``(C, R)``: each cell's expected value when one fresh turn aims at it
+        alone within its column's write window (``Ruleset.arrays.first_roll`` ..
+        ``last_roll``; ``min``: kept low)."""
         rules, R = self.rules, self.rules.num_rows
-        c = next((i for i, kind in enumerate(rules.columns) if kind not in ("hand", "free2")), 0)
+        ra = rules.arrays
         sign = np.array([-1.0 if row == "min" else 1.0 for row in rules.rows])
-        leaf = rules.cell_values[:, :, c * R : (c + 1) * R].astype(np.float64) * sign  # (K, M, R)
-        V = leaf[rules.rolls - 1]
-        for k in range(rules.rolls - 2, -1, -1):
-            V = np.maximum(leaf[k], self.chance.best_hold(V))
-        return sign * (self.chance.first @ V)
+        pars = np.zeros((len(rules.columns), R))
+        for c in range(len(rules.columns)):
+            first, last = int(ra.first_roll[c]), min(int(ra.last_roll[c]), rules.rolls)
+            leaf = rules.cell_values[:, :, c * R : (c + 1) * R].astype(np.float64) * sign  # (K, M, R)
+            leaf[: first - 1] = NEG  # not writable yet: the turn must re-roll
+            V = leaf[last - 1]
+            for k in range(last - 2, -1, -1):
+                V = np.maximum(leaf[k], self.chance.best_hold(V))
+            pars[c] = sign * (self.chance.first @ V)
+        return pars
 
-    def _potential(self, values: np.ndarray, filled: int) -> float:
-        """Points a column with row ``values`` and ``filled`` bits can still expect (not yet credited)."""
-        rules, par = self.rules, self.par
+    def expected_bonus(self, mean: float, sd: float) -> float:
+        """The expected bonus (points) of a column whose final upper sum is about normal
+        (``mean``, ``sd``): ``sum over u of (bonus(u) - bonus(u - 1)) x P(sum >= u)``, the
+        steps read from :func:`jamb_env.rules.kernels.bonus`."""
+        u = np.flatnonzero(self.bonus_steps) + 1
+        if sd <= 0:
+            return float(self.bonus_steps[u - 1] @ (mean >= u))
+        reach = [0.5 * (1 + math.erf((mean - x + 0.5) / sd / math.sqrt(2))) for x in u]
+        return float(self.bonus_steps[u - 1] @ np.array(reach))
+
+    def _potential(self, c: int, values: np.ndarray, filled: int) -> float:
+        """Points column ``c`` with row ``values`` and ``filled`` bits can still expect (not yet credited)."""
+        rules, par, P = self.rules, self.par[c], self.rules.arrays.P
         empty = [r for r in range(rules.num_rows) if not filled >> r & 1]
         total = sum(par[r] for r in empty if r in self.lower)
         up_empty = [r for r in self.upper if r in empty]
         if up_empty:  # each empty upper row at its par; the bonus by a normal approximation
             total += sum(par[r] for r in up_empty)
-            face = [UPPER.index(rules.rows[r]) + 1 for r in up_empty]
+            face = [self.face[r] for r in up_empty]
             mean = sum(values[r] for r in self.upper if r not in up_empty) + 2.5 * sum(face)
-            sd = 1.2 * math.sqrt(sum(f * f for f in face))
-            total += rules.bonus_points * 0.5 * (1 + math.erf((mean - rules.bonus_threshold + 0.5) / sd / math.sqrt(2)))
+            total += self.expected_bonus(mean, 1.2 * math.sqrt(sum(f * f for f in face)))
         if self.diff and any(r in empty for r in self.diff):
-            ones, mx, mn = (par[r] if r in empty else values[r] for r in self.diff)
-            total += ones * (mx - mn)
+            ones, mx, mn = (float(par[r]) if r in empty else float(values[r]) for r in self.diff)
+            total += rk.credited_difference(ones, mx, mn, P)
         return float(total)
 
     def _write_values(self, st: GameState, cell: int) -> np.ndarray:
         """float64 (distinct values of ``cell``,): points credited by writing each value in
-        ``cell`` now, plus the change of the column's potential (cached per column state)."""
+        ``cell`` now (:func:`write_gains`), plus the change of the column's potential
+        (cached per column state; per sheet where a ``maximal`` column reads every column)."""
         rules = self.rules
         c, r = divmod(cell, rules.num_rows)
-        key = (cell, int(st.filled[c]), st.values[c].tobytes())
+        sheet = (st.values.tobytes(), st.filled.tobytes()) if self.lay.has_maximal else ()
+        key = (cell, int(st.filled[c]), st.values[c].tobytes(), *sheet)
         h = self._h.get(key)
         if h is None:
             values, filled = st.values[c].astype(np.int64), int(st.filled[c])
-            before = rules.column_points(values, filled) + self._potential(values, filled)
-            h = np.empty(len(self.uniq[cell]))
+            credited = rules.column_points(values, filled)  # the column's points so far
+            before = credited + self._potential(c, values, filled)
+            gains = write_gains(rules, st, cell, self.uniq[cell])
+            h = np.empty(len(gains))
             after = values.copy()
             for j, v in enumerate(self.uniq[cell]):
                 after[r] = v
-                h[j] = rules.column_points(after, filled | 1 << r) + self._potential(after, filled | 1 << r) - before
+                h[j] = credited + int(gains[j]) + self._potential(c, after, filled | 1 << r) - before
             self._h[key] = h
         return h
 

@@ -185,3 +185,24 @@ def repeated_steps(run_dir) -> dict[str, list[int]]:
         if twice:
             out[tag] = twice
     return out
+
+
+def check_finished_sheet(rules, game) -> None:
+    """Bonus and difference rules on every finished column (RULES.md §2), written out here
+    on purpose: an oracle independent of the kernels it checks."""
+    upper = [rules.rows.index(r) for r in ("ones", "twos", "threes", "fours", "fives", "sixes")]
+    for c in range(len(rules.columns)):
+        vals = game.values[c]
+        up = int(vals[upper].sum())
+        total = rules.column_points(vals, int(game.filled[c]))
+        over = up - rules.bonus_threshold
+        earned = over > 0 or (over == 0 and not rules.bonus_strict)
+        bonus = rules.bonus_points + rules.bonus_per_point * over if earned else 0
+        diff = int(vals[rules.rows.index("ones")]) * (
+            int(vals[rules.rows.index("max")]) - int(vals[rules.rows.index("min")])
+        )
+        if rules.difference_clamp:
+            diff = max(diff, 0)
+        lower = sum(int(vals[r]) for r, row in enumerate(rules.rows) if r not in upper and row not in ("max", "min"))
+        assert total == up + bonus + diff + lower
+        assert (0 <= vals).all() and (vals <= rules.row_max).all()

@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+# this checkout's package, whichever one the interpreter has installed
+ENV = {
+    **os.environ,
+    "NUMBA_NUM_THREADS": "1",
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+}
 # classic: random play scores ~110, the best agents ~1,000; no game scores 5,000
 PLAUSIBLE = (0.0, 5000.0)
 

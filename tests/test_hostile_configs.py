@@ -1,5 +1,6 @@
-"""Hostile configs and rulesets: every YAML reader bounds the nesting, the size and the
-``extends:`` chain and reports non-UTF-8 text; every resource setting has an upper bound;
+"""Hostile configs and rulesets: every YAML reader bounds the nesting and the size and
+reports non-UTF-8 text (the ruleset files' own table, the ``extends:`` chain included:
+tests/inputs/test_ruleset_files.py); every resource setting has an upper bound;
 self-play checks its baselines before it makes a run folder; a resume with nothing left to
 train is refused without writing; the default configs are found from any folder; a
 ruleset's name keeps the default run folder inside ``runs/``.
@@ -29,7 +30,7 @@ from tests.helpers import needs_module
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
 DEFAULT_RLLIB_CONFIG = CONFIGS_DIR / "rllib_classic.yaml"  # jamb-train --engine rllib's
-MAX_DEPTH, MAX_BYTES, MAX_EXTENDS = 64, 1 << 20, 32  # jamb_env/rules/ruleset.py's limits, as documented
+MAX_DEPTH, MAX_BYTES = 64, 1 << 20  # jamb_env/utils/safe_yaml.py's limits, as documented
 CLASSIC = yaml.safe_load((RULES_DIR / "classic.yaml").read_text())
 needs_rllib = needs_module("ray.rllib", "RLlib")
 
@@ -125,37 +126,6 @@ def test_a_yaml_file_over_1_mib_is_refused_by_every_reader(reader, tmp_path):
         read(path)
 
 
-def test_a_ruleset_of_exactly_1_mib_still_loads(tmp_path):
-    path = tmp_path / "padded.yaml"
-    text = yaml.safe_dump({**CLASSIC, "name": "padded"}) + "#"
-    path.write_text(text + "x" * (MAX_BYTES - len(text.encode()) - 1) + "\n")
-    assert path.stat().st_size == MAX_BYTES and load_ruleset(path).name == "padded"
-    path.write_text(text + "x" * (MAX_BYTES - len(text.encode())) + "\n")
-    with pytest.raises(RulesetError, match="more than 1,048,576 bytes"):
-        load_ruleset(path)
-
-
-def test_an_extends_chain_past_the_limit_is_refused(tmp_path):
-    (tmp_path / "f0.yaml").write_text(yaml.safe_dump({**CLASSIC, "name": "f0"}))
-    for i in range(1, 1500):
-        (tmp_path / f"f{i}.yaml").write_text(yaml.safe_dump({"extends": f"f{i - 1}.yaml", "name": f"f{i}"}))
-    assert load_ruleset(tmp_path / f"f{MAX_EXTENDS - 1}.yaml").name == "f31"  # 32 files: allowed
-    for top in (MAX_EXTENDS, 1499):
-        with pytest.raises(
-            RulesetError,
-            match=rf"f{top}.yaml: key 'extends': a chain of more than {MAX_EXTENDS} files "
-            rf"\(.*f{top}.yaml -> .*f{top - 1}.yaml -> \.\.\. -> .*\); allowed: at most {MAX_EXTENDS} files",
-        ):
-            load_ruleset(tmp_path / f"f{top}.yaml")
-
-
-def test_a_ruleset_extending_a_hostile_file_names_that_file(tmp_path):
-    (tmp_path / "deep.yaml").write_text(nested(20_000))
-    (tmp_path / "child.yaml").write_text("extends: deep.yaml\nname: child\n")
-    with pytest.raises(RulesetError, match=r"deep.yaml: nested more than 64 levels deep"):
-        load_ruleset(tmp_path / "child.yaml")
-
-
 @pytest.mark.parametrize("reader", READERS)
 def test_a_file_that_is_not_utf8_is_a_clear_error_for_every_reader(reader, tmp_path):
     read, error = READERS[reader]
@@ -237,7 +207,8 @@ def test_the_training_commands_report_a_deeply_nested_ruleset(tmp_path, capsys):
         (
             {},
             {"env": {"n_envs": 1024}, "algo": {"n_steps": 2048}},
-            "key 'env.n_envs': 1,024 envs x algo.n_steps 2,048 = 2,097,152 steps per rollout is too large; allowed: at most 1,048,576",
+            "key 'env.n_envs': 1,024 envs x algo.n_steps 2,048 = 2,097,152 steps per rollout is too large; "
+            "allowed: at most 1,048,576",
         ),
         (
             {},
@@ -339,7 +310,7 @@ def test_selfplay_checks_its_baselines_before_making_the_run(baseline, why, tmp_
     from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
-    for attempt in range(2):  # refused the same way again: nothing was left behind
+    for _attempt in range(2):  # refused the same way again: nothing was left behind
         with pytest.raises(SystemExit) as exc:
             main(
                 [
@@ -391,8 +362,8 @@ def test_an_sb3_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path
         err = capsys.readouterr().err
         total = extra[1] if extra else "64"
         assert (
-            f"error: {run} has trained 64 steps already (the checkpoint it resumes from) and total_timesteps is {total}: "
-            "nothing to train, nothing written; pass --total-timesteps above 64" in err
+            f"error: {run} has trained 64 steps already (the checkpoint it resumes from) "
+            f"and total_timesteps is {total}: nothing to train, nothing written; pass --total-timesteps above 64" in err
         ), err
         assert digests(run) == before
 
@@ -423,8 +394,8 @@ def test_a_selfplay_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_
     assert main(args + ["--total-timesteps", "32", "--resume"]) == 2
     err = capsys.readouterr().err
     assert (
-        f"error: {run} has trained 64 steps already (the checkpoint it resumes from) and total_timesteps is 32: nothing to train"
-        in err
+        f"error: {run} has trained 64 steps already (the checkpoint it resumes from) "
+        "and total_timesteps is 32: nothing to train" in err
     )
     assert "Traceback" not in err and digests(run) == before
 
@@ -472,7 +443,8 @@ def test_an_rllib_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_pa
     )
     assert again.returncode == 2, again.stderr[-3000:]
     assert (
-        f"error: {run} has trained 256 steps already (the checkpoint it resumes from) and total_timesteps is 128: nothing to train"
+        f"error: {run} has trained 256 steps already (the checkpoint it resumes from) "
+        "and total_timesteps is 128: nothing to train"
         in again.stderr
         and "Traceback" not in again.stderr
     )

@@ -1,10 +1,10 @@
 """Issue 29, "a stronger teacher": expectimax with its bonus model's per-die constants changed.
 
-expectimax (agents/heuristic.py) values the upper bonus with a normal approximation: each
-upper row still empty is expected at ``MEAN`` dice of its face, standard deviation ``SD``
-dice (the hand-made 2.5 and 1.2). This scratch experiment replaces the two constants and
-plays validation games; it is not part of the library (the shipped expectimax keeps 2.5 /
-1.2). Results: docs/results.md "What each approach adds".
+expectimax (agents/heuristic.py; its column model: agents/column_model.py) values the upper
+bonus with a normal approximation: each upper row still empty is expected at ``MEAN`` dice
+of its face, standard deviation ``SD`` dice (the hand-made 2.5 and 1.2). This scratch
+experiment replaces the two constants and plays validation games; it is not part of the
+library (the shipped expectimax keeps 2.5 / 1.2). Results: docs/results.md "What each approach adds".
 
     PYTHONPATH=. OMP_NUM_THREADS=1 python docs/experiments/bonus_grid.py RULESET MEAN SD GAMES SEED_BASE
 
@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from agents import heuristic
+from agents import column_model, heuristic
 from jamb_env import JambEnv
 from jamb_env.rules import kernels as rk
 
@@ -31,10 +31,10 @@ def p_bonus(self, upper, remaining):
         return (need <= 0).astype(np.float64)
     mu = sum(mean * self.face[q] for q in remaining)
     sigma = math.sqrt(sum((sd * self.face[q]) ** 2 for q in remaining))
-    return 0.5 * (1.0 + heuristic._erf((mu - need + 0.5) / sigma / math.sqrt(2.0)))
+    return 0.5 * (1.0 + column_model._erf((mu - need + 0.5) / sigma / math.sqrt(2.0)))
 
 
-heuristic._ColumnModel._p_bonus = p_bonus
+column_model._ColumnModel._p_bonus = p_bonus
 agent, env, scores = heuristic.ExpectimaxAgent(), JambEnv(ruleset), []
 for seed in range(base, base + games):
     obs, _ = env.reset(seed=seed)

@@ -486,9 +486,9 @@ def observe(i, dice_index, roll, announced, turn, jokers, pure, sheet, masks, ra
     if S[S_JOKERS_LEN] > 0:
         j = jokers[i]
         for v in range(6):
-            o[S[S_JOKERS] + v] = np.float32((j >> v) & 1)
-        o[S[S_JOKERS] + 6] = np.float32(((j >> rk.JOKER_FREE_SHIFT) & 3) / 2)
-        o[S[S_JOKERS] + 7] = np.float32(((j >> rk.JOKER_BASKET_SHIFT) & 3) / 2)
+            o[S[S_JOKERS] + v] = np.float32(rk.fixed_joker_left(j, v + 1))
+        o[S[S_JOKERS] + 6] = np.float32(rk.free_jokers_left(j) / 2)
+        o[S[S_JOKERS] + 7] = np.float32(rk.baskets_left(j) / 2)
     if S[S_PURE_LEN] > 0:
         o[S[S_PURE]] = np.float32(pure[i])
     CR = P[rk.P_NUM_CELLS]

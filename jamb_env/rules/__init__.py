@@ -13,6 +13,7 @@ from jamb_env.rules.chance import (
     rolled_faces,
     sample_outcome,
 )
+from jamb_env.rules.columns import COLUMN_KINDS
 from jamb_env.rules.game import (
     Action,
     GameState,
@@ -40,8 +41,9 @@ from jamb_env.rules.game import (
     validate_state,
     why_illegal,
     writable_bits,
+    write_gains,
 )
-from jamb_env.rules.ruleset import COLUMN_KINDS, RULES_DIR, Ruleset, list_rulesets, load_ruleset
+from jamb_env.rules.ruleset import RULES_DIR, Ruleset, list_rulesets, load_ruleset
 from jamb_env.rules.tables import ROW_IDS, DiceTables, dice_tables
 from jamb_env.rules.transition import stream_bounds
 
@@ -89,4 +91,5 @@ __all__ = [
     "stream_bounds",
     "why_illegal",
     "writable_bits",
+    "write_gains",
 ]

@@ -3,8 +3,9 @@
 numba keys a cached function on its own file only, so a kernel that calls a kernel of
 another file would keep running the old callee after an edit. Every kernel of this
 package is compiled through :func:`kernel`, which puts the cache in a folder named by a
-hash of all the kernel files (:data:`KERNEL_FILES`): any edit to any of them starts a
-fresh cache. A test checks that every module using :func:`kernel` is listed.
+hash of all the kernel files (:data:`KERNEL_FILES`, and :data:`CONSTANT_FILES`, whose
+constants they compile in): any edit to any of them starts a fresh cache. A test checks
+that every module using :func:`kernel` is listed.
 
 The cache lives in the per-user cache folder (``platformdirs.user_cache_dir("jamb_env")``,
 ``~/.cache/jamb_env`` on Linux) or under ``$NUMBA_CACHE_DIR``, never inside the installed
@@ -27,12 +28,19 @@ _PKG = Path(__file__).resolve().parents[1]
 KERNEL_FILES = (
     "rules/_jit.py",
     "rules/kernels.py",
+    "rules/params.py",
+    "rules/scoring.py",
     "rules/transition.py",
     "rules/match.py",
     "engine/observation.py",
     "engine/batch.py",
     "multiplayer_vector.py",
 )
+
+
+#: Modules without kernels whose constants the kernels compile in (the ``OPEN_*`` codes):
+#: part of the cache key too.
+CONSTANT_FILES = ("rules/columns.py",)
 
 
 def cache_root() -> Path:
@@ -48,7 +56,7 @@ def cache_root() -> Path:
 
 def _cache_dir() -> str:
     digest = hashlib.sha1()
-    for name in KERNEL_FILES:
+    for name in KERNEL_FILES + CONSTANT_FILES:
         path = _PKG / name
         digest.update(name.encode())
         digest.update(path.read_bytes() if path.is_file() else b"")

@@ -5,20 +5,8 @@ returns a new state and never mutates its input. Chance is explicit: the functio
 that roll take the dice as an argument, so tests and solvers inject dice and the env
 samples them from its dice stream.
 
-Action encoding (flat, used by the env and every agent), with ``n`` dice, ``C`` played
-columns and ``R`` rows:
-
-* ``0 .. 2**n - 1``: re-roll, keeping the sorted dice whose bit is set in the index
-  (bit ``i`` = sorted position ``i``). Only the canonical (leftmost) mask of each
-  distinct hold is legal, and keep-all is never legal.
-* ``2**n .. 2**n + A - 1``: announce cell ``announce_cells[j]`` (the ``A`` cells of the
-  announce columns).
-* ``2**n + A .. 2**n + A + C*R - 1``: write cell ``c * R + r``.
-* with Joly's jokers only (RULES.md §6), ``J = 2**n + A + C*R`` onwards: ``J + (v - 1) * n
-  + i`` the fixed joker valued ``v`` on the die at sorted position ``i``; ``J + 6 * n +
-  (v - 1) * n + i`` a free joker ``J`` set to ``v`` on die ``i``; ``J + 12 * n`` a basket
-  (the turn restarts at roll 1 with all dice rolled). Rulesets without jokers have none
-  of these, so their layouts are unchanged.
+The action space (its encoding, :func:`decode`, :func:`encode`) is
+:mod:`jamb_env.rules.actions`'s, re-exported here.
 
 A turn: :func:`start_turn` (roll 1), then re-rolls, an optional announcement right
 after roll 1, and one write, which ends the turn (``roll`` back to 0).
@@ -26,79 +14,19 @@ after roll 1, and one write, which ends the turn (``roll`` back to 0).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
-from typing import NamedTuple
 
 import numpy as np
 
 from jamb_env.rules import kernels as K
+from jamb_env.rules.actions import Action, action_to_string, decode, layout
+from jamb_env.rules.actions import Layout as Layout  # re-exported: core.X names the action space too
+from jamb_env.rules.actions import encode as encode
+from jamb_env.rules.actions import target_cells as target_cells
 from jamb_env.rules.ruleset import Ruleset
 from jamb_env.rules.transition import GameState, apply, new_state, roll_first, rolled_count
 from jamb_env.utils.checks import integer_items
 from jamb_env.utils.errors import IllegalActionError
-
-
-class Action(NamedTuple):
-    """A decoded action.
-
-    ``kind`` is "reroll", "announce", "write", "joker" or "basket"; ``keep`` (reroll
-    only) is a tuple of bools over the sorted dice; ``column`` and ``row`` (announce,
-    write) are ids; ``joker`` ("1".."6" for a fixed joker, "J" for a free one), ``die``
-    (sorted position 0..n-1) and ``value`` (1..6) describe a joker use.
-    """
-
-    kind: str
-    keep: tuple[bool, ...] | None = None
-    column: str | None = None
-    row: str | None = None
-    joker: str | None = None
-    die: int | None = None
-    value: int | None = None
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Action layout of a ruleset (cached per ruleset; read from ``rules.arrays``)."""
-
-    num_holds: int
-    announce_cells: np.ndarray  # int64 (A,)
-    num_actions: int
-    announce_offset: int
-    write_offset: int
-    joker_offset: int  # first joker action (= num_actions without jokers)
-    announce_columns: tuple[int, ...]
-    answer_column: int
-    has_maximal: bool
-    basket: int  # the basket action (Joly, RULES.md §6; kernels.joker_index), -1 without jokers
-
-    @property
-    def writes(self) -> slice:
-        """The write actions' slice of a mask (``C*R`` entries; cell ``c * R + r``)."""
-        return slice(self.write_offset, self.joker_offset)
-
-    def is_write(self, action) -> bool:
-        """``action`` writes a cell (and so ends the turn)."""
-        return self.write_offset <= int(action) < self.joker_offset
-
-
-@cache
-def layout(rules: Ruleset) -> Layout:
-    """The :class:`Layout` (action offsets, announce and answer columns) of ``rules``."""
-    ra = rules.arrays
-    P = ra.P
-    return Layout(
-        num_holds=int(P[K.P_NUM_HOLDS]),
-        announce_cells=ra.ann_cells,
-        num_actions=int(P[K.P_NUM_ACTIONS]),
-        announce_offset=int(P[K.P_ANN_OFFSET]),
-        write_offset=int(P[K.P_WRITE_OFFSET]),
-        joker_offset=int(P[K.P_JOKER_OFFSET]),
-        announce_columns=tuple(ra.ann_cols.tolist()),
-        answer_column=int(P[K.P_ANSWER_COL]),
-        has_maximal=bool(P[K.P_HAS_MAXIMAL]),
-        basket=int(P[K.P_JOKER_OFFSET]) + int(K.joker_index(K.JOKER_BASKET, 0, 0, rules.dice)) if rules.jokers else -1,
-    )
 
 
 # ---------------------------------------------------------------------- queries
@@ -174,9 +102,9 @@ def jokers_left(rules: Ruleset, st: GameState) -> dict[str, object]:
     "free": 0..2, "baskets": 0..2}`` (all empty without jokers)."""
     j = int(st.jokers)
     return {
-        "fixed": [v for v in range(1, 7) if j >> (v - 1) & 1],
-        "free": j >> K.JOKER_FREE_SHIFT & 3,
-        "baskets": j >> K.JOKER_BASKET_SHIFT & 3,
+        "fixed": [v for v in range(1, 7) if K.fixed_joker_left(j, v)],
+        "free": int(K.free_jokers_left(j)),
+        "baskets": int(K.baskets_left(j)),
     }
 
 
@@ -253,93 +181,6 @@ def legal_mask(rules: Ruleset, st: GameState, *, check: bool = True) -> np.ndarr
     return mask
 
 
-def target_cells(rules: Ruleset, mask: np.ndarray) -> np.ndarray:
-    """bool ``(C*R,)``: the cells legal to write or to announce under action ``mask``
-    (the open cells a turn can still aim at)."""
-    lay = layout(rules)
-    out = mask[lay.writes].copy()
-    out[lay.announce_cells] |= mask[lay.announce_offset : lay.write_offset]
-    return out
-
-
-def decode(rules: Ruleset, action: int) -> Action:
-    """The :class:`Action` of index ``action``; ValueError outside the action space."""
-    lay = layout(rules)
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-        raise ValueError(f"an action is an integer in 0..{lay.num_actions - 1}, got {action!r}")
-    a = int(action)
-    if not 0 <= a < lay.num_actions:
-        raise ValueError(f"action {a} is outside the action space 0..{lay.num_actions - 1}")
-    if a < lay.num_holds:
-        return Action("reroll", keep=tuple(bool(a >> i & 1) for i in range(rules.dice)))
-    if a < lay.write_offset:
-        column, row = rules.cell_name(int(lay.announce_cells[a - lay.announce_offset]))
-        return Action("announce", column=column, row=row)
-    if a < lay.joker_offset:
-        column, row = rules.cell_name(a - lay.write_offset)
-        return Action("write", column=column, row=row)
-    kind, value, die = K.joker_action(a - lay.joker_offset, rules.dice)
-    if kind == K.JOKER_BASKET:
-        return Action("basket")
-    return Action("joker", joker="J" if kind == K.JOKER_FREE else str(value), die=int(die), value=int(value))
-
-
-def encode(rules: Ruleset, action: Action) -> int:
-    """The index of ``action``; ValueError if it names no action of this ruleset."""
-    lay = layout(rules)
-    if not isinstance(action, Action):
-        raise ValueError(f"expected an Action, got {action!r}")
-    if action.kind == "reroll":
-        keep = action.keep
-        if (
-            not isinstance(keep, (tuple, list))
-            or len(keep) != rules.dice
-            or not all(isinstance(k, (bool, np.bool_)) for k in keep)
-        ):
-            raise ValueError(f"a reroll needs keep: {rules.dice} bools over the sorted dice, got {keep!r}")
-        return sum(1 << i for i, k in enumerate(action.keep) if k)
-    if action.kind in ("joker", "basket"):
-        if not rules.jokers:
-            raise ValueError(f"{rules.name} has no jokers (RULES.md §6)")
-        if action.kind == "basket":
-            return lay.basket
-        die, value = action.die, action.value
-        if action.joker not in ("1", "2", "3", "4", "5", "6", "J"):
-            raise ValueError(f"joker must be '1'..'6' (fixed) or 'J' (free), got {action.joker!r}")
-        if action.joker != "J":
-            value = int(action.joker) if value is None else value
-            if value != int(action.joker):
-                raise ValueError(f"the fixed joker {action.joker} has value {action.joker}, not {value!r}")
-        if isinstance(die, bool) or not isinstance(die, (int, np.integer)) or not 0 <= die < rules.dice:
-            raise ValueError(f"die is a sorted dice position 0..{rules.dice - 1}, got {die!r}")
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 6:
-            raise ValueError(f"a joker's value is a face 1..6, got {value!r}")
-        kind = K.JOKER_FREE if action.joker == "J" else K.JOKER_FIXED
-        return lay.joker_offset + int(K.joker_index(kind, int(value), int(die), rules.dice))
-    if action.kind in ("announce", "write"):
-        cell = rules.cell(action.column, action.row)
-        if action.kind == "write":
-            return lay.write_offset + cell
-        hits = np.flatnonzero(lay.announce_cells == cell)
-        if not len(hits):
-            raise ValueError(f"column {action.column!r} is not an announce column")
-        return lay.announce_offset + int(hits[0])
-    raise ValueError(f"unknown action kind {action.kind!r}; kinds are reroll, announce, write, joker, basket")
-
-
-def action_to_string(rules: Ruleset, action: int) -> str:
-    """Readable form: ``reroll keep [1 0 1 0 0]``, ``announce announce/full``, ``write down/ones``."""
-    act = decode(rules, action)
-    if act.kind == "reroll":
-        return "reroll keep [" + " ".join("1" if k else "0" for k in act.keep) + "]"
-    if act.kind == "basket":
-        return "basket"
-    if act.kind == "joker":
-        name = f"J={act.value}" if act.joker == "J" else act.joker
-        return f"joker {name} on die {act.die + 1}"
-    return f"{act.kind} {act.column}/{act.row}"
-
-
 def why_illegal(rules: Ruleset, st: GameState, action: int) -> str | None:
     """None if ``action`` is legal in ``st``, else the reason in words.
 
@@ -362,7 +203,7 @@ def _reason(rules: Ruleset, st: GameState, act: Action, action: int) -> str | No
     better words than the mask's)."""
     lay = layout(rules)
     if act.kind == "basket":
-        return None if st.jokers >> K.JOKER_BASKET_SHIFT & 3 else "no basket left (two per game)"
+        return None if jokers_left(rules, st)["baskets"] else "no basket left (two per game)"
     if act.kind == "joker":
         left = jokers_left(rules, st)
         if act.joker == "J" and not left["free"]:
@@ -426,21 +267,27 @@ def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
     re-roll of every die, whatever was held before."""
     if not isinstance(st, GameState):
         raise ValueError(f"expected a GameState, got {type(st).__name__}")
-    C, R, n = len(rules.columns), rules.num_rows, rules.dice
+    bits = _validate_sheet(rules, st)
+    _validate_turn(rules, st, bits)
+    if solitaire:
+        _validate_solitaire(rules, st, bits)
+    _validate_jokers(rules, st)
 
-    def arr(name, shape):
+
+def _validate_sheet(rules: Ruleset, st: GameState) -> np.ndarray:
+    """The arrays, the scalar fields' types, the filled bits, the values and the turn
+    count of :func:`validate_state`; returns the written cells, bool ``(C, R)``."""
+    C, R, n = len(rules.columns), rules.num_rows, rules.dice
+    for name, shape in (("values", (C, R)), ("filled", (C,)), ("dice", (n,))):
         a = getattr(st, name)
         if not isinstance(a, np.ndarray) or a.shape != shape or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"state.{name} must be an integer array of shape {shape} for {rules.name}, got {a!r}")
-        return a
-
-    values, filled, dice = arr("values", (C, R)), arr("filled", (C,)), arr("dice", (n,))
     for name in ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers", "pure"):
         v = getattr(st, name)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise ValueError(f"state.{name} must be an integer, got {v!r}")
-    full = (1 << R) - 1
-    if ((filled < 0) | (filled > full)).any():
+    values, filled = st.values, st.filled
+    if ((filled < 0) | (filled > (1 << R) - 1)).any():
         raise ValueError(f"state.filled has bits beyond the {R} rows")
     bits = rules.row_bits[filled]
     if (values[~bits] != 0).any():
@@ -451,6 +298,13 @@ def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
                 raise ValueError(f"state.values[{c}, {r}] = {int(values[c, r])} cannot be written in {rules.rows[r]!r}")
     if st.turn != int(bits.sum()):
         raise ValueError(f"state.turn = {st.turn} but {int(bits.sum())} cells are written")
+    return bits
+
+
+def _validate_turn(rules: Ruleset, st: GameState, bits: np.ndarray) -> None:
+    """The roll, the dice and their index, the announcement, the obligations and the
+    pure-roll flag of :func:`validate_state`."""
+    R, dice = rules.num_rows, st.dice
     if not 0 <= st.roll <= (0 if is_over(rules, st) else max_rolls(rules, st)):
         raise ValueError(f"state.roll = {st.roll} is outside 0..{max_rolls(rules, st)} (0 once the game is over)")
     if st.roll == 0:
@@ -481,32 +335,39 @@ def validate_state(rules: Ruleset, st, *, solitaire: bool = False) -> None:
         raise ValueError(f"state.pure = {st.pure} must be 0 or 1 (0 before the turn's first roll)")
     if st.roll == 1 and not st.pure and not rules.jokers:
         raise ValueError("state.pure = 0 at roll 1: the first roll rolls every die (only a joker makes it impure)")
-    if solitaire:
-        if st.roll == 0 and not is_over(rules, st):
-            raise ValueError(
-                "state.roll = 0 mid-game: a one-player game rolls each turn's first roll as the turn starts"
-            )
-        if st.turn == 0 and (st.answer_due != -1 or st.copy_row != -1):
-            raise ValueError(
-                "state.answer_due / copy_row set before any cell is written (they come from the last write)"
-            )
-        if st.answer_due != -1 and not any(bits[c, st.answer_due] for c in lay.announce_columns):
-            raise ValueError(
-                f"state.answer_due = {st.answer_due}: no announce column has written {rules.rows[st.answer_due]!r}, "
-                "so no write can have obliged that answer"
-            )
-        if st.copy_row != -1 and not bits[:, st.copy_row].any():
-            raise ValueError(
-                f"state.copy_row = {st.copy_row}: no column has written {rules.rows[st.copy_row]!r} "
-                "(the copy column offers the row of the last write)"
-            )
-        if st.copy_row == -1 and st.turn > 0 and int(rules.arrays.P[K.P_COPY_COL]) >= 0:
-            raise ValueError("state.copy_row = -1 after a write: the copy column offers the row of the last write")
-    j = int(st.jokers)
+
+
+def _validate_solitaire(rules: Ruleset, st: GameState, bits: np.ndarray) -> None:
+    """What only a one-player game rules out (:func:`validate_state` with ``solitaire``)."""
+    if st.roll == 0 and not is_over(rules, st):
+        raise ValueError("state.roll = 0 mid-game: a one-player game rolls each turn's first roll as the turn starts")
+    if st.turn == 0 and (st.answer_due != -1 or st.copy_row != -1):
+        raise ValueError("state.answer_due / copy_row set before any cell is written (they come from the last write)")
+    if st.answer_due != -1 and not any(bits[c, st.answer_due] for c in layout(rules).announce_columns):
+        raise ValueError(
+            f"state.answer_due = {st.answer_due}: no announce column has written {rules.rows[st.answer_due]!r}, "
+            "so no write can have obliged that answer"
+        )
+    if st.copy_row != -1 and not bits[:, st.copy_row].any():
+        raise ValueError(
+            f"state.copy_row = {st.copy_row}: no column has written {rules.rows[st.copy_row]!r} "
+            "(the copy column offers the row of the last write)"
+        )
+    if st.copy_row == -1 and st.turn > 0 and int(rules.arrays.P[K.P_COPY_COL]) >= 0:
+        raise ValueError("state.copy_row = -1 after a write: the copy column offers the row of the last write")
+
+
+def _validate_jokers(rules: Ruleset, st: GameState) -> None:
+    """The packed jokers of :func:`validate_state` (0 without jokers; at most the full set)."""
+    j, full = int(st.jokers), K.JOKERS_FULL
     if not rules.jokers and j != 0:
         raise ValueError(f"state.jokers = {j} but {rules.name} has no jokers (0)")
-    packed = 0x3F | 3 << K.JOKER_FREE_SHIFT | 3 << K.JOKER_BASKET_SHIFT
-    if j < 0 or j & ~packed or (j >> K.JOKER_FREE_SHIFT & 3) > 2 or (j >> K.JOKER_BASKET_SHIFT & 3) > 2:
+    if (
+        j < 0
+        or j & ~K.JOKER_BITS
+        or K.free_jokers_left(j) > K.free_jokers_left(full)
+        or K.baskets_left(j) > K.baskets_left(full)
+    ):
         raise ValueError(f"state.jokers = {j} is not a packed set of jokers left (see jokers_left)")
 
 
@@ -616,6 +477,25 @@ def column_totals(rules: Ruleset, st: GameState) -> dict[str, int]:
 def score(rules: Ruleset, st: GameState) -> int:
     """The running sheet total (points): the sum of the columns' credited scores."""
     return _sheet(rules, st)[2]
+
+
+def write_gains(rules: Ruleset, st: GameState, cell: int, candidates) -> np.ndarray:
+    """int64 ``(len(candidates),)``: the points writing each candidate value in the empty
+    cell ``cell`` of ``st`` would credit, as a write does (its column's change and the
+    maximal column's; :func:`jamb_env.rules.kernels.write_gains`).
+
+    Raises ValueError: a sheet out of range, ``cell`` not an empty cell of ``rules``."""
+    _check_sheet(rules, st)
+    name = "/".join(rules.cell_name(cell))  # ValueError outside the sheet
+    c, r = divmod(int(cell), rules.num_rows)
+    if int(st.filled[c]) >> r & 1:
+        raise ValueError(f"cell {name} is already written")
+    candidates = np.asarray(candidates, dtype=np.int64).reshape(-1)
+    out = np.zeros(len(candidates), dtype=np.int64)
+    values, filled = st.values.astype(np.int64), st.filled.astype(np.int64)
+    scratch = np.zeros(4, dtype=np.int64), np.zeros(rules.num_rows, dtype=np.int64)
+    K.write_gains(values, filled, int(cell), candidates, rules.arrays, out, *scratch)
+    return out
 
 
 #: The names of :func:`score_parts` (and of ``kernels.sheet_parts``'s five outputs), in order.

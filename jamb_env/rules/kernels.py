@@ -1,300 +1,44 @@
-"""The rules of Jamb, written once (RULES.md §1-4): compiled kernels over one game's arrays.
+"""The rules of Jamb, written once (RULES.md §1-4, §6): compiled kernels over one game's arrays.
 
-Every rule that decides what is legal and what is credited lives here and only here:
+Every rule that decides what is legal and what is credited lives in this module and the
+three it re-exports (``kernels.X`` names each of them):
 
-* :data:`COLUMN_KINDS`: each column kind as one table entry (how its cells open, the
-  last roll a write is allowed, whether a 0 in it zeroes ``maximal``, what it needs),
-  read by :func:`writable`;
-* the turn: :func:`max_rolls` and :func:`is_last_turn`;
-* the legal-action mask: :func:`legal_mask` (the no-dead-end rule included);
-* the dice: :func:`set_dice` (sort and look up the multiset);
-* scoring: :func:`bonus`, :func:`difference`, :func:`column_parts` (upper, bonus,
-  difference, lower of a column), :func:`maximal` (the derived column) and
-  :func:`write` (record a cell and return the points it credits).
+* :mod:`jamb_env.rules.columns`: :data:`COLUMN_KINDS`, each column kind as one table entry
+  (how its cells open, the rolls a write is allowed after, whether a 0 in it zeroes
+  ``maximal``, what it needs), read by :func:`writable`;
+* :mod:`jamb_env.rules.params`: the parameter vector's ``P_*`` indices, :class:`RuleArrays`
+  and the two packings: a dice multiset's key (``face_weight``) and Joly's jokers left in
+  one integer (``fixed_joker_left``, ``free_jokers_left``, ``baskets_left``);
+* :mod:`jamb_env.rules.scoring`: :func:`bonus`, :func:`bonus_credited`, :func:`difference`,
+  :func:`column_parts` (upper, bonus, difference, lower of a column), :func:`maximal` (the
+  derived column), the sheet's parts and the shared sheet's award (:func:`column_award`);
+* here: the open cells (:func:`writable`), the turn (:func:`max_rolls`,
+  :func:`is_last_turn`), the legal-action mask (:func:`legal_mask`, the no-dead-end rule
+  included), Joly's jokers (:func:`joker_index`, :func:`joker_mask`, :func:`use_joker`,
+  :func:`is_basket`), the dice (:func:`set_dice`), :func:`write` (record a cell and return
+  the points it credits) and the answer and copy obligations (:func:`obligations`).
 
 The kernels take a game as small arrays (``values`` int16 ``(C, R)``, ``filled`` int64
 ``(C,)`` row bitmasks, and scalars) and a ruleset's :class:`RuleArrays` (built once per
 ruleset by :func:`rule_arrays`). They are the formulas; the order a game applies them in
 is the one transition of :mod:`jamb_env.rules.transition`, which the single-game core
 (:mod:`jamb_env.rules.game`, one slot) and the engine of every env
-(:mod:`jamb_env.engine.batch`, N slots) both run, so the two cannot disagree. The joker layout
-(:func:`use_joker`, :func:`is_basket`), the answer and copy obligations
-(:func:`obligations`) and the shared sheet's awards (:func:`column_award`) are here too.
+(:mod:`jamb_env.engine.batch`, N slots) both run, so the two cannot disagree.
 
 To add a column kind: one :class:`ColumnKind` entry in :data:`COLUMN_KINDS` (reusing an
 ``OPEN_*`` rule), or, for a new way of opening cells, an ``OPEN_*`` code with its branch
 in :func:`writable`; then a preset or a test ruleset and tests (docs/presets.md).
 """
 
+# ruff: noqa: F403, F405 - the names of the three modules above are this module's too
 from __future__ import annotations
-
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from jamb_env.rules._jit import kernel
-
-# ---------------------------------------------------------------------------- parameters
-# indices into the int64 parameter vector ``RuleArrays.P``
-(
-    P_N,  # dice
-    P_C,  # played columns
-    P_R,  # rows
-    P_ROLLS,  # rolls per turn
-    P_LAST_ROLLS,  # rolls in the last turn
-    P_NUM_CELLS,
-    P_ANSWER_COL,  # the answer column or -1
-    P_MANDATORY_COL,
-    P_AFTER_ROW_COL,
-    P_ANSWER_FORCED,
-    P_NUM_HOLDS,  # 2**n
-    P_ANN_OFFSET,  # first announce action
-    P_WRITE_OFFSET,  # first write action
-    P_NUM_ACTIONS,
-    P_NUM_ANN,  # announce cells
-    P_BONUS_THR,
-    P_BONUS_PTS,
-    P_BONUS_PER,
-    P_BONUS_STRICT,
-    P_UPPER_BITS,  # bitmask of the upper rows
-    P_ONES,  # difference rows (-1 unless ones, max and min are all rows)
-    P_MAX,
-    P_MIN,
-    P_MIN_ROW,  # the min row (-1 if none): maximal takes its lowest value
-    P_HAS_MAXIMAL,
-    P_KMAX,  # max rolls of any turn
-    P_M,  # dice multisets
-    P_COPY_COL,  # the copy (opponent) column or -1
-    P_JOKERS,  # 1 with Joly's jokers
-    P_JOKER_OFFSET,  # first joker action (= the end of the writes; the joker actions follow)
-    P_ANNOUNCE_PURE,  # 1: a pure roll may be written in an announce column unannounced
-    P_DIFF_CLAMP,  # 1: difference = ones x max(max - min, 0)
-) = range(32)
-N_PARAMS = 32
-
-# Joly's jokers left in a game, packed in one int (``GameState.jokers``): bit v - 1 for the
-# fixed joker valued v (1..6), the free jokers ``J`` counted in bits 6-7, the baskets
-# ``K`` in bits 8-9 (RULES.md §6).
-JOKER_FREE_SHIFT = 6
-JOKER_BASKET_SHIFT = 8
-JOKERS_FULL = 0x3F | (2 << JOKER_FREE_SHIFT) | (2 << JOKER_BASKET_SHIFT)
-
-
-class RuleArrays(NamedTuple):
-    """A ruleset as the kernels read it (read-only arrays, one object per ruleset).
-
-    Attributes:
-        P: int64 ``(N_PARAMS,)`` scalar parameters (``P_*`` indices).
-        opens: int64 ``(C,)`` how each played column opens its cells (``OPEN_*``).
-        last_roll: int64 ``(C,)`` the last roll after which the column may be written.
-        front_down: int64 ``(C,)`` rows of the column's front that runs downward (its
-            open cell: the topmost empty one of them); 0 if none.
-        front_up: int64 ``(C,)`` rows of the front that runs upward (open: the bottommost
-            empty one); 0 if none.
-        zeroing: bool ``(C,)`` columns whose 0 in a row zeroes maximal's cell.
-        ann_cols: int64 announce columns. ann_cells: int64 ``(A,)`` their cells.
-        hold_canonical: bool ``(M, 2**n)`` the legal (canonical) keep-masks per multiset.
-        key_to_index: int64 multiset index of a face-count key (DiceTables).
-        cell_values: int16 ``(K, M, C*R)`` points of each cell for each multiset and roll.
-        is_upper: bool ``(R,)`` upper rows (ones..sixes).
-        first_roll: int64 ``(C,)`` the first roll after which the column may be written.
-        sorted_dice: int64 ``(M, n)`` the sorted faces of each multiset.
-        die_canonical: bool ``(M, n)`` the die at each sorted position is the leftmost of
-            its face (a joker names that die only: no two joker actions of one effect).
-    """
-
-    P: np.ndarray
-    opens: np.ndarray
-    last_roll: np.ndarray
-    front_down: np.ndarray
-    front_up: np.ndarray
-    zeroing: np.ndarray
-    ann_cols: np.ndarray
-    ann_cells: np.ndarray
-    hold_canonical: np.ndarray
-    key_to_index: np.ndarray
-    cell_values: np.ndarray
-    is_upper: np.ndarray
-    first_roll: np.ndarray
-    sorted_dice: np.ndarray
-    die_canonical: np.ndarray
-
-
-# ---------------------------------------------------------------------------- column kinds
-#: How a column's cells open (the branches of :func:`writable`).
-OPEN_FRONT = 0  # the first empty cell along each of the kind's fronts
-OPEN_ANY = 1  # any empty cell
-OPEN_ANNOUNCED = 2  # only the cell announced right after roll 1
-OPEN_ANSWER = 3  # the row of the previous announcement; any once the announce columns are full
-OPEN_LAST = 4  # any empty cell once every other column (but after_row) is full
-OPEN_AFTER_ROW = 5  # a row once it is written in every other column (but mandatory)
-OPEN_NONE = 6  # derived columns: never written
-OPEN_COPY = 7  # the row the previous player just wrote; any once the other columns are full
-
-#: No roll limit for writing.
-ANY_ROLL = 99
-
-
-def _fronts_down(rows: Sequence[str]) -> list[list[int]]:
-    return [list(range(len(rows)))]
-
-
-def _fronts_up(rows: Sequence[str]) -> list[list[int]]:
-    return [list(range(len(rows) - 1, -1, -1))]
-
-
-def _fronts_updown(rows: Sequence[str]) -> list[list[int]]:
-    return _fronts_down(rows) + _fronts_up(rows)
-
-
-def _fronts_oddeven(rows: Sequence[str]) -> list[list[int]]:
-    # the 1st, 3rd, ... rows from the top; the 2nd, 4th, ... rows from the bottom
-    return [list(range(0, len(rows), 2)), list(range(1, len(rows), 2))[::-1]]
-
-
-def _fronts_middle(rows: Sequence[str]) -> list[list[int]]:
-    return [list(range(rows.index("max"), -1, -1)), list(range(rows.index("min"), len(rows)))]
-
-
-def _needs_max_min(rows: Sequence[str], columns: Sequence[str]) -> str | None:
-    if "max" not in rows or "min" not in rows or rows.index("min") != rows.index("max") + 1:
-        return "'middle' needs rows 'max' and 'min', with min right after max"
-    return None
-
-
-def _needs_announce(rows: Sequence[str], columns: Sequence[str]) -> str | None:
-    return None if "announce" in columns else "'answer' needs an 'announce' column (RULES.md §5)"
-
-
-def _needs_played(rows: Sequence[str], columns: Sequence[str]) -> str | None:
-    if not [c for c in columns if c not in ("mandatory", "after_row", "maximal")]:
-        return "'maximal' needs at least one played column"
-    return None
-
-
-@dataclass(frozen=True)
-class ColumnKind:
-    """One column kind of RULES.md §1, as data.
-
-    Attributes:
-        name: the kind's id in ruleset files.
-        opens: how its cells open (``OPEN_*``; see :func:`writable`).
-        fronts: for ``OPEN_FRONT``: rows -> the row sequences whose first empty cell is open.
-        last_write_roll: the last roll of a turn after which it may be written.
-        first_write_roll: the first roll of a turn after which it may be written.
-        zeroes_maximal: a 0 written in it makes the ``maximal`` cell of that row 0 (002).
-        derived: computed from the played columns, no write actions (``maximal``).
-        requires: (rows, columns) -> None, or what the ruleset lacks for this kind.
-        rule: the rule in words.
-    """
-
-    name: str
-    opens: int
-    rule: str
-    fronts: Callable[[Sequence[str]], list[list[int]]] | None = None
-    last_write_roll: int = ANY_ROLL
-    first_write_roll: int = 1
-    zeroes_maximal: bool = False
-    derived: bool = False
-    requires: Callable[[Sequence[str], Sequence[str]], str | None] | None = None
-
-
-COLUMN_KINDS: dict[str, ColumnKind] = {
-    k.name: k
-    for k in (
-        ColumnKind("down", OPEN_FRONT, "top to bottom", _fronts_down, zeroes_maximal=True),
-        ColumnKind("up", OPEN_FRONT, "bottom to top", _fronts_up, zeroes_maximal=True),
-        ColumnKind("free", OPEN_ANY, "any empty cell", zeroes_maximal=True),
-        ColumnKind("announce", OPEN_ANNOUNCED, "only the cell announced after roll 1", zeroes_maximal=True),
-        ColumnKind("hand", OPEN_ANY, "any empty cell, right after roll 1 only", last_write_roll=1),
-        ColumnKind(
-            "middle",
-            OPEN_FRONT,
-            "from max upward and from min downward",
-            _fronts_middle,
-            zeroes_maximal=True,
-            requires=_needs_max_min,
-        ),
-        ColumnKind(
-            "updown",
-            OPEN_FRONT,
-            "from the top and from the bottom (the fronts may pass)",
-            _fronts_updown,
-            zeroes_maximal=True,
-        ),
-        ColumnKind("free2", OPEN_ANY, "any empty cell, after roll 1 or 2 only", last_write_roll=2),
-        ColumnKind(
-            "second",
-            OPEN_ANY,
-            "any empty cell, right after roll 2 only (003's variation)",
-            first_write_roll=2,
-            last_write_roll=2,
-            zeroes_maximal=True,
-        ),
-        ColumnKind(
-            "oddeven",
-            OPEN_FRONT,
-            "odd rows (1st, 3rd, ...) in order from the top, even rows "
-            "(2nd, 4th, ...) in order from the bottom (003's variation)",
-            _fronts_oddeven,
-            zeroes_maximal=True,
-        ),
-        ColumnKind(
-            "answer",
-            OPEN_ANSWER,
-            "the row of the previous turn's announcement (forced by "
-            "answer_forced); any cell once the announce columns are full",
-            requires=_needs_announce,
-        ),
-        ColumnKind("mandatory", OPEN_LAST, "any empty cell once every other column but after_row is full"),
-        ColumnKind("after_row", OPEN_AFTER_ROW, "a row once it is written in every other column but mandatory"),
-        ColumnKind(
-            "copy",
-            OPEN_COPY,
-            "the row the previous player has just written (in solitaire: "
-            "the row of the previous turn's write); any empty cell once every other column but "
-            "mandatory and after_row is full",
-            zeroes_maximal=True,
-        ),
-        ColumnKind(
-            "maximal",
-            OPEN_NONE,
-            "derived: per row the best value of the played columns (min: the lowest), 0 if a zeroing column holds 0",
-            derived=True,
-            requires=_needs_played,
-        ),
-    )
-}
-
-
-def column_fronts(kind: str, rows: Sequence[str]) -> list[list[int]]:
-    """The row sequences whose first empty cell is open, for a front-filled column kind."""
-    fronts = COLUMN_KINDS[kind].fronts if kind in COLUMN_KINDS else None
-    if fronts is None:
-        raise ValueError(f"{kind!r} is not a front-filled column kind")
-    return fronts(list(rows))
-
-
-def front_masks(kind: str, rows: Sequence[str]) -> tuple[int, int]:
-    """(rows of the downward front, rows of the upward front) of a front-filled kind:
-    each front of :attr:`ColumnKind.fronts` must run strictly down or up the sheet (it may
-    skip rows), at most one each way (then its first empty cell is the topmost /
-    bottommost empty row of its rows)."""
-    down = up = 0
-    for front in column_fronts(kind, rows):
-        mask = sum(1 << r for r in front)
-        steps = [b - a for a, b in zip(front, front[1:])]
-        if all(s > 0 for s in steps) and not down:
-            down = mask
-        elif all(s < 0 for s in steps) and not up:
-            up = mask
-        else:
-            raise ValueError(
-                f"column kind {kind!r}: a front must run down or up the sheet, one each way at most: {front}"
-            )
-    return down, up
+from jamb_env.rules.columns import *  # re-exported: kernels.X names every rule
+from jamb_env.rules.params import *
+from jamb_env.rules.scoring import *
 
 
 @kernel(inline=True)
@@ -489,16 +233,16 @@ def joker_mask(dice_index, jokers, ra, mask):
     P = ra.P
     n = P[P_N]
     off = P[P_JOKER_OFFSET]
-    free = (jokers >> JOKER_FREE_SHIFT) & 3
+    free = free_jokers_left(jokers)
     for v in range(1, 7):
-        fixed = (jokers >> (v - 1)) & 1
+        fixed = fixed_joker_left(jokers, v)
         for i in range(n):
             if ra.die_canonical[dice_index, i] and ra.sorted_dice[dice_index, i] != v:
                 if fixed:
                     mask[off + joker_index(JOKER_FIXED, v, i, n)] = True
                 if free > 0:
                     mask[off + joker_index(JOKER_FREE, v, i, n)] = True
-    if (jokers >> JOKER_BASKET_SHIFT) & 3 > 0:
+    if baskets_left(jokers) > 0:
         mask[off + joker_index(JOKER_BASKET, 0, 0, n)] = True
 
 
@@ -542,180 +286,8 @@ def set_dice(faces, dice, P, key_to_index):
     key = 0
     for a in range(n):
         dice[a] = faces[a]
-        p = 1
-        for _ in range(faces[a] - 1):
-            p *= n + 1
-        key += p
+        key += face_weight(faces[a], n)
     return key_to_index[key]
-
-
-# ---------------------------------------------------------------------------- scoring
-@kernel(inline=True)
-def bonus(upper, P):
-    """The upper bonus (points) of a column whose upper rows sum to ``upper`` (RULES.md §2)."""
-    over = upper - P[P_BONUS_THR]
-    if over > 0 or (over == 0 and P[P_BONUS_STRICT] == 0):
-        return P[P_BONUS_PTS] + P[P_BONUS_PER] * over
-    return 0
-
-
-@kernel(inline=True)
-def bonus_floor(P):
-    """The smallest upper sum that earns the bonus."""
-    return P[P_BONUS_THR] + (1 if P[P_BONUS_STRICT] else 0)
-
-
-@kernel(inline=True, nrt=True)
-def difference(ones, high, low):
-    """The difference of a column: ones x (max - min) (RULES.md §2); numbers or arrays."""
-    return ones * (high - low)
-
-
-@kernel(inline=True)
-def credited_difference(ones, high, low, P):
-    """The difference a column credits (points): :func:`difference`, or with
-    ``difference_clamp`` ones x max(max - min, 0) (RULES.md §2)."""
-    d = difference(ones, high, low)
-    return max(d, 0) if P[P_DIFF_CLAMP] else d
-
-
-@kernel(inline=True)
-def column_parts(values_c, f, ra, out):
-    """(upper, bonus, difference, lower) credited so far in one column into ``out``:
-    every written cell; the bonus once every upper cell is written; the difference
-    once ones, max and min are written (RULES.md §2)."""
-    P = ra.P
-    upper = 0
-    lower = 0
-    for r in range(P[P_R]):
-        if ra.is_upper[r]:
-            upper += values_c[r]
-        elif r != P[P_MAX] and r != P[P_MIN]:
-            lower += values_c[r]
-    b = 0
-    ub = P[P_UPPER_BITS]
-    if ub != 0 and (f & ub) == ub:
-        b = bonus(upper, P)
-    d = 0
-    if P[P_ONES] >= 0:
-        db = (1 << P[P_ONES]) | (1 << P[P_MAX]) | (1 << P[P_MIN])
-        if (f & db) == db:
-            d = credited_difference(values_c[P[P_ONES]], values_c[P[P_MAX]], values_c[P[P_MIN]], P)
-    out[0] = upper
-    out[1] = b
-    out[2] = d
-    out[3] = lower
-
-
-@kernel
-def column_gains(values_c, f, r, candidates, ra, out, parts, vals):
-    """For each candidate value of row ``r`` (empty) of a column, the points writing it
-    adds to the column's score (the value, and the bonus or difference it completes),
-    into ``out``. ``parts`` int64 (4,), ``vals`` int64 (R,): scratch."""
-    for q in range(len(values_c)):
-        vals[q] = values_c[q]
-    column_parts(vals, f, ra, parts)
-    before = parts[0] + parts[1] + parts[2] + parts[3]
-    for k in range(len(candidates)):
-        vals[r] = candidates[k]
-        column_parts(vals, f | (1 << r), ra, parts)
-        out[k] = parts[0] + parts[1] + parts[2] + parts[3] - before
-
-
-@kernel(inline=True)
-def maximal(values, filled, ra, vals_out):
-    """The derived ``maximal`` column (RULES.md §5): its values into ``vals_out`` (R,),
-    its filled-row bitmask returned. A row counts once written in every played column:
-    the best value (for ``min`` the lowest), or 0 if a zeroing column holds 0 there."""
-    P = ra.P
-    C = P[P_C]
-    f = 0
-    for r in range(P[P_R]):
-        vals_out[r] = 0
-        everywhere = True
-        for c in range(C):
-            if not (filled[c] >> r) & 1:
-                everywhere = False
-        if not everywhere:
-            continue
-        f |= 1 << r
-        zero = False
-        for c in range(C):
-            if ra.zeroing[c] and values[c, r] == 0:
-                zero = True
-        if zero:
-            continue
-        best = values[0, r]
-        for c in range(1, C):
-            v = values[c, r]
-            if (v < best) if r == P[P_MIN_ROW] else (v > best):
-                best = v
-        vals_out[r] = best
-    return f
-
-
-@kernel(inline=True)
-def column_and_maximal_points(values, filled, col, ra, parts, tmp):
-    """Points of column ``col`` plus the maximal column (what a write in ``col`` can change)."""
-    column_parts(values[col], filled[col], ra, parts)
-    total = parts[0] + parts[1] + parts[2] + parts[3]
-    if ra.P[P_HAS_MAXIMAL]:
-        f = maximal(values, filled, ra, tmp)
-        column_parts(tmp, f, ra, parts)
-        total += parts[0] + parts[1] + parts[2] + parts[3]
-    return total
-
-
-@kernel(inline=True)
-def column_award(values_c, filled_c, owner_c, num_players, counts):
-    """003's shared sheet (RULES.md §6): the player a column's total goes to, or -1.
-    ``values_c``/``filled_c``/``owner_c``: the column's values (R,), written-rows bitmask
-    and writers (R,) int8; ``counts``: int64 scratch of at least ``num_players``. The
-    player with the most non-zero entries wins; on a tie, the tied player owning the
-    lowest non-zero entry (counting up from the bottom); no non-zero entry: nobody."""
-    R = values_c.shape[0]
-    for q in range(num_players):
-        counts[q] = 0
-    best = 0
-    for r in range(R):
-        if (filled_c >> r) & 1 and values_c[r] != 0:
-            q = owner_c[r]
-            counts[q] += 1
-            if counts[q] > best:
-                best = counts[q]
-    if best == 0:
-        return -1
-    for r in range(R - 1, -1, -1):
-        if (filled_c >> r) & 1 and values_c[r] != 0 and counts[owner_c[r]] == best:
-            return owner_c[r]
-    return -1
-
-
-@kernel
-def sheet_parts(values, filled, ra, parts_out, cols_out, parts, tmp):
-    """The sheet's score parts into ``parts_out`` (upper, bonus, difference, lower,
-    columns with their bonus) and each column's points into ``cols_out`` ``(C + 1,)``
-    (last: maximal, 0 if none); returns the total (points)."""
-    C = ra.P[P_C]
-    for k in range(5):
-        parts_out[k] = 0
-    total = 0
-    for c in range(C + 1):
-        cols_out[c] = 0
-        if c == C:
-            if not ra.P[P_HAS_MAXIMAL]:
-                break
-            f = maximal(values, filled, ra, tmp)
-            column_parts(tmp, f, ra, parts)
-        else:
-            column_parts(values[c], filled[c], ra, parts)
-        for k in range(4):
-            parts_out[k] += parts[k]
-        if parts[1] > 0:
-            parts_out[4] += 1
-        cols_out[c] = parts[0] + parts[1] + parts[2] + parts[3]
-        total += cols_out[c]
-    return total
 
 
 @kernel(inline=True)

@@ -1,7 +1,8 @@
 """Rulesets: one YAML file per preset in ``jamb_env/rules/presets/`` (RULES.md §5).
 
 A :class:`Ruleset` is immutable. Building one validates the file (every error names
-the file, the key and what is allowed) and precomputes the tables the engine, the env,
+the file, the key and what is allowed; :mod:`jamb_env.rules.ruleset_file` reads it,
+through :func:`jamb_env.utils.safe_yaml.read_yaml_mapping`) and precomputes the tables the engine, the env,
 the batched env and the solvers share: the value of every cell for every dice multiset
 and roll. How each column opens its cells (the opening order of ``down``, ``up``,
 ``middle``, ...) is not restated here: it is the column kind's entry in
@@ -14,7 +15,9 @@ Schema (version 1)::
     name: classic                # required, the preset name
     title: "..."                 # optional text
     source: 004_....txt          # optional: the seed file the preset follows
-    extends: classic             # optional: start from another preset, override keys
+    extends: classic             # optional: start from another preset (or a path), override keys;
+                                 # then `name` is required and not the base's (runs, records and
+                                 # tables are called by it; the file's stem is not used)
     dice: 5                      # 5 or 6
     rolls: 3                     # rolls per turn (1..5)
     rows: [ones, ..., jamb]      # row ids (RULES.md §1), in sheet order
@@ -44,82 +47,26 @@ Schema (version 1)::
 
 from __future__ import annotations
 
-import copy
-import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from jamb_env.rules import kernels
-from jamb_env.rules.kernels import COLUMN_KINDS
-from jamb_env.rules.tables import (
-    FACES,
-    ROW_IDS,
-    SIX_DICE_ROWS,
-    UPPER_ROWS,
-    DiceTables,
-    RowScoring,
-    dice_tables,
-    row_values,
-)
+from jamb_env.rules.ruleset_file import RULES_DIR, preset_names, read_fields, read_merged
+from jamb_env.rules.tables import FACES, DiceTables, RowScoring, dice_tables, row_values
 from jamb_env.utils.errors import RulesetError
-
-SCHEMA_VERSION = 1
-
-#: Where the preset files live.
-#: The preset files, package data of ``jamb_env.rules`` (found from any folder, in a wheel too).
-RULES_DIR = Path(str(resources.files("jamb_env.rules").joinpath("presets")))
-
-_TOP_KEYS = {
-    "schema_version": True,
-    "name": True,
-    "title": False,
-    "source": False,
-    "description": False,
-    "extends": False,
-    "dice": True,
-    "rolls": True,
-    "rows": True,
-    "columns": True,
-    "scoring": True,
-    "options": False,
-}
-_SCORING_KEYS = (
-    "upper_dice",
-    "bonus",
-    "trilling_bonus",
-    "full_bonus",
-    "poker_bonus",
-    "jamb_bonus",
-    "three_by_two_bonus",
-    "straight",
-)
-_BONUS_KEYS = ("threshold", "points", "per_point")
-_STRAIGHT_KEYS = ("small", "large", "hand")
-_OPTION_KEYS = (
-    "last_turn_rolls",
-    "full_allows_five_of_a_kind",
-    "bonus_strict",
-    "answer_forced",
-    "jamb6_bonus",
-    "jokers",
-    "announce_pure",
-    "difference_clamp",
-)
+from jamb_env.utils.safe_yaml import read_yaml_mapping as read_yaml_mapping  # re-exported: the configs' reader
 
 
 def list_rulesets(playable: bool = True) -> list[str]:
     """Names of the preset files in ``jamb_env/rules/presets/``, sorted: those that load (every
     one a loop over the list can play), or with ``playable=False`` every file (a preset
     file that fails to load too; every shipped preset loads)."""
-    names = sorted(p.stem for p in RULES_DIR.glob("*.yaml"))
+    names = preset_names()
     if not playable:
         return names
     out = []
@@ -140,7 +87,8 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
     Raises:
         FileNotFoundError: ``name_or_path`` looks like a path and does not exist.
         RulesetError: unknown preset name; malformed or invalid file (the message names
-            the file, the key and what is allowed).
+            the file, the key and what is allowed), a file that extends another without a
+            name of its own, a preset whose name is not its file's.
     """
     if isinstance(name_or_path, Ruleset):
         return name_or_path
@@ -157,7 +105,7 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
             path = RULES_DIR / f"{text}.yaml"
             if not path.is_file():
                 raise RulesetError(
-                    f"unknown ruleset {text!r}; presets are: {', '.join(list_rulesets(playable=False))} "
+                    f"unknown ruleset {text!r}; presets are: {', '.join(preset_names())} "
                     "(or pass a path to a YAML file)"
                 )
         stamp = path.stat().st_mtime_ns
@@ -165,398 +113,16 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
         if isinstance(exc, (FileNotFoundError, RulesetError)):
             raise
         raise RulesetError(f"cannot read ruleset {text[:80]!r}: {exc}") from exc
-    return _load_path(path, stamp)
+    rules = _load_path(path, stamp)
+    if not looks_like_path and rules.name != text:  # the lists of presets show file names
+        raise RulesetError(f"{path}: key 'name': {rules.name!r} is not the preset's file name; allowed: {text!r}")
+    return rules
 
 
 @cache
 def _load_path(path: Path, stamp: int) -> Ruleset:
     """Cached per file and modification time: an edited file is read again."""
-    return Ruleset._from_mapping(_read_merged(path, ()), path)
-
-
-#: Limits of every YAML file read (ruleset files, training configs, a run's saved
-#: ``config.yaml``): a shipped one is a few kilobytes, a few levels deep, and a preset's
-#: ``extends:`` chain is at most 4 files long. Beyond these a file is refused with a
-#: clear error instead of exhausting the memory or Python's recursion limit.
-MAX_YAML_BYTES = 1 << 20
-#: Most levels of nested mappings and lists in a YAML file.
-MAX_YAML_DEPTH = 64
-#: Most files in an ``extends:`` chain (the file itself included).
-MAX_EXTENDS = 32
-
-
-class _YamlTooDeep(yaml.YAMLError):
-    """A YAML file nested more than :data:`MAX_YAML_DEPTH` levels deep."""
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key given twice in a mapping is an error, and so
-    is nesting deeper than :data:`MAX_YAML_DEPTH` (PyYAML composes nodes recursively: a
-    file nested thousands of levels deep would end in a RecursionError) and an alias
-    (``*name``: ten nested aliases of nine items stand for 9**10 nodes)."""
-
-    _depth = 0  # mappings and lists open around the node being composed
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):  # *name: a few bytes can stand for billions of nodes
-            mark = self.peek_event().start_mark
-            raise _YamlTooDeep(
-                f"an alias (*name) at line {mark.line + 1}, column {mark.column + 1}; allowed: plain YAML "
-                "without anchors and aliases (&name, *name), so a small file cannot expand to a huge one"
-            )
-        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
-            return super().compose_node(parent, index)  # a scalar or an alias: no deeper
-        if self._depth >= MAX_YAML_DEPTH:
-            mark = self.peek_event().start_mark
-            raise _YamlTooDeep(
-                f"nested more than {MAX_YAML_DEPTH} levels deep (line {mark.line + 1}, column {mark.column + 1}); "
-                f"allowed: at most {MAX_YAML_DEPTH} levels of mappings and lists"
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-def _unique_mapping(loader: yaml.SafeLoader, node, deep: bool = False):
-    seen = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            hash(key)
-        except TypeError:  # '? [a, b]: 1' (a list or a mapping as a key): not a TypeError from 'in seen'
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"a key that is a {type(key).__name__}; allowed: keys that are names or numbers",
-                key_node.start_mark,
-            ) from None
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
-
-
-def load_yaml(text: str):
-    """Parse YAML safely, rejecting duplicate keys and nesting deeper than
-    :data:`MAX_YAML_DEPTH` (yaml.YAMLError on bad input)."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """A YAML error on one line: ``<problem> (line L, column C)``, without PyYAML's quote of
-    the text and its caret line."""
-    problem = getattr(exc, "problem", None)
-    mark = getattr(exc, "problem_mark", None)
-    if problem is None:
-        return " ".join(str(exc).split())
-    context = getattr(exc, "context", None)
-    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-    return " ".join(f"{context + ': ' if context else ''}{problem}{where}".split())
-
-
-def read_yaml_mapping(path: Path, error_cls: type[Exception], *, empty_ok: bool = False) -> dict:
-    """The top-level mapping of the YAML file ``path``: the one safe way every ruleset
-    file, training config and saved run config is read. Duplicate keys are rejected, and
-    so is a file over :data:`MAX_YAML_BYTES` bytes or nested deeper than
-    :data:`MAX_YAML_DEPTH` levels.
-
-    Shared by ruleset files and training configs (``agents.training.config``). With
-    ``empty_ok``, an empty file reads as ``{}``.
-
-    Raises:
-        OSError: the file cannot be read.
-        error_cls: too large, invalid YAML, nested too deep, not UTF-8 text, or not a
-            mapping at the top level (the message names the file and what is allowed).
-    """
-    path = Path(path)
-    # opened without blocking (a FIFO with no writer would block the open itself), then checked
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # a pipe or a device would be read forever
-            raise error_cls(f"{path}: not a regular file; allowed: a YAML file")
-        raw = f.read(MAX_YAML_BYTES + 1)
-    if len(raw) > MAX_YAML_BYTES:
-        raise error_cls(
-            f"{path}: more than {MAX_YAML_BYTES:,} bytes; allowed: a YAML file of at most {MAX_YAML_BYTES:,} bytes (1 MiB)"
-        )
-    try:
-        data = load_yaml(raw.decode("utf-8"))
-    except _YamlTooDeep as exc:
-        raise error_cls(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise error_cls(f"{path}: not valid YAML: {_yaml_problem(exc)}") from exc
-    except UnicodeDecodeError as exc:
-        raise error_cls(
-            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); allowed: a UTF-8 YAML file"
-        ) from None
-    if data is None and empty_ok:
-        return {}
-    if not isinstance(data, dict):
-        raise error_cls(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
-    return data
-
-
-def _read_yaml(path: Path) -> dict:
-    return read_yaml_mapping(path, RulesetError)
-
-
-def _deep_merge(base: dict, over: Mapping) -> dict:
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _deep_merge(dict(out[key]), value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def _read_merged(path: Path, chain: tuple[Path, ...]) -> dict:
-    """``path``'s mapping merged over those of the files it extends (``chain``: the files
-    that led here, each extending the next)."""
-    if path in chain:
-        raise RulesetError(f"{path}: key 'extends': circular chain {' -> '.join(map(str, chain + (path,)))}")
-    if len(chain) >= MAX_EXTENDS:
-        raise RulesetError(
-            f"{chain[0]}: key 'extends': a chain of more than {MAX_EXTENDS} files ({chain[0]} -> {chain[1]} -> ... -> "
-            f"{chain[-1]} -> {path}); allowed: at most {MAX_EXTENDS} files, the file itself included"
-        )
-    data = _read_yaml(path)
-    parent = data.get("extends")
-    if parent is None:
-        return data
-    if not isinstance(parent, str):
-        raise RulesetError(f"{path}: key 'extends': expected a preset name or a path, got {parent!r}")
-    parent_path = (
-        (path.parent / parent).resolve() if parent.endswith((".yaml", ".yml")) else RULES_DIR / f"{parent}.yaml"
-    )
-    if not parent_path.is_file():
-        raise RulesetError(
-            f"{path}: key 'extends': no preset {parent!r}; presets are: {', '.join(list_rulesets(playable=False))}"
-        )
-    merged = _deep_merge(_read_merged(parent_path, chain + (path,)), data)
-    merged.pop("extends", None)
-    if "title" not in data:  # a derived preset does not borrow its parent's title
-        merged.pop("title", None)
-    return merged
-
-
-# ---------------------------------------------------------------------- reading a file
-class _Check:
-    """Typed readers of one ruleset file's values; each error names the file and the key."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def fail(self, key: str, msg: str) -> RulesetError:
-        """The error for ``key`` of this file (to raise)."""
-        return RulesetError(f"{self.path}: key '{key}': {msg}")
-
-    def integer(self, key: str, value: Any, lo: int, hi: int) -> int:
-        """``value`` as an integer in ``lo..hi`` (a bool is not one)."""
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {value!r}")
-        if not lo <= value <= hi:
-            raise self.fail(key, f"{value} is out of range; allowed {lo}..{hi}")
-        return value
-
-    def boolean(self, key: str, value: Any) -> bool:
-        """``value`` as true or false."""
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {value!r}")
-        return value
-
-    def mapping(self, key: str, value: Any, allowed: Sequence[str]) -> Mapping:
-        """``value`` as a mapping whose keys are all in ``allowed``."""
-        if not isinstance(value, Mapping):
-            raise self.fail(key, f"expected a mapping with keys {', '.join(allowed)}, got {value!r}")
-        for sub in value:
-            if sub not in allowed:
-                raise self.fail(f"{key}.{sub}", f"unknown key; allowed: {', '.join(allowed)}")
-        return value
-
-    def id_list(self, data: Mapping[str, Any], key: str, what: str, allowed: Sequence[str]) -> list:
-        """``data[key]`` as a non-empty list of distinct ids from ``allowed``."""
-        value = data[key]
-        if not isinstance(value, list) or not value:
-            raise self.fail(key, f"expected a non-empty list of {what}s ({', '.join(allowed)}), got {value!r}")
-        for item in value:
-            if item not in allowed:
-                raise self.fail(key, f"unknown {what} {item!r}; allowed: {', '.join(allowed)}")
-        if len(set(value)) != len(value):
-            raise self.fail(key, f"a {what} appears twice in {value} (at most one of each)")
-        return value
-
-    def straight_values(self, key: str, value: Any) -> tuple[int, int, int]:
-        """A straight's value after roll 1, 2, 3 from an integer or a list of 1 to 3."""
-        vals = [value] if isinstance(value, int) and not isinstance(value, bool) else value
-        if not isinstance(vals, list) or not 1 <= len(vals) <= 3:
-            raise self.fail(
-                key, f"expected an integer or a list of 1 to 3 integers (after roll 1, 2, 3), got {value!r}"
-            )
-        vals = [self.integer(key, v, 0, 1000) for v in vals]
-        vals = vals + [vals[-1]] * (3 - len(vals))
-        return (vals[0], vals[1], vals[2])
-
-
-def _read_header(data: Mapping[str, Any], check: _Check) -> str:
-    """The top-level keys (none unknown, none required missing), schema_version and the name."""
-    for key in data:
-        if key not in _TOP_KEYS:
-            raise check.fail(key, f"unknown key; allowed: {', '.join(_TOP_KEYS)}")
-    for key, required in _TOP_KEYS.items():
-        if required and key not in data:
-            raise check.fail(key, "missing (required)")
-    if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
-        raise check.fail("schema_version", f"expected {SCHEMA_VERSION}, got {data['schema_version']!r}")
-    name = data["name"]
-    if not isinstance(name, str) or not name:
-        raise check.fail("name", f"expected a non-empty string, got {name!r}")
-    _check_printable(check, "name", name)
-    return name
-
-
-def _check_printable(check: _Check, key: str, text: str, newlines: bool = False) -> None:
-    """Refuse control and format characters (an escape sequence, a bell, a bidi override)
-    in a text that terminals, pages and file names show; ``newlines``: line breaks and tabs
-    allowed (the source texts)."""
-    bad = [ch for ch in text if not ch.isprintable() and not (newlines and ch in "\n\t")]
-    if bad:
-        raise check.fail(
-            key,
-            f"holds the control character(s) {''.join(sorted(set(bad)))!r}; allowed: printable text"
-            + (" with line breaks" if newlines else ""),
-        )
-
-
-def _read_dice_and_rolls(data: Mapping[str, Any], check: _Check) -> tuple[int, int]:
-    """The number of dice (5 or 6; 2-4 for toy sheets) and of rolls per turn (1..5)."""
-    if not isinstance(data["dice"], int) or isinstance(data["dice"], bool) or data["dice"] not in (2, 3, 4, 5, 6):
-        raise check.fail(
-            "dice", f"{data['dice']!r} dice are not supported; allowed: 5 or 6 (2-4 only for toy sheets of upper rows)"
-        )
-    return data["dice"], check.integer("rolls", data["rolls"], 1, 5)
-
-
-def _read_rows(data: Mapping[str, Any], dice: int, check: _Check) -> list:
-    """The row ids in sheet order: at most 30, each one playable with ``dice`` dice."""
-    rows = check.id_list(data, "rows", "row", ROW_IDS)
-    if len(rows) > 30:
-        raise check.fail("rows", "at most 30 rows")
-    if dice < 5:
-        for row in rows:
-            if row not in UPPER_ROWS:
-                raise check.fail(
-                    "rows", f"row {row!r} needs 5 dice; with {dice} dice (a toy sheet) only ones..sixes are allowed"
-                )
-    for row in SIX_DICE_ROWS:
-        if row in rows and dice != 6:
-            raise check.fail("rows", f"row {row!r} needs 6 dice but the preset has {dice}")
-    return rows
-
-
-def _read_columns(
-    data: Mapping[str, Any], rows: list, rolls: int, check: _Check
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The played and the derived column kinds in sheet order, each one's needs met."""
-    columns = check.id_list(data, "columns", "column kind", tuple(COLUMN_KINDS))
-    played = tuple(c for c in columns if not COLUMN_KINDS[c].derived)
-    derived = tuple(c for c in columns if COLUMN_KINDS[c].derived)
-    if not played:
-        raise check.fail("columns", "no playable column (maximal is derived from the played ones)")
-    for kind in columns:
-        need = COLUMN_KINDS[kind].requires
-        problem = need(rows, columns) if need is not None else None
-        if problem:
-            raise check.fail("columns", problem)
-        if COLUMN_KINDS[kind].first_write_roll > rolls:
-            raise check.fail(
-                "columns",
-                f"{kind!r} is written only after roll {COLUMN_KINDS[kind].first_write_roll}, "
-                f"but the preset has {rolls} roll(s) per turn",
-            )
-    return played, derived
-
-
-def _read_sections(data: Mapping[str, Any], rolls: int, check: _Check) -> tuple[Mapping, Mapping, int]:
-    """The scoring and options mappings (their keys) and options.last_turn_rolls."""
-    scoring = check.mapping("scoring", data["scoring"], _SCORING_KEYS)
-    options = check.mapping("options", {} if data.get("options") is None else data["options"], _OPTION_KEYS)
-    last_turn_rolls = check.integer("options.last_turn_rolls", options.get("last_turn_rolls", rolls), rolls, 5)
-    return scoring, options, last_turn_rolls
-
-
-def _read_straight(scoring: Mapping, check: _Check) -> tuple[Mapping, int | None]:
-    """scoring.straight (small and large required) and its fixed ``hand`` value, if any."""
-    straight = check.mapping("scoring.straight", scoring.get("straight", {"small": 0, "large": 0}), _STRAIGHT_KEYS)
-    for key in ("small", "large"):
-        if key not in straight:
-            raise check.fail(f"scoring.straight.{key}", "missing (required)")
-    hand = straight.get("hand")
-    if hand is not None:
-        hand = check.integer("scoring.straight.hand", hand, 0, 1000)
-    return straight, hand
-
-
-def _read_scoring(
-    scoring: Mapping, options: Mapping, rows: list, dice: int, check: _Check
-) -> tuple[RowScoring, int | None, Mapping]:
-    """The row values (with the options they read), the straight's hand value and scoring.bonus."""
-    bonus = check.mapping("scoring.bonus", scoring.get("bonus", {}), _BONUS_KEYS)
-    for row, key in (("trilling", "trilling_bonus"), ("three_by_two", "three_by_two_bonus"), ("straight", "straight")):
-        if row in rows and key not in scoring:
-            raise check.fail(f"scoring.{key}", f"missing (required when {row!r} is a row)")
-    straight, hand = _read_straight(scoring, check)
-    row_scoring = RowScoring(
-        upper_dice=check.integer("scoring.upper_dice", scoring.get("upper_dice", min(5, dice)), 1, dice),
-        trilling_bonus=check.integer("scoring.trilling_bonus", scoring.get("trilling_bonus", 0), 0, 1000),
-        full_bonus=check.integer("scoring.full_bonus", scoring.get("full_bonus", 30), 0, 1000),
-        poker_bonus=check.integer("scoring.poker_bonus", scoring.get("poker_bonus", 40), 0, 1000),
-        jamb_bonus=check.integer("scoring.jamb_bonus", scoring.get("jamb_bonus", 50), 0, 1000),
-        three_by_two_bonus=check.integer("scoring.three_by_two_bonus", scoring.get("three_by_two_bonus", 0), 0, 1000),
-        jamb6_bonus=check.integer("options.jamb6_bonus", options.get("jamb6_bonus", 60), 0, 1000),
-        full_allows_five_of_a_kind=check.boolean(
-            "options.full_allows_five_of_a_kind", options.get("full_allows_five_of_a_kind", False)
-        ),
-        straight_small=check.straight_values("scoring.straight.small", straight["small"]),
-        straight_large=check.straight_values("scoring.straight.large", straight["large"]),
-    )
-    return row_scoring, hand, bonus
-
-
-def _read_title_and_source(data: Mapping[str, Any], name: str, check: _Check) -> tuple[str, str]:
-    """The optional title (default: the name) and source texts."""
-    title = data.get("title", name)
-    source = data.get("source", "")
-    if not isinstance(title, str) or not isinstance(source, str):
-        raise check.fail("title" if not isinstance(title, str) else "source", "expected a string")
-    _check_printable(check, "title", title)
-    _check_printable(check, "source", source, newlines=True)
-    return title, source
-
-
-def _read_bonus(bonus: Mapping, check: _Check) -> dict[str, int]:
-    """The upper-section bonus: threshold, points and per_point (Ruleset's bonus_* fields)."""
-    return {
-        "bonus_threshold": check.integer("scoring.bonus.threshold", bonus.get("threshold", 60), 0, 1000),
-        "bonus_points": check.integer("scoring.bonus.points", bonus.get("points", 30), 0, 1000),
-        "bonus_per_point": check.integer("scoring.bonus.per_point", bonus.get("per_point", 0), 0, 100),
-    }
-
-
-def _read_option_flags(options: Mapping, check: _Check) -> dict[str, bool]:
-    """The true/false options the Ruleset keeps as fields (the row scoring reads the others)."""
-    return {
-        "bonus_strict": check.boolean("options.bonus_strict", options.get("bonus_strict", False)),
-        "answer_forced": check.boolean("options.answer_forced", options.get("answer_forced", True)),
-        "jokers": check.boolean("options.jokers", options.get("jokers", False)),
-        "announce_pure": check.boolean("options.announce_pure", options.get("announce_pure", False)),
-        "difference_clamp": check.boolean("options.difference_clamp", options.get("difference_clamp", False)),
-    }
+    return Ruleset._build(**read_fields(read_merged(path), path))
 
 
 @dataclass(frozen=True, eq=False)
@@ -564,7 +130,9 @@ class Ruleset:
     """A validated ruleset with its precomputed tables (RULES.md §1-5).
 
     Attributes (all read-only):
-        name, title, source, path: identity of the preset.
+        name, title, source, path: identity of the preset. ``name`` is the file's own
+            ``name:`` (a file that ``extends:`` another must give one, not its base's: runs,
+            records and tables are called by it).
         dice: 5 or 6. rolls / last_turn_rolls: rolls per turn and in the last turn;
             max_rolls is the larger.
         rows: row ids in sheet order (R rows). columns: played column kinds in sheet
@@ -608,36 +176,6 @@ class Ruleset:
     row_bits: np.ndarray = field(repr=False)
 
     # ------------------------------------------------------------------ construction
-    @classmethod
-    def _from_mapping(cls, data: Mapping[str, Any], path: Path) -> Ruleset:
-        # The readers run in this order, so a file with several errors reports the same first one.
-        check = _Check(path)
-        name = _read_header(data, check)
-        dice, rolls = _read_dice_and_rolls(data, check)
-        rows = _read_rows(data, dice, check)
-        played, derived = _read_columns(data, rows, rolls, check)
-        scoring, options, last_turn_rolls = _read_sections(data, rolls, check)
-        row_scoring, hand, bonus = _read_scoring(scoring, options, rows, dice, check)
-        title, source = _read_title_and_source(data, name, check)
-        bonus_values = _read_bonus(bonus, check)
-        flags = _read_option_flags(options, check)
-        return cls._build(
-            name=name,
-            path=path,
-            title=title,
-            source=source,
-            dice=dice,
-            rolls=rolls,
-            last_turn_rolls=last_turn_rolls,
-            rows=tuple(rows),
-            columns=played,
-            derived_columns=derived,
-            row_scoring=row_scoring,
-            straight_hand=hand,
-            **bonus_values,
-            **flags,
-        )
-
     @classmethod
     def _build(cls, **kw: Any) -> Ruleset:
         rows: tuple[str, ...] = kw["rows"]

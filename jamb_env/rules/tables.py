@@ -23,6 +23,8 @@ from functools import cache
 
 import numpy as np
 
+from jamb_env.rules.params import face_weight
+
 FACES = 6
 
 #: Row ids in their canonical order (RULES.md §1).
@@ -42,10 +44,16 @@ ROW_IDS = UPPER_ROWS + (
 SIX_DICE_ROWS = ("three_by_two", "jamb6")
 
 
+@cache
+def _weights(n: int) -> tuple[int, ...]:
+    """Each face's share of a multiset key, by face (index 0 unused, 0):
+    :func:`jamb_env.rules.params.face_weight`."""
+    return (0,) + tuple(int(face_weight(face, n)) for face in range(1, FACES + 1))
+
+
 def _counts_key(counts: np.ndarray, n: int) -> np.ndarray:
-    """Encode face-count vectors (..., 6) as integers base ``n + 1``."""
-    weights = (n + 1) ** np.arange(FACES, dtype=np.int64)
-    return (np.asarray(counts, dtype=np.int64) * weights).sum(axis=-1)
+    """The multiset keys of face-count vectors ``(..., 6)`` (their dice's face weights summed)."""
+    return (np.asarray(counts, dtype=np.int64) * np.array(_weights(n)[1:], dtype=np.int64)).sum(axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,9 +93,9 @@ class DiceTables:
 
     def index(self, dice) -> int:
         """Multiset index of ``dice`` (any order, faces 1..6, exactly ``n`` dice)."""
-        powers = _powers(self.n)
+        weights = _weights(self.n)
         faces = dice.tolist() if isinstance(dice, np.ndarray) else dice
-        return int(self.key_to_index[sum(powers[int(f)] for f in faces)])
+        return int(self.key_to_index[sum(weights[int(f)] for f in faces)])
 
     def sub_index(self, dice) -> int:
         """Sub-multiset index of ``dice`` (0..n dice, any order)."""
@@ -97,12 +105,6 @@ class DiceTables:
     @property
     def _sub_lookup(self) -> np.ndarray:
         return _sub_lookup(self.n)
-
-
-@cache
-def _powers(n: int) -> tuple[int, ...]:
-    """``(n + 1) ** (face - 1)`` by face (index 0 unused): a die's share of ``_counts_key``."""
-    return (0,) + tuple((n + 1) ** f for f in range(FACES))
 
 
 @cache

@@ -1,14 +1,12 @@
 """The chance API (jamb_env.rules.chance): exact re-roll outcomes, applying an outcome,
-sampling one, and the planner example built on them (RULES.md §3, rolls and holds)."""
+sampling one (RULES.md §3, rolls and holds); the planner example built on them is tested in
+test_rule_readers.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +17,6 @@ from jamb_env import rules as core
 from jamb_env.env import EnvState
 from jamb_env.rules import apply_outcome, chance_outcomes, first_roll_outcomes, roll_dice, sample_outcome
 
-ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ["classic", "six_dice"]
 
 
@@ -314,27 +311,6 @@ def test_check_false_skips_only_the_legality_test(classic):
         chance_outcomes(classic, st, core.layout(classic).write_offset, check=False)
     with pytest.raises(ValueError, match="cannot come from"):
         apply_outcome(classic, st, 0b00011, [1, 1, 1, 1, 1], check=False)
-
-
-# ---------------------------------------------------------------------------- the example
-@pytest.fixture
-def planner_module(monkeypatch):
-    """examples/planner.py as a module (registered while the test runs: dataclasses need it)."""
-    spec = importlib.util.spec_from_file_location("planner_example", ROOT / "examples" / "planner.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_planner_example_runs(planner_module, capsys):
-    planner = planner_module
-    scores = planner.compare(games=2)
-    assert set(scores) == {"planner", "greedy"}
-    assert all(len(s) == 2 and all(isinstance(x, int) and 0 < x < 2000 for x in s) for s in scores.values())
-    assert planner.main(["--games", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "planner  mean" in out and "greedy   mean" in out and "planner - greedy" in out
 
 
 # ---------------------------------------------------------------------------- the env's doors

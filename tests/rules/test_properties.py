@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from jamb_env import JambEnv
 from jamb_env.rules import column_totals, score_parts
-from tests.helpers import playable_presets
+from tests.helpers import check_finished_sheet, playable_presets
 
 PRESETS = playable_presets()
 
@@ -43,29 +43,8 @@ def play_random_game(env: JambEnv, seed: int, policy_seed: int, check_obs: bool 
     assert info["score"] == sum(column_totals(rules, game).values())
     parts = score_parts(rules, game)
     assert info["score"] == parts["upper"] + parts["bonus"] + parts["difference"] + parts["lower"]
-    _check_finished_sheet(rules, game)
+    check_finished_sheet(rules, game)
     return {"score": info["score"], "steps": steps}
-
-
-def _check_finished_sheet(rules, game):
-    """Bonus and difference rules on every finished column (RULES.md §2)."""
-    upper = [rules.rows.index(r) for r in ("ones", "twos", "threes", "fours", "fives", "sixes")]
-    for c in range(len(rules.columns)):
-        vals = game.values[c]
-        up = int(vals[upper].sum())
-        total = rules.column_points(vals, int(game.filled[c]))
-        over = up - rules.bonus_threshold
-        earned = over > 0 or (over == 0 and not rules.bonus_strict)
-        bonus = rules.bonus_points + rules.bonus_per_point * over if earned else 0
-        diff = int(vals[rules.rows.index("ones")]) * (
-            int(vals[rules.rows.index("max")]) - int(vals[rules.rows.index("min")])
-        )
-        if rules.difference_clamp:
-            diff = max(diff, 0)
-        lower = sum(int(vals[r]) for r, row in enumerate(rules.rows) if r not in upper and row not in ("max", "min"))
-        assert total == up + bonus + diff + lower
-        for r, row in enumerate(rules.rows):
-            assert 0 <= vals[r] <= rules.row_max[r]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
