@@ -83,7 +83,7 @@ def test_the_wrapped_pettingzoo_env_refuses_a_non_integer_action_with_a_value_er
 
     env = mp.env(num_players=2)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="action must be an integer"):  # before: AssertOutOfBounds' AssertionError
+    with pytest.raises(ValueError, match="an action is one integer"):  # before: AssertOutOfBounds' AssertionError
         env.step(action)
     env.step(np.int64(3))  # the game is unchanged and plays on
 

@@ -2,8 +2,9 @@
 
     jamb-bench [--seconds 5] [--repeats 5] [--presets classic six_dice] [--skip-train]
         [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
-        [--trainers configs/ppo_classic_lean.yaml] [--training [--training-nets 256-256 512-512-256]
-        [--training-ruleset jnn] [--training-rounds 2] [--training-threads 2]]
+        [--trainers CONFIG (e.g. the repository's configs/ppo_classic_lean.yaml)]
+        [--training [--training-nets 256-256 512-512-256] [--training-ruleset jnn] [--training-rounds 2]
+        [--training-threads 2]]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
