@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""``jamb-train --engine rllib`` (agents/apps/cli/train.py and agents/apps/cli/train_rllib.py; ``--help`` for the usage)."""
+"""``jamb-train --engine rllib`` (agents/apps/cli/train.py and agents/apps/cli/train_rllib.py;
+``--help`` for the usage)."""
 
 import sys
 

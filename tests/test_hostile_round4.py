@@ -177,7 +177,7 @@ def test_a_yaml_error_is_one_line_naming_the_place(tmp_path):
     assert "\n" not in message and "python/object/apply:os.system" in message and "(line 1, column 1)" in message
 
 
-# ---------------------------------------------------------------- 6: a self-play run stopped before its first checkpoint
+# ------------------------------------------------------- 6: a self-play run stopped before its first checkpoint
 def test_a_selfplay_run_stopped_before_its_first_checkpoint_resumes_from_step_0(tmp_path, capsys):
     import shutil
 
@@ -369,7 +369,7 @@ def test_a_forged_start_count_is_read_as_0(tmp_path, starts, capsys):
     pytest.importorskip("ray")
     from agents.training.rllib_train import RUN_RECORD, _starts
 
-    (tmp_path / RUN_RECORD).write_text('{"engine": "rllib", "starts": %s}' % starts)
+    (tmp_path / RUN_RECORD).write_text(f'{{"engine": "rllib", "starts": {starts}}}')
     assert (
         _starts(tmp_path) == 0 and "counting from 0" in capsys.readouterr().out
     )  # inf: OverflowError; -3: negative game seeds

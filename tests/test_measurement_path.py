@@ -277,7 +277,7 @@ def test_solitaire_games_csv_follows_the_rules_and_replays(solitaire):
     assert [k for k in keys if k.startswith("col_")] == ["col_down"]
     upper_rows = ["row_ones", "row_twos", "row_threes", "row_fours", "row_fives", "row_sixes"]
     lower_rows = ["row_trilling", "row_straight", "row_full", "row_poker", "row_jamb"]
-    for lab, rows in by.items():
+    for _lab, rows in by.items():
         assert [int(r["seed"]) for r in rows] == list(range(SEED0, SEED0 + SOLO_GAMES))
         for r in rows:
             v = {k: int(r[k]) for k in keys if k not in ("agent", "bonus_rate")}

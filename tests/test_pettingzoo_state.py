@@ -117,7 +117,7 @@ def test_the_state_carries_an_obligation_of_a_player_not_to_move():
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     lay = core.layout(rules)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, _, term, _, _ = env.last()
         if term:
             pytest.fail("no answer obligation arose in a whole game")

@@ -256,7 +256,7 @@ def test_sigint_and_sigterm_save_a_checkpoint_and_the_final_model(tmp_path):
         before = len(list((run_dir / "checkpoints").glob("*.zip"))) if run_dir.exists() else 0
         proc, log = start(args, tmp_path / f"{sig.name}.log", tmp_path)
         wait_for(
-            lambda: len(list((run_dir / "checkpoints").glob("model_*_steps.zip"))) >= before + 2, proc
+            lambda before=before: len(list((run_dir / "checkpoints").glob("model_*_steps.zip"))) >= before + 2, proc
         )  # training under way
         proc.send_signal(sig)
         rc = proc.wait(timeout=120)
@@ -317,12 +317,12 @@ def test_sigkill_at_random_moments_then_resume_loses_nothing(tmp_path):
             killed_before_first_checkpoint = n_ckpts() == 0
         elif attempt == 1:  # killed while a checkpoint is being written (or right after it appears)
             target = n_ckpts() + rng.randint(2, 5)
-            wait_for(lambda: n_ckpts() >= target, proc)
+            wait_for(lambda target=target: n_ckpts() >= target, proc)
             seen = n_ckpts()
-            wait_for(lambda: writing_checkpoint() or n_ckpts() > seen, proc, poll=0.0002)
+            wait_for(lambda seen=seen: writing_checkpoint() or n_ckpts() > seen, proc, poll=0.0002)
         elif attempt == 2:  # a random moment once training is under way
             target = n_ckpts() + 1
-            wait_for(lambda: n_ckpts() >= target, proc)
+            wait_for(lambda target=target: n_ckpts() >= target, proc)
             time.sleep(rng.uniform(0.0, 1.5))
         if attempt < 3:
             proc.kill()  # SIGKILL: no handler runs

@@ -34,7 +34,8 @@ ruleset, the sheet it plays on, its score and legal actions: what the solitaire 
 read) and the solitaire part of its observation (the first segment of the multiplayer
 observation: the ``Jamb-v1`` observation of its sheet), so the solitaire baselines and
 solitaire-trained PPO models play any seat; a model trained on a seat (self-play, whose
-``observation_size`` is the multiplayer observation's) gets the whole observation. An agent with its own random generator
+``observation_size`` is the multiplayer observation's) gets the whole observation. An agent
+with its own random generator
 (``random``) is reseeded for every game from (seed, the agent's position in the list), so
 results do not depend on how games are split between worker processes.
 """
@@ -392,7 +393,8 @@ def round_robin(
 def write_match_csvs(rr: RoundRobin, pairs_path, ratings_path, games_path) -> None:
     """The files of a round robin, each written atomically: per pair (``pairs_path``: A, B,
     seeds, games, wins, ties, A's win rate with its 95% Wilson interval (low, high), the mean
-    margin with its 95% half-width, mean scores), the ratings (``ratings_path``: rank, agent, mu, sigma, ordinal, games, mean
+    margin with its 95% half-width, mean scores), the ratings (``ratings_path``: rank, agent, mu, sigma, ordinal, games,
+    mean
     score) and per game (``games_path``: :attr:`RoundRobin.games`); every row of the first
     two starts with the ruleset, scoring and players.
 

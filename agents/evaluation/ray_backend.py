@@ -8,7 +8,8 @@ one machine, ``ray start --address=HEAD:6379`` on the others) and leave it runni
 
     init_ray(address=None, num_cpus=2) -> bool     start or join Ray; True: this call started it
     ray_session(address=None, num_cpus=2)          the same as a context manager (shuts down what it started)
-    RayExecutor()                                  submit(fn, arg) -> future: a Ray task (agents.evaluation.solitaire.run_games)
+    RayExecutor()                                  submit(fn, arg) -> future: a Ray task
+                                                   (agents.evaluation.solitaire.run_games)
 
 The search on Ray Tune (OptunaSearch + ASHA) is :func:`agents.training.tuning.search_with_ray`.
 
@@ -54,7 +55,8 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not host or not port.isdigit():
         raise RayUnavailable(
-            f"--address {address}: expected HOST:PORT (the head node's address, e.g. 192.168.1.10:6379), ray://HOST:PORT or auto"
+            f"--address {address}: expected HOST:PORT (the head node's address, e.g. 192.168.1.10:6379), "
+            "ray://HOST:PORT or auto"
         )
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
@@ -92,7 +94,8 @@ def init_ray(address: str | None = None, num_cpus: int = DEFAULT_CPUS) -> bool:
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         hint = (
             (
-                "; if that cluster uses token authentication (an `InvalidAuthToken` above), give this machine its token: "
+                "; if that cluster uses token authentication (an `InvalidAuthToken` above), give this machine its "
+                "token: "
                 "RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<`ray get-auth-token` on the head>"
             )
             if address

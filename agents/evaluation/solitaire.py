@@ -383,7 +383,8 @@ def record_file_names(labels: Sequence[str]) -> dict[str, str]:
 
 
 def short_label(label: str) -> str:
-    """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``, ``rllib:`` or ``search:``)."""
+    """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``,
+    ``rllib:`` or ``search:``)."""
     prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")
     rest = label.removeprefix(prefix)
     return prefix + (Path(rest).name if "/" in rest else rest)

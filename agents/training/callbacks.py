@@ -354,7 +354,8 @@ class ProgressCSV(KVWriter):
             aside = free_name(self.path.parent, "progress_unreadable", ".csv")
             os.replace(self.path, aside)
             print(
-                f"{self.path} is unreadable ({' '.join(str(exc).split())[:200]}); moved to {aside.name}, starting a new {self.path.name}"
+                f"{self.path} is unreadable ({' '.join(str(exc).split())[:200]}); moved to {aside.name}, starting a "
+                f"new {self.path.name}"
             )
             self.flush()
             return
@@ -377,7 +378,8 @@ class ProgressCSV(KVWriter):
             atomic_write_text(aside, out.getvalue())
             first, last = _row_step(abandoned[0]), _row_step(abandoned[-1])
             print(
-                f"{self.path}: {len(abandoned)} row(s) of steps {first}..{last} (logged after the step resumed from) moved to {aside.name}"
+                f"{self.path}: {len(abandoned)} row(s) of steps {first}..{last} (logged after the step resumed from) "
+                f"moved to {aside.name}"
             )
         self.flush()
 

@@ -120,7 +120,8 @@ def init_steps(run: Path, init_from: str) -> int:
         return steps
     except (OSError, KeyError, ValueError, RecursionError, AttributeError, *ZIP_ERRORS):
         print(
-            f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown here; "
+            f"warning: {printable(run.name)} started from {printable(str(init_from))}, whose step count is unknown "
+            "here; "
             "drawing it from step 0",
             file=sys.stderr,
         )

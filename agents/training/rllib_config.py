@@ -10,7 +10,7 @@ An RLlib training config is a flat YAML file (``configs/rllib_*.yaml``)::
     torch_threads: 1            # torch CPU threads of the driver (the learner) and of each env runner
     num_env_runners: 0          # 0: sample in the driver; N: N Ray actors (1 CPU each) sample
     num_envs_per_env_runner: 8  # games per env runner, stepped together by the batched kernels
-    rollout_fragment_length: auto  # env steps per game per sample call: train_batch_size / (games x runners), or a number
+    rollout_fragment_length: auto  # steps per game per sample call: train_batch_size / (games x runners), or a number
     train_batch_size: 2048      # env steps per PPO update
     minibatch_size: 256         # SGD minibatch (at most train_batch_size)
     num_epochs: 5               # passes over each train batch

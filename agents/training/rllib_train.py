@@ -113,7 +113,10 @@ class TrainingStopped(KeyboardInterrupt):
             else f"signal {self.signum}"
         )
         if self.checkpoint is not None:
-            return f"interrupted by {name} at step {self.step}: saved checkpoint {self.checkpoint}; continue with --resume {self.run_dir}"
+            return (
+                f"interrupted by {name} at step {self.step}: saved checkpoint {self.checkpoint}; "
+                f"continue with --resume {self.run_dir}"
+            )
         return f"interrupted by {name} before a checkpoint was saved" + (
             f"; continue with --resume {self.run_dir}" if self.run_dir else ""
         )
@@ -424,7 +427,8 @@ def selfplay_vs_greedy(agent: RLlibAgent, cfg: Mapping[str, Any], seeds: list[in
     other seat greedy): each seed once with the learner in each seat
     (:func:`agents.evaluation.matches.play_match`, the same dice). Returns ``win_rate``
     (:func:`jamb_env.rules.match.result`'s ``win``: 1 when the learner's score beats every
-    other seat's, 1/k when k seats tie on top, else 0) and ``margin`` (the learner's score minus the best other), means over all games."""
+    other seat's, 1/k when k seats tie on top, else 0) and ``margin`` (the learner's score minus
+    the best other), means over all games."""
     from agents import load
     from agents.evaluation.matches import _env, play_match
     from jamb_env.rules.match import result as match_result
@@ -478,7 +482,10 @@ class _Stop:
             self.signum = signum
             os.write(
                 2,
-                f"\n{signal.Signals(signum).name}: stopping after this iteration to save a checkpoint (again to quit at once)\n".encode(),
+                (
+                    f"\n{signal.Signals(signum).name}: stopping after this iteration to save a checkpoint "
+                    "(again to quit at once)\n"
+                ).encode(),
             )
             return
         raise KeyboardInterrupt
@@ -524,7 +531,8 @@ def train_rllib(
     Raises:
         ConfigError: a bad run folder or one another process writes (the folder is locked
             for the whole run: :func:`.runs.open_run_dir`), or settings RLlib rejects, or more env runners than
-            the cluster has CPUs, or (``resume``) a checkpoint with ``total_timesteps`` steps already. RLlibUnavailable, RayUnavailable: Ray/RLlib missing or
+            the cluster has CPUs, or (``resume``) a checkpoint with ``total_timesteps`` steps already.
+        RLlibUnavailable, RayUnavailable: Ray/RLlib missing or
             unreachable. TrainingStopped: SIGINT/SIGTERM (after saving a checkpoint).
     """
     import_rllib()
@@ -661,7 +669,8 @@ class _Evaluator:
         if self.progress:
             low, high = wilson_interval(result["win_rate"], len(self.seeds))  # a seed in every seat: one unit
             print(
-                f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f} (95% CI {low:.3f}–{high:.3f}), margin {result['margin']:+.1f} points "
+                f"step {step:>10,}: vs greedy win rate {result['win_rate']:.3f} (95% CI {low:.3f}–{high:.3f}), margin "
+                f"{result['margin']:+.1f} points "
                 f"({len(self.seeds)} games x {self.cfg['players']} seats, seeds {self.seeds[0]}..)",
                 flush=True,
             )

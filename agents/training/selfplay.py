@@ -11,7 +11,8 @@ batched forward pass). A snapshot is saved (atomically, as a checkpoint
 :data:`MAX_SNAPSHOTS`, 50) every ``snapshot_freq``
 steps. Every ``eval_freq`` steps the learner (deterministic, masked) plays
 ``eval_games`` games against each baseline on the validation seeds, seats rotated;
-TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (:func:`jamb_env.rules.match.result`: k players tied on top get 1/k each) and
+TensorBoard gets ``selfplay/win_rate_vs_<baseline>`` (:func:`jamb_env.rules.match.result`: k players
+tied on top get 1/k each) and
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
 pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
@@ -381,7 +382,8 @@ def ppo_settings(n_envs: int, n_steps: int, ppo_kwargs: dict | None = None) -> d
     batch = kwargs["batch_size"]
     if not isinstance(batch, int) or batch < 2 or leaves_one_sample(rollout, batch):
         raise ValueError(
-            f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got {batch!r}"
+            f"batch_size must be an integer >= 2 leaving no minibatch of 1 sample in a rollout of {rollout}, got "
+            f"{batch!r}"
         )
     return kwargs
 

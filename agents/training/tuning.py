@@ -390,7 +390,8 @@ def search_with_ray(
                 joined = address or os.environ.get("RAY_ADDRESS")
                 where = f"the Ray cluster at {joined}" if joined else f"the local Ray (--jobs {jobs})"
                 print(
-                    f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has {have}: "
+                    f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has "
+                    f"{have}: "
                     f"{'join a bigger cluster' if joined else f'give --jobs {need} or more'}, or lower num_env_runners",
                     file=sys.stderr,
                 )
@@ -410,7 +411,8 @@ def search_with_ray(
                     if "row_json" not in result:  # stopped by the scheduler at an evaluation
                         stopped.append(trial.config.get("trial"))
                         print(
-                            f"trial {trial.config.get('trial')}: stopped early by {scheduler} at {result.get('steps')} steps "
+                            f"trial {trial.config.get('trial')}: stopped early by {scheduler} at {result.get('steps')} "
+                            "steps "
                             f"({result.get('score', float('nan')):.1f} points)",
                             flush=True,
                         )

@@ -74,7 +74,8 @@ def load_policy_weights(model, src: str | Path, widen: bool = False, trusted: bo
 
     if net(source.policy) != net(model.policy):
         raise ConfigError(
-            f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); see 'algo.policy_kwargs'"
+            f"key 'init_from': {src} has another network ({net(source.policy)}) than this run ({net(model.policy)}); "
+            "see 'algo.policy_kwargs'"
         )
     try:
         model.policy.load_state_dict(

@@ -31,7 +31,8 @@ from sb3_contrib import MaskablePPO
 from agents.training.config import leaves_one_sample
 from agents.training.tuning import NETS
 
-#: The name of MaskablePPO in the zoo (``--algo ppo_mask``; hyper-parameters in agents/training/configs/zoo/ppo_mask.yml).
+#: The name of MaskablePPO in the zoo (``--algo ppo_mask``; hyper-parameters in
+#: agents/training/configs/zoo/ppo_mask.yml).
 ALGO = "ppo_mask"
 
 
@@ -73,7 +74,8 @@ class ZooMaskablePPO(MaskablePPO):
             if not (isinstance(observation, dict) and "action_mask" in observation):
                 raise ValueError(
                     "ZooMaskablePPO.predict was given no action_masks and the observation carries no 'action_mask': "
-                    "wrap the env in jamb_env.wrappers.MaskInObservation (env_wrapper in agents/training/configs/zoo/ppo_mask.yml) "
+                    "wrap the env in jamb_env.wrappers.MaskInObservation (env_wrapper in "
+                    "agents/training/configs/zoo/ppo_mask.yml) "
                     "or pass action_masks=env.action_masks()"
                 )
             action_masks = np.asarray(observation["action_mask"]).astype(bool)

@@ -34,19 +34,19 @@ policy, B = model.policy, 256
 observations, returns = [], []
 for k in range(games // B):
     env = JambVecEnv(B, ruleset, game_seeds=[seed + k * B + i for i in range(B)])
-    obs, alive, O, R, A = env.reset(), np.ones(B, bool), [], [], []
+    obs, alive, OBS, R, A = env.reset(), np.ones(B, bool), [], [], []
     while alive.any():
         action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-        O.append(obs.copy())
+        OBS.append(obs.copy())
         A.append(alive.copy())
         obs, reward, done, _ = env.step(action)
         R.append(reward * alive)
         alive &= ~done
-    O, R, A = np.stack(O), np.stack(R), np.stack(A)
+    OBS, R, A = np.stack(OBS), np.stack(R), np.stack(A)
     G = np.cumsum(R[::-1], axis=0)[::-1]  # points from each step on
     for b in range(B):
         idx = np.flatnonzero(A[:, b])
-        observations.append(O[idx, b])
+        observations.append(OBS[idx, b])
         returns.append(G[idx, b])
 X = torch.as_tensor(np.concatenate(observations))
 Y = torch.as_tensor(np.concatenate(returns).astype(np.float32) * 0.01)  # the training reward scale
