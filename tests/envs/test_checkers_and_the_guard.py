@@ -30,7 +30,9 @@ def test_the_checkers_pass_in_the_documented_order(preset, kwargs):
         with pytest.warns(IllegalActionWarning):  # what an unguarded checker prints
             with warnings.catch_warnings():
                 warnings.simplefilter("always", IllegalActionWarning)
-                check_env(JambEnv(preset, **kwargs), skip_render_check=True)
+                unguarded = JambEnv(preset, **kwargs)
+                unguarded.action_space.seed(5)  # the checker's one unseeded random step: illegal at seed 5
+                check_env(unguarded, skip_render_check=True)
         with warnings.catch_warnings():  # the documented order: the checkers on envs of their own
             warnings.simplefilter("ignore", IllegalActionWarning)
             check_env(JambEnv(preset, render_mode="rgb_array", **kwargs))
