@@ -192,7 +192,9 @@ def make_new_run_dir(parser: argparse.ArgumentParser, run_dir: Path) -> None:
         parser.error(f"--run-dir {run_dir}: no permission to write in it")
 
 
-def run(argv: list[str] | None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (module docstring); None for a setting not given (the defaults,
+    or a resumed run's saved settings, are filled in later)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ruleset", help="preset name or rules YAML (default standard)")
     parser.add_argument("--players", type=int, help="players at the table, 2..5 (default 2)")
@@ -230,7 +232,13 @@ def run(argv: list[str] | None) -> int:
         help="continue the run in --run-dir from its newest checkpoint, with its saved settings",
     )
     add_trust_model(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict | None:
+    """The checks of the options together, before any file is read: exits with status 2
+    (``parser.error``); returns the ``--algo`` PPO settings, or None after printing why
+    ``--init-from``'s model is refused (status 2, nothing written)."""
     check_values(parser, args)
     if args.run_dir is not None and not args.run_dir.strip():
         parser.error("--run-dir is empty: give a folder (or leave --run-dir out for the default)")
@@ -244,40 +252,48 @@ def run(argv: list[str] | None) -> int:
     why = untrusted_model([args.init_from] if args.init_from else [], args.trust_model)
     if why is not None:  # before the run folder is made
         print(f"error: --init-from: {' '.join(why.split())}", file=sys.stderr)
-        return 2
+        return None
     if args.resume and args.algo:
         parser.error("--algo sets a new run's PPO settings; a resumed run keeps its own")
-    ppo_kwargs = algo_settings(parser, args.algo)
+    return algo_settings(parser, args.algo)
 
-    if args.run_dir is not None and busy(args.run_dir):
-        return 2
-    reward_scale = None
-    if args.resume:
-        from agents.training.selfplay import read_run_settings, setting_differences
 
-        run_dir = Path(args.run_dir)
-        check_resume_dir(parser, run_dir)
-        try:
-            saved = read_run_settings(run_dir)
-        except ConfigError as exc:
-            parser.error(str(exc))
-        if saved is not None:
-            given = {key: getattr(args, key) for key in SETTING_DEFAULTS if getattr(args, key) is not None}
-            different = setting_differences(saved, given, label=option)
-            if different:
-                parser.error(
-                    f"--resume continues {run_dir} with its saved settings; these differ: {'; '.join(different)} "
-                    f"(only --total-timesteps, --snapshot-freq and --eval-* may change)"
-                )
-            for key in SETTING_DEFAULTS:
-                if getattr(args, key) is None:
-                    setattr(args, key, saved[key])
-            reward_scale = saved["reward_scale"]
+def resumed_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Path, float | None]:
+    """``--resume``: the run folder, its saved settings filled into ``args`` (a different
+    one given is refused) and its reward scale (None: a run stopped before it saved its
+    settings)."""
+    from agents.training.selfplay import read_run_settings, setting_differences
+
+    run_dir = Path(args.run_dir)
+    check_resume_dir(parser, run_dir)
+    try:
+        saved = read_run_settings(run_dir)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    if saved is None:
+        return run_dir, None
+    given = {key: getattr(args, key) for key in SETTING_DEFAULTS if getattr(args, key) is not None}
+    different = setting_differences(saved, given, label=option)
+    if different:
+        parser.error(
+            f"--resume continues {run_dir} with its saved settings; these differ: {'; '.join(different)} "
+            f"(only --total-timesteps, --snapshot-freq and --eval-* may change)"
+        )
+    for key in SETTING_DEFAULTS:
+        if getattr(args, key) is None:
+            setattr(args, key, saved[key])
+    return run_dir, saved["reward_scale"]
+
+
+def check_settings(parser: argparse.ArgumentParser, args: argparse.Namespace, ppo_kwargs: dict) -> list:
+    """The settings once filled in (defaults, saved ones): their ranges, the PPO settings,
+    the table (ruleset, players, scoring); returns the baselines, loaded before the run
+    folder is made (a refused start leaves nothing behind)."""
     for key, default in SETTING_DEFAULTS.items():
         if getattr(args, key) is None:
             setattr(args, key, default)
     check_values(parser, args)  # saved settings too
-    from agents.training.selfplay import ppo_settings
+    from agents.training.selfplay import load_baselines, ppo_settings
 
     try:
         ppo_settings(args.n_envs, args.n_steps, ppo_kwargs)
@@ -290,25 +306,15 @@ def run(argv: list[str] | None) -> int:
             what = "is a folder" if Path(args.ruleset).is_dir() else str(exc)
             parser.error(f"--ruleset {args.ruleset}: {what}; give a preset name or a rules YAML file")
         parser.error(str(exc))
-    from agents.training.selfplay import load_baselines
-
-    try:  # before the run folder is made: a refused start leaves nothing behind
-        baseline_agents = load_baselines(args.baselines, args.ruleset, args.trust_model)
+    try:
+        return load_baselines(args.baselines, args.ruleset, args.trust_model)
     except ConfigError as exc:
         parser.error(f"--baselines: {exc}")
-    if not args.resume:
-        run_dir = Path(
-            args.run_dir
-            or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}"
-        )
-        if busy(run_dir):
-            return 2
-        make_new_run_dir(parser, run_dir)
-    if reward_scale is None:
-        reward_scale = (
-            0.01 if args.reward in ("score", "margin") else 1.0
-        )  # points, as the solitaire configs scale them
 
+
+def train_run(args: argparse.Namespace, run_dir: Path, reward_scale: float, baseline_agents: list, ppo_kwargs) -> int:
+    """Train (:func:`agents.training.selfplay.train_selfplay`) and say how it ended: the
+    final model, an error (status 2) or what an interruption saved (130 / 143)."""
     from agents.training.selfplay import SelfPlaySettings, train_selfplay
     from agents.training.train import TrainingInterrupted
 
@@ -354,6 +360,31 @@ def run(argv: list[str] | None) -> int:
         return exc.exit_code
     print(f"{model.num_timesteps} steps in {time.time() - start:.0f} s; final model {run_dir / 'final_model.zip'}")
     return 0
+
+
+def run(argv: list[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ppo_kwargs = check_options(parser, args)
+    if ppo_kwargs is None:
+        return 2
+    if args.run_dir is not None and busy(args.run_dir):
+        return 2
+    run_dir, reward_scale = resumed_settings(parser, args) if args.resume else (None, None)
+    baseline_agents = check_settings(parser, args, ppo_kwargs)
+    if not args.resume:
+        run_dir = Path(
+            args.run_dir
+            or f"runs/selfplay_{Path(args.ruleset).stem}_{args.players}p_{args.scoring}_{args.reward}_s{args.seed}"
+        )
+        if busy(run_dir):
+            return 2
+        make_new_run_dir(parser, run_dir)
+    if reward_scale is None:
+        reward_scale = (
+            0.01 if args.reward in ("score", "margin") else 1.0
+        )  # points, as the solitaire configs scale them
+    return train_run(args, run_dir, reward_scale, baseline_agents, ppo_kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
