@@ -40,11 +40,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.evaluation.solitaire import eval_seeds, wilson_interval
 from agents.training.config import (
-    MAX_N_ENVS,
-    MAX_ROLLOUT,
     ConfigError,
     check_steps_left,
-    finite_number,
     leaves_one_sample,
 )
 from agents.training.runs import (
@@ -55,131 +52,30 @@ from agents.training.runs import (
     checkpoints,
     hold_run_dir,
     logs_from,
-    read_record,
     remove_killed_writes,
     resume_model,
     save_checkpoint,
     save_final,
     save_record,
 )
+from agents.training.selfplay_settings import (  # noqa: F401 (re-exported: they were defined here)
+    CHANGEABLE,
+    SETTING_KEYS,
+    SETTINGS_FILE,
+    SelfPlaySettings,
+    _is_int,
+    _is_number,
+    _same,
+    check_run_settings,
+    read_run_settings,
+    ruleset_key,
+    setting_differences,
+)
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
 
 #: Seeds of the evaluation games: the validation seeds (the canonical test games stay unseen).
 EVAL_SEED_BASE = 30_000_000
-
-#: The run's settings, saved in the run folder when it starts.
-SETTINGS_FILE = "selfplay.json"
-#: The settings in :data:`SETTINGS_FILE`: a resumed run must have the same.
-SETTING_KEYS = (
-    "ruleset",
-    "players",
-    "scoring",
-    "reward",
-    "reward_scale",
-    "seed",
-    "baselines",
-    "self_play",
-    "n_envs",
-    "n_steps",
-)
-#: What a resumed run may change (not saved).
-CHANGEABLE = ("total_timesteps", "snapshot_freq", "eval_freq", "eval_games")
-
-
-def ruleset_key(ruleset: str) -> str:
-    """A ruleset as saved in :data:`SETTINGS_FILE`: a preset name as given, a YAML path
-    (what :func:`jamb_env.rules.load_ruleset` takes for a path) made absolute."""
-    text = str(ruleset)
-    if text.endswith((".yaml", ".yml")) or "/" in text:
-        return str(Path(text).expanduser().resolve())
-    return text
-
-
-def _same(key: str, a: Any, b: Any) -> bool:
-    if key == "ruleset":
-        return ruleset_key(a) == ruleset_key(b)
-    if key == "baselines":
-        return list(a) == list(b)
-    return a == b
-
-
-def setting_differences(saved: Mapping[str, Any], given: Mapping[str, Any], label=str) -> list[str]:
-    """``"<label(key)>: saved <value>, given <value>"`` for every setting in ``given`` that
-    differs from ``saved`` (keys not in :data:`SETTING_KEYS` are ignored)."""
-    return [
-        f"{label(key)}: saved {saved[key]!r}, given {value!r}"
-        for key, value in given.items()
-        if key in SETTING_KEYS and key in saved and not _same(key, saved[key], value)
-    ]
-
-
-def read_run_settings(run_dir: Path) -> dict[str, Any] | None:
-    """The settings saved in ``run_dir/selfplay.json``; None when there is no such file.
-
-    Raises:
-        ConfigError: the file is unreadable, lacks a setting or has one of the wrong
-            type or out of range (:func:`check_run_settings`).
-    """
-    path = Path(run_dir) / SETTINGS_FILE
-    saved = read_record(path, what="the run's settings")
-    if saved is None:
-        return None
-    missing = [key for key in SETTING_KEYS if not isinstance(saved, dict) or key not in saved]
-    if missing:
-        raise ConfigError(f"{path} lacks the setting(s) {', '.join(missing)} (keys: {', '.join(SETTING_KEYS)})")
-    check_run_settings(saved, path)
-    return saved
-
-
-def _is_int(value: Any, lo: int, hi: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
-
-
-def _is_number(value: Any) -> bool:
-    return finite_number(value)
-
-
-def check_run_settings(saved: Mapping[str, Any], path: Path | str) -> None:
-    """ConfigError unless every setting of :data:`SETTING_KEYS` in ``saved`` (a run's
-    :data:`SETTINGS_FILE`, at ``path``) has its type and range: the bounds of the
-    command line's checks (``jamb-train-selfplay``).
-
-    Raises:
-        ConfigError: ``"<path>: <key> must be <what is allowed>, got <value>"``.
-    """
-    from agents.registry import AGENT_NAMES
-    from jamb_env.multiplayer import REWARDS
-
-    def bad(key: str, allowed: str) -> ConfigError:
-        return ConfigError(f"{path}: {key} must be {allowed}, got {saved[key]!r}")
-
-    if not isinstance(saved["ruleset"], str) or not saved["ruleset"].strip():
-        raise bad("ruleset", "a preset name or a rules YAML path")
-    if not _is_int(saved["players"], M.MIN_PLAYERS, M.MAX_PLAYERS):
-        raise bad("players", f"an integer {M.MIN_PLAYERS}..{M.MAX_PLAYERS}")
-    if not isinstance(saved["scoring"], str) or saved["scoring"] not in M.SCORING_MODES:
-        raise bad("scoring", f"one of {', '.join(M.SCORING_MODES)}")
-    if not isinstance(saved["reward"], str) or saved["reward"] not in REWARDS:
-        raise bad("reward", f"one of {', '.join(REWARDS)}")
-    if not _is_number(saved["reward_scale"]) or saved["reward_scale"] <= 0:
-        raise bad("reward_scale", "a finite number above 0")
-    if not _is_int(saved["seed"], 0, 2**31 - 1):
-        raise bad("seed", "an integer 0..2**31-1")
-    names = saved["baselines"]
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n in AGENT_NAMES for n in names):
-        raise bad("baselines", f"a non-empty list of agent names ({', '.join(AGENT_NAMES)})")
-    if not _is_number(saved["self_play"]) or not 0.0 <= saved["self_play"] <= 1.0:
-        raise bad("self_play", "a probability in 0..1")
-    if not _is_int(saved["n_envs"], 1, MAX_N_ENVS):
-        raise bad("n_envs", f"an integer 1..{MAX_N_ENVS:,}")
-    if not _is_int(saved["n_steps"], 1, MAX_ROLLOUT):
-        raise bad("n_steps", f"an integer 1..{MAX_ROLLOUT:,}")
-    if not 2 <= saved["n_envs"] * saved["n_steps"] <= MAX_ROLLOUT:
-        raise ConfigError(
-            f"{path}: n_envs x n_steps must be 2..{MAX_ROLLOUT:,} steps per rollout, "
-            f"got {saved['n_envs']:,} x {saved['n_steps']:,}"
-        )
 
 
 def load_baselines(names, ruleset: str, trusted: bool = False) -> dict[str, Any]:
@@ -258,30 +154,6 @@ class OpponentPool:
                 return self.snapshots[-1]
             return self.snapshots[int(rng.integers(len(self.snapshots) - 1))]
         return self.baselines[int(rng.integers(len(self.baselines)))]
-
-
-@dataclass
-class SelfPlaySettings:
-    ruleset: str
-    num_players: int
-    scoring: str
-    reward: str
-    reward_scale: float
-
-    def saved(self, seed: int, baselines, self_play: float, n_envs: int, n_steps: int) -> dict[str, Any]:
-        """The run's settings as :data:`SETTINGS_FILE` holds them."""
-        return {
-            "ruleset": ruleset_key(self.ruleset),
-            "players": int(self.num_players),
-            "scoring": self.scoring,
-            "reward": self.reward,
-            "reward_scale": float(self.reward_scale),
-            "seed": int(seed),
-            "baselines": list(baselines),
-            "self_play": float(self_play),
-            "n_envs": int(n_envs),
-            "n_steps": int(n_steps),
-        }
 
 
 def evaluate_against(model, baseline, settings: SelfPlaySettings, games: int) -> tuple[float, float]:
@@ -517,89 +389,166 @@ def train_selfplay(
         ValueError: a rollout of fewer than 2 samples, or a bad minibatch size.
         TrainingInterrupted: SIGINT or SIGTERM.
     """
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import CallbackList
+    return _SelfPlayRun(**locals()).train()  # every argument, by name
 
-    from agents.training.callbacks import StopOnRequestCallback, StopRequest, run_logger
-    from agents.training.train import TrainingInterrupted, _Signals
-    from agents.training.weights import init_from as start_from_model
-    from jamb_env.multiplayer_vector import SeatVecEnv
 
-    kwargs = ppo_settings(n_envs, n_steps, ppo_kwargs)
-    M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
-    run_dir = Path(run_dir)
-    record = settings.saved(seed, baselines, self_play, n_envs, n_steps)
-    if resume and init_from is not None:
-        raise ConfigError("init_from starts a new run; a resumed run goes on from its own checkpoint")
-    with hold_run_dir(run_dir):  # one writer per run folder, from before its checks to the end
-        if not resume:
+@dataclass
+class _SelfPlayRun:
+    """The arguments of one :func:`train_selfplay` call (the same names) and its steps:
+    the checks before anything is written, the learner (new or resumed), the training."""
+
+    settings: SelfPlaySettings
+    run_dir: Path
+    total_timesteps: int
+    n_envs: int
+    n_steps: int
+    baselines: tuple[str, ...]
+    self_play: float
+    snapshot_freq: int
+    eval_freq: int
+    eval_games: int
+    seed: int
+    resume: bool
+    ppo_kwargs: dict | None
+    handle_signals: bool
+    baseline_agents: Mapping[str, Any] | None
+    init_from: str | Path | None
+    trusted: bool
+
+    def train(self):
+        """:func:`train_selfplay`: check, hold the run folder, train, save; the model."""
+        import torch
+
+        from agents.training.callbacks import StopRequest
+        from agents.training.train import TrainingInterrupted, _Signals
+
+        settings = self.settings
+        kwargs = ppo_settings(self.n_envs, self.n_steps, self.ppo_kwargs)
+        M.check_match(load_ruleset(settings.ruleset), settings.num_players, settings.scoring)
+        run_dir = self.run_dir = Path(self.run_dir)
+        record = settings.saved(self.seed, self.baselines, self.self_play, self.n_envs, self.n_steps)
+        if self.resume and self.init_from is not None:
+            raise ConfigError("init_from starts a new run; a resumed run goes on from its own checkpoint")
+        with hold_run_dir(run_dir):  # one writer per run folder, from before its checks to the end
+            saved, candidates = self._check_folder(record)
+            agents = (
+                dict(self.baseline_agents)
+                if self.baseline_agents is not None
+                else load_baselines(self.baselines, settings.ruleset, self.trusted)
+            )  # before any write
+
+            stop = StopRequest()
+            with _Signals(stop, self.handle_signals) as signals:
+                torch.set_num_threads(1)
+                pool = OpponentPool(list(agents.values()), self_play=self.self_play, trusted=self.trusted)
+                venv = self._envs(pool)
+                if self.resume:
+                    model = self._resumed_model(venv, pool, kwargs, record, saved, candidates)
+                else:
+                    model = self._new_model(venv, kwargs, record)
+                checkpoint, final = self._learn(model, signals, stop, pool, agents, candidates)
+        if stop.signum is not None:
+            raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), checkpoint, final)
+        return model
+
+    def _envs(self, pool: OpponentPool):
+        """The learner's games: ``n_envs`` tables of :class:`~jamb_env.multiplayer_vector.SeatVecEnv`,
+        opponents drawn from ``pool``."""
+        from jamb_env.multiplayer_vector import SeatVecEnv
+
+        settings = self.settings
+        return SeatVecEnv(
+            self.n_envs,
+            pool.draw(np.random.default_rng([self.seed, 16])),
+            ruleset=settings.ruleset,
+            num_players=settings.num_players,
+            scoring=settings.scoring,
+            reward=settings.reward,
+            reward_scale=settings.reward_scale,
+            seed=self.seed,
+        )
+
+    def _check_folder(self, record: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Path] | None]:
+        """A new run's folder is free; a resumed run's saved settings and checkpoints
+        (:func:`_resumable`). ConfigError (nothing written) otherwise."""
+        run_dir = self.run_dir
+        if not self.resume:
             check_new_selfplay_dir(run_dir)
-        saved, candidates = _resumable(run_dir, record) if resume else (None, None)
-        if (
-            resume and not candidates and (run_dir / INIT_RECORD).exists()
-        ):  # a model file a data file names is never loaded
+            return None, None
+        saved, candidates = _resumable(run_dir, record)
+        if not candidates and (run_dir / INIT_RECORD).exists():  # a model file a data file names is never loaded
             raise ConfigError(
                 f"{run_dir} was started from a model ({INIT_RECORD}) and stopped before its first checkpoint: "
                 "remove the folder and start the run again with its init_from"
             )
-        agents = (
-            dict(baseline_agents)
-            if baseline_agents is not None
-            else load_baselines(baselines, settings.ruleset, trusted)
-        )  # before any write
+        return saved, candidates
 
-        stop = StopRequest()
-        with _Signals(stop, handle_signals) as signals:
-            torch.set_num_threads(1)
-            pool = OpponentPool(list(agents.values()), self_play=self_play, trusted=trusted)
-            venv = SeatVecEnv(
-                n_envs,
-                pool.draw(np.random.default_rng([seed, 16])),
-                ruleset=settings.ruleset,
-                num_players=settings.num_players,
-                scoring=settings.scoring,
-                reward=settings.reward,
-                reward_scale=settings.reward_scale,
-                seed=seed,
+    def _new_model(self, venv, kwargs: dict[str, Any], record: Mapping[str, Any]):
+        """A new run's learner (from ``init_from``'s weights if given, checked before
+        anything is written); the run's settings (and the model it started from) saved."""
+        from sb3_contrib import MaskablePPO
+
+        from agents.training.weights import init_from as start_from_model
+
+        model = MaskablePPO("MlpPolicy", venv, seed=self.seed, device="cpu", verbose=0, **kwargs)
+        started_from = start_from_model(
+            model, self.init_from, widen=True, trusted=self.trusted
+        )  # checked before anything is written
+        save_record(self.run_dir / SETTINGS_FILE, record)
+        if started_from is not None:
+            save_record(self.run_dir / INIT_RECORD, started_from)
+        return model
+
+    def _resumed_model(self, venv, pool, kwargs, record, saved, candidates):
+        """A resumed run's learner: from its newest checkpoint that loads (its snapshots
+        into the pool), or a new one when it stopped before its first checkpoint."""
+        run_dir = self.run_dir
+        if not candidates:  # stopped before its first checkpoint: nothing learnt to lose
+            from sb3_contrib import MaskablePPO
+
+            print(
+                f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
+                f"with its saved settings"
             )
-            if not resume:
-                model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-                started_from = start_from_model(
-                    model, init_from, widen=True, trusted=trusted
-                )  # checked before anything is written
-                save_record(run_dir / SETTINGS_FILE, record)
-                if started_from is not None:
-                    save_record(run_dir / INIT_RECORD, started_from)
-            if resume and not candidates:  # stopped before its first checkpoint: nothing learnt to lose
-                print(
-                    f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
-                    f"with its saved settings"
-                )
-                model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **kwargs)
-            elif resume:
-                model = _resumed_model(candidates, venv, run_dir, settings, pool)
-                check_steps_left(run_dir, int(model.num_timesteps), total_timesteps)
-                if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
-                    save_record(run_dir / SETTINGS_FILE, record)
-            # a new events file per (re)start: history kept, what came after the checkpoint hidden
-            model.set_logger(
-                run_logger(run_dir, logs_from(resume, model.num_timesteps if candidates else None), progress=False)
+            return MaskablePPO("MlpPolicy", venv, seed=self.seed, device="cpu", verbose=0, **kwargs)
+        model = _resumed_model(candidates, venv, run_dir, self.settings, pool)
+        check_steps_left(run_dir, int(model.num_timesteps), self.total_timesteps)
+        if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
+            save_record(run_dir / SETTINGS_FILE, record)
+        return model
+
+    def _learn(self, model, signals, stop, pool, agents, candidates) -> tuple[Path, Path]:
+        """Train up to ``total_timesteps`` (snapshots, evaluations, a stop request) and save
+        the model as it ends; its checkpoint and final model."""
+        from stable_baselines3.common.callbacks import CallbackList
+
+        from agents.training.callbacks import StopOnRequestCallback, run_logger
+
+        run_dir = self.run_dir
+        # a new events file per (re)start: history kept, what came after the checkpoint hidden
+        model.set_logger(
+            run_logger(run_dir, logs_from(self.resume, model.num_timesteps if candidates else None), progress=False)
+        )
+        try:
+            callback = CallbackList(
+                [
+                    SelfPlayCallback(
+                        pool,
+                        run_dir,
+                        self.settings,
+                        agents,
+                        self.snapshot_freq,
+                        self.eval_freq,
+                        self.eval_games,
+                        self.seed,
+                    ),
+                    StopOnRequestCallback(stop),
+                ]
             )
-            try:
-                callback = CallbackList(
-                    [
-                        SelfPlayCallback(pool, run_dir, settings, agents, snapshot_freq, eval_freq, eval_games, seed),
-                        StopOnRequestCallback(stop),
-                    ]
-                )
-                left = max(total_timesteps - model.num_timesteps, 0)
-                signals.graceful = True
-                model.learn(left, callback=callback, reset_num_timesteps=False)
-                # the model as it ends (a snapshot at this step held it before its last update)
-                checkpoint, final = save_final(model, run_dir)
-            finally:
-                model.logger.close()
-    if stop.signum is not None:
-        raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), checkpoint, final)
-    return model
+            left = max(self.total_timesteps - model.num_timesteps, 0)
+            signals.graceful = True
+            model.learn(left, callback=callback, reset_num_timesteps=False)
+            # the model as it ends (a snapshot at this step held it before its last update)
+            return save_final(model, run_dir)
+        finally:
+            model.logger.close()
