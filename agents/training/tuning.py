@@ -379,102 +379,136 @@ def search_with_ray(
     Tune's own records go to ``out/ray_tune``. ``address``, ``jobs``: as
     :func:`agents.evaluation.ray_backend.init_ray`. Returns the exit status (0; 2: Ray unavailable,
     too few CPUs for a trial, a failed trial or write; 130: interrupted)."""
+    finished = _Finished(out, scheduler)
     try:
         with ray_session(address, jobs):
-            import optuna
+            import optuna  # noqa: F401 (a missing Optuna fails before the CPU check)
             import ray
-            from ray import tune
 
-            need, have = trial_cpus(trial_base), int(ray.cluster_resources().get("CPU", 0))
-            if need > have:  # Tune would wait for them forever
-                joined = address or os.environ.get("RAY_ADDRESS")
-                where = f"the Ray cluster at {joined}" if joined else f"the local Ray (--jobs {jobs})"
-                print(
-                    f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has "
-                    f"{have}: "
-                    f"{'join a bigger cluster' if joined else f'give --jobs {need} or more'}, or lower num_env_runners",
-                    file=sys.stderr,
-                )
+            need = trial_cpus(trial_base)
+            if not _enough_cpus(need, int(ray.cluster_resources().get("CPU", 0)), address, jobs):
                 return 2
-            from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, MedianStoppingRule
-            from ray.tune.search.optuna import OptunaSearch
-
-            rows: list[dict] = []
-            stopped: list[int] = []
-            write_errors: list[OSError] = []
-
-            class Progress(tune.Callback):
-                """trials.csv after every finished trial, and a line for each (the driver's side)."""
-
-                def on_trial_complete(self, iteration, trials, trial, **info):
-                    result = trial.last_result or {}
-                    if "row_json" not in result:  # stopped by the scheduler at an evaluation
-                        stopped.append(trial.config.get("trial"))
-                        print(
-                            f"trial {trial.config.get('trial')}: stopped early by {scheduler} at {result.get('steps')} "
-                            "steps "
-                            f"({result.get('score', float('nan')):.1f} points)",
-                            flush=True,
-                        )
-                        return
-                    row = json.loads(result["row_json"])
-                    rows.append(row)
-                    rows.sort(key=lambda r: r["trial"])
-                    try:
-                        write_text_file(out / SEARCH_FILES[0], trials_csv(rows))
-                    except OSError as exc:
-                        write_errors.append(exc)
-                    print(trial_line(row), flush=True)
-
-            optuna.logging.set_verbosity(optuna.logging.ERROR)
-            grace = max(1, min(int(eval_freq(trial_base)), steps))
-            schedulers = {
-                "asha": lambda: ASHAScheduler(time_attr="steps", max_t=steps, grace_period=grace, reduction_factor=2),
-                "median": lambda: MedianStoppingRule(time_attr="steps", grace_period=grace, min_samples_required=3),
-                "none": FIFOScheduler,
-            }
-            # the trial's own CPU, and one per RLlib env runner (the actors it starts go into its placement group)
-            trainable = tune.with_resources(
-                tune.with_parameters(
-                    _tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd(), trusted=trusted
-                ),
-                tune.PlacementGroupFactory([{"CPU": 1}] * need),
-            )
-            tuner = tune.Tuner(
-                trainable,
-                tune_config=tune.TuneConfig(
-                    metric="score",
-                    mode="max",
-                    num_samples=trials,
-                    scheduler=schedulers[scheduler](),
-                    search_alg=OptunaSearch(
-                        space=_SearchSpace(trial_base),
-                        metric="score",
-                        mode="max",
-                        sampler=optuna.samplers.TPESampler(seed=seed),
-                    ),
-                ),
-                run_config=tune.RunConfig(
-                    name="ray_tune",
-                    storage_path=str(out.resolve()),
-                    verbose=0,
-                    callbacks=[Progress()],
-                    failure_config=tune.FailureConfig(fail_fast=True),
-                ),
-            )
+            tuner = _tuner(finished, trials, steps, seed, trial_base, need, trusted)
             # Tune's newer console output prints its header whatever the verbosity; the older one is silent at 0
             os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
             try:
                 grid = tuner.fit()  # Ctrl-C: Tune stops the trials and returns
             except KeyboardInterrupt:  # a second Ctrl-C
-                return _interrupted(out, rows, base, steps)
+                return _interrupted(out, finished.rows, base, steps)
             errors = [str(e).strip().splitlines()[-1][:500] for e in grid.errors]
     except RayUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    return _report(finished, errors, trials, base, steps)
+
+
+def _enough_cpus(need: int, have: int, address: str | None, jobs: int) -> bool:
+    """Whether Ray has the ``need`` CPUs of a trial (Tune would wait for them forever);
+    if not, says so on stderr."""
+    if need <= have:
+        return True
+    joined = address or os.environ.get("RAY_ADDRESS")
+    where = f"the Ray cluster at {joined}" if joined else f"the local Ray (--jobs {jobs})"
+    print(
+        f"error: a trial of this config needs {need} CPUs (1 + num_env_runners {need - 1}); {where} has "
+        f"{have}: "
+        f"{'join a bigger cluster' if joined else f'give --jobs {need} or more'}, or lower num_env_runners",
+        file=sys.stderr,
+    )
+    return False
+
+
+class _Finished:
+    """The driver's record of the Ray trials as they end: ``rows`` (the finished trials,
+    trials.csv written after each), ``stopped`` (those a scheduler stopped early) and
+    ``write_errors`` (trials.csv not written)."""
+
+    def __init__(self, out: Path, scheduler: str):
+        self.out, self.scheduler = out, scheduler
+        self.rows: list[dict] = []
+        self.stopped: list[int] = []
+        self.write_errors: list[OSError] = []
+
+    def trial_complete(self, trial) -> None:
+        """trials.csv after every finished trial, and a line for each (the driver's side)."""
+        result = trial.last_result or {}
+        if "row_json" not in result:  # stopped by the scheduler at an evaluation
+            self.stopped.append(trial.config.get("trial"))
+            print(
+                f"trial {trial.config.get('trial')}: stopped early by {self.scheduler} at {result.get('steps')} "
+                "steps "
+                f"({result.get('score', float('nan')):.1f} points)",
+                flush=True,
+            )
+            return
+        row = json.loads(result["row_json"])
+        self.rows.append(row)
+        self.rows.sort(key=lambda r: r["trial"])
+        try:
+            write_text_file(self.out / SEARCH_FILES[0], trials_csv(self.rows))
+        except OSError as exc:
+            self.write_errors.append(exc)
+        print(trial_line(row), flush=True)
+
+
+def _tuner(finished: _Finished, trials: int, steps: int, seed: int, trial_base: dict, need: int, trusted: bool):
+    """Ray Tune's ``Tuner`` of the search: Optuna's TPE, the scheduler, ``need`` CPUs a
+    trial, :class:`_Finished` told of every trial that ends."""
+    import optuna
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, MedianStoppingRule
+    from ray.tune.search.optuna import OptunaSearch
+
+    class Progress(tune.Callback):
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            finished.trial_complete(trial)
+
+    out = finished.out
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    grace = max(1, min(int(eval_freq(trial_base)), steps))
+    schedulers = {
+        "asha": lambda: ASHAScheduler(time_attr="steps", max_t=steps, grace_period=grace, reduction_factor=2),
+        "median": lambda: MedianStoppingRule(time_attr="steps", grace_period=grace, min_samples_required=3),
+        "none": FIFOScheduler,
+    }
+    # the trial's own CPU, and one per RLlib env runner (the actors it starts go into its placement group)
+    trainable = tune.with_resources(
+        tune.with_parameters(
+            _tune_trial, trial_base=trial_base, out=str(out.resolve()), cwd=os.getcwd(), trusted=trusted
+        ),
+        tune.PlacementGroupFactory([{"CPU": 1}] * need),
+    )
+    return tune.Tuner(
+        trainable,
+        tune_config=tune.TuneConfig(
+            metric="score",
+            mode="max",
+            num_samples=trials,
+            scheduler=schedulers[finished.scheduler](),
+            search_alg=OptunaSearch(
+                space=_SearchSpace(trial_base),
+                metric="score",
+                mode="max",
+                sampler=optuna.samplers.TPESampler(seed=seed),
+            ),
+        ),
+        run_config=tune.RunConfig(
+            name="ray_tune",
+            storage_path=str(out.resolve()),
+            verbose=0,
+            callbacks=[Progress()],
+            failure_config=tune.FailureConfig(fail_fast=True),
+        ),
+    )
+
+
+def _report(finished: _Finished, errors: list[str], trials: int, base: dict, steps: int) -> int:
+    """The end of a Ray search: the first error (status 2), or the best config written
+    and the results printed (0); an interrupted search as the local one (130)."""
+    out, rows, stopped = finished.out, finished.rows, finished.stopped
     kept = f" ({len(rows)} finished trials are in {out / 'trials.csv'})" if rows else ""
-    if write_errors:
-        print(f"error: cannot write {out / 'trials.csv'}: {write_errors[0]}", file=sys.stderr)
+    if finished.write_errors:
+        print(f"error: cannot write {out / 'trials.csv'}: {finished.write_errors[0]}", file=sys.stderr)
         return 2
     if errors:
         print(f"error: a trial failed: {errors[0]}{kept}", file=sys.stderr)
@@ -492,7 +526,7 @@ def search_with_ray(
         return 2
     print_results(rows, best["trial"], best["score"], best_path)
     if stopped:
-        print(f"{len(stopped)} of {trials} trials stopped early by {scheduler} (not in trials.csv)")
+        print(f"{len(stopped)} of {trials} trials stopped early by {finished.scheduler} (not in trials.csv)")
     return 0
 
 
