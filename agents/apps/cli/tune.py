@@ -67,7 +67,8 @@ from jamb_env.render.sheet import printable
 from jamb_env.utils.files import check_output_folder
 
 
-def _main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
@@ -102,7 +103,11 @@ def _main(argv: list[str] | None = None) -> int:
         help="with --ray: stop weak trials at their evaluations (default asha)",
     )
     add_trust_model(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The options' own checks, before any file is read (``parser.error``: status 2)."""
     if not args.ray:
         for flag in ("address", "jobs", "scheduler"):
             if getattr(args, flag) is not None:
@@ -117,6 +122,12 @@ def _main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
     if Path(args.config).is_dir():
         parser.error(f"--config {args.config} is a folder; give a training config YAML file")
+
+
+def load_checked_base(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict:
+    """The base config with ``--ruleset``, ``--steps`` and ``--seed``; refused (status 2):
+    an RLlib config without ``--ray`` or with ``players``, a trial needing more CPUs than
+    the local Ray's, a ruleset that does not load."""
     try:
         base = load_base(args.config, {"ruleset": args.ruleset, "total_timesteps": args.steps, "seed": args.seed})
     except (ConfigError, OSError, ValueError) as exc:
@@ -148,6 +159,12 @@ def _main(argv: list[str] | None = None) -> int:
         parser.error(
             f"--ruleset {args.ruleset}: {exc}" if args.ruleset else f"--config {args.config}: key 'ruleset': {exc}"
         )
+    return base
+
+
+def check_out(parser: argparse.ArgumentParser, args: argparse.Namespace, base: dict) -> Path:
+    """The ``--out`` folder (default ``runs/tune/<ruleset>``): writable, without an earlier
+    search (status 2 otherwise)."""
     out = Path(args.out or f"runs/tune/{Path(str(base['ruleset'])).stem}")
     try:
         check_output_folder(out)
@@ -157,7 +174,12 @@ def _main(argv: list[str] | None = None) -> int:
     if used:
         names = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
         parser.error(printable(f"--out {out} already holds a search ({names}); choose another --out or delete it"))
-    trial_base = trial_config(base, args.steps)  # at least one evaluation per trial; not written to best_config
+    return out
+
+
+def check_libraries(parser: argparse.ArgumentParser, args: argparse.Namespace, base: dict) -> None:
+    """Ray (and RLlib for an RLlib config) with ``--ray``, and Optuna, imported before the
+    output folder is made, as a trial would (status 2 when missing)."""
     if args.ray:
         from agents.evaluation.ray_backend import RayUnavailable, import_ray
         from agents.rllib_agent import RLlibUnavailable, import_rllib
@@ -170,6 +192,10 @@ def _main(argv: list[str] | None = None) -> int:
             parser.error(f"--ray: {exc}")
     optuna_module()  # imported before the output folder is made, as a trial would
 
+
+def run_search(args: argparse.Namespace, base: dict, trial_base: dict, out: Path) -> int:
+    """The search (local, or on Ray Tune with ``--ray``), holding ``--out`` to the end;
+    its exit status (2: another search writes there, or has since)."""
     from agents.training.run_lock import hold_run_dir
 
     with contextlib.ExitStack() as held:
@@ -196,6 +222,17 @@ def _main(argv: list[str] | None = None) -> int:
             trusted=args.trust_model,
             **options,
         )
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_options(parser, args)
+    base = load_checked_base(parser, args)
+    out = check_out(parser, args, base)
+    trial_base = trial_config(base, args.steps)  # at least one evaluation per trial; not written to best_config
+    check_libraries(parser, args, base)
+    return run_search(args, base, trial_base, out)
 
 
 def main(argv: list[str] | None = None) -> int:
