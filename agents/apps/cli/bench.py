@@ -122,7 +122,8 @@ def markdown(
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--seconds", type=float, default=5.0, help="seconds per env measurement (more than 0, at most 3600)"
@@ -167,7 +168,12 @@ def main(argv: list[str] | None = None) -> int:
         "--training-rounds", type=int, default=2, help="timed rounds per loop of the training rows (1-100)"
     )
     parser.add_argument("--training-threads", type=int, default=2, help="torch threads of the training rows (1-256)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check_numbers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[tuple[int, ...]]:
+    """The options' ranges (``parser.error``: status 2), and RLlib for ``--rllib``; the
+    hidden layers of ``--training-nets``."""
     nets = []
     for net in args.training_nets:
         try:
@@ -195,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--repeats must be 1 to 100, got {args.repeats}")
     if args.train_steps < 1:
         parser.error(f"--train-steps must be at least 1, got {args.train_steps}")
+    return nets
+
+
+def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The presets, the training ruleset, the agents and the trainers' config load
+    (status 2 otherwise); the presets, each once."""
     from jamb_env import load_ruleset
 
     presets = list(dict.fromkeys(args.presets))
@@ -223,6 +235,12 @@ def main(argv: list[str] | None = None) -> int:
             load_ruleset(load_config(args.trainers)["ruleset"])
         except (ValueError, OSError) as exc:  # ConfigError, RulesetError; a file missing or unreadable
             parser.error(f"--trainers {args.trainers}: {exc}")
+    return presets
+
+
+def measure(args: argparse.Namespace, presets: list[str], nets: list[tuple[int, ...]]) -> list[list[dict]] | int:
+    """Every table asked for (env, MaskablePPO, RLlib, agents, trainers, training rows),
+    or the exit status when a measurement is refused (2) or interrupted (130)."""
     try:
         print(f"# cores: {os.cpu_count()}, numba threads: {__import__('numba').get_num_threads()}", file=sys.stderr)
         env_table = [] if args.skip_env else env_rows(presets, args.seconds, args.repeats)
@@ -235,12 +253,24 @@ def main(argv: list[str] | None = None) -> int:
             if args.training
             else []
         )
+        return [env_table, train_table, rllib_table, agent_table, trainer_table, training_table]
     except ConfigError as exc:  # settings MaskablePPO itself refuses (new_model), found when the trainer rows build it
         print(f"error: --trainers {args.trainers}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted; no table", file=sys.stderr)
         return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    nets = check_numbers(parser, args)
+    presets = check_inputs(parser, args)
+    tables = measure(args, presets, nets)
+    if isinstance(tables, int):
+        return tables
+    env_table, train_table, rllib_table, agent_table, trainer_table, training_table = tables
     print(
         markdown(env_table, train_table, rllib_table, agent_table, trainer_table, args.trainers or "", training_table)
     )
