@@ -208,48 +208,16 @@ def train(
         torch.set_num_threads(cfg["torch_threads"])
         env, eval_env = make_envs(cfg)
         try:
-            model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates if resume else None, trusted)
-            if checkpoint is not None:  # nothing to train: refused before anything is written
-                check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
-            seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
-            write_run_files(run_dir, cfg, started_from)
-            imitated = None
-            if (
-                checkpoint is None and cfg["imitation"]["games"]
-            ):  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
-                from agents.training.imitation import start_from_teacher
-
-                imitated = start_from_teacher(model, cfg, run_dir, progress_bar, imitation_games)
+            model, checkpoint, imitated = _ready_model(
+                cfg, env, run_dir, candidates if resume else None, trusted, progress_bar, imitation_games
+            )
             # logs: a resumed run sets aside what was logged after its checkpoint
             keep_before = logs_from(resume, model.num_timesteps if checkpoint is not None else None)
             model.set_logger(run_logger(run_dir, keep_before))
             try:
-                baselines = baseline_scores(cfg)
-                callbacks, eval_cb = make_callbacks(cfg, run_dir, eval_env, baselines, keep_before, stop)
-                if imitated is not None:  # the curve starts at the imitated policy: imitation/ and eval/ at step 0
-                    from agents.training.imitation import log_imitation
-
-                    log_imitation(run_dir, imitated)
-                    eval_cb.init_callback(model)
-                    eval_cb.evaluate()
-
-                # learn, evaluate at the last step, save
-                start = time.perf_counter()
-                signals.graceful = True
-                remaining = cfg["total_timesteps"] - model.num_timesteps
-                if remaining > 0:
-                    model.learn(
-                        total_timesteps=remaining,
-                        callback=callbacks,
-                        progress_bar=progress_bar,
-                        reset_num_timesteps=checkpoint is None,
-                    )
-                else:
-                    callbacks.init_callback(model)
-                if stop.signum is None and eval_cb.last_eval_step != model.num_timesteps:
-                    eval_cb.evaluate()
-                wall = time.perf_counter() - start
-                saved, final = save_final(model, run_dir)
+                baselines, eval_cb, wall, saved, final = _learn(
+                    cfg, model, run_dir, eval_env, keep_before, stop, signals, imitated, checkpoint, progress_bar
+                )
             finally:
                 model.logger.close()
         finally:
@@ -257,6 +225,11 @@ def train(
             eval_env.close()
     if stop.signum is not None:
         raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), saved, final)
+    return _summary(run_dir, model, saved, final, eval_cb, baselines, wall)
+
+
+def _summary(run_dir: Path, model, saved: Path, final: Path, eval_cb, baselines: dict, wall: float) -> dict[str, Any]:
+    """:func:`train`'s summary of a run that ended."""
     return {
         "run_dir": str(run_dir),
         "final_model": str(final),
@@ -267,3 +240,56 @@ def train(
         "timesteps": int(model.num_timesteps),
         "wall_time_s": wall,
     }
+
+
+def _ready_model(cfg, env, run_dir: Path, candidates, trusted: bool, progress_bar: bool, imitation_games):
+    """``(model, checkpoint, imitated)``: the run's model (:func:`start_model`; a resumed
+    run with nothing to train refused before anything is written), the run's files written,
+    and a new (or restarted) run fitted to the teacher's games when the config says so
+    (``imitated``: what :mod:`.imitation` did, else None)."""
+    model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates, trusted)
+    if checkpoint is not None:  # nothing to train: refused before anything is written
+        check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
+    seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again
+    write_run_files(run_dir, cfg, started_from)
+    imitated = None
+    if (
+        checkpoint is None and cfg["imitation"]["games"]
+    ):  # a new (or restarted) run starts from the teacher (after config.yaml: a kill here resumes)
+        from agents.training.imitation import start_from_teacher
+
+        imitated = start_from_teacher(model, cfg, run_dir, progress_bar, imitation_games)
+    return model, checkpoint, imitated
+
+
+def _learn(cfg, model, run_dir: Path, eval_env, keep_before, stop, signals, imitated, checkpoint, progress_bar):
+    """Learn up to ``total_timesteps`` with the run's callbacks (the imitated policy
+    evaluated at step 0 first), evaluate at the last step, save; ``(baselines, eval_cb,
+    wall_time_s, checkpoint, final_model)``."""
+    baselines = baseline_scores(cfg)
+    callbacks, eval_cb = make_callbacks(cfg, run_dir, eval_env, baselines, keep_before, stop)
+    if imitated is not None:  # the curve starts at the imitated policy: imitation/ and eval/ at step 0
+        from agents.training.imitation import log_imitation
+
+        log_imitation(run_dir, imitated)
+        eval_cb.init_callback(model)
+        eval_cb.evaluate()
+
+    # learn, evaluate at the last step, save
+    start = time.perf_counter()
+    signals.graceful = True
+    remaining = cfg["total_timesteps"] - model.num_timesteps
+    if remaining > 0:
+        model.learn(
+            total_timesteps=remaining,
+            callback=callbacks,
+            progress_bar=progress_bar,
+            reset_num_timesteps=checkpoint is None,
+        )
+    else:
+        callbacks.init_callback(model)
+    if stop.signum is None and eval_cb.last_eval_step != model.num_timesteps:
+        eval_cb.evaluate()
+    wall = time.perf_counter() - start
+    saved, final = save_final(model, run_dir)
+    return baselines, eval_cb, wall, saved, final
