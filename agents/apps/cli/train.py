@@ -34,7 +34,8 @@ from agents.apps.cli import add_trust_model
 from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_config, resume_config
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
@@ -68,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         help="--engine rllib: join the Ray cluster at HEAD:PORT (else a local Ray starts and stops with the run)",
     )
     add_trust_model(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What ``--resume`` cannot change, and an empty ``--init-from`` (status 2)."""
     if args.resume:
         given = [
             f"--{k.replace('_', '-')}"
@@ -82,13 +87,11 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.init_from is not None and not args.init_from:
         parser.error("--init-from: give the path of a MaskablePPO .zip")
-    from agents.apps.cli.train_rllib import detect_engine, run_rllib
 
-    engine = detect_engine(args, parser)
-    if engine == "rllib":
-        return run_rllib(args, parser)
-    if args.address is not None:
-        parser.error("--address joins a Ray cluster, for --engine rllib; the SB3 engine trains on this machine")
+
+def train_sb3(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The SB3 engine: train (or resume) and report; the exit status (2: a bad config or
+    run folder; 130 / 143: interrupted)."""
     try:
         from agents.training.train import TrainingInterrupted, train  # torch and SB3: after the argument checks
     except KeyboardInterrupt:
@@ -121,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    report(summary, cfg)
+    return 0
+
+
+def report(summary: dict, cfg: dict) -> None:
+    """The run's summary, a line each: folder, steps, evaluation score, baselines, models."""
     run_dir = summary["run_dir"]
     eval_score = summary["eval_score"]
     print(f"\nrun folder:      {run_dir}")
@@ -140,7 +149,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"best model:      {summary['best_model']}")
     print(f"final model:     {summary['final_model']}")
     print(f"TensorBoard:     tensorboard --logdir {run_dir}   (all runs: --logdir {Path(run_dir).parent})")
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_options(parser, args)
+    from agents.apps.cli.train_rllib import detect_engine, run_rllib
+
+    engine = detect_engine(args, parser)
+    if engine == "rllib":
+        return run_rllib(args, parser)
+    if args.address is not None:
+        parser.error("--address joins a Ray cluster, for --engine rllib; the SB3 engine trains on this machine")
+    return train_sb3(parser, args)
 
 
 if __name__ == "__main__":
