@@ -137,6 +137,23 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: boo
         from jamb_env import load_ruleset
 
         return load(best_agent(load_ruleset(ruleset).name), ruleset=ruleset, seed=seed, trusted=trusted)
+    agent = _built_in(kind, spec, ruleset, seed)
+    if agent is not None:
+        return agent
+    if kind == "rllib":
+        return _rllib_agent(spec, path, ruleset)
+    if kind in ("ppo", "hybrid", "critic"):
+        return _model_agent(kind, path, ruleset, trusted)
+    if not Path(path).is_file():  # kind == "model"
+        raise FileNotFoundError(f"no model file {spec}")
+    from agents.ppo_agent import PPOAgent
+
+    return PPOAgent(Path(path), ruleset=ruleset, trusted=trusted)
+
+
+def _built_in(kind: str, spec: str, ruleset: str, seed: int | None):
+    """The agent of a built-in ``kind`` that needs no model file (random, greedy,
+    expectimax, optimal, columnwise, search), or None for another kind."""
     if kind == "random":
         from agents.random_agent import RandomAgent
 
@@ -161,44 +178,47 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: boo
         from agents.search import load_search
 
         return load_search(spec, ruleset)
-    if kind == "rllib":
-        if not path:
-            raise ValueError(
-                "rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>"
-            )
-        from agents.rllib_agent import RLlibAgent, RLlibUnavailable
+    return None
 
-        try:
-            return RLlibAgent(path, ruleset=ruleset)
-        except RLlibUnavailable as exc:
-            raise ValueError(f"agent {spec}: {exc}") from exc
-    if kind in ("ppo", "hybrid", "critic"):
-        if path is None:
-            from jamb_env import load_ruleset
 
-            path = shipped_model_path(
-                load_ruleset(ruleset).name
-            )  # RulesetError for an unknown ruleset or a missing YAML file
-        elif not path:
-            raise ValueError(
-                f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the "
-                "shipped model"
-            )
-        elif not Path(path).is_file():
-            raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
-        if kind == "ppo":
-            from agents.ppo_agent import PPOAgent
+def _rllib_agent(spec: str, path: str | None, ruleset: str):
+    """``rllib:<path>`` (:func:`load`)."""
+    if not path:
+        raise ValueError(
+            "rllib: needs a path after the colon: rllib:<run folder> or rllib:<run>/checkpoints/checkpoint_<steps>"
+        )
+    from agents.rllib_agent import RLlibAgent, RLlibUnavailable
 
-            return PPOAgent(path, ruleset=ruleset, trusted=trusted)
-        if kind == "critic":
-            from agents.critic_search import CriticSearchAgent
+    try:
+        return RLlibAgent(path, ruleset=ruleset)
+    except RLlibUnavailable as exc:
+        raise ValueError(f"agent {spec}: {exc}") from exc
 
-            return CriticSearchAgent(path, ruleset=ruleset, trusted=trusted)
-        from agents.hybrid import HybridAgent
 
-        return HybridAgent(path, ruleset=ruleset, trusted=trusted)
-    if not Path(path).is_file():  # kind == "model"
-        raise FileNotFoundError(f"no model file {spec}")
-    from agents.ppo_agent import PPOAgent
+def _model_agent(kind: str, path: str | None, ruleset: str, trusted: bool):
+    """``ppo``, ``hybrid`` or ``critic`` on the ruleset's shipped model (``path`` None) or
+    the model file at ``path`` (:func:`load`)."""
+    if path is None:
+        from jamb_env import load_ruleset
 
-    return PPOAgent(Path(path), ruleset=ruleset, trusted=trusted)
+        path = shipped_model_path(
+            load_ruleset(ruleset).name
+        )  # RulesetError for an unknown ruleset or a missing YAML file
+    elif not path:
+        raise ValueError(
+            f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the "
+            "shipped model"
+        )
+    elif not Path(path).is_file():
+        raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
+    if kind == "ppo":
+        from agents.ppo_agent import PPOAgent
+
+        return PPOAgent(path, ruleset=ruleset, trusted=trusted)
+    if kind == "critic":
+        from agents.critic_search import CriticSearchAgent
+
+        return CriticSearchAgent(path, ruleset=ruleset, trusted=trusted)
+    from agents.hybrid import HybridAgent
+
+    return HybridAgent(path, ruleset=ruleset, trusted=trusted)
