@@ -486,11 +486,9 @@ class _SelfPlayRun:
     def _new_model(self, venv, kwargs: dict[str, Any], record: Mapping[str, Any]):
         """A new run's learner (from ``init_from``'s weights if given, checked before
         anything is written); the run's settings (and the model it started from) saved."""
-        from sb3_contrib import MaskablePPO
-
         from agents.training.weights import init_from as start_from_model
 
-        model = MaskablePPO("MlpPolicy", venv, seed=self.seed, device="cpu", verbose=0, **kwargs)
+        model = self._fresh_model(venv, kwargs)
         started_from = start_from_model(
             model, self.init_from, widen=True, trusted=self.trusted
         )  # checked before anything is written
@@ -499,18 +497,22 @@ class _SelfPlayRun:
             save_record(self.run_dir / INIT_RECORD, started_from)
         return model
 
+    def _fresh_model(self, venv, kwargs: dict[str, Any]):
+        """A new MaskablePPO learner (CPU, the run's seed and PPO settings)."""
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO("MlpPolicy", venv, seed=self.seed, device="cpu", verbose=0, **kwargs)
+
     def _resumed_model(self, venv, pool, kwargs, record, saved, candidates):
         """A resumed run's learner: from its newest checkpoint that loads (its snapshots
         into the pool), or a new one when it stopped before its first checkpoint."""
         run_dir = self.run_dir
         if not candidates:  # stopped before its first checkpoint: nothing learnt to lose
-            from sb3_contrib import MaskablePPO
-
             print(
                 f"no checkpoint in {run_dir} (the run stopped before its first one): starting it again from step 0 "
                 f"with its saved settings"
             )
-            return MaskablePPO("MlpPolicy", venv, seed=self.seed, device="cpu", verbose=0, **kwargs)
+            return self._fresh_model(venv, kwargs)
         model = _resumed_model(candidates, venv, run_dir, self.settings, pool)
         check_steps_left(run_dir, int(model.num_timesteps), self.total_timesteps)
         if saved is None:  # a run from before selfplay.json: its checkpoint fits these settings
