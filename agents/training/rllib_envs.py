@@ -22,6 +22,18 @@ START_STRIDE = 2**32
 
 
 # ---------------------------------------------------------------------------- env
+def _masking_keys(d: Mapping[str, Any]) -> dict[str, Any]:
+    """An observation (or its ``Dict`` space) ``{"observation", "action_mask"}`` under the
+    keys RLlib's action-masking module reads: ``{"observations", "action_mask"}``."""
+    return {"observations": d["observation"], "action_mask": d["action_mask"]}
+
+
+def _rllib_seed(seed) -> bool:
+    """Whether ``reset(seed=...)`` got RLlib's integer seed (the slots then seed their
+    games from it: :mod:`agents.training.rllib_train`); None continues every stream."""
+    return isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
+
+
 def _masked_vector_env_class():
     from gymnasium import spaces
     from gymnasium.vector import VectorObservationWrapper
@@ -37,14 +49,12 @@ def _masked_vector_env_class():
         def __init__(self, env, seed: int, start: int):
             super().__init__(env)
             inner = env.single_observation_space
-            self.single_observation_space = spaces.Dict(
-                {"observations": inner["observation"], "action_mask": inner["action_mask"]}
-            )
+            self.single_observation_space = spaces.Dict(_masking_keys(inner))
             self.observation_space = batch_space(self.single_observation_space, env.num_envs)
             self.run_seed, self.start = int(seed), int(start)
 
         def reset(self, *, seed=None, options=None):
-            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if _rllib_seed(seed):
                 from jamb_env.engine.seeding import STAGE_TRAIN, game_seed
 
                 worker = abs(int(seed) - self.run_seed)
@@ -54,7 +64,7 @@ def _masked_vector_env_class():
             return super().reset(seed=seed, options=options)
 
         def observations(self, observations):
-            return {"observations": observations["observation"], "action_mask": observations["action_mask"]}
+            return _masking_keys(observations)
 
     return MaskedJambVectorEnv
 
@@ -74,18 +84,15 @@ def _selfplay_env_class():
         def __init__(self, env, seed: int, start: int, worker: int, num_envs: int):
             super().__init__(env)
             self.run_seed, self.start, self.worker, self.num_envs = int(seed), int(start), int(worker), int(num_envs)
-            self.observation_spaces = {
-                a: spaces.Dict({"observations": sp["observation"], "action_mask": sp["action_mask"]})
-                for a, sp in self.observation_spaces.items()
-            }
+            self.observation_spaces = {a: spaces.Dict(_masking_keys(sp)) for a, sp in self.observation_spaces.items()}
             self.observation_space = spaces.Dict(self.observation_spaces)
 
         @staticmethod
         def _rename(obs: Mapping[str, Any]) -> dict[str, Any]:
-            return {a: {"observations": o["observation"], "action_mask": o["action_mask"]} for a, o in obs.items()}
+            return {a: _masking_keys(o) for a, o in obs.items()}
 
         def reset(self, *, seed=None, options=None):
-            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if _rllib_seed(seed):
                 from jamb_env.engine.seeding import STAGE_TRAIN, game_seed
 
                 slot = min(max(int(seed) - self.run_seed - self.worker, 0), self.num_envs - 1)
