@@ -16,12 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from helpers import repeated_steps
 
 from agents.training.config import CONFIGS_DIR
-from tests.helpers import needs_module
+from tests.helpers import needs_module, repeated_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 needs_rllib = needs_module("ray.rllib", "RLlib")
 
 TINY = {

@@ -30,7 +30,7 @@ from jamb_env.rules import (
 )
 from jamb_env.rules import match as M
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 try:
     import pyspiel as _pyspiel
 except ImportError:  # the openspiel extra is optional

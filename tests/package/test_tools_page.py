@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "tools.md"
 BLOCK = re.compile(r"(?:<!-- requires: (?P<requires>[^>]*?) -->\s*\n)?```python\n(?P<code>.*?)```", re.S)
 

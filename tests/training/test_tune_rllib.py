@@ -1,6 +1,6 @@
 """``jamb-tune --ray --config <RLlib config>``: the Ray Tune sweep over RLlib PPO settings.
 
-The sweep test runs two tiny RLlib trials (the tiny run of tests/test_rllib.py: 16-unit
+The sweep test runs two tiny RLlib trials (the tiny run of tests/training/test_rllib.py: 16-unit
 network, 256-step batches in the base, 2 evaluation games) on a local Ray with 2 CPUs in a
 fresh process; it is skipped without RLlib. The other tests stop at the arguments and the
 config, before Ray is imported, and run without it.
@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.helpers import needs_module
-from tests.test_rllib import TINY, tool, write_config
+from tests.training.test_rllib import TINY, tool, write_config
 
 needs_rllib = needs_module("ray.rllib", "RLlib")
 

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from agents.training.config import CONFIGS_DIR, ConfigError
-from tests.test_resume import load, tiny_config
+from tests.training.test_resume import load, tiny_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def scalars(run_dir: Path) -> dict[str, list[int]]:

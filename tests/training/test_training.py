@@ -10,7 +10,7 @@ import yaml
 
 from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def scalar_tags(run_dir: Path) -> dict:
@@ -260,7 +260,7 @@ def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
     """The final evaluation falls at a step SB3 has dumped (total 512, eval.freq 1000): it
     logs eval/* there and nothing else; a resumed run moves what the killed attempt logged
     after its checkpoint out of the events files; progress.csv keeps one row per step."""
-    from helpers import logged_steps, repeated_steps
+    from tests.helpers import logged_steps, repeated_steps
 
     cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
     cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)

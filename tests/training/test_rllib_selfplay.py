@@ -12,11 +12,11 @@ import json
 import shutil
 
 import pytest
-from helpers import repeated_steps
 
 from agents.training.config import CONFIGS_DIR
-from tests.test_rllib import ROOT, assert_refused, needs_rllib, scalars, tool, train_tiny
-from tests.test_rllib import write_config as write_rllib_config
+from tests.helpers import repeated_steps
+from tests.training.test_rllib import ROOT, assert_refused, needs_rllib, scalars, tool, train_tiny
+from tests.training.test_rllib import write_config as write_rllib_config
 
 TINY = {
     "engine": "rllib",

@@ -21,7 +21,7 @@ import yaml
 from agents.training.config import CONFIGS_DIR
 from tests.helpers import needs_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 needs_ray = needs_module("ray", "Ray")
 
 

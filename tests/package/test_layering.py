@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ("jamb_env", "agents")
 
 #: Cycles left in place, as sets of modules: each is in files outside the command-line

@@ -28,7 +28,7 @@ from jamb_env import IllegalActionWarning, JambEnv, list_rulesets, load_ruleset
 from jamb_env.utils.errors import UNMASKED_DOC
 from jamb_env.wrappers import LegalActions, MaskInObservation
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ZOO = ROOT / "scripts" / "zoo.py"
 needs_zoo = pytest.mark.skipif(
     importlib.util.find_spec("rl_zoo3") is None,

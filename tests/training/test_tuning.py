@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from agents.training.config import CONFIGS_DIR
-from tests.test_rllib import write_config
+from tests.training.test_rllib import write_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_trial_config_evaluates_within_the_budget_and_leaves_the_base_alone(tmp_path):

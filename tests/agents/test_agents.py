@@ -18,7 +18,7 @@ from agents.shipped import MODELS_DIR
 from jamb_env import load_ruleset
 from jamb_env.rules import apply_action, is_over, layout, legal_mask, new_game, reroll_count, start_turn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def toy(tmp_path, name, **data):

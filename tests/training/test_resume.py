@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from helpers import repeated_steps
 
 from agents.training.config import CONFIGS_DIR
 from jamb_env.utils.files import (
@@ -26,8 +25,9 @@ from jamb_env.utils.files import (
     is_temp_file,
     remove_temp_files,
 )
+from tests.helpers import repeated_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAIN = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
 
 

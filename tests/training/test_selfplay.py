@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import logged_steps, repeated_steps
 
 from agents.apps.cli.train_selfplay import main
 from agents.training.selfplay import OpponentPool, batch_size_for
+from tests.helpers import logged_steps, repeated_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def refused(args, capsys) -> str:

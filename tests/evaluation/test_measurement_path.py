@@ -45,7 +45,7 @@ from scipy import stats
 
 from agents.training.config import CONFIGS_DIR
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED0 = 20_000_000
 Z95 = float(stats.norm.ppf(0.975))
 
@@ -401,7 +401,7 @@ def test_solitaire_on_a_sheet_of_four_columns(tmp_path):
 # ---------------------------------------------------------------------------- training run and globs
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """A classic_down training run of seconds (tests/test_resume.py's tiny config): 1024
+    """A classic_down training run of seconds (tests/training/test_resume.py's tiny config): 1024
     steps, evaluations every 256 on 2 canonical games, checkpoints every 256."""
     folder = tmp_path_factory.mktemp("train")
     cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())

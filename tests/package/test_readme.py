@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 MAX_README_LINES = 300
@@ -36,7 +36,7 @@ def _name(page: Path) -> str:
 
 def _snippets():
     for page in PAGES:
-        if page.name == "tools.md":  # tests/test_tools_page.py runs it, honouring its <!-- requires: -->
+        if page.name == "tools.md":  # tests/package/test_tools_page.py runs it, honouring its <!-- requires: -->
             continue
         text = _text(page)
         for match in FENCE.finditer(text):

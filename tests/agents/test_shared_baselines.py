@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import fill, sheet
 
 from agents.evaluation.matches import play_match, round_robin
 from agents.heuristic import ExpectimaxAgent, GreedyAgent, _SharedStanding, replace_state, shared_model
@@ -14,6 +13,7 @@ from jamb_env import load_ruleset
 from jamb_env import multiplayer as mp
 from jamb_env.rules import action_to_string, column_totals, layout, legal_mask
 from jamb_env.rules import match as M
+from tests.helpers import fill, sheet
 
 RULES = load_ruleset("classic")
 C, R = len(RULES.columns), RULES.num_rows

@@ -20,7 +20,7 @@ from jamb_env import rules as core
 from jamb_env.rules import kernels as rk
 from tests.helpers import playable_presets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RULESETS = playable_presets() + [str(ROOT / "tests" / "rules" / "every_column.yaml")]
 
 
