@@ -1,20 +1,32 @@
-"""Hostile states (issue 27): set_state admits exactly the states a game reaches, and no
-hand-built state makes a compiled kernel read outside its arrays (jamb_env/env.py
-set_state, jamb_env/rules/game.py validate_state / check_indices, transition.stream_bounds)."""
+"""Game and match states as input (jamb_env/env.py set_state, jamb_env/rules/game.py
+validate_state / check_indices, transition.stream_bounds, the match doors, the OpenSpiel
+state string): exactly the states a game reaches are admitted, and no hand-built state makes
+a compiled kernel read outside its arrays."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import playable_presets, random_legal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from jamb_env import JambEnv
+from jamb_env import JambEnv, load_ruleset
 from jamb_env import rules as core
-from jamb_env.rules import load_ruleset, stream_bounds
+from jamb_env.rules import stream_bounds
+from tests.helpers import playable_presets, random_legal
+
+
+class _Marker:
+    """Unpickling it creates the file ``path`` (a stand-in for any code a pickle can run)."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
 
 
 def played(name: str, steps: int, seed: int = 0, illegal_action: str = "raise") -> JambEnv:
@@ -27,6 +39,89 @@ def played(name: str, steps: int, seed: int = 0, illegal_action: str = "raise") 
             break
         env.step(random_legal(env, rng))
     return env
+
+
+def first_write(env: JambEnv, rng) -> None:
+    """Play random legal moves until a cell has been written."""
+    turn = env.game.turn
+    while env.game.turn == turn:
+        env.step(random_legal(env, rng))
+
+
+SCALAR_FIELDS = ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers", "pure")
+
+
+def test_set_state_validates_before_applying():
+    env = JambEnv()
+    env.reset(seed=0)
+    good = env.get_state()
+    obs = env.observe()
+    for bad, match in (
+        (replace(good, game=replace(good.game, announced=999)), "announce cell"),
+        (replace(good, game=replace(good.game, answer_due=50)), "answer_due"),
+        (replace(good, game=replace(good.game, turn=5)), "cells are written"),
+        (replace(good, game=replace(good.game, roll=9)), "roll"),
+        (replace(good, score=12345), "sheet scores"),
+        (replace(good, stream=good.stream[:10]), "stream"),
+        (replace(good, position=-5), "position"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            env.set_state(bad)
+        assert (env.observe() == obs).all() and env.score == 0  # unchanged
+    other = JambEnv("klasik")
+    other.reset(seed=0)
+    with pytest.raises(ValueError, match="belongs to ruleset 'klasik'"):
+        env.set_state(other.get_state())
+
+
+def test_a_forged_openspiel_state_string_runs_no_code(tmp_path):
+    import base64
+    import pickle
+
+    pyspiel = pytest.importorskip("pyspiel")
+    from jamb_env.openspiel import load_state
+
+    game = pyspiel.load_game("python_jamb", {"ruleset": "classic_down"})
+    state = game.new_initial_state()
+    state.apply_action(5)  # a first roll
+    state.apply_action(0)  # re-roll every die
+    marker = tmp_path / "ran"
+    forged = (
+        state.serialize().split("__dict__=")[0] + "__dict__=" + base64.b64encode(pickle.dumps(_Marker(marker))).decode()
+    )
+    again = game.deserialize_state(forged)
+    assert not marker.exists() and str(again) == str(state) and again.history() == state.history()
+    text = pyspiel.serialize_game_and_state(game, state).split("__dict__=")[0] + forged.split("\n")[2]
+    g2, s2 = load_state(text)
+    assert not marker.exists() and str(g2) == str(game) and str(s2) == str(state)
+    for bad, why in (
+        ("history=0:5\nmove_number=1\n", "player -1 is to move"),
+        ("history=-1:999\nmove_number=1\n", "chance outcome 999 is not possible"),
+        ("history=-1:5\nmove_number=7\n", "move_number='7'"),
+        ("5\n5\n", "not a serialized python_jamb state"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            game.deserialize_state(bad)
+    with pytest.raises(ValueError, match="reads python_jamb games"):
+        load_state(
+            pyspiel.serialize_game_and_state(
+                pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("tic_tac_toe").new_initial_state()
+            )
+        )
+
+
+@pytest.mark.parametrize("players, outcome", [(1, -1), (1, 10_000), (2, 7), (2, -3)])
+def test_a_chance_outcome_out_of_range_has_no_name(players, outcome):
+    pyspiel = pytest.importorskip("pyspiel")
+    import jamb_env.openspiel  # noqa: F401  (registers python_jamb)
+
+    game = pyspiel.load_game(
+        "python_jamb", {"ruleset": "classic_down" if players == 1 else "standard", "players": players}
+    )
+    with pytest.raises(
+        ValueError, match=f"chance outcome {outcome} is outside 0.."
+    ):  # was a name (dice 6 6 6 6 6, player_7) or IndexError
+        game.new_initial_state().action_to_string(pyspiel.PlayerId.CHANCE, outcome)
 
 
 @pytest.mark.parametrize("name", playable_presets())
@@ -91,13 +186,6 @@ def test_a_stream_that_is_not_integer_faces_is_refused():
     ):
         with pytest.raises(ValueError, match="state.stream"):
             env.set_state(replace(s, stream=stream))
-
-
-def first_write(env: JambEnv, rng) -> None:
-    """Play random legal moves until a cell has been written."""
-    turn = env.game.turn
-    while env.game.turn == turn:
-        env.step(random_legal(env, rng))
 
 
 def test_obligations_no_write_made_are_refused():
@@ -238,11 +326,6 @@ def test_hand_built_arrays_of_the_wrong_shape_or_range_are_refused(change):
             core.score(rules, bad)
 
 
-# ---------------------------------------------------------------------------- fuzz
-
-SCALAR_FIELDS = ("dice_index", "roll", "announced", "answer_due", "turn", "copy_row", "jokers", "pure")
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=hs.sampled_from(["classic", "standard", "jnn", "joly", "six_dice_copy"]),
@@ -291,60 +374,6 @@ def test_set_state_fuzz_refuses_or_plays_on_safely(name, steps, field, delta, se
     assert end.score == core.score(rules, end.game) and core.is_over(rules, end.game)
 
 
-# ---------------------------------------------------------------------------- the multiplayer envs
-
-
-def test_seat_vec_env_refusing_an_illegal_action_keeps_its_games_playable():
-    """illegal_action="raise": the error says the games are unchanged, and they are: the
-    next legal step plays on (it said "call reset() first" before)."""
-    from agents import load
-    from jamb_env.multiplayer_vector import SeatVecEnv
-    from jamb_env.utils.errors import IllegalActionError
-
-    venv = SeatVecEnv(
-        2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, illegal_action="raise", seed=0
-    )
-    venv.reset()
-    masks = venv.action_masks()
-    bad = np.array([int(np.flatnonzero(~m)[0]) if (~m).any() else 10**6 for m in masks])
-    with pytest.raises(IllegalActionError, match="unchanged"):
-        venv.step(bad)
-    assert np.array_equal(venv.action_masks(), masks)
-    venv.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))  # plays on
-
-
-def test_seat_vec_env_with_an_agent_or_a_model_opponent_pickles():
-    import pickle
-
-    from agents import load
-    from jamb_env.multiplayer_vector import SeatVecEnv
-
-    venv = SeatVecEnv(2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, seed=0)
-    venv.reset()
-    again = pickle.loads(pickle.dumps(venv))
-    assert np.array_equal(again.action_masks(), venv.action_masks())
-
-
-@pytest.mark.parametrize("wrapped", [False, True])
-def test_last_before_reset_and_after_every_agent_left_is_a_clear_error(wrapped):
-    from jamb_env import multiplayer as MP
-
-    env = (
-        MP.env(ruleset="classic_down", num_players=2) if wrapped else MP.raw_env(ruleset="classic_down", num_players=2)
-    )
-    with pytest.raises(RuntimeError, match="reset"):
-        env.last()
-    env.reset(seed=0)
-    for _agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
-        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
-    with pytest.raises(RuntimeError, match="every agent has left"):
-        env.last()
-
-
-# ---------------------------------------------------------------------------- match states (second round)
-
-
 @pytest.mark.parametrize(
     "change", ["num_players", "to_move_high", "to_move_negative", "first", "owner_shape", "owner_value", "sheet_dice"]
 )
@@ -381,34 +410,3 @@ def test_start_turn_refuses_a_sheet_whose_dice_array_cannot_hold_the_roll():
     for check in (True, False):
         with pytest.raises(ValueError, match="not a state"):
             core.start_turn(rules, st, [6, 6, 6, 6, 6], check=check)
-
-
-def test_yaml_aliases_and_control_characters_in_rulesets_are_refused(tmp_path):
-    """A 1 kB file of nested aliases stands for 9**10 nodes; a name with an escape sequence
-    reaches terminals: both are refused when the file is read."""
-    from jamb_env.utils.errors import RulesetError
-
-    bomb = tmp_path / "bomb.yaml"
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
-        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
-    ]
-    bomb.write_text("\n".join(lines) + "\n")
-    with pytest.raises(RulesetError, match="alias"):
-        load_ruleset(str(bomb))
-    evil = tmp_path / "evil.yaml"
-    text = (core.RULES_DIR / "classic_down.yaml").read_text()
-    evil.write_text(text.replace("name: classic_down", 'name: "evil\\e[31m\\e]0;pwned\\a"', 1))
-    assert "evil" in evil.read_text()
-    with pytest.raises(RulesetError, match="control character"):
-        load_ruleset(str(evil))
-
-
-def test_the_wrapped_pettingzoo_env_refuses_a_huge_action_with_a_clear_error():
-    from jamb_env import multiplayer as MP
-
-    env = MP.env(ruleset="classic_down", num_players=2)
-    env.reset(seed=0)
-    with pytest.raises(ValueError, match="action 10+ is outside the action space"):
-        env.step(10**30)  # PettingZoo's AssertOutOfBounds raised OverflowError
-    obs = env.last()[0]
-    env.step(int(np.flatnonzero(obs["action_mask"])[0]))  # still playable
