@@ -5,7 +5,6 @@ trains or writes anything."""
 from __future__ import annotations
 
 import io
-import json
 import socket
 import subprocess
 import sys
@@ -17,7 +16,6 @@ import yaml
 from agents.apps.cli import web as web_cli
 from agents.training.config import CONFIGS_DIR
 from jamb_env import JambVecEnv
-from jamb_env.replay.records import read_records
 from tests.helpers import needs_module
 
 
@@ -30,6 +28,7 @@ def play_main(monkeypatch, capsys, argv, lines):
 
 
 ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ["evaluate", "play", "plot", "tune", "bench", "soak", "export"]
 
 
 def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
@@ -65,103 +64,81 @@ def test_play_survives_markup_unicode_digits_and_bad_saves(monkeypatch, capsys, 
     assert "dice positions are 1..5" in out.out and "could not save" in out.out and "> write free/ones" in out.out
 
 
-def test_play_cli_argument_errors(monkeypatch, capsys, tmp_path):
-    for argv, message in (
-        (["--seed", "-1"], "--seed"),
-        (["--delay", "inf"], "--delay"),
-        (["--width", "-5"], "--width"),
-    ):
-        with pytest.raises(SystemExit):
-            play_main(monkeypatch, capsys, argv, ["quit"])
-        assert message in capsys.readouterr().err
-    (tmp_path / "afile").write_text("x")
-    with pytest.raises(SystemExit) as exit_info:  # checked before the game, not after it
-        play_main(monkeypatch, capsys, ["--log", str(tmp_path / "afile" / "x.txt"), "--watch", "random"], [])
-    assert exit_info.value.code == 2 and "afile is a file, not a folder" in capsys.readouterr().err
-    multi = tmp_path / "multi.jsonl"
-    for seed in (1, 2):
-        multi.open("a").write(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": seed}) + "\n")
-    code, out = play_main(monkeypatch, capsys, ["--load", str(multi)], ["quit"])
-    assert code == 2 and "holds 2 games" in out.err
-    assert len(read_records(multi)) == 2  # nothing overwritten
+# (command, arguments, what its one error line says): "{file}" is a regular file, "{tmp}" the test's folder and
+# "{used}" a folder holding a search; each command gets the rest of a valid command line from COMPLETE.
+BAD_ARGUMENTS = [
+    ("soak", ["--presets", "nope"], "--presets nope: unknown ruleset 'nope'"),
+    ("soak", ["--games-per-preset", "0"], "--games-per-preset must be at least 1, got 0"),
+    ("soak", ["--games-per-preset", "-3"], "--games-per-preset must be at least 1, got -3"),
+    ("soak", ["--num-envs", "0"], "--num-envs must be 1..1,000,000"),
+    ("soak", ["--num-envs", "10000000000"], "--num-envs must be 1..1,000,000"),
+    ("soak", ["--games-per-preset", "ten"], "invalid int value: 'ten'"),
+    ("soak", ["--seed", "-1"], "--seed must be in 0..2**32-1"),
+    ("bench", ["--seconds", "0"], "--seconds must be more than 0"),
+    ("bench", ["--seconds", "-2"], "--seconds must be more than 0"),
+    ("bench", ["--seconds", "nan"], "--seconds must be more than 0"),
+    ("bench", ["--seconds", "inf"], "at most 3600"),
+    ("bench", ["--train-steps", "-5"], "--train-steps must be at least 1, got -5"),
+    ("bench", ["--train-steps", "0", "--skip-train"], "--train-steps must be at least 1"),
+    ("bench", ["--presets", "nope", "--skip-train"], "--presets nope: unknown ruleset"),
+    ("bench", ["--repeats", "0", "--skip-train"], "--repeats must be 1 to 100, got 0"),
+    ("tune", ["--out", "{file}/x"], "{file} is a file, not a folder"),
+    ("tune", ["--out", "{file}"], "{file} is a file, not a folder"),
+    ("tune", ["--out", "{used}"], "already holds a search (trial_000); choose another --out"),
+    ("tune", ["--trials", "0"], "--trials must be at least 1"),
+    ("tune", ["--steps", "-1"], "--steps must be at least 1"),
+    ("tune", ["--seed", "-1"], "--seed must be in 0..2**32-1"),
+    ("tune", ["--ruleset", "nope"], "--ruleset nope: unknown ruleset"),
+    ("tune", ["--config", "{tmp}"], "is a folder; give a training config YAML"),
+    ("tune", ["--config", "{tmp}/none.yaml"], "training config not found"),
+    ("play", ["--seed", "-1"], "--seed"),
+    ("play", ["--delay", "inf"], "--delay"),
+    ("play", ["--width", "-5"], "--width"),
+    ("play", ["--log", "{file}/x.txt", "--watch", "random"], "{file} is a file, not a folder"),  # before the game
+    ("evaluate", ["--out", "{file}/x"], "{file} is a file, not a folder"),
+    ("evaluate", ["--records", "{file}"], "{file} is a file, not a folder"),
+    ("evaluate", ["--agents", "random", "random"], "named twice"),
+    ("evaluate", ["--agents", "{tmp}/nothing*.zip"], "no checkpoint matches"),
+    ("evaluate", ["--agents", "nosuch"], "unknown agent 'nosuch'"),
+    ("evaluate", ["--agents", "runs/model"], "unknown agent 'runs/model'"),  # a model is a .zip path here
+    ("evaluate", ["--ruleset", "nope"], "unknown ruleset 'nope'"),
+    ("evaluate", ["--games", "1"], "--games must be 2.."),
+    ("evaluate", ["--games", "100000000"], "--games must be 2.."),
+    ("evaluate", ["--jobs", "0"], "--jobs must be 1.."),
+    ("evaluate", ["--jobs", "100000"], "--jobs must be 1.."),
+    ("evaluate", ["--games", "many"], "invalid int value"),
+] + [(tool, ["--no-such-option"], "unrecognized arguments: --no-such-option") for tool in TOOLS]
 
 
-def test_evaluate_and_train_cli_errors(tmp_path):
-    ev = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--no-progress"]
-    out = subprocess.run(
-        ev + ["--agents", "random", "random", "--games", "3"], capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 2 and "named twice" in out.stderr
-    out = subprocess.run(
-        ev + ["--agents", "random", "--games", "3", "--jobs", "0"], capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 2 and "--jobs" in out.stderr
+def complete(tool: str, argv: list[str], tmp: Path) -> list[str]:
+    """``argv`` with the rest of a command line ``tool`` accepts (its output inside ``tmp``)."""
+    if tool == "tune":
+        return argv + ([] if "--out" in argv else ["--out", str(tmp / "o")])
+    if tool == "evaluate":
+        argv = (["--agents", "random"] if "--agents" not in argv else []) + ["--games", "2"] + argv + ["--no-progress"]
+        return argv + ([] if "--out" in argv else ["--out", str(tmp / "pre")])
+    if tool == "play":
+        return argv + ([] if "--width" in argv else ["--width", "120"])
+    if tool in ("plot", "export"):
+        return argv + ["a", "b"]
+    return argv
+
+
+@pytest.mark.parametrize("tool, argv, message", BAD_ARGUMENTS, ids=[f"{t} {' '.join(a)}" for t, a, _ in BAD_ARGUMENTS])
+def test_a_bad_argument_is_one_usage_line_before_anything_runs(tool, argv, message, capsys, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    out = subprocess.run(
-        ev + ["--agents", "random", "--games", "3", "--out", str(blocker / "x")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 2 and "cannot write the outputs" in out.stderr
-    tr = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
-    for text, message in (
-        ("algo: {n_steps: 0}", "algo.n_steps"),
-        ("algo: {learning_rate: fast}", "algo.learning_rate"),
-        ("device: tpu", "'device'"),
-        ("eval: {seed: -5}", "eval.seed"),
-        ("env: {reward_scale: .nan}", "reward_scale"),
-    ):
-        cfg = tmp_path / "c.yaml"
-        cfg.write_text(text + "\ntotal_timesteps: 1000\n")
-        out = subprocess.run(
-            tr + ["--config", str(cfg), "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300
-        )
-        assert out.returncode == 2 and message in out.stderr, (text, out.stderr[-500:])
-    assert not (tmp_path / "run" / "config.yaml").exists()  # failed configs leave no run behind
-    out = subprocess.run(
-        tr + ["--config", str(CONFIGS_DIR / "ppo_classic.yaml"), "--run-dir", str(blocker)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 2 and "is a file" in out.stderr
-
-
-@pytest.mark.parametrize(
-    "argv, message",
-    [
-        (["--presets", "nope"], "--presets nope: unknown ruleset 'nope'"),
-        (["--games-per-preset", "0"], "--games-per-preset must be at least 1, got 0"),
-        (["--games-per-preset", "-3"], "--games-per-preset must be at least 1, got -3"),
-        (["--num-envs", "0"], "--num-envs must be 1..1,000,000"),
-        (["--num-envs", "10000000000"], "--num-envs must be 1..1,000,000"),
-        (["--games-per-preset", "ten"], "invalid int value: 'ten'"),
-        (["--seed", "-1"], "--seed must be in 0..2**32-1"),
-    ],
-)
-def test_soak_bad_arguments(capsys, argv, message):
-    code, err = run_main("soak", argv, capsys)
-    assert code == 2 and message in err and "Traceback" not in err
-
-
-@pytest.mark.parametrize(
-    "argv, message",
-    [
-        (["--seconds", "0"], "--seconds must be more than 0"),
-        (["--seconds", "-2"], "--seconds must be more than 0"),
-        (["--seconds", "nan"], "--seconds must be more than 0"),
-        (["--seconds", "inf"], "at most 3600"),
-        (["--train-steps", "-5"], "--train-steps must be at least 1, got -5"),
-        (["--train-steps", "0", "--skip-train"], "--train-steps must be at least 1"),
-        (["--presets", "nope", "--skip-train"], "--presets nope: unknown ruleset"),
-        (["--repeats", "0", "--skip-train"], "--repeats must be 1 to 100, got 0"),
-    ],
-)
-def test_bench_bad_arguments(capsys, argv, message):
-    code, err = run_main("bench", argv, capsys)
-    assert code == 2 and message in err
+    used = tmp_path / "used" / "trial_000"
+    used.mkdir(parents=True)
+    (used / "config.yaml").write_text("seed: 0\n")
+    names = {"file": blocker, "tmp": tmp_path, "used": used.parent}
+    argv = complete(tool, [a.format(**names) for a in argv], tmp_path)
+    code, err = run_main(tool, argv, capsys)
+    assert code == 2 and message.format(**names) in err, (argv, err)
+    assert "Traceback" not in err and "Errno" not in err and "File exists" not in err
+    if tool == "tune":
+        assert "--run-dir" not in err and "--resume" not in err  # tune names its own options
+    assert blocker.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["file", "used"]
 
 
 def test_bench_rates_count_the_steps_taken():
@@ -172,29 +149,6 @@ def test_bench_rates_count_the_steps_taken():
     assert steps >= 1 and t_env > 0
     steps, t_env, _ = vec_env_loop(lambda: JambVecEnv(4, "classic"), 1e-9, warmup=0)
     assert steps >= 4 and t_env > 0
-
-
-def test_tune_bad_arguments(capsys, tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    used = tmp_path / "used" / "trial_000"
-    used.mkdir(parents=True)
-    (used / "config.yaml").write_text("seed: 0\n")
-    for argv, message in (
-        (["--out", str(blocker / "x")], f"{blocker} is a file, not a folder"),
-        (["--out", str(blocker)], f"{blocker} is a file, not a folder"),
-        (["--out", str(tmp_path / "used")], "already holds a search (trial_000); choose another --out"),
-        (["--trials", "0"], "--trials must be at least 1"),
-        (["--steps", "-1"], "--steps must be at least 1"),
-        (["--seed", "-1"], "--seed must be in 0..2**32-1"),
-        (["--ruleset", "nope"], "--ruleset nope: unknown ruleset"),
-        (["--config", str(tmp_path)], "is a folder; give a training config YAML"),
-        (["--config", str(tmp_path / "none.yaml")], "training config not found"),
-    ):
-        code, err = run_main("tune", argv + (["--out", str(tmp_path / "o")] if "--out" not in argv else []), capsys)
-        assert code == 2 and message in err, (argv, err)
-        assert "File exists" not in err and "--run-dir" not in err and "--resume" not in err  # tune's own options
-    assert blocker.read_text() == "x" and not (tmp_path / "o").exists()
 
 
 def test_tune_writes_the_users_eval_freq(monkeypatch, capsys, tmp_path):
@@ -212,18 +166,13 @@ def test_tune_writes_the_users_eval_freq(monkeypatch, capsys, tmp_path):
     assert len((tmp_path / "t" / "trials.csv").read_text().splitlines()) == 3
 
 
-@pytest.mark.parametrize("tool", ["evaluate", "play", "plot", "tune", "bench", "soak", "export"])
-def test_every_tool_rejects_unknown_options(capsys, tool):
-    code, err = run_main(tool, ["--no-such-option"] + (["a", "b"] if tool in ("plot", "export") else []), capsys)
-    assert code == 2 and "unrecognized arguments: --no-such-option" in err
-
-
-def test_evaluate_rejects_an_unknown_agent_before_playing():
+def test_the_scripts_refuse_an_unknown_agent_before_playing():
+    """scripts/evaluate.py, as run from a checkout: the same one line, before any game."""
     out = subprocess.run(
         [sys.executable, "scripts/evaluate.py", "--agents", "random", "nosuch", "--games", "2"],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
         timeout=120,
     )
     assert (

@@ -853,3 +853,41 @@ def test_yaml_aliases_and_control_characters_in_rulesets_are_refused(tmp_path):
     assert "evil" in evil.read_text()
     with pytest.raises(RulesetError, match="control character"):
         load_ruleset(str(evil))
+
+
+# (config text, the key its one error line names): jamb-train (scripts/train.py) refuses it before a run folder exists
+BAD_TRAINING_SETTINGS = [
+    ("algo: {n_steps: 0}", "algo.n_steps"),
+    ("algo: {learning_rate: fast}", "algo.learning_rate"),
+    ("device: tpu", "'device'"),
+    ("eval: {seed: -5}", "eval.seed"),
+    ("env: {reward_scale: .nan}", "reward_scale"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_TRAINING_SETTINGS)
+def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, message):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text + "\ntotal_timesteps: 1000\n")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(cfg)]
+        + ["--run-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 2 and message in out.stderr, (text, out.stderr[-500:])
+    assert not (tmp_path / "run").exists()  # a failed config leaves no run behind
+
+
+def test_jamb_train_refuses_a_run_folder_that_is_a_file(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(DEFAULT_CONFIG)]
+        + ["--run-dir", str(blocker)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 2 and "is a file" in out.stderr and blocker.read_text() == "x"

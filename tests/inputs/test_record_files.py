@@ -532,3 +532,11 @@ def test_a_record_naming_a_ruleset_path_is_refused_by_the_server_unread(tmp_path
     lobby._tables.clear()
     got = client.get(f"/api/games/{id}")
     assert got.status_code == 400 and "not a preset of this server" in got.get_json()["error"]
+
+
+def test_a_file_of_several_games_is_loaded_only_with_game(monkeypatch, capsys, tmp_path):
+    games = _two_games(tmp_path / "games.jsonl")
+    before = games.read_bytes()
+    code, out, err = _main(monkeypatch, capsys, ["--load", str(games)], ["quit"])
+    assert code == 2 and "holds 2 games" in err and "Traceback" not in err
+    assert games.read_bytes() == before  # nothing overwritten
