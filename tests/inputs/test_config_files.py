@@ -178,46 +178,6 @@ def _envs(tmp_path, which):
     (JambEnv if which == "solitaire" else raw_env)(reward_scale=HUGE)
 
 
-def test_ruleset_type_errors(tmp_path):
-    path = tmp_path / "r.yaml"
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "x", "extends": "classic_down", "dice": 5.0}))
-    with pytest.raises(RulesetError, match="'dice'"):
-        load_ruleset(path)
-    path.write_text(yaml.safe_dump({"schema_version": True, "name": "x", "extends": "classic_down"}))
-    with pytest.raises(RulesetError, match="'schema_version'"):
-        load_ruleset(path)
-    path.write_text(
-        yaml.safe_dump({"schema_version": 1, "name": "x", "extends": "classic_down", "options": {"jokers": 0}})
-    )
-    with pytest.raises(RulesetError, match="options.jokers"):
-        load_ruleset(path)
-    with pytest.raises(RulesetError, match="cannot read"):
-        load_ruleset("a" * 300)
-    with pytest.raises(RulesetError, match="preset name or a YAML path"):
-        load_ruleset(None)
-
-
-def test_edited_ruleset_file_is_read_again(tmp_path):
-    path = tmp_path / "r.yaml"
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "one", "extends": "classic_down"}))
-    assert load_ruleset(path).name == "one"
-    import os
-    import time
-
-    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "two", "extends": "classic_down"}))
-    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
-    assert load_ruleset(path).name == "two"
-
-
-def test_yaml_nested_up_to_the_limit_still_reads(tmp_path):
-    path = tmp_path / "cfg.yaml"
-    path.write_text("algo:\n  policy_kwargs: " + "[" * (MAX_DEPTH - 2) + "1" + "]" * (MAX_DEPTH - 2) + "\n")
-    assert load_config(path)["algo"]["policy_kwargs"]  # mapping, mapping, 62 lists: 64 levels
-    path.write_text("algo:\n  policy_kwargs: " + "[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1) + "\n")
-    with pytest.raises(ConfigError, match="nested more than 64 levels deep"):
-        load_config(path)
-
-
 def alias_bomb(path: Path) -> None:
     """A 1 kB file of nested aliases that stands for 9**10 nodes."""
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
@@ -254,6 +214,17 @@ BAD_YAML = {
 }
 
 
+# (config text, the key its one error line names): jamb-train (scripts/train.py) refuses it before a run folder exists
+BAD_TRAINING_SETTINGS = [
+    ("algo: {n_steps: 0}", "algo.n_steps"),
+    ("algo: {learning_rate: fast}", "algo.learning_rate"),
+    ("device: tpu", "'device'"),
+    ("eval: {seed: -5}", "eval.seed"),
+    ("env: {reward_scale: .nan}", "reward_scale"),
+]
+
+
+# ---------------------------------------------------------------- every YAML reader
 @pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("bad", BAD_YAML)
 def test_every_yaml_reader_refuses_a_bad_file_in_one_line(bad, reader, tmp_path):
@@ -264,6 +235,15 @@ def test_every_yaml_reader_refuses_a_bad_file_in_one_line(bad, reader, tmp_path)
     with pytest.raises(error, match=shown(reader, path) + ": " + says) as refused:
         read(path)
     assert "\n" not in str(refused.value)
+
+
+def test_yaml_nested_up_to_the_limit_still_reads(tmp_path):
+    path = tmp_path / "cfg.yaml"
+    path.write_text("algo:\n  policy_kwargs: " + "[" * (MAX_DEPTH - 2) + "1" + "]" * (MAX_DEPTH - 2) + "\n")
+    assert load_config(path)["algo"]["policy_kwargs"]  # mapping, mapping, 62 lists: 64 levels
+    path.write_text("algo:\n  policy_kwargs: " + "[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1) + "\n")
+    with pytest.raises(ConfigError, match="nested more than 64 levels deep"):
+        load_config(path)
 
 
 @needs_fifo
@@ -282,16 +262,6 @@ def test_a_yaml_file_that_is_a_fifo_is_refused_without_blocking(reader, tmp_path
         assert "c.yaml" in str(refused.value) and "\n" not in str(refused.value)
     finally:
         unblock(fifo)
-
-
-def test_a_name_with_control_characters_is_refused_when_a_ruleset_is_read(tmp_path):
-    """A name with an escape sequence would reach terminals."""
-    evil = tmp_path / "evil.yaml"
-    text = (core.RULES_DIR / "classic_down.yaml").read_text()
-    evil.write_text(text.replace("name: classic_down", 'name: "evil\\e[31m\\e]0;pwned\\a"', 1))
-    assert "evil" in evil.read_text()
-    with pytest.raises(RulesetError, match="control character"):
-        load_ruleset(str(evil))
 
 
 @pytest.mark.parametrize(
@@ -345,6 +315,190 @@ def test_the_training_commands_report_a_deeply_nested_ruleset(tmp_path, capsys):
     assert not (tmp_path / "run").exists() and not (tmp_path / "sp").exists()
 
 
+def test_the_default_configs_are_found_from_any_folder(tmp_path, monkeypatch, capsys):
+    from agents.apps.cli import train, tune
+    from agents.training import config, rllib_config
+
+    monkeypatch.chdir(tmp_path)
+    # the config loads (and is then refused for the bad override): it was found from this folder
+    assert train.main(["--total-timesteps", "0"]) == 2
+    assert f"error: {DEFAULT_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
+    assert train.main(["--engine", "rllib", "--total-timesteps", "0"]) == 2
+    assert (
+        f"error: {DEFAULT_RLLIB_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
+    )
+    with pytest.raises(SystemExit) as exc:
+        tune.main(
+            ["--ruleset", "nope", "--trials", "1", "--steps", "64"]
+        )  # the base config loads; the override is refused
+    assert exc.value.code == 2 and "--ruleset nope: unknown ruleset 'nope'" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+    assert (config.DEFAULT_CONFIG, rllib_config.DEFAULT_RLLIB_CONFIG) == (DEFAULT_CONFIG, DEFAULT_RLLIB_CONFIG)
+
+
+# ---------------------------------------------------------------- rulesets (their own table: test_ruleset_files.py)
+def test_ruleset_type_errors(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "x", "extends": "classic_down", "dice": 5.0}))
+    with pytest.raises(RulesetError, match="'dice'"):
+        load_ruleset(path)
+    path.write_text(yaml.safe_dump({"schema_version": True, "name": "x", "extends": "classic_down"}))
+    with pytest.raises(RulesetError, match="'schema_version'"):
+        load_ruleset(path)
+    path.write_text(
+        yaml.safe_dump({"schema_version": 1, "name": "x", "extends": "classic_down", "options": {"jokers": 0}})
+    )
+    with pytest.raises(RulesetError, match="options.jokers"):
+        load_ruleset(path)
+    with pytest.raises(RulesetError, match="cannot read"):
+        load_ruleset("a" * 300)
+    with pytest.raises(RulesetError, match="preset name or a YAML path"):
+        load_ruleset(None)
+
+
+def test_edited_ruleset_file_is_read_again(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "one", "extends": "classic_down"}))
+    assert load_ruleset(path).name == "one"
+    import os
+    import time
+
+    path.write_text(yaml.safe_dump({"schema_version": 1, "name": "two", "extends": "classic_down"}))
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert load_ruleset(path).name == "two"
+
+
+def test_a_name_with_control_characters_is_refused_when_a_ruleset_is_read(tmp_path):
+    """A name with an escape sequence would reach terminals."""
+    evil = tmp_path / "evil.yaml"
+    text = (core.RULES_DIR / "classic_down.yaml").read_text()
+    evil.write_text(text.replace("name: classic_down", 'name: "evil\\e[31m\\e]0;pwned\\a"', 1))
+    assert "evil" in evil.read_text()
+    with pytest.raises(RulesetError, match="control character"):
+        load_ruleset(str(evil))
+
+
+def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, capsys):
+    with pytest.raises(RulesetError, match="cannot read ruleset '~nosuchuser-jamb/r.yaml'"):
+        load_ruleset("~nosuchuser-jamb/r.yaml")
+    from agents.apps.cli import play as play_cli
+
+    # before: Path.expanduser's RuntimeError traceback
+    assert play_cli.main(["--ruleset", "~nosuchuser-jamb/r.yaml", "--watch", "greedy", "--delay", "0"]) == 2
+    assert "cannot read ruleset" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- bad settings, keys the trainer owns, huge numbers
+@pytest.mark.parametrize("text, message", BAD_TRAINING_SETTINGS)
+def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, message):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text + "\ntotal_timesteps: 1000\n")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(cfg)]
+        + ["--run-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 2 and message in out.stderr, (text, out.stderr[-500:])
+    assert not (tmp_path / "run").exists()  # a failed config leaves no run behind
+
+
+def test_jamb_train_refuses_a_run_folder_that_is_a_file(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(DEFAULT_CONFIG)]
+        + ["--run-dir", str(blocker)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 2 and "is a file" in out.stderr and blocker.read_text() == "x"
+
+
+@pytest.mark.parametrize("key", ["_init_setup_model", "env", "policy", "seed", "device", "verbose", "tensorboard_log"])
+def test_algo_keys_the_trainer_sets_are_refused(tmp_path, key):
+    with pytest.raises(ConfigError, match=f"algo.{key}"):
+        load_config(_config(tmp_path, {key: False}))
+
+
+def test_jamb_train_refuses_a_private_algo_key_before_writing(tmp_path, monkeypatch, capsys):
+    from agents.apps.cli.train import main
+
+    monkeypatch.chdir(tmp_path)
+    cfg = _config(tmp_path, {"_init_setup_model": False})
+    assert main(["--config", str(cfg)]) == 2
+    assert "algo._init_setup_model" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("value", [-1.0, 0, 0.0, float("inf"), True, "x"])
+def test_non_positive_target_kl_is_refused(tmp_path, value):
+    with pytest.raises(ConfigError, match="algo.target_kl"):
+        load_config(_config(tmp_path, {"target_kl": value}))
+
+
+def test_positive_or_null_target_kl_is_accepted(tmp_path):
+    assert load_config(_config(tmp_path, {"target_kl": 0.02}))["algo"]["target_kl"] == 0.02
+    assert load_config(_config(tmp_path, {"target_kl": None}))["algo"]["target_kl"] is None
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        _sb3_config,
+        lambda p: _rllib_config(p, "reward_scale"),
+        lambda p: _rllib_config(p, "lr"),
+        _value_config,
+        lambda p: _selfplay_settings(p, "reward_scale"),
+        lambda p: _selfplay_settings(p, "self_play"),
+        lambda p: _envs(p, "solitaire"),
+        lambda p: _envs(p, "multiplayer"),
+    ],
+    ids=[
+        "sb3-reward_scale",
+        "rllib-reward_scale",
+        "rllib-lr",
+        "value-lr",
+        "selfplay-reward_scale",
+        "selfplay-self_play",
+        "JambEnv",
+        "multiplayer",
+    ],
+)
+def test_a_number_no_float_holds_is_refused_not_an_overflow(tmp_path, check):
+    from agents.training.config import ConfigError
+
+    with pytest.raises((ConfigError, ValueError), match="number|probability|finite"):
+        check(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "teacher,ruleset,plays",
+    [
+        ("optimal", "classic", False),
+        ("optimal", "classic_down", True),
+        ("search", "jnn", False),
+        ("search", "classic_down", True),
+        ("columnwise", "joly", False),
+        ("expectimax", "joly", True),
+    ],
+)
+def test_a_teacher_that_cannot_play_the_ruleset_is_a_config_error(tmp_path, teacher, ruleset, plays):
+    """Before the fix the teacher failed in the imitation stage, after the run folder was written."""
+    from agents.training.config import ConfigError, load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(f"ruleset: {ruleset}\ntotal_timesteps: 1000\nimitation:\n  games: 4\n  teacher: {teacher}\n")
+    if plays:
+        assert load_config(path)["imitation"]["teacher"] == teacher
+    else:
+        with pytest.raises(ConfigError, match=f"imitation.teacher.*{teacher} cannot teach {ruleset}"):
+            load_config(path)
+
+
+# ---------------------------------------------------------------- upper bounds; rollouts that cannot train
 @pytest.mark.parametrize(
     "top, section, message",
     [
@@ -452,6 +606,54 @@ def test_selfplay_rollout_sizes_have_upper_bounds(args, message, tmp_path, capsy
     assert exc.value.code == 2 and message in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("trainer", ["sb3", "lean"])
+def test_a_rollout_leaving_a_minibatch_of_one_step_is_refused(tmp_path, trainer):
+    from agents.training.config import ConfigError, load_config
+
+    raw = "ruleset: classic\ntrainer: {}\nenv: {{n_envs: 3}}\nalgo: {{n_steps: 11, batch_size: 16}}\n"
+    path = tmp_path / "c.yaml"
+    path.write_text(raw.format(trainer))
+    # before: accepted; 33 steps in minibatches of 16, 16 and 1: the lone advantage's std is NaN, every weight NaN
+    with pytest.raises(ConfigError, match="'algo.batch_size': 3 envs x algo.n_steps 11 = 33 steps .* minibatch of 1"):
+        load_config(path)
+    path.write_text("env: {n_envs: 1}\nalgo: {n_steps: 65}\n")  # SB3's default batch_size, 64
+    with pytest.raises(ConfigError, match="minibatches of 64"):
+        load_config(path)
+    path.write_text("env: {n_envs: 1}\nalgo: {n_steps: 65, normalize_advantage: false}\n")
+    assert load_config(path)["algo"]["n_steps"] == 65
+
+
+def test_lean_trainer_learns_on_sb3s_vec_envs(tmp_path):
+    from agents.training.config import load_config
+    from agents.training.envs import make_envs
+    from agents.training.train import new_model
+
+    cfg = load_config(_lean_config(tmp_path, vec_env="dummy"))
+    env, eval_env = make_envs(cfg)
+    eval_env.close()
+    model = new_model(cfg, env)
+    model.learn(total_timesteps=32)  # before: AttributeError: 'DummyVecEnv' object has no attribute 'action_masks'
+    assert model.num_timesteps == 32
+    env.close()
+
+
+def test_bench_trainers_refuses_a_config_whose_ruleset_or_algo_does_not_load(tmp_path, capsys):
+    from agents.apps.cli import bench
+
+    rules = tmp_path / "r.yaml"
+    rules.write_text("name: x\n")
+    base = ["--skip-env", "--skip-train", "--train-steps", "1", "--trainers"]
+    with pytest.raises(SystemExit) as exc:  # before: RulesetError traceback after the other tables
+        bench.main(base + [str(_lean_config(tmp_path, ruleset=str(rules)))])
+    assert exc.value.code == 2
+    assert "--trainers" in capsys.readouterr().err
+    # before: ConfigError traceback from new_model (MaskablePPO refuses the network)
+    assert bench.main(base + [str(_lean_config(tmp_path, algo=", policy_kwargs: {net_arch: abc}"))]) == 2
+    err = capsys.readouterr().err
+    assert "error: --trainers" in err and "MaskablePPO does not accept" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- self-play's baselines
 @pytest.mark.parametrize(
     "baseline, why",
     [
@@ -498,27 +700,73 @@ def test_train_selfplay_writes_nothing_for_a_baseline_that_cannot_play(tmp_path)
     assert not run.exists()
 
 
-def test_the_default_configs_are_found_from_any_folder(tmp_path, monkeypatch, capsys):
-    from agents.apps.cli import train, tune
-    from agents.training import config, rllib_config
+# ---------------------------------------------------------------- rl-zoo's hyper-parameter files
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[1, 2]\n", "expected a mapping of env ids to hyper-parameters, got list"),
+        ("Jamb-classic-v1: [1, 2]\n", "key 'Jamb-classic-v1': expected a mapping"),
+        ("default: 5\n", "key 'default': expected a mapping"),
+    ],
+)
+def test_jamb_zoo_refuses_a_conf_file_of_the_wrong_shape(tmp_path, capsys, text, says):
+    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
+    from agents.apps.cli import zoo as zoo_cli
 
-    monkeypatch.chdir(tmp_path)
-    # the config loads (and is then refused for the bad override): it was found from this folder
-    assert train.main(["--total-timesteps", "0"]) == 2
-    assert f"error: {DEFAULT_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
-    assert train.main(["--engine", "rllib", "--total-timesteps", "0"]) == 2
-    assert (
-        f"error: {DEFAULT_RLLIB_CONFIG}: key 'total_timesteps': expected a positive integer" in capsys.readouterr().err
+    conf = tmp_path / "hp.yml"
+    conf.write_text(text)
+    rc = zoo_cli.main(
+        [
+            "train",
+            "--algo",
+            "ppo_mask",
+            "--env",
+            "Jamb-classic-v1",
+            "-conf",
+            str(conf),
+            "-n",
+            "10",
+            "-f",
+            str(tmp_path / "logs"),
+        ]
     )
-    with pytest.raises(SystemExit) as exc:
-        tune.main(
-            ["--ruleset", "nope", "--trials", "1", "--steps", "64"]
-        )  # the base config loads; the override is refused
-    assert exc.value.code == 2 and "--ruleset nope: unknown ruleset 'nope'" in capsys.readouterr().err
-    assert os.listdir(tmp_path) == []
-    assert (config.DEFAULT_CONFIG, rllib_config.DEFAULT_RLLIB_CONFIG) == (DEFAULT_CONFIG, DEFAULT_RLLIB_CONFIG)
+    assert rc == 2  # before: rl_zoo3's AttributeError traceback ('list' object has no attribute 'keys')
+    assert says in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "hyperparams, says",
+    [
+        (["n_steps:0"], "n_steps must be a positive integer"),
+        (["batch_size:0"], "batch_size must be a positive integer"),
+        (["n_steps:1", "batch_size:15"], "leave a last minibatch of one step"),
+    ],
+)
+def test_jamb_zoo_train_refuses_ppo_mask_rollout_settings_it_cannot_train(tmp_path, capsys, hyperparams, says):
+    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
+    from agents.apps.cli import zoo as zoo_cli
+
+    rc = zoo_cli.main(
+        [
+            "train",
+            "--algo",
+            "ppo_mask",
+            "--env",
+            "Jamb-classic-v1",
+            "-n",
+            "64",
+            "-f",
+            str(tmp_path / "logs"),
+            "--hyperparams",
+            *hyperparams,
+        ]
+    )
+    # before: n_steps 0 was MaskablePPO's UnboundLocalError traceback, batch_size 0 a bare range() error,
+    # a one-step minibatch NaN weights
+    assert rc == 2 and says in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a ruleset's name keeps the run folder in runs/
 @pytest.mark.parametrize("name", ["../../../escape", "ABSOLUTE"])
 def test_a_config_s_ruleset_name_cannot_steer_the_sb3_run_folder(name, tmp_path, monkeypatch, capsys):
     from agents.apps.cli.train import main
@@ -601,122 +849,6 @@ def test_the_selfplay_run_folder_is_named_after_the_ruleset_file_inside_runs(tmp
     assert (cwd / "runs" / "selfplay_rules_2p_separate_win_s0" / "final_model.zip").exists()
 
 
-def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, capsys):
-    with pytest.raises(RulesetError, match="cannot read ruleset '~nosuchuser-jamb/r.yaml'"):
-        load_ruleset("~nosuchuser-jamb/r.yaml")
-    from agents.apps.cli import play as play_cli
-
-    # before: Path.expanduser's RuntimeError traceback
-    assert play_cli.main(["--ruleset", "~nosuchuser-jamb/r.yaml", "--watch", "greedy", "--delay", "0"]) == 2
-    assert "cannot read ruleset" in capsys.readouterr().err
-
-
-def test_lean_trainer_learns_on_sb3s_vec_envs(tmp_path):
-    from agents.training.config import load_config
-    from agents.training.envs import make_envs
-    from agents.training.train import new_model
-
-    cfg = load_config(_lean_config(tmp_path, vec_env="dummy"))
-    env, eval_env = make_envs(cfg)
-    eval_env.close()
-    model = new_model(cfg, env)
-    model.learn(total_timesteps=32)  # before: AttributeError: 'DummyVecEnv' object has no attribute 'action_masks'
-    assert model.num_timesteps == 32
-    env.close()
-
-
-@pytest.mark.parametrize("trainer", ["sb3", "lean"])
-def test_a_rollout_leaving_a_minibatch_of_one_step_is_refused(tmp_path, trainer):
-    from agents.training.config import ConfigError, load_config
-
-    raw = "ruleset: classic\ntrainer: {}\nenv: {{n_envs: 3}}\nalgo: {{n_steps: 11, batch_size: 16}}\n"
-    path = tmp_path / "c.yaml"
-    path.write_text(raw.format(trainer))
-    # before: accepted; 33 steps in minibatches of 16, 16 and 1: the lone advantage's std is NaN, every weight NaN
-    with pytest.raises(ConfigError, match="'algo.batch_size': 3 envs x algo.n_steps 11 = 33 steps .* minibatch of 1"):
-        load_config(path)
-    path.write_text("env: {n_envs: 1}\nalgo: {n_steps: 65}\n")  # SB3's default batch_size, 64
-    with pytest.raises(ConfigError, match="minibatches of 64"):
-        load_config(path)
-    path.write_text("env: {n_envs: 1}\nalgo: {n_steps: 65, normalize_advantage: false}\n")
-    assert load_config(path)["algo"]["n_steps"] == 65
-
-
-def test_bench_trainers_refuses_a_config_whose_ruleset_or_algo_does_not_load(tmp_path, capsys):
-    from agents.apps.cli import bench
-
-    rules = tmp_path / "r.yaml"
-    rules.write_text("name: x\n")
-    base = ["--skip-env", "--skip-train", "--train-steps", "1", "--trainers"]
-    with pytest.raises(SystemExit) as exc:  # before: RulesetError traceback after the other tables
-        bench.main(base + [str(_lean_config(tmp_path, ruleset=str(rules)))])
-    assert exc.value.code == 2
-    assert "--trainers" in capsys.readouterr().err
-    # before: ConfigError traceback from new_model (MaskablePPO refuses the network)
-    assert bench.main(base + [str(_lean_config(tmp_path, algo=", policy_kwargs: {net_arch: abc}"))]) == 2
-    err = capsys.readouterr().err
-    assert "error: --trainers" in err and "MaskablePPO does not accept" in err and "Traceback" not in err
-
-
-@pytest.mark.parametrize(
-    "hyperparams, says",
-    [
-        (["n_steps:0"], "n_steps must be a positive integer"),
-        (["batch_size:0"], "batch_size must be a positive integer"),
-        (["n_steps:1", "batch_size:15"], "leave a last minibatch of one step"),
-    ],
-)
-def test_jamb_zoo_train_refuses_ppo_mask_rollout_settings_it_cannot_train(tmp_path, capsys, hyperparams, says):
-    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
-    from agents.apps.cli import zoo as zoo_cli
-
-    rc = zoo_cli.main(
-        [
-            "train",
-            "--algo",
-            "ppo_mask",
-            "--env",
-            "Jamb-classic-v1",
-            "-n",
-            "64",
-            "-f",
-            str(tmp_path / "logs"),
-            "--hyperparams",
-            *hyperparams,
-        ]
-    )
-    # before: n_steps 0 was MaskablePPO's UnboundLocalError traceback, batch_size 0 a bare range() error,
-    # a one-step minibatch NaN weights
-    assert rc == 2 and says in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("key", ["_init_setup_model", "env", "policy", "seed", "device", "verbose", "tensorboard_log"])
-def test_algo_keys_the_trainer_sets_are_refused(tmp_path, key):
-    with pytest.raises(ConfigError, match=f"algo.{key}"):
-        load_config(_config(tmp_path, {key: False}))
-
-
-@pytest.mark.parametrize("value", [-1.0, 0, 0.0, float("inf"), True, "x"])
-def test_non_positive_target_kl_is_refused(tmp_path, value):
-    with pytest.raises(ConfigError, match="algo.target_kl"):
-        load_config(_config(tmp_path, {"target_kl": value}))
-
-
-def test_positive_or_null_target_kl_is_accepted(tmp_path):
-    assert load_config(_config(tmp_path, {"target_kl": 0.02}))["algo"]["target_kl"] == 0.02
-    assert load_config(_config(tmp_path, {"target_kl": None}))["algo"]["target_kl"] is None
-
-
-def test_jamb_train_refuses_a_private_algo_key_before_writing(tmp_path, monkeypatch, capsys):
-    from agents.apps.cli.train import main
-
-    monkeypatch.chdir(tmp_path)
-    cfg = _config(tmp_path, {"_init_setup_model": False})
-    assert main(["--config", str(cfg)]) == 2
-    assert "algo._init_setup_model" in capsys.readouterr().err
-    assert not (tmp_path / "runs").exists()
-
-
 def test_value_default_run_dir_stays_under_runs_for_a_path_ruleset(tmp_path):
     from agents.training.value import ValueConfig, default_run_dir
     from jamb_env.rules import RULES_DIR
@@ -734,128 +866,3 @@ def test_value_default_run_dir_stays_under_runs_for_a_path_ruleset(tmp_path):
     evil.write_text(yaml.safe_dump(rules))
     assert default_run_dir(ValueConfig.from_dict({"ruleset": str(evil)})) == Path("runs/value_mine_s0")
     assert default_run_dir(ValueConfig.from_dict({"ruleset": "classic", "seed": 3})) == Path("runs/value_classic_s3")
-
-
-@pytest.mark.parametrize(
-    "teacher,ruleset,plays",
-    [
-        ("optimal", "classic", False),
-        ("optimal", "classic_down", True),
-        ("search", "jnn", False),
-        ("search", "classic_down", True),
-        ("columnwise", "joly", False),
-        ("expectimax", "joly", True),
-    ],
-)
-def test_a_teacher_that_cannot_play_the_ruleset_is_a_config_error(tmp_path, teacher, ruleset, plays):
-    """Before the fix the teacher failed in the imitation stage, after the run folder was written."""
-    from agents.training.config import ConfigError, load_config
-
-    path = tmp_path / "c.yaml"
-    path.write_text(f"ruleset: {ruleset}\ntotal_timesteps: 1000\nimitation:\n  games: 4\n  teacher: {teacher}\n")
-    if plays:
-        assert load_config(path)["imitation"]["teacher"] == teacher
-    else:
-        with pytest.raises(ConfigError, match=f"imitation.teacher.*{teacher} cannot teach {ruleset}"):
-            load_config(path)
-
-
-@pytest.mark.parametrize(
-    "check",
-    [
-        _sb3_config,
-        lambda p: _rllib_config(p, "reward_scale"),
-        lambda p: _rllib_config(p, "lr"),
-        _value_config,
-        lambda p: _selfplay_settings(p, "reward_scale"),
-        lambda p: _selfplay_settings(p, "self_play"),
-        lambda p: _envs(p, "solitaire"),
-        lambda p: _envs(p, "multiplayer"),
-    ],
-    ids=[
-        "sb3-reward_scale",
-        "rllib-reward_scale",
-        "rllib-lr",
-        "value-lr",
-        "selfplay-reward_scale",
-        "selfplay-self_play",
-        "JambEnv",
-        "multiplayer",
-    ],
-)
-def test_a_number_no_float_holds_is_refused_not_an_overflow(tmp_path, check):
-    from agents.training.config import ConfigError
-
-    with pytest.raises((ConfigError, ValueError), match="number|probability|finite"):
-        check(tmp_path)
-
-
-@pytest.mark.parametrize(
-    "text, says",
-    [
-        ("[1, 2]\n", "expected a mapping of env ids to hyper-parameters, got list"),
-        ("Jamb-classic-v1: [1, 2]\n", "key 'Jamb-classic-v1': expected a mapping"),
-        ("default: 5\n", "key 'default': expected a mapping"),
-    ],
-)
-def test_jamb_zoo_refuses_a_conf_file_of_the_wrong_shape(tmp_path, capsys, text, says):
-    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
-    from agents.apps.cli import zoo as zoo_cli
-
-    conf = tmp_path / "hp.yml"
-    conf.write_text(text)
-    rc = zoo_cli.main(
-        [
-            "train",
-            "--algo",
-            "ppo_mask",
-            "--env",
-            "Jamb-classic-v1",
-            "-conf",
-            str(conf),
-            "-n",
-            "10",
-            "-f",
-            str(tmp_path / "logs"),
-        ]
-    )
-    assert rc == 2  # before: rl_zoo3's AttributeError traceback ('list' object has no attribute 'keys')
-    assert says in capsys.readouterr().err
-
-
-# (config text, the key its one error line names): jamb-train (scripts/train.py) refuses it before a run folder exists
-BAD_TRAINING_SETTINGS = [
-    ("algo: {n_steps: 0}", "algo.n_steps"),
-    ("algo: {learning_rate: fast}", "algo.learning_rate"),
-    ("device: tpu", "'device'"),
-    ("eval: {seed: -5}", "eval.seed"),
-    ("env: {reward_scale: .nan}", "reward_scale"),
-]
-
-
-@pytest.mark.parametrize("text, message", BAD_TRAINING_SETTINGS)
-def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, message):
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(text + "\ntotal_timesteps: 1000\n")
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(cfg)]
-        + ["--run-dir", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 2 and message in out.stderr, (text, out.stderr[-500:])
-    assert not (tmp_path / "run").exists()  # a failed config leaves no run behind
-
-
-def test_jamb_train_refuses_a_run_folder_that_is_a_file(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress", "--config", str(DEFAULT_CONFIG)]
-        + ["--run-dir", str(blocker)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 2 and "is a file" in out.stderr and blocker.read_text() == "x"
