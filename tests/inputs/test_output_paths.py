@@ -119,166 +119,7 @@ def evaluate(argv: list[str]) -> tuple[int, str, str]:
 DEV_FULL = ("/dev/full.csv", "/dev/full_games.csv", "/dev/full.png")
 
 
-def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
-    import agents.training.train as training
-    import jamb_env.utils.files as files
-
-    out = tmp_path / "t"  # a folder holding a search is refused: the old outputs are the first trial's
-    monkeypatch.setattr(training, "train", fake_train([]))
-    real_replace, old = files.os.replace, {}
-
-    def failing_replace(src, dst):  # the writes after the first trial's fail
-        if Path(dst).name == "trials.csv" and Path(dst).exists():
-            old.update(
-                {
-                    p.name: p.read_text()
-                    for p in out.iterdir()
-                    if p.is_file() and ".tmp-" not in p.name and p.name != ".lock"
-                }
-            )
-            raise OSError(28, "No space left on device")
-        real_replace(src, dst)
-
-    monkeypatch.setattr(files.os, "replace", failing_replace)
-    code, err = run_main("tune", ["--trials", "2", "--steps", "1000", "--out", str(out)], capsys)
-    assert code == 2 and "No space left on device" in err
-    assert old and all((out / name).read_text() == text for name, text in old.items())
-    assert not [p for p in out.iterdir() if ".tmp-" in p.name]  # no temporary file left behind
-
-
-def test_evaluate_out_is_a_folder_or_a_file_name(capsys, tmp_path):
-    folder = tmp_path / "results"
-    folder.mkdir()
-    code, err = run_main(
-        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(folder)], capsys
-    )
-    assert code == 0, err
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "classic.csv",
-        "classic.png",
-        "classic_games.csv",
-    ]  # inside, named after the ruleset
-    assert not (tmp_path / "results.csv").exists()
-    code, err = run_main(
-        "evaluate",
-        ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "new") + "/"],
-        capsys,
-    )
-    assert code == 0 and (tmp_path / "new" / "classic.csv").is_file()
-    code, err = run_main(
-        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "x.csv")], capsys
-    )
-    assert (
-        code == 0
-        and (tmp_path / "x.csv").is_file()
-        and (tmp_path / "x_games.csv").is_file()
-        and not (tmp_path / "x.csv.csv").exists()
-    )
-
-
-def test_evaluate_failed_write_keeps_the_old_files(monkeypatch, capsys, tmp_path):
-    import jamb_env.utils.files as files
-
-    for name in ("r.csv", "r_games.csv", "r.png"):
-        (tmp_path / name).write_text("old")
-    real_replace = files.os.replace
-
-    def failing_replace(src, dst):
-        if str(dst).endswith(".png"):
-            raise OSError(28, "No space left on device")
-        return real_replace(src, dst)
-
-    monkeypatch.setattr(files.os, "replace", failing_replace)
-    code, err = run_main(
-        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")], capsys
-    )
-    assert code == 2 and "cannot write the outputs" in err and "No space left" in err
-    assert (tmp_path / "r.png").read_text() == "old" and (tmp_path / "r.csv").read_text() != "old"
-    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
-    monkeypatch.setattr(
-        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
-    )
-    (tmp_path / "recs").mkdir()
-    (tmp_path / "recs" / "random.jsonl").write_text("old")
-    code, err = run_main(
-        "evaluate",
-        [
-            "--agents",
-            "random",
-            "--games",
-            "2",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "r"),
-            "--records",
-            str(tmp_path / "recs"),
-        ],
-        capsys,
-    )
-    assert code == 2 and (tmp_path / "recs" / "random.jsonl").read_text() == "old"
-
-
-def test_plot_bad_input_and_atomic_write(monkeypatch, capsys, tmp_path):
-    import jamb_env.utils.files as files
-
-    run = tmp_path / "classic__ppo__0__x"
-    write_run(run)
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    for argv, message in (
-        ([str(run), "--out", str(blocker / "c.png")], f"{blocker} is a file, not a folder"),
-        ([str(run), "--out", str(tmp_path)], "give a .png, .pdf or .svg file name"),
-        ([str(run), "--out", str(tmp_path / "c.txt")], "give a .png, .pdf or .svg"),
-        ([str(tmp_path / "none*"), "--out", str(tmp_path / "c.png")], "matched nothing"),
-        ([str(blocker), "--out", str(tmp_path / "c.png")], "it is a file"),
-        ([str(run), "--tag", "nope", "--out", str(tmp_path / "c.png")], "has no scalar 'nope'"),
-    ):
-        code, err = run_main("plot", argv, capsys)
-        assert code == 2 and message in err, (argv, err)
-    out = tmp_path / "c.svg"
-    out.write_text("old")
-    monkeypatch.setattr(
-        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
-    )
-    code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
-    assert code == 2 and "No space left" in err and out.read_text() == "old"
-    monkeypatch.undo()
-    code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
-    assert code == 0 and out.read_text().startswith("<?xml")
-
-
-def test_export_bad_paths(capsys, tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    for argv, message in (
-        ([str(tmp_path / "none.zip"), str(tmp_path / "o.zip")], "no model file"),
-        ([str(tmp_path), str(tmp_path / "o.zip")], "is a folder, not a model file"),
-        ([str(blocker), str(tmp_path)], "is a folder; give the file name of the copy"),
-        ([str(blocker), str(blocker / "o.zip")], f"{blocker} is a file, not a folder"),
-        ([str(blocker), str(tmp_path / "o.zip")], "not a MaskablePPO model file"),
-    ):
-        code, err = run_main("export", argv, capsys)
-        assert code == 2 and message in err, (argv, err)
-    assert not (tmp_path / "o.zip").exists() and not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
-
-
-def test_record_write_is_atomic(monkeypatch, tmp_path):
-    import jamb_env.utils.files as files
-
-    path = tmp_path / "g.jsonl"
-    path.write_text("old game\n")
-    monkeypatch.setattr(
-        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
-    )
-    with pytest.raises(OSError, match="No space left"):
-        GameRecord("classic", 1).write(path)
-    assert path.read_text() == "old game\n" and [p.name for p in tmp_path.iterdir()] == ["g.jsonl"]
-    with pytest.raises(IsADirectoryError, match="is a folder; give a file name"):
-        GameRecord("classic", 1).write(tmp_path)
-    with pytest.raises(NotADirectoryError, match="g.jsonl is a file, not a folder"):
-        GameRecord("classic", 1).write(path / "x.jsonl")
-
-
+# ---------------------------------------------------------------- every writer: special files, links, system folders
 @pytest.mark.parametrize("kind, word", [("fifo", "FIFO"), ("socket", "socket"), ("device", "character device")])
 @pytest.mark.parametrize("writer", list(writers()))
 def test_every_writer_refuses_a_special_file_and_leaves_it(tmp_path, kind, word, writer):
@@ -364,6 +205,37 @@ def test_a_link_into_dev_is_refused_where_it_leads(tmp_path):
         assert files.check_output_file("/dev/shm/jamb-test-nothing.csv") == Path("/dev/shm/jamb-test-nothing.csv")
 
 
+# ---------------------------------------------------------------- the commands' outputs, checked before any game
+def test_evaluate_out_is_a_folder_or_a_file_name(capsys, tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    code, err = run_main(
+        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(folder)], capsys
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "classic.csv",
+        "classic.png",
+        "classic_games.csv",
+    ]  # inside, named after the ruleset
+    assert not (tmp_path / "results.csv").exists()
+    code, err = run_main(
+        "evaluate",
+        ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "new") + "/"],
+        capsys,
+    )
+    assert code == 0 and (tmp_path / "new" / "classic.csv").is_file()
+    code, err = run_main(
+        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "x.csv")], capsys
+    )
+    assert (
+        code == 0
+        and (tmp_path / "x.csv").is_file()
+        and (tmp_path / "x_games.csv").is_file()
+        and not (tmp_path / "x.csv.csv").exists()
+    )
+
+
 def test_evaluate_out_dev_full_is_an_error_before_any_game():
     try:
         code, out, err = evaluate(["--agents", "random", "--games", "2", "--no-progress", "--out", "/dev/full"])
@@ -412,127 +284,6 @@ def test_evaluate_writes_through_a_linked_output(tmp_path):
     code, out, err = evaluate(["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")])
     assert code == 0, err
     assert (tmp_path / "r.csv").is_symlink() and (store / "real.csv").read_text().startswith("agent,games,mean")
-
-
-def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):
-    pytest.importorskip("sb3_contrib")
-    from agents.apps.cli import export as export_cli
-    from agents.export import export_model
-    from agents.shipped import MODELS_DIR
-
-    src = tmp_path / "final_model.zip"
-    shutil.copyfile(MODELS_DIR / "classic.zip", src)
-    before = src.read_bytes()
-    (tmp_path / "link.zip").symlink_to(src)
-    for dst in (src, tmp_path / "final_model", tmp_path / "link.zip"):
-        with pytest.raises(SystemExit) as exc:
-            export_cli.main([str(src), str(dst)])
-        assert exc.value.code == 2
-        assert "is the model to export itself" in capsys.readouterr().err
-        with pytest.raises(ValueError, match="is the model to export itself"):
-            export_model(src, dst)
-    assert src.read_bytes() == before
-    assert export_cli.main([str(src), str(tmp_path / "copy.zip")]) == 0
-
-
-@pytest.mark.parametrize("where", ["file/games", "/proc/self/games", "/dev/null/games"])
-def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_path, capsys, monkeypatch, where):
-    pytest.importorskip("flask")
-    from agents.apps.cli import web as web_cli
-
-    (tmp_path / "file").write_text("x")
-    monkeypatch.chdir(tmp_path)
-    served = []
-    monkeypatch.setattr(web_cli, "make_server", lambda *a, **k: served.append(a))
-    with pytest.raises(SystemExit) as exc:  # before: it served, and every new game was a 500 with a traceback
-        web_cli.main(["--port", "0", "--records", where])
-    assert exc.value.code == 2 and not served
-    err = capsys.readouterr().err
-    assert f"--records {where}: " in err and ("is a file, not a folder" in err or "it is inside /" in err)
-
-
-@pytest.mark.parametrize("seats", [[], ["--players", "human", "human"]])
-def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monkeypatch, seats):
-    from agents.apps.cli import play as play_cli
-
-    saved = tmp_path / "game.jsonl"
-    saved.write_text(
-        '{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n'
-    )
-    notes = tmp_path / "notes.md"
-    notes.write_text("my notes\n")
-    before = {p: p.read_text() for p in (saved, notes)}
-    monkeypatch.setattr("builtins.input", lambda *a: "quit")
-    for argv in (
-        ["--seed", "1", "--save", str(saved), *seats],
-        ["--seed", "1", "--save", str(notes), *seats],
-        ["--load", str(saved), "--save", str(notes)],
-    ):
-        with pytest.raises(SystemExit) as exc:  # before: the first save replaced the file with the new game
-            play_cli.main(argv)
-        assert exc.value.code == 2 and "the file exists, and saving would replace it" in capsys.readouterr().err
-    assert {p: p.read_text() for p in (saved, notes)} == before
-    assert play_cli.main(["--load", str(saved), "--save", str(saved)]) == 0  # resuming in place still saves there
-
-
-def test_jamb_zoo_train_refuses_a_log_folder_behind_a_file(tmp_path, capsys):
-    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
-    from agents.apps.cli import zoo as zoo_cli
-
-    blocker = tmp_path / "logs"
-    blocker.write_text("not a folder\n")
-    rc = zoo_cli.main(["train", "--algo", "ppo_mask", "--env", "Jamb-classic-v1", "-n", "10", "-f", str(blocker)])
-    assert rc == 2  # before: the zoo's NotADirectoryError traceback (exit status 1)
-    assert f"--log-folder {blocker}: " in capsys.readouterr().err and blocker.read_text() == "not a folder\n"
-
-
-def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
-    other = tmp_path / "other.jsonl"
-    other.write_text(
-        '{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n'
-    )
-    notes = tmp_path / "notes.txt"
-    notes.write_text("precious notes\n")
-    before = {p: p.read_text() for p in (other, notes)}
-    out = io.StringIO()
-    console = Console(file=out, width=200)
-    own, fresh = tmp_path / "own.jsonl", tmp_path / "fresh.jsonl"
-    for session in (
-        PlaySession("classic", 1, console=console),
-        MatchSession("classic", 1, ["human", "human"], console=console),
-    ):
-        for path in (other, notes):  # before: "saved to ..." and the file replaced by this game
-            session.handle(f"save {path}", save_path=own)
-        assert {p: p.read_text() for p in (other, notes)} == before
-        assert out.getvalue().count("the file exists") == 2
-        out.truncate(0), out.seek(0)
-        session.handle(f"save {fresh}", save_path=own)  # a new file, then the same one again: saved
-        session.handle(f"save {fresh}", save_path=own)
-        session.handle(f"save {own}", save_path=own)  # the session's own file
-        assert out.getvalue().count("saved to") == 3 and "exists" not in out.getvalue()
-        out.truncate(0), out.seek(0)
-        fresh.unlink(), own.unlink()
-
-
-@pytest.mark.parametrize("name", ["trials.csv", "best_config.yaml"])
-def test_jamb_tune_refuses_an_out_folder_holding_a_file_a_search_writes(tmp_path, capsys, name):
-    pytest.importorskip("optuna")
-    from agents.apps.cli import tune as tune_cli
-
-    config = tmp_path / "tiny.yaml"  # before the fix the search ran: keep its one trial short
-    config.write_text(
-        "ruleset: classic\ntotal_timesteps: 64\nenv: {n_envs: 2, vec_env: batched}\n"
-        "eval: {freq: 100000, episodes: 2, n_envs: 2}\n"
-    )
-    out = tmp_path / "search"
-    out.mkdir()
-    (out / name).write_text("results of an earlier search, its trial runs deleted\n")
-    with pytest.raises(SystemExit) as exc:
-        tune_cli.main(["--config", str(config), "--trials", "1", "--steps", "64", "--out", str(out)])
-    assert exc.value.code == 2 and f"already holds a search ({name})" in capsys.readouterr().err
-    # before: the search ran and replaced the file
-    assert (out / name).read_text() == "results of an earlier search, its trial runs deleted\n"
-    assert sorted(p.name for p in out.iterdir()) == [name]
 
 
 def test_record_file_names_are_unique_in_agent_order():
@@ -594,6 +345,50 @@ def test_evaluate_keeps_the_records_of_agents_whose_file_names_collide(tmp_path,
     ] * 2
 
 
+def test_plot_bad_input_and_atomic_write(monkeypatch, capsys, tmp_path):
+    import jamb_env.utils.files as files
+
+    run = tmp_path / "classic__ppo__0__x"
+    write_run(run)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for argv, message in (
+        ([str(run), "--out", str(blocker / "c.png")], f"{blocker} is a file, not a folder"),
+        ([str(run), "--out", str(tmp_path)], "give a .png, .pdf or .svg file name"),
+        ([str(run), "--out", str(tmp_path / "c.txt")], "give a .png, .pdf or .svg"),
+        ([str(tmp_path / "none*"), "--out", str(tmp_path / "c.png")], "matched nothing"),
+        ([str(blocker), "--out", str(tmp_path / "c.png")], "it is a file"),
+        ([str(run), "--tag", "nope", "--out", str(tmp_path / "c.png")], "has no scalar 'nope'"),
+    ):
+        code, err = run_main("plot", argv, capsys)
+        assert code == 2 and message in err, (argv, err)
+    out = tmp_path / "c.svg"
+    out.write_text("old")
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
+    code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
+    assert code == 2 and "No space left" in err and out.read_text() == "old"
+    monkeypatch.undo()
+    code, err = run_main("plot", [str(run), "--out", str(out)], capsys)
+    assert code == 0 and out.read_text().startswith("<?xml")
+
+
+def test_export_bad_paths(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for argv, message in (
+        ([str(tmp_path / "none.zip"), str(tmp_path / "o.zip")], "no model file"),
+        ([str(tmp_path), str(tmp_path / "o.zip")], "is a folder, not a model file"),
+        ([str(blocker), str(tmp_path)], "is a folder; give the file name of the copy"),
+        ([str(blocker), str(blocker / "o.zip")], f"{blocker} is a file, not a folder"),
+        ([str(blocker), str(tmp_path / "o.zip")], "not a MaskablePPO model file"),
+    ):
+        code, err = run_main("export", argv, capsys)
+        assert code == 2 and message in err, (argv, err)
+    assert not (tmp_path / "o.zip").exists() and not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
 def test_export_model_to_a_folder_is_refused_not_written_beside_it(tmp_path):
 
     from agents.export import export_model
@@ -604,3 +399,212 @@ def test_export_model_to_a_folder_is_refused_not_written_beside_it(tmp_path):
     with pytest.raises(IsADirectoryError, match="is a folder; give the file name"):
         export_model(src, folder)  # before: wrote tmp_path/shipped.zip, outside the folder named
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]
+
+
+def test_jamb_zoo_train_refuses_a_log_folder_behind_a_file(tmp_path, capsys):
+    pytest.importorskip("rl_zoo3", reason="jamb-zoo needs the zoo extra")
+    from agents.apps.cli import zoo as zoo_cli
+
+    blocker = tmp_path / "logs"
+    blocker.write_text("not a folder\n")
+    rc = zoo_cli.main(["train", "--algo", "ppo_mask", "--env", "Jamb-classic-v1", "-n", "10", "-f", str(blocker)])
+    assert rc == 2  # before: the zoo's NotADirectoryError traceback (exit status 1)
+    assert f"--log-folder {blocker}: " in capsys.readouterr().err and blocker.read_text() == "not a folder\n"
+
+
+@pytest.mark.parametrize("where", ["file/games", "/proc/self/games", "/dev/null/games"])
+def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_path, capsys, monkeypatch, where):
+    pytest.importorskip("flask")
+    from agents.apps.cli import web as web_cli
+
+    (tmp_path / "file").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    served = []
+    monkeypatch.setattr(web_cli, "make_server", lambda *a, **k: served.append(a))
+    with pytest.raises(SystemExit) as exc:  # before: it served, and every new game was a 500 with a traceback
+        web_cli.main(["--port", "0", "--records", where])
+    assert exc.value.code == 2 and not served
+    err = capsys.readouterr().err
+    assert f"--records {where}: " in err and ("is a file, not a folder" in err or "it is inside /" in err)
+
+
+# ---------------------------------------------------------- a file that holds something else is never written over
+def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from agents.apps.cli import export as export_cli
+    from agents.export import export_model
+    from agents.shipped import MODELS_DIR
+
+    src = tmp_path / "final_model.zip"
+    shutil.copyfile(MODELS_DIR / "classic.zip", src)
+    before = src.read_bytes()
+    (tmp_path / "link.zip").symlink_to(src)
+    for dst in (src, tmp_path / "final_model", tmp_path / "link.zip"):
+        with pytest.raises(SystemExit) as exc:
+            export_cli.main([str(src), str(dst)])
+        assert exc.value.code == 2
+        assert "is the model to export itself" in capsys.readouterr().err
+        with pytest.raises(ValueError, match="is the model to export itself"):
+            export_model(src, dst)
+    assert src.read_bytes() == before
+    assert export_cli.main([str(src), str(tmp_path / "copy.zip")]) == 0
+
+
+@pytest.mark.parametrize("seats", [[], ["--players", "human", "human"]])
+def test_a_new_game_refuses_to_save_over_an_existing_file(tmp_path, capsys, monkeypatch, seats):
+    from agents.apps.cli import play as play_cli
+
+    saved = tmp_path / "game.jsonl"
+    saved.write_text(
+        '{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n'
+    )
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n")
+    before = {p: p.read_text() for p in (saved, notes)}
+    monkeypatch.setattr("builtins.input", lambda *a: "quit")
+    for argv in (
+        ["--seed", "1", "--save", str(saved), *seats],
+        ["--seed", "1", "--save", str(notes), *seats],
+        ["--load", str(saved), "--save", str(notes)],
+    ):
+        with pytest.raises(SystemExit) as exc:  # before: the first save replaced the file with the new game
+            play_cli.main(argv)
+        assert exc.value.code == 2 and "the file exists, and saving would replace it" in capsys.readouterr().err
+    assert {p: p.read_text() for p in (saved, notes)} == before
+    assert play_cli.main(["--load", str(saved), "--save", str(saved)]) == 0  # resuming in place still saves there
+
+
+def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text(
+        '{"type": "game", "format": 1, "ruleset": "classic", "seed": 7, "env": "Jamb-v1", "player": "human"}\n'
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious notes\n")
+    before = {p: p.read_text() for p in (other, notes)}
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    own, fresh = tmp_path / "own.jsonl", tmp_path / "fresh.jsonl"
+    for session in (
+        PlaySession("classic", 1, console=console),
+        MatchSession("classic", 1, ["human", "human"], console=console),
+    ):
+        for path in (other, notes):  # before: "saved to ..." and the file replaced by this game
+            session.handle(f"save {path}", save_path=own)
+        assert {p: p.read_text() for p in (other, notes)} == before
+        assert out.getvalue().count("the file exists") == 2
+        out.truncate(0), out.seek(0)
+        session.handle(f"save {fresh}", save_path=own)  # a new file, then the same one again: saved
+        session.handle(f"save {fresh}", save_path=own)
+        session.handle(f"save {own}", save_path=own)  # the session's own file
+        assert out.getvalue().count("saved to") == 3 and "exists" not in out.getvalue()
+        out.truncate(0), out.seek(0)
+        fresh.unlink(), own.unlink()
+
+
+@pytest.mark.parametrize("name", ["trials.csv", "best_config.yaml"])
+def test_jamb_tune_refuses_an_out_folder_holding_a_file_a_search_writes(tmp_path, capsys, name):
+    pytest.importorskip("optuna")
+    from agents.apps.cli import tune as tune_cli
+
+    config = tmp_path / "tiny.yaml"  # before the fix the search ran: keep its one trial short
+    config.write_text(
+        "ruleset: classic\ntotal_timesteps: 64\nenv: {n_envs: 2, vec_env: batched}\n"
+        "eval: {freq: 100000, episodes: 2, n_envs: 2}\n"
+    )
+    out = tmp_path / "search"
+    out.mkdir()
+    (out / name).write_text("results of an earlier search, its trial runs deleted\n")
+    with pytest.raises(SystemExit) as exc:
+        tune_cli.main(["--config", str(config), "--trials", "1", "--steps", "64", "--out", str(out)])
+    assert exc.value.code == 2 and f"already holds a search ({name})" in capsys.readouterr().err
+    # before: the search ran and replaced the file
+    assert (out / name).read_text() == "results of an earlier search, its trial runs deleted\n"
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+# ---------------------------------------------------------------- a failed write keeps the old file
+def test_record_write_is_atomic(monkeypatch, tmp_path):
+    import jamb_env.utils.files as files
+
+    path = tmp_path / "g.jsonl"
+    path.write_text("old game\n")
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
+    with pytest.raises(OSError, match="No space left"):
+        GameRecord("classic", 1).write(path)
+    assert path.read_text() == "old game\n" and [p.name for p in tmp_path.iterdir()] == ["g.jsonl"]
+    with pytest.raises(IsADirectoryError, match="is a folder; give a file name"):
+        GameRecord("classic", 1).write(tmp_path)
+    with pytest.raises(NotADirectoryError, match="g.jsonl is a file, not a folder"):
+        GameRecord("classic", 1).write(path / "x.jsonl")
+
+
+def test_evaluate_failed_write_keeps_the_old_files(monkeypatch, capsys, tmp_path):
+    import jamb_env.utils.files as files
+
+    for name in ("r.csv", "r_games.csv", "r.png"):
+        (tmp_path / name).write_text("old")
+    real_replace = files.os.replace
+
+    def failing_replace(src, dst):
+        if str(dst).endswith(".png"):
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", failing_replace)
+    code, err = run_main(
+        "evaluate", ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r")], capsys
+    )
+    assert code == 2 and "cannot write the outputs" in err and "No space left" in err
+    assert (tmp_path / "r.png").read_text() == "old" and (tmp_path / "r.csv").read_text() != "old"
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+    monkeypatch.setattr(
+        files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
+    (tmp_path / "recs").mkdir()
+    (tmp_path / "recs" / "random.jsonl").write_text("old")
+    code, err = run_main(
+        "evaluate",
+        [
+            "--agents",
+            "random",
+            "--games",
+            "2",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "r"),
+            "--records",
+            str(tmp_path / "recs"),
+        ],
+        capsys,
+    )
+    assert code == 2 and (tmp_path / "recs" / "random.jsonl").read_text() == "old"
+
+
+def test_tune_failed_write_keeps_the_old_outputs(monkeypatch, capsys, tmp_path):
+    import agents.training.train as training
+    import jamb_env.utils.files as files
+
+    out = tmp_path / "t"  # a folder holding a search is refused: the old outputs are the first trial's
+    monkeypatch.setattr(training, "train", fake_train([]))
+    real_replace, old = files.os.replace, {}
+
+    def failing_replace(src, dst):  # the writes after the first trial's fail
+        if Path(dst).name == "trials.csv" and Path(dst).exists():
+            old.update(
+                {
+                    p.name: p.read_text()
+                    for p in out.iterdir()
+                    if p.is_file() and ".tmp-" not in p.name and p.name != ".lock"
+                }
+            )
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", failing_replace)
+    code, err = run_main("tune", ["--trials", "2", "--steps", "1000", "--out", str(out)], capsys)
+    assert code == 2 and "No space left on device" in err
+    assert old and all((out / name).read_text() == text for name, text in old.items())
+    assert not [p for p in out.iterdir() if ".tmp-" in p.name]  # no temporary file left behind

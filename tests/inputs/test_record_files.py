@@ -228,6 +228,7 @@ def _lobby_with_a_game(tmp_path):
     return lobby, client, made.get_json()["id"]
 
 
+# ---------------------------------------------------------------- the reader's limits and checks
 def test_records_reject_bad_types(tmp_path):
     bad = tmp_path / "r.jsonl"
     bad.write_text(json.dumps({"type": "game", "format": 1, "ruleset": "classic", "seed": True}) + "\n")
@@ -241,6 +242,58 @@ def test_records_reject_bad_types(tmp_path):
     )
     with pytest.raises(RecordError, match="integer action"):
         read_records(bad)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"type": "step", "action": 44, "reward": NaN}', "not JSON: NaN"),
+        ('{"type": "step", "action": 44, "reward": 1e400}', "not JSON: 1e400 is beyond"),
+        ('{"type": "step", "action": 1' + "0" * 5000 + "}", "not JSON"),
+        ('{"type": "step", "action": 44, "text": "\\ud800"}', "lone surrogate"),
+        ('{"type": "step", "action": 44, "reward": 10000000000000000000}', "reward must be a number"),
+        ('{"type": "step", "action": 44, "dice": "12345"}', "dice must be a list of integers"),
+        ('{"type": "step", "action": 44, "turn": true}', "turn must be an integer"),
+        ('{"type": "step", "action": 44, "text": ["x"]}', "text must be a string"),
+    ],
+)
+def test_strict_json_and_step_fields(tmp_path, line, message):
+    rec = write_lines(tmp_path / "g.jsonl", header(), line)
+    with pytest.raises(RecordError, match=message):
+        read_records(rec)
+
+
+def test_size_line_and_count_limits(tmp_path):
+    from jamb_env.replay.records import RecordLimits
+
+    step = {"type": "step", "action": 44}
+    rec = write_lines(tmp_path / "g.jsonl", header(), step, step, header(), step)
+    assert len(read_any(rec)) == 2
+    with pytest.raises(RecordError, match=r"g\.jsonl: more than 100 bytes"):
+        read_any(rec, limits=RecordLimits(max_file_bytes=100))
+    with pytest.raises(RecordError, match=r"g\.jsonl:1: a line longer than 50 bytes"):
+        read_any(rec, limits=RecordLimits(max_line_bytes=50))
+    with pytest.raises(RecordError, match=r"g\.jsonl:4: more than 1 games"):
+        read_any(rec, limits=RecordLimits(max_games=1))
+    with pytest.raises(RecordError, match=r"g\.jsonl:3: more than 1 steps in the game of line 1"):
+        read_any(rec, limits=RecordLimits(max_steps=1))
+    long_line = write_lines(tmp_path / "long.jsonl", header(player="x" * 70_000))
+    with pytest.raises(RecordError, match=r"long\.jsonl:1: a line longer than 65,536 bytes"):
+        read_records(long_line)
+
+
+def test_deep_nesting_is_a_record_error_not_a_recursion_error(monkeypatch, capsys, tmp_path):
+    deep = "[" * 20_000 + "]" * 20_000  # under the line limit, far over the nesting one
+    rec = write_lines(tmp_path / "deep.jsonl", header(), deep)
+    with pytest.raises(RecordError, match=r"deep\.jsonl:2: JSON nested more than 16 levels deep"):
+        read_any(rec)
+    for option in ("--replay", "--load"):
+        code, out, err = play_session(
+            monkeypatch, capsys, [option, str(rec)] + (["--delay", "0"] if option == "--replay" else [])
+        )
+        assert code == 2 and "nested more than 16 levels" in err and "Traceback" not in err
+    brackets_in_strings = write_lines(tmp_path / "s.jsonl", header(player="[" * 100 + "{" * 100))
+    assert read_records(brackets_in_strings)[0].player == "[" * 100 + "{" * 100  # text, not nesting
 
 
 def test_record_step_after_the_end(tmp_path, capsys):
@@ -272,6 +325,51 @@ def test_record_step_after_the_end(tmp_path, capsys):
         read_records(tmp_path)
 
 
+def test_the_library_replay_checks_a_solitaire_end_line():
+    """records.replay (the one replay every reader uses) refuses an end line its steps
+    contradict: a forged score, or an end line after steps that stop mid-game."""
+    env = JambEnv("classic_down")
+    rec = GameRecord(ruleset="classic_down", seed=7)
+    env.reset(seed=7)
+    done = False
+    while not done:
+        _, _, done, _, _ = rec.play(env, int(env.action_masks().nonzero()[0][-1]))
+    assert [s for _, s in replay(rec)][-1] is rec.steps[-1]  # the true record replays
+    forged = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps, final_score=rec.final_score + 1)
+    with pytest.raises(RecordError, match="the replay scored .*, the record's end line says"):
+        list(replay(forged))
+    cut = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps[:-1], final_score=rec.final_score)
+    with pytest.raises(RecordError, match="stop before the game's end"):
+        list(replay(cut))
+
+
+def test_a_record_naming_a_missing_ruleset_file_is_a_record_error(tmp_path):
+    rec = write_lines(tmp_path / "g.jsonl", header(ruleset=str(tmp_path / "gone.yaml")), {"type": "step", "action": 44})
+    with pytest.raises(RecordError, match="gone.yaml"):
+        list(replay(read_records(rec)[0]))
+
+
+@given(head=st.one_of(HEADS, HEADS, LINES), lines=BODIES, crlf=st.booleans())
+@example(head=json.dumps(header()).encode(), lines=[b"[" * 20_000 + b"]" * 20_000], crlf=False)
+@example(head=json.dumps(header()).encode(), lines=[b'{"type": "step", "action": 1, "reward": NaN}'], crlf=False)
+def test_fuzz_the_record_reader(fuzz_folder, head, lines, crlf):
+    """Arbitrary bytes and JSON-ish lines: the reader gives a RecordError or records that
+    write back to the same records; nothing else."""
+    path = fuzz_folder / "f.jsonl"
+    path.write_bytes((b"\r\n" if crlf else b"\n").join([head, *lines]))
+    try:
+        records = read_any(path)
+    except RecordError:
+        event("a RecordError")
+        return
+    event("records read")
+    assert records and all(isinstance(r, (GameRecord, MatchRecord)) for r in records)
+    again = fuzz_folder / "again.jsonl"
+    again.write_text("".join(r.text() for r in records), encoding="utf-8")
+    assert read_any(again) == records
+
+
+# ---------------------------------------------------------------- a record never loads a model by itself
 def test_a_match_record_never_loads_the_model_it_names(monkeypatch, capsys, tmp_path):
     marker = tmp_path / "payload_ran"
     model = booby_trapped_model(tmp_path / "model.zip", marker)
@@ -313,100 +411,13 @@ def test_the_user_names_the_seats_again_to_load_a_file_seat(monkeypatch, capsys,
     assert code == 2 and "are not the record's seats human" in err and calls == [model]
 
 
-def test_deep_nesting_is_a_record_error_not_a_recursion_error(monkeypatch, capsys, tmp_path):
-    deep = "[" * 20_000 + "]" * 20_000  # under the line limit, far over the nesting one
-    rec = write_lines(tmp_path / "deep.jsonl", header(), deep)
-    with pytest.raises(RecordError, match=r"deep\.jsonl:2: JSON nested more than 16 levels deep"):
-        read_any(rec)
-    for option in ("--replay", "--load"):
-        code, out, err = play_session(
-            monkeypatch, capsys, [option, str(rec)] + (["--delay", "0"] if option == "--replay" else [])
-        )
-        assert code == 2 and "nested more than 16 levels" in err and "Traceback" not in err
-    brackets_in_strings = write_lines(tmp_path / "s.jsonl", header(player="[" * 100 + "{" * 100))
-    assert read_records(brackets_in_strings)[0].player == "[" * 100 + "{" * 100  # text, not nesting
-
-
-def test_size_line_and_count_limits(tmp_path):
-    from jamb_env.replay.records import RecordLimits
-
-    step = {"type": "step", "action": 44}
-    rec = write_lines(tmp_path / "g.jsonl", header(), step, step, header(), step)
-    assert len(read_any(rec)) == 2
-    with pytest.raises(RecordError, match=r"g\.jsonl: more than 100 bytes"):
-        read_any(rec, limits=RecordLimits(max_file_bytes=100))
-    with pytest.raises(RecordError, match=r"g\.jsonl:1: a line longer than 50 bytes"):
-        read_any(rec, limits=RecordLimits(max_line_bytes=50))
-    with pytest.raises(RecordError, match=r"g\.jsonl:4: more than 1 games"):
-        read_any(rec, limits=RecordLimits(max_games=1))
-    with pytest.raises(RecordError, match=r"g\.jsonl:3: more than 1 steps in the game of line 1"):
-        read_any(rec, limits=RecordLimits(max_steps=1))
-    long_line = write_lines(tmp_path / "long.jsonl", header(player="x" * 70_000))
-    with pytest.raises(RecordError, match=r"long\.jsonl:1: a line longer than 65,536 bytes"):
-        read_records(long_line)
-
-
-@pytest.mark.parametrize(
-    "line, message",
-    [
-        ('{"type": "step", "action": 44, "reward": NaN}', "not JSON: NaN"),
-        ('{"type": "step", "action": 44, "reward": 1e400}', "not JSON: 1e400 is beyond"),
-        ('{"type": "step", "action": 1' + "0" * 5000 + "}", "not JSON"),
-        ('{"type": "step", "action": 44, "text": "\\ud800"}', "lone surrogate"),
-        ('{"type": "step", "action": 44, "reward": 10000000000000000000}', "reward must be a number"),
-        ('{"type": "step", "action": 44, "dice": "12345"}', "dice must be a list of integers"),
-        ('{"type": "step", "action": 44, "turn": true}', "turn must be an integer"),
-        ('{"type": "step", "action": 44, "text": ["x"]}', "text must be a string"),
-    ],
-)
-def test_strict_json_and_step_fields(tmp_path, line, message):
-    rec = write_lines(tmp_path / "g.jsonl", header(), line)
-    with pytest.raises(RecordError, match=message):
-        read_records(rec)
-
-
-def test_a_record_naming_a_missing_ruleset_file_is_a_record_error(tmp_path):
-    rec = write_lines(tmp_path / "g.jsonl", header(ruleset=str(tmp_path / "gone.yaml")), {"type": "step", "action": 44})
-    with pytest.raises(RecordError, match="gone.yaml"):
-        list(replay(read_records(rec)[0]))
-
-
-@given(head=st.one_of(HEADS, HEADS, LINES), lines=BODIES, crlf=st.booleans())
-@example(head=json.dumps(header()).encode(), lines=[b"[" * 20_000 + b"]" * 20_000], crlf=False)
-@example(head=json.dumps(header()).encode(), lines=[b'{"type": "step", "action": 1, "reward": NaN}'], crlf=False)
-def test_fuzz_the_record_reader(fuzz_folder, head, lines, crlf):
-    """Arbitrary bytes and JSON-ish lines: the reader gives a RecordError or records that
-    write back to the same records; nothing else."""
-    path = fuzz_folder / "f.jsonl"
-    path.write_bytes((b"\r\n" if crlf else b"\n").join([head, *lines]))
-    try:
-        records = read_any(path)
-    except RecordError:
-        event("a RecordError")
-        return
-    event("records read")
-    assert records and all(isinstance(r, (GameRecord, MatchRecord)) for r in records)
-    again = fuzz_folder / "again.jsonl"
-    again.write_text("".join(r.text() for r in records), encoding="utf-8")
-    assert read_any(again) == records
-
-
-def test_the_library_replay_checks_a_solitaire_end_line():
-    """records.replay (the one replay every reader uses) refuses an end line its steps
-    contradict: a forged score, or an end line after steps that stop mid-game."""
-    env = JambEnv("classic_down")
-    rec = GameRecord(ruleset="classic_down", seed=7)
-    env.reset(seed=7)
-    done = False
-    while not done:
-        _, _, done, _, _ = rec.play(env, int(env.action_masks().nonzero()[0][-1]))
-    assert [s for _, s in replay(rec)][-1] is rec.steps[-1]  # the true record replays
-    forged = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps, final_score=rec.final_score + 1)
-    with pytest.raises(RecordError, match="the replay scored .*, the record's end line says"):
-        list(replay(forged))
-    cut = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps[:-1], final_score=rec.final_score)
-    with pytest.raises(RecordError, match="stop before the game's end"):
-        list(replay(cut))
+# ---------------------------------------------------------------- files of several games
+def test_a_file_of_several_games_is_loaded_only_with_game(monkeypatch, capsys, tmp_path):
+    games = _two_games(tmp_path / "games.jsonl")
+    before = games.read_bytes()
+    code, out, err = _main(monkeypatch, capsys, ["--load", str(games)], ["quit"])
+    assert code == 2 and "holds 2 games" in err and "Traceback" not in err
+    assert games.read_bytes() == before  # nothing overwritten
 
 
 @pytest.mark.parametrize("spelling", ["same", "dot", "symlink", "hardlink"])
@@ -439,6 +450,7 @@ def test_a_multi_game_file_resumes_into_another_file(monkeypatch, capsys, tmp_pa
     assert games.read_bytes() == before and read_records(tmp_path / "one.jsonl")[0].seed == 2
 
 
+# ---------------------------------------------------------------- jamb-web's records folder and seats files
 @needs_flask
 def test_a_name_with_a_lone_surrogate_is_refused_so_every_saved_game_reloads(client, lobby):
     r = client.post("/api/games", data='{"seats": [{"human": "a\\ud800"}]}', content_type="application/json")
@@ -532,11 +544,3 @@ def test_a_record_naming_a_ruleset_path_is_refused_by_the_server_unread(tmp_path
     lobby._tables.clear()
     got = client.get(f"/api/games/{id}")
     assert got.status_code == 400 and "not a preset of this server" in got.get_json()["error"]
-
-
-def test_a_file_of_several_games_is_loaded_only_with_game(monkeypatch, capsys, tmp_path):
-    games = _two_games(tmp_path / "games.jsonl")
-    before = games.read_bytes()
-    code, out, err = _main(monkeypatch, capsys, ["--load", str(games)], ["quit"])
-    assert code == 2 and "holds 2 games" in err and "Traceback" not in err
-    assert games.read_bytes() == before  # nothing overwritten
