@@ -89,7 +89,7 @@ def test_match_replay_escapes_seats_and_step_texts(monkeypatch, capsys, tmp_path
 
 def test_a_ruleset_name_with_escapes_is_refused_when_it_loads(monkeypatch, capsys, tmp_path):
     """A name or title with control characters never reaches a terminal: the ruleset
-    loader refuses it (second hostile round), and the command says so in one escaped line."""
+    loader refuses it, and the command says so in one escaped line."""
 
     rules = hostile_ruleset(tmp_path)
     with pytest.raises(RulesetError, match="control character"):
