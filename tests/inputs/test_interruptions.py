@@ -165,15 +165,29 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_soak_ctrl_c(monkeypatch, capsys):
-    from agents.apps.cli import soak
+#: a command -> (the function Ctrl-C stops, its arguments ("{tmp}": the test's folder), what it says)
+CTRL_C = {
+    "soak": ("soak", ["--presets", "classic", "--games-per-preset", "1"], "interrupted during classic"),
+    "evaluate": (
+        "run_games",
+        ["--agents", "random", "--games", "2", "--out", "{tmp}/r"],
+        "interrupted; nothing written",
+    ),
+    "plot": ("read_scalars", ["{tmp}", "--out", "{tmp}/c.png"], "interrupted; nothing written"),
+}
+
+
+@pytest.mark.parametrize("command", CTRL_C)
+def test_ctrl_c_stops_a_command_with_130_and_writes_nothing(command, monkeypatch, capsys, tmp_path):
+    import importlib
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(soak, "soak", interrupted)
-    code = soak.main(["--presets", "classic", "--games-per-preset", "1"])
-    assert code == 130 and "interrupted during classic" in capsys.readouterr().err
+    stopped, argv, says = CTRL_C[command]
+    monkeypatch.setattr(importlib.import_module(f"agents.apps.cli.{command}"), stopped, interrupted)
+    code, err = run_main(command, [a.format(tmp=tmp_path) for a in argv], capsys)
+    assert code == 130 and says in err and "Traceback" not in err and not list(tmp_path.iterdir())
 
 
 def test_tune_ctrl_c_keeps_finished_trials(monkeypatch, capsys, tmp_path):
@@ -193,28 +207,6 @@ def test_tune_ctrl_c_keeps_finished_trials(monkeypatch, capsys, tmp_path):
     assert (tmp_path / "t" / "best_config.yaml").is_file() and len(
         (tmp_path / "t" / "trials.csv").read_text().splitlines()
     ) == 2
-
-
-def test_evaluate_ctrl_c(monkeypatch, capsys, tmp_path):
-    from agents.apps.cli import evaluate
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(evaluate, "run_games", interrupted)
-    code, err = run_main("evaluate", ["--agents", "random", "--games", "2", "--out", str(tmp_path / "r")], capsys)
-    assert code == 130 and "interrupted; nothing written" in err and not list(tmp_path.iterdir())
-
-
-def test_plot_ctrl_c(monkeypatch, capsys, tmp_path):
-    from agents.apps.cli import plot
-
-    def interrupted(run):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(plot, "read_scalars", interrupted)
-    code, err = run_main("plot", [str(tmp_path), "--out", str(tmp_path / "c.png")], capsys)
-    assert code == 130 and "interrupted; nothing written" in err and not (tmp_path / "c.png").exists()
 
 
 @pytest.mark.parametrize(
