@@ -37,7 +37,7 @@ web: install
 	$(VENV)/bin/jamb-web $(WEB_ARGS)
 
 # Best effort, never failing the build: Debian's headless Chromium and its driver for
-# tests/test_replay_html.py (which is skipped without them), installed when absent and root.
+# tests/apps/test_replay_page.py and tests/apps/test_web_browser.py (skipped without them), installed when absent and root.
 browser:
 	-@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \

@@ -1,0 +1,188 @@
+"""Agent files as input: value networks (``search:<file.npz>``), agents/models/best.json,
+shipped-model names and models of another ruleset. A forged or odd file is one clear error,
+never a file loaded from a path the data names. (SB3 model files' own table:
+tests/inputs/test_model_files.py.)"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents import registry
+from agents.apps.cli import evaluate as evaluate_cli
+from agents.search import VALUE_DIR, VALUE_FORMAT, ValueNet
+from jamb_env import JambEnv
+from tests.helpers import finishes, needs_fifo, needs_module
+
+
+class _Marker:
+    """Unpickling it makes the folder ``path``: proof that the pickled payload ran."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return os.mkdir, (self.path,)
+
+
+def booby_trapped_model(path: Path, marker: Path) -> Path:
+    """A file shaped like an SB3 model zip whose ``data`` holds a pickled object (as SB3
+    saves policy classes): loading it with MaskablePPO.load runs ``os.mkdir(marker)``."""
+    payload = base64.b64encode(pickle.dumps(_Marker(str(marker)))).decode()
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("data", json.dumps({"policy_class": {":serialized:": payload}}))
+    return path
+
+
+def _unreadable_zip(path):
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("data", '{"num_timesteps": 5}')
+        zf.writestr("policy.pth", "weights")
+    raw = bytearray(path.read_bytes())
+    for at in (i for i in range(len(raw) - 4) if raw[i : i + 4] in (b"PK\x03\x04", b"PK\x01\x02")):
+        offset = 8 if raw[at : at + 4] == b"PK\x03\x04" else 10  # the compression method of each header
+        raw[at + offset : at + offset + 2] = struct.pack("<H", 99)  # 99: AES, which zipfile cannot read
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def _forged_net(path, meta: dict, **arrays):
+    meta = {"format": VALUE_FORMAT, "mean": 0.0, "std": 1.0, "ruleset": "classic_down", "layers": 1} | meta
+    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+    return path
+
+
+def test_coach_model_must_match_the_ruleset(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    import agents
+
+    MaskablePPO("MlpPolicy", JambEnv("classic"), n_steps=64, batch_size=64).save(tmp_path / "m.zip")
+    with pytest.raises(ValueError, match="another ruleset"):
+        agents.load(str(tmp_path / "m.zip"), ruleset="classic_down")
+    (tmp_path / "junk.zip").write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+    with pytest.raises(ValueError, match="not a MaskablePPO model"):
+        agents.load(str(tmp_path / "junk.zip"))
+
+
+def test_a_ruleset_name_cannot_point_the_shipped_model_outside_models(tmp_path):
+    marker = tmp_path / "payload_ran"
+    booby_trapped_model(tmp_path / "evil.zip", marker)
+    name = os.path.relpath(tmp_path / "evil", registry.MODELS_DIR)  # ../../tmp/.../evil
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(f"schema_version: 1\nname: {json.dumps(name)}\nextends: classic\ncolumns: [down]\n")
+    for spec in ("ppo", "hybrid"):
+        with pytest.raises(ValueError, match="not a plain file name"):
+            agents.load(spec, ruleset=str(rules))
+    assert not marker.exists()
+    assert (
+        registry.shipped_name("classic_down") and not registry.shipped_name("../x") and not registry.shipped_name(".x")
+    )
+
+
+def test_a_model_zip_in_an_unknown_compression_method_is_no_traceback(tmp_path, capsys):
+    from agents.training.curves import init_steps
+    from agents.training.runs import checkpoint_problem, model_steps
+
+    model = _unreadable_zip(tmp_path / "model.zip")
+    # before: zipfile's NotImplementedError escaped each (jamb-train --resume of such a checkpoint, jamb-plot of
+    # a run whose config's init_from is such a model: a traceback)
+    assert checkpoint_problem(model).startswith("unreadable: NotImplementedError") and model_steps(model) is None
+    assert init_steps(tmp_path, str(model)) == 0 and "whose step count is unknown" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "/tmp/evil.zip",
+        "../evil.zip",
+        "hybrid:/tmp/evil.zip",
+        "search:/tmp/evil.npz",
+        "rllib:/tmp/run",
+        "agents/models/classic.zip",
+    ],
+)
+def test_a_best_file_naming_a_path_is_refused_not_loaded(tmp_path, monkeypatch, spec):
+    from agents import load, shipped
+
+    best = tmp_path / "best.json"
+    best.write_text(json.dumps({"classic": {"agent": spec}}))
+    monkeypatch.setattr(shipped, "BEST_FILE", best)
+    with pytest.raises(ValueError, match="not a built-in agent"):
+        shipped.best_agent("classic")
+    with pytest.raises(ValueError, match="not a built-in agent"):
+        load("best", ruleset="classic")
+
+
+@needs_fifo
+def test_a_best_file_that_is_a_fifo_is_an_error_not_a_hang(tmp_path, monkeypatch):
+    from agents import shipped
+
+    best = tmp_path / "best.json"
+    os.mkfifo(best)
+    monkeypatch.setattr(shipped, "BEST_FILE", best)
+    with pytest.raises(ValueError, match="unreadable"):
+        finishes(lambda: shipped.best_agent("classic"))
+
+
+@pytest.mark.parametrize(
+    "meta, arrays",
+    [
+        ({}, {"W0": np.array(1.0, np.float32), "b0": np.zeros(1, np.float32)}),  # a scalar for a weight matrix
+        ({"mean": 10**400}, {"W0": np.zeros((31, 1), np.float32), "b0": np.zeros(1, np.float32)}),  # no float holds it
+    ],
+    ids=["scalar-weights", "huge-mean"],
+)
+def test_a_forged_value_network_is_a_clear_error_not_a_traceback(tmp_path, meta, arrays):
+    from agents import load
+
+    path = _forged_net(tmp_path / "net.npz", meta, **arrays)
+    with pytest.raises(ValueError, match="not a matrix and a vector|finite numbers"):
+        ValueNet.load(path)
+    with pytest.raises(ValueError):
+        load(f"search:{path}", ruleset="classic_down")
+
+
+@needs_module("flask", "Flask (the web extra)")
+@pytest.mark.parametrize(
+    "meta, says",
+    [
+        ({"ruleset": "/etc/hostname"}, "trained for ruleset '/etc/hostname'"),
+        ({"layers": -1}, "at least one layer"),
+        ({"mean": [1]}, "mean and std must be finite numbers"),
+    ],
+)
+def test_a_value_network_with_a_forged_meta_is_a_usage_error(tmp_path, capsys, meta, says):
+    src = VALUE_DIR / "value_classic_down.npz"
+    arrays = dict(np.load(src))
+    arrays["meta"] = np.array(json.dumps(ValueNet.load(src).meta | {"format": 2, "layers": 3} | meta))
+    forged = tmp_path / "forged.npz"
+    np.savez(forged, **arrays)
+    with pytest.raises(SystemExit) as exc:
+        evaluate_cli.main(
+            [
+                "--ruleset",
+                "classic_down",
+                "--agents",
+                f"search:{forged}",
+                "--games",
+                "2",
+                "--out",
+                str(tmp_path / "res/"),
+                "--no-progress",
+            ]
+        )
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()

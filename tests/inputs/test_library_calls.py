@@ -1,0 +1,220 @@
+"""The library called from Python in odd but plausible ways: agents and envs of different
+rulesets, finished games, calls before reset, values of the wrong type or shape at the
+public doors. Each is a clear error naming what to do, never a traceback from inside or an
+illegal action silently taken."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from jamb_env import JambEnv, JambVecEnv, load_ruleset
+
+
+def _finished(ruleset: str) -> JambEnv:
+    env = JambEnv(ruleset=ruleset)
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    return env
+
+
+def test_vec_env_raise_mode_says_why():
+    from jamb_env import IllegalActionError
+
+    vec = JambVecEnv(2, "classic", seed=0, illegal_action="raise")
+    vec.reset()
+    actions = np.array([31, int(np.flatnonzero(vec.action_masks()[1])[0])])
+    with pytest.raises(IllegalActionError, match="keeping every die is not a re-roll"):
+        vec.step(actions)
+
+
+def test_column_score_and_cell_name_check_ranges(classic):
+    for cells in ({"ones": -5}, {"ones": 7}, {"full": 1}, {"max": 2**40}):
+        with pytest.raises(ValueError, match="cannot be written"):
+            classic.column_score(cells)
+    with pytest.raises(ValueError, match="mapping"):
+        classic.column_score([("ones", 1)])
+    for cell in (-1, 52, 1.5, True):
+        with pytest.raises(ValueError, match="cell index"):
+            classic.cell_name(cell)
+
+
+def test_core_rejects_float_and_bool_actions(classic):
+    """(Float dice and a bool reward_scale: the tables of tests/inputs/test_numbers_at_every_door.py
+    and test_options_at_every_door.py.)"""
+    from jamb_env.rules import apply_action, decode, new_game, start_turn
+
+    st = start_turn(classic, new_game(classic), [1, 2, 3, 4, 5])
+    with pytest.raises(ValueError, match="integer"):
+        apply_action(classic, st, True)
+    with pytest.raises(ValueError, match="integer"):
+        decode(classic, 5.5)
+    env = JambEnv()
+    from jamb_env import Action
+
+    with pytest.raises(ValueError, match="bools"):
+        env.encode_action(Action("reroll", keep="10100"))
+    assert JambEnv(reward_scale=np.float32(0.5)).reward_scale == 0.5
+
+
+@pytest.mark.parametrize(
+    "values, filled",
+    [
+        ([], (1 << 13) - 1),  # read past the end: a garbage score
+        (np.zeros((13, 2), int), 1),  # numba's TypingError
+        ([1.0] * 12 + [float("nan")], 1),
+        (np.zeros(13, int), 1 << 80),  # an OverflowError
+        (np.zeros(13, int), -1),
+    ],
+)
+def test_column_parts_refuses_values_and_masks_of_the_wrong_shape(values, filled):
+    rules = load_ruleset("classic")
+    with pytest.raises(ValueError, match="values must be 13|filled must be a mask"):
+        rules.column_parts(values, filled)
+    with pytest.raises(ValueError, match="values must be 13|filled must be a mask"):
+        rules.column_points(values, filled)
+    assert rules.column_points(np.full(13, 3), (1 << 13) - 1) == rules.column_points([3] * 13, (1 << 13) - 1)
+
+
+@pytest.mark.parametrize("fps", [0, -1, float("nan"), float("inf"), "2", True])
+def test_write_video_refuses_a_frame_rate_that_is_not_a_positive_number(tmp_path, fps):
+    pytest.importorskip("PIL")
+    from jamb_env.replay.video import write_video
+
+    frames = [np.zeros((8, 8, 3), dtype=np.uint8)] * 2
+    with pytest.raises(ValueError, match="fps must be a positive finite number"):  # before: 0 a ZeroDivisionError
+        write_video(tmp_path / "v.gif", frames, fps)
+    assert not any(tmp_path.iterdir())
+    assert write_video(tmp_path / "v.gif", frames, 2).is_file()
+
+
+@pytest.mark.parametrize(
+    "name, solved_for, plays",
+    [
+        ("columnwise", "classic", "klasik"),  # before: an illegal write (the game ends with -100 in 'terminate' mode)
+        ("columnwise", "classic", "six_dice"),  # before: a matmul ValueError (252 vs 462 dice multisets)
+        ("optimal", "yu48_down", "classic_down"),  # before: an IndexError
+        ("optimal", "classic_down", "classic_up"),  # before: an illegal write
+    ],
+)
+def test_a_solver_agent_refuses_an_env_of_another_ruleset(name, solved_for, plays):
+    agent = agents.load(name, ruleset=solved_for)
+    env = JambEnv(ruleset=plays)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match=f"solved for ruleset '{solved_for}', the env plays '{plays}'"):
+        agent.act(env, obs, env.action_masks())
+
+
+@pytest.mark.parametrize("name, ruleset", [("columnwise", "classic"), ("optimal", "yu48_down")])
+def test_a_solver_agent_on_a_finished_game_says_the_game_is_over(name, ruleset):
+    agent = agents.load(name, ruleset=ruleset)
+    env = _finished(ruleset)  # before: IndexError: list index out of range
+    with pytest.raises(ValueError, match="the game is over"):
+        agent.act(env, env.observe(), env.action_masks())
+
+
+def test_a_solver_agent_still_plays_its_own_ruleset():
+    agent = agents.load("optimal", ruleset="classic_down")
+    env = JambEnv(ruleset="classic_down", illegal_action="raise")
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(agent.act(env, obs, env.action_masks()))
+    assert env.score > 0
+
+
+@pytest.mark.parametrize(
+    "name, ruleset", [("expectimax", "classic"), ("search", "classic_down"), ("optimal", "classic_down")]
+)
+def test_explain_on_a_finished_game_says_the_game_is_over(name, ruleset):
+    agent = agents.load(name, ruleset=ruleset)
+    with pytest.raises(ValueError, match="the game is over"):  # before: IndexError (expectimax, search)
+        agent.explain(_finished(ruleset))
+
+
+def test_seat_vec_env_refusing_an_illegal_action_keeps_its_games_playable():
+    """illegal_action="raise": the error says the games are unchanged, and they are: the
+    next legal step plays on (it said "call reset() first" before)."""
+    from agents import load
+    from jamb_env.multiplayer_vector import SeatVecEnv
+    from jamb_env.utils.errors import IllegalActionError
+
+    venv = SeatVecEnv(
+        2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, illegal_action="raise", seed=0
+    )
+    venv.reset()
+    masks = venv.action_masks()
+    bad = np.array([int(np.flatnonzero(~m)[0]) if (~m).any() else 10**6 for m in masks])
+    with pytest.raises(IllegalActionError, match="unchanged"):
+        venv.step(bad)
+    assert np.array_equal(venv.action_masks(), masks)
+    venv.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))  # plays on
+
+
+def test_seat_vec_env_with_an_agent_or_a_model_opponent_pickles():
+    import pickle
+
+    from agents import load
+    from jamb_env.multiplayer_vector import SeatVecEnv
+
+    venv = SeatVecEnv(2, load("greedy", ruleset="classic_down"), ruleset="classic_down", num_players=2, seed=0)
+    venv.reset()
+    again = pickle.loads(pickle.dumps(venv))
+    assert np.array_equal(again.action_masks(), venv.action_masks())
+
+
+def _aec(wrapped: bool):
+    from jamb_env import multiplayer as mp
+
+    return (mp.env if wrapped else mp.raw_env)(ruleset="classic_down", num_players=2)
+
+
+def _legal_actions_env():
+    from jamb_env.wrappers import LegalActions
+
+    return LegalActions(JambEnv())
+
+
+#: a call before reset -> (the env, the call, what the RuntimeError says, what the call gives after reset)
+BEFORE_RESET = {
+    "LegalActions.step": (_legal_actions_env, lambda e: e.step(0)[4]["played_action"] == 0, "reset"),  # not IndexError
+    # its docstring says never all False; before reset it was (a sampler then draws from nothing)
+    "JambEnv.action_masks": (JambEnv, lambda e: e.action_masks().any(), r"call reset\(\) first"),
+    "raw_env.last": (lambda: _aec(False), lambda e: e.last() is not None, "reset"),
+    "env.last": (lambda: _aec(True), lambda e: e.last() is not None, "reset"),
+}
+
+
+@pytest.mark.parametrize("door", BEFORE_RESET)
+def test_a_call_before_reset_says_call_reset(door):
+    make, call, says = BEFORE_RESET[door]
+    env = make()
+    with pytest.raises(RuntimeError, match=says):
+        call(env)
+    env.reset(seed=0)
+    assert call(env)
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_last_after_every_agent_left_is_a_clear_error(wrapped):
+    env = _aec(wrapped)
+    env.reset(seed=0)
+    for _agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    with pytest.raises(RuntimeError, match="every agent has left"):
+        env.last()
+
+
+@pytest.mark.parametrize("action", ["3", 3.0, None, [3], 10**30])
+def test_the_wrapped_pettingzoo_env_refuses_an_action_that_is_no_action_and_plays_on(action):
+    """Before: AssertOutOfBounds' AssertionError (not an integer), or its OverflowError (10**30)."""
+    pytest.importorskip("pettingzoo")
+    env = _aec(True)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="an action is one integer|action 10+ is outside the action space"):
+        env.step(action)
+    env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))  # the game is unchanged and plays on
