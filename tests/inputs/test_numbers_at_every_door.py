@@ -112,6 +112,7 @@ TABLE = {
     "SeatEnv.step action": (lambda b: _seat_env_step(b), 10**6),
     "rules.start_turn dice": (lambda b: core.start_turn(core.load_ruleset(PRESET), _empty(), dice(b)), OUT),
     "rules.apply_outcome dice": (lambda b: _core_outcome(b), OUT),
+    "agents.load random seed": (lambda b: _agent_seed(b), -1),
 }
 
 
@@ -131,6 +132,12 @@ def _seat_env_step(b):
     e = seat_env(seat=0, illegal_action="raise")
     e.reset(seed=0)
     return e.step(b)
+
+
+def _agent_seed(b):
+    from agents import load
+
+    return load("random", ruleset=PRESET, seed=b)
 
 
 def _empty():
