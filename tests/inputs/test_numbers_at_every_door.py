@@ -165,6 +165,32 @@ def test_a_bool_a_float_and_an_out_of_range_value_are_refused_in_one_line(name, 
         assert isinstance(caught.value, IllegalActionError), (name, message)
 
 
+#: the forms of one integer action every door takes (jamb_env.engine.doors.check_action)
+ONE_ACTION = {"NumPy integer": np.int64, "0-d array": np.array, "one-element array": lambda a: np.array([a])}
+#: door -> (a started env, its first legal action)
+STEPPERS = {
+    "JambEnv.step": (env, lambda e: int(e.action_masks().argmax())),
+    "AEC env.step": (aec, lambda e: int(e.last()[0]["action_mask"].argmax())),
+    "SeatEnv.step": (
+        lambda: _started(seat_env(seat=0, illegal_action="raise")),
+        lambda e: int(e.action_masks().argmax()),
+    ),
+}
+
+
+def _started(e):
+    e.reset(seed=0)
+    return e
+
+
+@pytest.mark.parametrize("form", ONE_ACTION)
+@pytest.mark.parametrize("door", STEPPERS)
+def test_every_form_of_one_integer_action_is_taken_at_every_door(door, form):
+    make, legal = STEPPERS[door]
+    e = make()
+    e.step(ONE_ACTION[form](legal(e)))  # was an AssertionError at the AEC door for a one-element array
+
+
 @pytest.mark.parametrize("bad", [BOOL, FLOAT, -1])
 def test_openspiel_refuses_the_same_class(bad):
     pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed: the openspiel extra")
