@@ -115,7 +115,8 @@ class ValueNet:
             training facts: games, iterations, wall time, command).
 
     Raises:
-        ValueError: shapes that do not chain, or no ``ruleset`` in ``meta``.
+        ValueError: shapes that do not chain, no ``ruleset`` in ``meta``, or a ``std``
+            that is not positive.
     """
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], mean: float, std: float, meta: dict):
@@ -136,6 +137,8 @@ class ValueNet:
             width = W.shape[1]
         if width != 1:
             raise ValueError(f"a value network has one output, this one has {width}")
+        if not float(std) > 0:  # training's std is the targets' (1.0 where they do not vary)
+            raise ValueError(f"a value network's std must be positive, got {std!r} (flat or reversed values)")
         self.layers = [(np.ascontiguousarray(W, np.float32), np.ascontiguousarray(b, np.float32)) for W, b in layers]
         self.mean, self.std = float(mean), float(std)
         self.meta = dict(meta)
@@ -183,7 +186,9 @@ class ValueNet:
                 meta = json.loads(str(z["meta"]))
                 if not isinstance(meta, dict):
                     raise ValueError("its meta is not a mapping")
-                n = int(meta["layers"])
+                n = meta["layers"]
+                if type(n) is not int:  # int() would take 1.9, "3" or true: a forged count
+                    raise ValueError(f"its meta 'layers' must be an integer, got {n!r:.40}")
                 layers = [(z[f"W{i}"], z[f"b{i}"]) for i in range(n)]
         except Exception as exc:  # any damage (empty, truncated, not a zip, missing keys) is one error
             raise ValueError(

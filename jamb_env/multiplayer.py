@@ -125,9 +125,9 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             and (raw.terminations.get(raw.agent_selection) or raw.truncations.get(raw.agent_selection))
         )
         if not (action is None and dead):  # before AssertOutOfBounds (an AssertionError, an OverflowError past int64)
-            a = doors.check_action(action, n)
-            if not 0 <= a < n:
-                raw._illegal.refuse(f"{raw.agent_selection}: action {a} is outside the action space 0..{n - 1}")
+            action = doors.check_action(action, n)  # the int: AssertOutOfBounds refuses np.array([3]), raw_env not
+            if not 0 <= action < n:
+                raw._illegal.refuse(f"{raw.agent_selection}: action {action} is outside the action space 0..{n - 1}")
         super().step(action)
 
 

@@ -173,6 +173,8 @@ def test_new_game_fields_are_checked(client, lobby):
         {"seats": [{"human": ""}]},
         {"seats": [{"human": "x" * 41}]},
         {"seats": [{"human": "a\x1b[2Jb"}]},
+        {"seats": [{"human": "Ana\u202egnp.exe"}]},  # a bidi override turns the text after it around
+        {"seats": [{"human": "\u200b"}]},  # a zero-width space only: a name that shows nothing
         {"seats": [{"human": "a"}, {"agent": "greedy"}], "scoring": "both"},
         {"colour": "red"},
         {

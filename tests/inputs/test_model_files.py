@@ -1,6 +1,7 @@
 """Model files are data (agents/model_files.py): a contract table of hostile and odd SB3
 model files x every loader of the project (agents.load and its model agents, jamb-export,
---init-from, resumed checkpoints, self-play snapshots) and every command that loads one.
+--init-from, resumed checkpoints, self-play snapshots) and every command that loads one;
+a table of forged value network files (``search:<file.npz>``).
 A file whose pickles would run code is refused in one line saying how to trust it, and
 nothing of it runs; ``--trust-model`` (``trusted=True``) is the only way to load it; the
 tensors are read with ``torch.load(weights_only=True)`` whatever the flag."""
@@ -260,3 +261,32 @@ def test_trust_model_is_each_commands_way_to_load_a_file_of_a_trusted_source(tmp
     code, err = _command(command, [*COMMANDS[command](path, tmp_path), "--trust-model"], capsys)
     assert code == 0, err
     assert marker.exists()
+
+
+# ---------------------------------------------------------------- value network files (search:<file.npz>)
+VALUE_NET = MODELS_DIR / "value_classic_down.npz"
+#: a shipped network with its meta changed: (meta key, forged value, what the error says)
+FORGED_VALUE_META = {
+    "std 0 (flat values)": ("std", 0.0, "std must be positive"),
+    "std negative (values reversed: the worst move looks best)": ("std", -42.0, "std must be positive"),
+    "layers a float": ("layers", 2.9, "'layers' must be an integer"),
+    "layers a string": ("layers", "3", "'layers' must be an integer"),
+    "layers true": ("layers", True, "'layers' must be an integer"),
+}
+
+
+@pytest.mark.parametrize("forged", FORGED_VALUE_META)
+def test_a_forged_value_network_meta_is_refused_naming_the_file(tmp_path, forged):
+    import numpy as np
+
+    from agents import load
+
+    key, value, words = FORGED_VALUE_META[forged]
+    with np.load(VALUE_NET) as z:
+        arrays = {name: z[name] for name in z.files}
+    meta = json.loads(str(arrays.pop("meta"))) | {key: value}
+    path = tmp_path / "net.npz"
+    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+    with pytest.raises(ValueError, match=words) as refused:
+        load(f"search:{path}", ruleset="classic_down")
+    assert str(path) in str(refused.value) and "\n" not in str(refused.value)

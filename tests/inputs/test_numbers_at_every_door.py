@@ -112,6 +112,7 @@ TABLE = {
     "SeatEnv.step action": (lambda b: _seat_env_step(b), 10**6),
     "rules.start_turn dice": (lambda b: core.start_turn(core.load_ruleset(PRESET), _empty(), dice(b)), OUT),
     "rules.apply_outcome dice": (lambda b: _core_outcome(b), OUT),
+    "agents.load random seed": (lambda b: _agent_seed(b), -1),
 }
 
 
@@ -131,6 +132,12 @@ def _seat_env_step(b):
     e = seat_env(seat=0, illegal_action="raise")
     e.reset(seed=0)
     return e.step(b)
+
+
+def _agent_seed(b):
+    from agents import load
+
+    return load("random", ruleset=PRESET, seed=b)
 
 
 def _empty():
@@ -156,6 +163,32 @@ def test_a_bool_a_float_and_an_out_of_range_value_are_refused_in_one_line(name, 
     assert message and "\n" not in message, message
     if kind == "out of range" and "action" in name and "outcome" not in name:
         assert isinstance(caught.value, IllegalActionError), (name, message)
+
+
+#: the forms of one integer action every door takes (jamb_env.engine.doors.check_action)
+ONE_ACTION = {"NumPy integer": np.int64, "0-d array": np.array, "one-element array": lambda a: np.array([a])}
+#: door -> (a started env, its first legal action)
+STEPPERS = {
+    "JambEnv.step": (env, lambda e: int(e.action_masks().argmax())),
+    "AEC env.step": (aec, lambda e: int(e.last()[0]["action_mask"].argmax())),
+    "SeatEnv.step": (
+        lambda: _started(seat_env(seat=0, illegal_action="raise")),
+        lambda e: int(e.action_masks().argmax()),
+    ),
+}
+
+
+def _started(e):
+    e.reset(seed=0)
+    return e
+
+
+@pytest.mark.parametrize("form", ONE_ACTION)
+@pytest.mark.parametrize("door", STEPPERS)
+def test_every_form_of_one_integer_action_is_taken_at_every_door(door, form):
+    make, legal = STEPPERS[door]
+    e = make()
+    e.step(ONE_ACTION[form](legal(e)))  # was an AssertionError at the AEC door for a one-element array
 
 
 @pytest.mark.parametrize("bad", [BOOL, FLOAT, -1])

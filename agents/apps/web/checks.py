@@ -65,17 +65,21 @@ def text(value, what: str, choices: Sequence[str] | None = None) -> str:
 
 
 def check_name(value) -> str:
-    """A person's seat name: 1..MAX_NAME characters after trimming, no control characters
-    (names are data: the page shows them as text)."""
+    """A person's seat name: 1..MAX_NAME characters after trimming, printable (no control
+    or format character: an escape, a bidi override, a zero-width mark; names are data:
+    the page shows them as text)."""
     if not isinstance(value, str) or not value.strip():
         raise WebError(f"a person's name is a non-empty string, got {shown(value)}")
     name = value.strip()
     if len(name) > MAX_NAME:
         raise WebError(f"a person's name has at most {MAX_NAME} characters, got {len(name)}")
-    if any(ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 for ch in name):
-        raise WebError("a person's name may not hold control characters")
     if any(0xD800 <= ord(ch) < 0xE000 for ch in name):  # a lone surrogate: the record would not read back
         raise WebError("a person's name must be valid Unicode (no lone surrogates such as \\ud800)")
+    # a ruleset's name's rule (str.isprintable): no control or format character (an escape, a
+    # bidi override that turns the text after it around, a zero-width mark that shows nothing)
+    bad = sorted({ch for ch in name if not ch.isprintable()})
+    if bad:
+        raise WebError(f"a person's name may not hold control or format characters, got {ascii(''.join(bad))[:60]}")
     if name.lower() == HUMAN and name != HUMAN:
         name = HUMAN
     return name
