@@ -132,28 +132,29 @@ def default_run_dir(cfg: Mapping[str, Any], root: Path = RUNS_ROOT) -> Path:
     return run_dir
 
 
-def check_new_run_dir(run_dir: str | Path, empty: bool = False) -> Path:
+def check_new_run_dir(run_dir: str | Path, empty: bool = False, option: str = "--run-dir") -> Path:
     """``run_dir`` as a Path if a new run can start there: not a file, and holding no run
     (neither :data:`RUN_MARKERS`; with ``empty``, nothing at all) and none of the files a
-    run writes (:data:`RUN_FILES`, which it would replace).
+    run writes (:data:`RUN_FILES`, which it would replace). ``option`` names the folder's
+    command-line option in the messages.
 
     Raises:
         ConfigError: it is a file, or holds a run or a run's file (or anything, with ``empty``).
     """
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
-        raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
+        raise ConfigError(f"{option} {run_dir} is a file, not a folder")
     if empty and run_dir.is_dir() and any(p.name != LOCK_FILE for p in run_dir.iterdir()):
-        raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another --run-dir")
+        raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another {option}")
     if any((run_dir / marker).exists() for marker in RUN_MARKERS):
         raise ConfigError(
-            f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --run-dir"
+            f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another {option}"
         )
     clashes = [name for name in RUN_FILES if os.path.lexists(run_dir / name)]
     if clashes:
         raise ConfigError(
             f"{run_dir} holds {', '.join(clashes)}, which a new run would replace (it holds no run: no "
-            f"{CONFIG}); choose another --run-dir"
+            f"{CONFIG}); choose another {option}"
         )
     return run_dir
 

@@ -54,7 +54,7 @@ import numpy as np
 from agents.search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
 from agents.training.config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
 from agents.training.run_lock import holding_run_dir
-from agents.training.runs import logs_from, save_config, tensorboard_writer
+from agents.training.runs import check_new_run_dir, logs_from, save_config, tensorboard_writer
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.seeding import STAGE_VALUE, game_seed
 from jamb_env.rules import layout
@@ -429,6 +429,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         FileExistsError: ``out`` holds a run and ``resume`` is False, or holds another kind
             of run (a ``config.yaml`` that is not a value run's: jamb-train's, self-play's),
             or networks of a run's names (``value.npz``, ``value_iter<k>.npz``) but no value run.
+        ConfigError: a new run (not ``resume``) in a folder that is not empty (a ValueError; the
+            check of every trainer, :func:`.runs.check_new_run_dir`).
         ValueError: ``resume`` of a folder with no value run, or whose network is of
             another ruleset, seed or size; a damaged ``history.csv``.
         RunFolderBusy: another process writes in ``out`` (a ValueError; the folder is locked for the whole run).
@@ -449,6 +451,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
             f"{out} holds {', '.join(clashes[:3])}, which the run would replace "
             "(it holds no value run: no config.yaml of one); choose a new --out"
         )
+    if not resume:  # a new run never writes beside someone's files
+        check_new_run_dir(out, empty=True, option="--out")
     if resume and not rows and _started_here(out):
         log(f"{out}: no finished iteration (the run stopped during its first): starting it again from iteration 0")
         net = None

@@ -235,6 +235,19 @@ def test_a_value_run_refuses_the_folder_of_another_run_and_keeps_its_config(tmp_
     assert (run / "config.yaml").read_text() == text and sorted(p.name for p in run.iterdir()) == ["config.yaml"]
 
 
+def test_a_new_value_run_refuses_a_non_empty_folder_as_every_trainer(tmp_path, capsys):
+    from agents.apps.cli.train_value import main
+
+    out = tmp_path / "thesis"
+    out.mkdir()
+    (out / "thesis.tex").write_text("chapter 1")
+    argv = ["--ruleset", "classic_down", "--out", str(out), "--iterations", "1", "--games", "2", "--epochs", "1"]
+    with pytest.raises(SystemExit) as exc:  # before: trained beside thesis.tex (jamb-train-selfplay refuses)
+        main(argv)
+    assert exc.value.code == 2 and "is not empty" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+
+
 # ---------------------------------------------------------------- a resume with nothing left to train
 def test_an_sb3_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_path, capsys):
     from agents.apps.cli.train import main
