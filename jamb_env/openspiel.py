@@ -577,6 +577,18 @@ def _per_player(name: str):
     return method
 
 
+def _action_to_string_checked(self, *args):
+    """pyspiel's ``action_to_string([player,] action)``, a given player checked first (ValueError
+    outside 0..N-1 and -1, the chance player, as :func:`_check_player`: instead of any text for
+    player 9, a bool taken as player 1, or pybind's TypeError for a float)."""
+    if len(args) == 2:
+        args = (_check_player(self._ctx, args[0], chance=True), args[1])
+    return pyspiel.State.action_to_string(self, *args)
+
+
+_action_to_string_checked.__name__ = _action_to_string_checked.__qualname__ = "action_to_string"
+JambState.action_to_string = _action_to_string_checked
+
 for _name in (
     "observation_tensor",
     "information_state_tensor",

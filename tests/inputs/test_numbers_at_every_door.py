@@ -201,6 +201,8 @@ def test_openspiel_refuses_the_same_class(bad):
     for name in ("apply_action", "observation_tensor", "legal_actions", "player_return"):
         with pytest.raises(ValueError):  # -1 is the chance player for legal_actions: 9 is out of range there
             getattr(state, name)(9 if name == "legal_actions" and bad == -1 else bad)
+    with pytest.raises(ValueError, match="player"):  # was the text of action 0 for any player (9, True)
+        state.action_to_string(9 if bad == -1 else bad, 0)
     # a parameter of the wrong type is refused by pyspiel's typed parameters (SpielError) before the game
     with pytest.raises((ValueError, pyspiel.SpielError), match="players"):
         pyspiel.load_game("python_jamb", {"players": bad if bad != -1 else 9})
