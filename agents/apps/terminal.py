@@ -192,7 +192,8 @@ class TerminalCommands:
             self.hint()
         elif cmd == "save":
             words = line.strip().split(None, 1)
-            target = words[1].strip() if len(words) > 1 else save_path
+            # a leading ~ is the home folder, as the shell reads --save ~/x.jsonl (no shell reads this line)
+            target = os.path.expanduser(words[1].strip()) if len(words) > 1 else save_path
             if not target:
                 self.console.print("[red]save where? save FILE (or start with --save FILE)[/]")
             elif self._may_replace(target, save_path) and self.save(target):

@@ -502,6 +502,18 @@ def test_the_in_game_save_command_refuses_to_replace_an_existing_file(tmp_path):
         fresh.unlink(), own.unlink()
 
 
+def test_the_in_game_save_command_reads_a_tilde_as_the_shell_does(tmp_path, monkeypatch):
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir(), cwd.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    out = io.StringIO()
+    session = PlaySession("classic", 1, console=Console(file=out, width=200))
+    session.handle("save ~/game.jsonl")  # before: saved to ./~/game.jsonl, which --load ~/game.jsonl cannot find
+    assert (home / "game.jsonl").is_file() and not (cwd / "~").exists()
+    assert f"--load {home / 'game.jsonl'}" in " ".join(out.getvalue().split())
+
+
 @pytest.mark.parametrize("name", ["trials.csv", "best_config.yaml"])
 def test_jamb_tune_refuses_an_out_folder_holding_a_file_a_search_writes(tmp_path, capsys, name):
     pytest.importorskip("optuna")
