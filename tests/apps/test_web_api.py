@@ -143,6 +143,7 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         (b"{", "application/json", 400, "malformed JSON"),
         (b'{"move": "roll", "keep": [NaN]}', "application/json", 400, "malformed JSON"),
         (b"[1, 2]", "application/json", 400, "JSON object"),
+        (b'{"move": "write", "move": "roll", "keep": []}', "application/json", 400, "twice"),  # was the last one
         (b"\xff\xfe", "application/json", 400, "UTF-8"),
         (b'{"move": "roll"}', "text/plain", 415, "JSON"),
         (b" " * 70_000, "application/json", 413, "Too Large"),

@@ -95,13 +95,22 @@ def checked_name(value) -> str | None:
 
 
 def parse_body(raw: bytes) -> object:
-    """A request body as strict JSON (no NaN or Infinity); WebError when it is not."""
+    """A request body as strict JSON (no NaN or Infinity, no key given twice in an object:
+    which one counts would be the parser's choice); WebError when it is not."""
 
     def constant(name):
         raise ValueError(f"{name} is not a JSON number")
 
+    def unique(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"the key {key!r:.60} is given twice")
+            out[key] = value
+        return out
+
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=constant)
+        return json.loads(raw.decode("utf-8"), parse_constant=constant, object_pairs_hook=unique)
     except UnicodeDecodeError as exc:
         raise WebError(f"malformed JSON: the body is not UTF-8 ({exc.reason})") from None
     except (ValueError, RecursionError) as exc:
