@@ -191,9 +191,10 @@ class ValueNet:
                     raise ValueError(f"its meta 'layers' must be an integer, got {n!r:.40}")
                 layers = [(z[f"W{i}"], z[f"b{i}"]) for i in range(n)]
         except Exception as exc:  # any damage (empty, truncated, not a zip, missing keys) is one error
-            raise ValueError(
-                f"{path} is not a value network file (.npz written by ValueNet.save): {exc or type(exc).__name__}"
-            ) from None
+            why = str(exc) or type(exc).__name__
+            if "allow_pickle" in why:  # NumPy's advice to load it "unsafely": a pickle can run code, never loaded
+                why = "not an .npz archive of arrays (NumPy would read it as a pickle, which is never loaded)"
+            raise ValueError(f"{path} is not a value network file (.npz written by ValueNet.save): {why}") from None
         if meta.get("format") != VALUE_FORMAT:
             raise ValueError(f"{path}: value network format {meta.get('format')!r}, this version reads {VALUE_FORMAT}")
         for i, (W, b) in enumerate(layers):

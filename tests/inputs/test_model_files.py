@@ -290,3 +290,15 @@ def test_a_forged_value_network_meta_is_refused_naming_the_file(tmp_path, forged
     with pytest.raises(ValueError, match=words) as refused:
         load(f"search:{path}", ruleset="classic_down")
     assert str(path) in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("content", [b"not a zip\n", b"\x80\x04K\x01."], ids=["text", "a pickle"])
+def test_a_value_network_file_that_is_no_npz_is_refused_without_advice_to_unpickle_it(tmp_path, content):
+    from agents import load
+
+    path = tmp_path / "net.npz"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a value network file") as refused:
+        load(f"search:{path}", ruleset="classic_down")
+    # before: NumPy's "If you trust the file you can load it unsafely using the `allow_pickle=` keyword"
+    assert "allow_pickle" not in str(refused.value) and "unsafely" not in str(refused.value)
