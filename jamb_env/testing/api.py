@@ -35,6 +35,7 @@ from functools import partial
 import gymnasium as gym
 import numpy as np
 
+from jamb_env.engine import doors
 from jamb_env.engine.doors import ILLEGAL_ACTION_PENALTY
 from jamb_env.rules import Ruleset, layout, load_ruleset
 from jamb_env.utils.errors import IllegalActionError, IllegalActionWarning
@@ -77,12 +78,18 @@ def api_test(door: str | Callable, preset: str | Ruleset = "classic", *, games: 
     """Check ``door``'s contract on ``preset`` over ``games`` games per env (module docstring).
 
     Raises:
-        AssertionError: the first rule the door breaks. ValueError: an unknown door name.
+        AssertionError: the first rule the door breaks. ValueError: an unknown door name or
+            a door that is neither a name nor callable, ``games`` not a positive integer (0
+            games would check nothing), ``seed`` not a non-negative integer.
     """
+    games = doors.check_count("games", games)
+    seed = doors.check_integer("seed", seed, 0)
     if isinstance(door, str):
         if door not in DOORS:
             raise ValueError(f"unknown door {door!r}; the doors are {', '.join(DOORS)}")
         door = DOORS[door]
+    elif not callable(door):
+        raise ValueError(f"door must be one of {', '.join(DOORS)} or a callable making an env, got {door!r:.80}")
     rules = load_ruleset(preset)
     probe = door(ruleset=rules, illegal_action="raise")
     try:

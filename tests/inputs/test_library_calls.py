@@ -218,3 +218,21 @@ def test_the_wrapped_pettingzoo_env_refuses_an_action_that_is_no_action_and_play
     with pytest.raises(ValueError, match="an action is one integer|action 10+ is outside the action space"):
         env.step(action)
     env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))  # the game is unchanged and plays on
+
+
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"games": 0}, "games"),  # before: returned, having checked no game (a pass)
+        ({"games": -1}, "games"),
+        ({"games": 1.5}, "games"),
+        ({"seed": -1}, "seed"),  # before: NumPy's "expected non-negative integer"
+        ({"seed": True}, "seed"),
+        ({"door": 42}, "door"),  # before: TypeError "'int' object is not callable"
+    ],
+)
+def test_api_test_refuses_a_count_a_seed_or_a_door_that_checks_nothing(kw, words):
+    from jamb_env.testing import api_test
+
+    with pytest.raises(ValueError, match=words):
+        api_test(**({"door": "JambEnv"} | kw))
