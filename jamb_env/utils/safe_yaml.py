@@ -1,11 +1,11 @@
 """Reading a YAML file safely: the one reader of every ruleset file, training config and
 saved run config (:func:`read_yaml_mapping`).
 
-PyYAML's safe loader, with a key given twice refused, and a file over
-:data:`MAX_YAML_BYTES` bytes, nested deeper than :data:`MAX_YAML_DEPTH` levels or using
-aliases refused with a clear one-line error instead of exhausting the memory or Python's
-recursion limit; a FIFO or a device is refused without blocking, and text that is not
-UTF-8 is named as such.
+PyYAML's safe loader, with a key given twice and YAML 1.1's octal (``010``) and base-60
+(``1:30``) numbers refused, and a file over :data:`MAX_YAML_BYTES` bytes, nested deeper
+than :data:`MAX_YAML_DEPTH` levels or using aliases refused with a clear one-line error
+instead of exhausting the memory or Python's recursion limit; a FIFO or a device is
+refused without blocking, and text that is not UTF-8 is named as such.
 """
 
 from __future__ import annotations
@@ -81,9 +81,32 @@ def _unique_mapping(loader: yaml.SafeLoader, node, deep: bool = False):
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
+def _unambiguous_number(loader: yaml.SafeLoader, node):
+    """An int or float, except the YAML 1.1 forms that YAML 1.2 (and people) read otherwise:
+    ``010`` (octal 8 to PyYAML, 10 to YAML 1.2) and base 60 ``1:30`` (90 to PyYAML, a string
+    to YAML 1.2): refused rather than read as PyYAML would, silently."""
+    text = node.value.replace("_", "").lstrip("+-")
+    kind = "base-60" if ":" in text else "octal" if len(text) > 1 and text[0] == "0" and text[1].isdigit() else None
+    if kind is not None:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"{node.value!r} is a YAML 1.1 {kind} number, which YAML readers read differently; "
+            "allowed: a decimal number (or quote it as text)",
+            node.start_mark,
+        )
+    if node.tag.endswith(":int"):
+        return loader.construct_yaml_int(node)
+    return loader.construct_yaml_float(node)
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _unambiguous_number)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _unambiguous_number)
+
+
 def load_yaml(text: str):
-    """Parse YAML safely, rejecting duplicate keys and nesting deeper than
-    :data:`MAX_YAML_DEPTH` (yaml.YAMLError on bad input)."""
+    """Parse YAML safely, rejecting duplicate keys, YAML 1.1's octal and base-60 numbers and
+    nesting deeper than :data:`MAX_YAML_DEPTH` (yaml.YAMLError on bad input)."""
     return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 

@@ -211,6 +211,9 @@ BAD_YAML = {
         r".*python/object/apply:os\.system.*\(line 1, column 1\)",
     ),
     "aliases": (alias_bomb, ".*alias"),
+    # YAML 1.1 reads these as 8 and 90 (PyYAML: silently), YAML 1.2 tools as 10 and a string
+    "a leading-zero number": (lambda p: p.write_text("seed: 010\n"), r".*'010' is a YAML 1\.1 octal"),
+    "a base-60 number": (lambda p: p.write_text("seed: 1:30\n"), r".*'1:30' is a YAML 1\.1 base-60"),
 }
 
 
