@@ -429,8 +429,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         FileExistsError: ``out`` holds a run and ``resume`` is False, or holds another kind
             of run (a ``config.yaml`` that is not a value run's: jamb-train's, self-play's),
             or networks of a run's names (``value.npz``, ``value_iter<k>.npz``) but no value run.
-        ConfigError: a new run (not ``resume``) in a folder that is not empty (a ValueError; the
-            check of every trainer, :func:`.runs.check_new_run_dir`).
+        ConfigError: a new run (not ``resume``) in a folder that is not empty (a ValueError;
+            :func:`.runs.check_new_run_dir` with ``empty``, as jamb-train-selfplay's).
         ValueError: ``resume`` of a folder with no value run, or whose network is of
             another ruleset, seed or size; a damaged ``history.csv``.
         RunFolderBusy: another process writes in ``out`` (a ValueError; the folder is locked for the whole run).
