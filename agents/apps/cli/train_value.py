@@ -10,7 +10,8 @@ Options given on the command line override the config's keys (``ruleset``, ``see
 ``workers``). The run folder (default
 ``runs/value_<ruleset name>_s<seed>``) gets ``value_iter<k>.npz`` per iteration, ``value.npz``
 (the newest), ``history.csv``, ``config.yaml`` and TensorBoard scalars ``value/*``;
-``--resume`` continues a stopped run after its newest finished iteration. Play the result
+``--resume`` continues a stopped run after its newest finished iteration; a new run needs a
+new or empty folder (one holding other files is refused, never written beside). Play the result
 with ``--agents search:<run>/value.npz``; the package's ``agents/models/value_<ruleset>.npz`` is
 the shipped network of plain ``search``. One process writes a run folder at a time: a
 second run there exits with status 2 naming the first one's pid. Bad arguments exit with status 2 and a message; Ctrl-C
