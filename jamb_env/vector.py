@@ -35,6 +35,14 @@ class ArrayVecEnvMethods:
     def close(self) -> None:
         pass
 
+    def _get_indices(self, indices) -> list[int] | range:
+        """SB3's game indices (None: every game; one index or a sequence), each an integer in
+        -N..N-1 (ValueError otherwise: a game that is not there, a bool, a float)."""
+        if indices is None:
+            return range(self.num_envs)
+        items = list(indices) if isinstance(indices, (list, tuple, range, np.ndarray)) else [indices]
+        return [doors.check_integer("indices", i, -self.num_envs, self.num_envs - 1) for i in items]
+
     def get_attr(self, attr_name: str, indices=None) -> list[Any]:
         idx = list(self._get_indices(indices))
         if attr_name == "render_mode":

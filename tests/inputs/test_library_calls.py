@@ -236,3 +236,17 @@ def test_api_test_refuses_a_count_a_seed_or_a_door_that_checks_nothing(kw, words
 
     with pytest.raises(ValueError, match=words):
         api_test(**({"door": "JambEnv"} | kw))
+
+
+@pytest.mark.parametrize("indices", [[5], 7, [True], [0, 2], [1.0]])
+def test_the_sb3_vecenv_methods_refuse_a_game_index_outside_the_games(indices):
+    vec = JambVecEnv(2, "classic", seed=0)
+    vec.reset()
+    for call in (
+        lambda: vec.get_attr("num_envs", indices=indices),  # before: [2], the attribute of a game that is not there
+        lambda: vec.env_is_wrapped(object, indices=indices),  # before: [False]
+        lambda: vec.env_method("action_masks", indices=indices),  # before: NumPy's IndexError
+    ):
+        with pytest.raises(ValueError, match="indices"):
+            call()
+    assert vec.get_attr("num_envs", indices=[1, -1]) == [2, 2] and len(vec.env_method("action_masks", indices=1)) == 1
