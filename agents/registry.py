@@ -144,11 +144,20 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: boo
         return _rllib_agent(spec, path, ruleset)
     if kind in ("ppo", "hybrid", "critic"):
         return _model_agent(kind, path, ruleset, trusted)
-    if not Path(path).is_file():  # kind == "model"
+    if not _is_file(path):  # kind == "model"
         raise FileNotFoundError(f"no model file {spec}")
     from agents.ppo_agent import PPOAgent
 
     return PPOAgent(Path(path), ruleset=ruleset, trusted=trusted)
+
+
+def _is_file(path: str) -> bool:
+    """Whether ``path`` names a file; False also for a name the system cannot look up (too
+    long: Path.is_file raises OSError), which :func:`load` then reports as no model file."""
+    try:
+        return Path(path).is_file()
+    except OSError:
+        return False
 
 
 def _built_in(kind: str, spec: str, ruleset: str, seed: int | None):
@@ -209,7 +218,7 @@ def _model_agent(kind: str, path: str | None, ruleset: str, trusted: bool):
             f"{kind}: needs a model path after the colon ({kind}:<MaskablePPO .zip>), or plain '{kind}' for the "
             "shipped model"
         )
-    elif not Path(path).is_file():
+    elif not _is_file(path):
         raise FileNotFoundError(f"no model file {path} ({kind}:<MaskablePPO .zip>)")
     if kind == "ppo":
         from agents.ppo_agent import PPOAgent

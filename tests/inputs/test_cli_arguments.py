@@ -107,6 +107,7 @@ BAD_ARGUMENTS = [
     ("evaluate", ["--jobs", "0"], "--jobs must be 1.."),
     ("evaluate", ["--jobs", "100000"], "--jobs must be 1.."),
     ("evaluate", ["--games", "many"], "invalid int value"),
+    ("evaluate", ["--agents", "a" * 300 + ".zip"], "no model file"),  # was a traceback: [Errno 36] from is_file
 ] + [(tool, ["--no-such-option"], "unrecognized arguments: --no-such-option") for tool in TOOLS]
 
 

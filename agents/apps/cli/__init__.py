@@ -42,9 +42,10 @@ def untrusted_model(specs, trusted: bool) -> str | None:
             kind, path = parse_spec(spec)
         except ValueError:
             continue
-        if kind in ("model", "ppo", "hybrid", "critic") and path and Path(path).is_file():
+        if kind in ("model", "ppo", "hybrid", "critic") and path:
             try:
-                data_objects(path)
+                if Path(path).is_file():  # OSError for a name too long: the loader reports it
+                    data_objects(path)
             except UntrustedModelError as exc:
                 return str(exc)
             except (OSError, ValueError):
