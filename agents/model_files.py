@@ -205,9 +205,13 @@ def load_model(path: str | Path, model_class=None, *, trusted: bool = False, **k
 
     Raises:
         UntrustedModelError: (not ``trusted``) the file holds pickled code.
-        ValueError: damaged, or not an SB3 model file. OSError: unreadable.
+        ValueError: damaged, or not an SB3 model file; ``trusted`` not a bool (a string such
+            as "no" would be true: the file's code would run). OSError: unreadable.
         Whatever SB3's ``load`` raises for the tensors or the settings.
     """
+    from jamb_env.engine.doors import check_flag
+
+    trusted = check_flag("trusted", trusted, " (True runs the code a model file's pickles hold)")
     if model_class is None:
         from sb3_contrib import MaskablePPO as model_class
     if trusted:

@@ -302,3 +302,12 @@ def test_a_value_network_file_that_is_no_npz_is_refused_without_advice_to_unpick
         load(f"search:{path}", ruleset="classic_down")
     # before: NumPy's "If you trust the file you can load it unsafely using the `allow_pickle=` keyword"
     assert "allow_pickle" not in str(refused.value) and "unsafely" not in str(refused.value)
+
+
+@pytest.mark.parametrize("trusted", ["no", "False", 1, None])
+def test_trusted_must_be_a_bool_a_string_never_trusts_a_file(trusted):
+    from agents import load
+
+    # before: "no" (truthy) loaded the file as SB3 does, running what its pickles say
+    with pytest.raises(ValueError, match="trusted must be True or False"):
+        load(str(MODELS_DIR / "classic_down.zip"), ruleset="classic_down", trusted=trusted)
