@@ -500,3 +500,13 @@ def test_the_server_imports_neither_rich_nor_the_terminal_game():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [{"max_records": 0}, {"max_records": -5}, {"max_records": 2.7}, {"max_records": "10"}, {"max_tables": 0}],
+)
+def test_the_lobby_bounds_are_positive_integers(tmp_path, bound):
+    # before: int()ed and taken; max_records -5 deleted every finished game of the folder before each new one
+    with pytest.raises(ValueError, match=next(iter(bound))):
+        Lobby(tmp_path / "games", **bound)

@@ -36,6 +36,7 @@ from agents.apps.web.coach import PLANNER, AgentPool
 from agents.apps.web.table import Seat, Table
 from agents.registry import AGENT_NAMES
 from jamb_env import list_rulesets
+from jamb_env.engine.doors import check_count
 from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, replayed
 from jamb_env.rules import match as M
 from jamb_env.utils.files import read_regular_bytes
@@ -82,6 +83,9 @@ class Lobby:
         records: the folder of the records (None: none saved).
         agents: agent specs a request may name beside the built-in ones.
         max_tables: tables kept in memory; max_records: games kept in ``records``.
+
+    Raises:
+        ValueError: ``max_tables`` or ``max_records`` not a positive integer.
     """
 
     def __init__(
@@ -93,7 +97,10 @@ class Lobby:
     ):
         self.records = Path(records) if records is not None else None
         self.agents = tuple(dict.fromkeys([*AGENT_NAMES, *agents]))
-        self.max_tables, self.max_records = int(max_tables), int(max_records)
+        self.max_tables, self.max_records = (
+            check_count("max_tables", max_tables),
+            check_count("max_records", max_records),
+        )
         self.pool = AgentPool()
         self._tables: dict[str, Table] = {}
         self._lock = threading.Lock()
