@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 CONFIG ?= agents/training/configs/ppo_classic.yaml
 
-.PHONY: install install-ray web browser train test test-fast clean
+.PHONY: install install-extras install-ray web browser train test test-fast clean
 
 install: $(VENV)/.installed
 
@@ -18,15 +18,22 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev]"
 	touch $@
 
+# Optional: OpenSpiel (the `openspiel` extra, one 16 MB wheel: jamb_env.openspiel), TorchRL and
+# Tianshou (the `torchrl` and `tianshou` extras, about 15 s: docs/tools.md). CI (.ci/run)
+# installs them through this target, so their tests run there.
+install-extras: $(VENV)/.installed-extras
+
+$(VENV)/.installed-extras: $(VENV)/.installed
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,openspiel,torchrl,tianshou]"
+	touch $@
+
 # Optional: Ray for jamb-evaluate --ray, jamb-tune --ray and jamb-train --engine rllib (the `ray`
-# extra: Ray Tune and RLlib; docs/usage.md "Ray"), rl_zoo3 for jamb-zoo (the `zoo` extra, light:
-# docs/tools.md "RL Baselines3 Zoo"), OpenSpiel (the `openspiel` extra, one 16 MB wheel:
-# jamb_env.openspiel), TorchRL and Tianshou (the `torchrl` and `tianshou` extras, about 15 s
-# more: docs/tools.md). CI (.ci/run) installs them all through this target.
-# Nothing else needs them: the tests that do are skipped without them.
+# extra: Ray Tune and RLlib; docs/usage.md "Ray"), with the extras above. Its tests (about four
+# minutes more on 2 cores: each starts a local Ray) run after `make install-ray`; CI leaves them
+# out to stay within its 15 minutes. Nothing else needs it: the tests that do are skipped without it.
 install-ray: $(VENV)/.installed-ray
 
-$(VENV)/.installed-ray: $(VENV)/.installed
+$(VENV)/.installed-ray: $(VENV)/.installed-extras
 	$(PY) -m pip install --quiet $(FIND_LINKS) -e ".[dev,ray,openspiel,torchrl,tianshou]"
 	touch $@
 
