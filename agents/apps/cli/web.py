@@ -25,7 +25,6 @@ chooses model files, never a request or a saved game. Ctrl-C stops the server (e
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import signal
 import sys
 from pathlib import Path
@@ -57,15 +56,6 @@ def agent_spec(text: str) -> str:
     if spec.kind in ("search", "hybrid", "critic") and spec.path and not Path(spec.path).is_file():
         raise argparse.ArgumentTypeError(f"no file {spec.path}")
     return text
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Jamb in the browser: http://{host}:{server.server_port}/  (records in {records}/; Ctrl-C stops)", flush=True
     )
-    if not is_loopback(args.host):
+    if not server.loopback:  # the address bound, however --host spells it
         print(f"note: bound to {args.host}, not loopback: anyone who reaches this address can play here", flush=True)
     arrived: list[int] = []
 
