@@ -449,6 +449,18 @@ def test_a_server_bound_to_loopback_however_spelt_refuses_other_hosts(lobby, hos
         server.server_close()
 
 
+def test_cli_refuses_a_records_folder_another_server_saves_in(tmp_path, capsys, monkeypatch):
+    """Two servers on one records folder each held a game in memory and saved over the other's moves."""
+    from agents.training.run_lock import hold_run_dir
+
+    served = []
+    monkeypatch.setattr(web_cli, "make_server", lambda *a, **k: served.append(a))
+    with hold_run_dir(tmp_path / "games"):  # the first server's hold (flock: per open file, so in-process too)
+        rc = web_cli.main(["--port", "0", "--records", str(tmp_path / "games")])
+    assert rc == 2 and not served  # before: it served
+    assert "is saving games there; one server per records folder" in capsys.readouterr().err
+
+
 def test_cli_refuses_bad_arguments(tmp_path, capsys):
     for argv in (
         ["--port", "70000"],

@@ -97,6 +97,28 @@ def main(argv: list[str] | None = None) -> int:
         check_output_folder(records)
     except OSError as exc:
         parser.error(f"--records {args.records}: {exc}")
+    from agents.training.config import ConfigError
+    from agents.training.run_lock import RunFolderBusy, hold_run_dir
+
+    try:
+        # one server per records folder: two would each hold a game in memory and save over the other's moves
+        with hold_run_dir(records):
+            return _serve(args, records)
+    except RunFolderBusy as exc:
+        who = f"process {exc.pid}" if exc.pid is not None else "another process"
+        print(
+            f"error: --records {records}: {who} (another jamb-web?) is saving games there; one server per records "
+            "folder (two would save over each other's moves): stop it, or give another --records",
+            file=sys.stderr,
+        )
+        return 2
+    except ConfigError as exc:  # its lock file is not a file
+        print(f"error: --records {records}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _serve(args, records: Path) -> int:
+    """Serve until Ctrl-C or SIGTERM (``main``, holding the records folder); the exit status."""
     try:
         server = make_server(args.host, args.port, Lobby(records, agents=args.agent, max_records=args.max_records))
     except OSError as exc:
