@@ -505,7 +505,7 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
     says (text, reward, score, dice) and not what the record's lines claim.
 
     Raises:
-        RecordError: the record's ruleset cannot be loaded, a step after the game's end,
+        RecordError: the record's ruleset cannot be loaded or is not ``env``'s, a step after the game's end,
             an illegal action, dice that differ from the record, or an end line whose score
             differs or whose game is not over (raised after the last step is yielded; the
             message names the file and line when read from a file).
@@ -521,6 +521,8 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
             env = JambEnv(record.ruleset, illegal_action="raise")
         except (ValueError, OSError) as exc:  # RulesetError, a missing ruleset file
             raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
+    else:
+        _check_env_ruleset(record, env.ruleset)
     env.reset(seed=record.seed)
     for k, step in enumerate(record.steps):
         if is_over(env.ruleset, env.game):
@@ -546,6 +548,21 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
             raise RecordError(
                 f"{where}: the replay scored {env.score}, the record's end line says {record.final_score}"
             )
+
+
+def _check_env_ruleset(record: GameRecord | MatchRecord, rules) -> None:
+    """RecordError unless ``rules`` (the ruleset of an env given to a replay) is the record's."""
+    from jamb_env.rules import load_ruleset
+
+    try:
+        name = load_ruleset(record.ruleset).name
+    except (ValueError, OSError) as exc:  # RulesetError, a missing ruleset file
+        raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
+    if name != rules.name:
+        raise RecordError(
+            f"{record.source or 'the record'}: a game of {name}; the env given plays {rules.name} "
+            "(give an env of the record's ruleset, or none)"
+        )
 
 
 def replayed(record: GameRecord | MatchRecord) -> GameRecord | MatchRecord:
@@ -587,14 +604,17 @@ def replay_match(record: MatchRecord, env=None, into: MatchRecord | None = None)
     ``into``: as :func:`replay`).
 
     Raises:
-        RecordError: the env cannot be made, a step of another player than the one to
+        RecordError: the env cannot be made or plays another ruleset, a step of another player than the one to
             move, a step after the game's end, an illegal action, dice or scores that differ
             from the record, or an end line whose scores differ or whose game is not over
             (the message names the file and line when read from a file).
     """
     from jamb_env.rules import match as M
 
-    env = env if env is not None else match_env(record)
+    if env is None:
+        env = match_env(record)
+    else:
+        _check_env_ruleset(record, env.ruleset)
     env.reset(seed=record.seed)
     rules = env.ruleset
     for k, step in enumerate(record.steps):

@@ -53,8 +53,8 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
     the path written.
 
     Raises:
-        ValueError: a suffix other than .gif / .mp4, no frames, or ``fps`` not a positive
-            finite number.
+        ValueError: a suffix other than .gif / .mp4, no frames, a frame that is not a uint8
+            (H, W, 3) array of the first one's size, or ``fps`` not a positive finite number.
         MissingDependency: an .mp4 without moviepy.
         OSError: the file cannot be written.
     """
@@ -62,8 +62,7 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
     suffix = path.suffix.lower()
     if suffix not in VIDEO_SUFFIXES:
         raise ValueError(f"{path}: a video is .gif or .mp4, not {suffix or 'a name without a suffix'}")
-    if not frames:
-        raise ValueError("no frames to write")
+    frames = _checked_frames(frames)
     if not finite_number(fps) or fps <= 0:  # 0 was a ZeroDivisionError
         raise ValueError(f"fps must be a positive finite number of frames a second, got {fps!r}")
     if suffix == ".mp4" and not have_moviepy():
@@ -96,3 +95,34 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
             if not tmp.is_file():
                 raise OSError(f"the video writer made no file for {path}")
     return path
+
+
+def _checked_frames(frames) -> list:
+    """``frames`` as a list, each a uint8 (H, W, 3) array (H, W >= 1) of the first frame's
+    size; ValueError naming the first frame that is not (the writers would stretch a frame
+    of another size, or fail with their own TypeError on another dtype)."""
+    import numpy as np
+
+    if isinstance(frames, np.ndarray) or not isinstance(frames, (list, tuple)):
+        raise ValueError(f"frames must be a list of uint8 (H, W, 3) arrays, got {type(frames).__name__}")
+    if not frames:
+        raise ValueError("no frames to write")
+    shape = None
+    for k, frame in enumerate(frames):
+        if (
+            not isinstance(frame, np.ndarray)
+            or frame.dtype != np.uint8
+            or frame.ndim != 3
+            or frame.shape[2] != 3
+            or 0 in frame.shape
+        ):
+            what = f"{frame.dtype} {frame.shape}" if isinstance(frame, np.ndarray) else type(frame).__name__
+            raise ValueError(f"frame {k} is {what}; frames must be uint8 (H, W, 3) pictures (video_frames)")
+        if shape is None:
+            shape = frame.shape
+        elif frame.shape != shape:
+            raise ValueError(
+                f"frame {k} is {frame.shape[1]}x{frame.shape[0]}, frame 0 {shape[1]}x{shape[0]}; "
+                "frames must be of one size"
+            )
+    return list(frames)

@@ -426,6 +426,41 @@ def test_binds_loopback_by_default_and_refuses_other_hosts(lobby):
     assert client.get("/api/config", headers={"Host": "127.0.0.1:8000"}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "127.1",
+        "LOCALHOST",  # before: bound to 127.0.0.1 with no Host check (make_server compared spellings)
+        "0:0:0:0:0:0:0:1",  # before: bound to ::1 with no Host check, and jamb-web printed no note either
+        "::1",
+    ],
+)
+def test_a_server_bound_to_loopback_however_spelt_refuses_other_hosts(lobby, host):
+    """DNS rebinding: the Host check follows the address the socket is bound to, not how --host spells it."""
+    try:
+        server = make_server(host, 0, lobby)
+    except OSError as exc:
+        pytest.skip(f"cannot bind {host} here: {exc}")
+    try:
+        assert server.app.test_client().get("/api/config", headers={"Host": "evil.example"}).status_code == 400
+        assert server.loopback  # what jamb-web's "not loopback" note reads
+    finally:
+        server.server_close()
+
+
+def test_cli_refuses_a_records_folder_another_server_saves_in(tmp_path, capsys, monkeypatch):
+    """Two servers on one records folder each held a game in memory and saved over the other's moves."""
+    from agents.training.run_lock import hold_run_dir
+
+    served = []
+    monkeypatch.setattr(web_cli, "make_server", lambda *a, **k: served.append(a))
+    with hold_run_dir(tmp_path / "games"):  # the first server's hold (flock: per open file, so in-process too)
+        rc = web_cli.main(["--port", "0", "--records", str(tmp_path / "games")])
+    assert rc == 2 and not served  # before: it served
+    assert "is saving games there; one server per records folder" in capsys.readouterr().err
+
+
 def test_cli_refuses_bad_arguments(tmp_path, capsys):
     for argv in (
         ["--port", "70000"],

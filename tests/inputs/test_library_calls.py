@@ -91,6 +91,29 @@ def test_write_video_refuses_a_frame_rate_that_is_not_a_positive_number(tmp_path
     assert write_video(tmp_path / "v.gif", frames, 2).is_file()
 
 
+_PICTURE = np.zeros((8, 8, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        [_PICTURE, _PICTURE[:4]],  # before: written, PIL fitting the second picture into the first's size
+        [_PICTURE.astype(float)],  # before: PIL's TypeError 'Cannot handle this data type'
+        [_PICTURE[..., 0]],  # a grey picture, not (H, W, 3)
+        [np.zeros((0, 0, 3), dtype=np.uint8)],  # before: 'max() arg is an empty sequence'
+        _PICTURE,  # one array, not a list of them: before, NumPy's 'truth value of an array is ambiguous'
+        [[[[0, 0, 0]]]],  # nested lists
+    ],
+)
+def test_write_video_refuses_frames_that_are_not_pictures_of_one_size(tmp_path, frames):
+    pytest.importorskip("PIL")
+    from jamb_env.replay.video import write_video
+
+    with pytest.raises(ValueError, match=r"frames must be|frame \d+"):
+        write_video(tmp_path / "v.gif", frames, 2)
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize(
     "name, solved_for, plays",
     [

@@ -343,6 +343,22 @@ def test_the_library_replay_checks_a_solitaire_end_line():
         list(replay(cut))
 
 
+@pytest.mark.parametrize("env_ruleset", ["classic", "joly"])
+def test_replay_on_an_env_of_another_ruleset_says_so(recwarn, env_ruleset):
+    """replay(record, env): the env given plays the record's ruleset, or RecordError naming both
+    (before: each step on the other rules, an IllegalActionWarning, then 'the env rolled other dice
+    (another env version?)' or an illegal action)."""
+    env = JambEnv("classic_down")
+    rec = GameRecord(ruleset="classic_down", seed=7)
+    env.reset(seed=7)
+    for _ in range(3):
+        rec.play(env, int(env.action_masks().nonzero()[0][-1]))
+    with pytest.raises(RecordError, match=f"a game of classic_down; the env given plays {env_ruleset}"):
+        list(replay(rec, env=JambEnv(env_ruleset)))
+    assert not recwarn.list
+    assert len(list(replay(rec, env=JambEnv("classic_down")))) == 3
+
+
 def test_a_record_naming_a_missing_ruleset_file_is_a_record_error(tmp_path):
     rec = write_lines(tmp_path / "g.jsonl", header(ruleset=str(tmp_path / "gone.yaml")), {"type": "step", "action": 44})
     with pytest.raises(RecordError, match="gone.yaml"):

@@ -25,7 +25,6 @@ chooses model files, never a request or a saved game. Ctrl-C stops the server (e
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import signal
 import sys
 from pathlib import Path
@@ -57,15 +56,6 @@ def agent_spec(text: str) -> str:
     if spec.kind in ("search", "hybrid", "critic") and spec.path and not Path(spec.path).is_file():
         raise argparse.ArgumentTypeError(f"no file {spec.path}")
     return text
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,6 +97,28 @@ def main(argv: list[str] | None = None) -> int:
         check_output_folder(records)
     except OSError as exc:
         parser.error(f"--records {args.records}: {exc}")
+    from agents.training.config import ConfigError
+    from agents.training.run_lock import RunFolderBusy, hold_run_dir
+
+    try:
+        # one server per records folder: two would each hold a game in memory and save over the other's moves
+        with hold_run_dir(records):
+            return _serve(args, records)
+    except RunFolderBusy as exc:
+        who = f"process {exc.pid}" if exc.pid is not None else "another process"
+        print(
+            f"error: --records {records}: {who} (another jamb-web?) is saving games there; one server per records "
+            "folder (two would save over each other's moves): stop it, or give another --records",
+            file=sys.stderr,
+        )
+        return 2
+    except ConfigError as exc:  # its lock file is not a file
+        print(f"error: --records {records}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _serve(args, records: Path) -> int:
+    """Serve until Ctrl-C or SIGTERM (``main``, holding the records folder); the exit status."""
     try:
         server = make_server(args.host, args.port, Lobby(records, agents=args.agent, max_records=args.max_records))
     except OSError as exc:
@@ -116,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Jamb in the browser: http://{host}:{server.server_port}/  (records in {records}/; Ctrl-C stops)", flush=True
     )
-    if not is_loopback(args.host):
+    if not server.loopback:  # the address bound, however --host spells it
         print(f"note: bound to {args.host}, not loopback: anyone who reaches this address can play here", flush=True)
     arrived: list[int] = []
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import ipaddress
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -281,7 +282,8 @@ def make_server(
     """A threaded WSGI server (werkzeug's) of :func:`create_app` bound to ``host:port``
     (port 0: a free one; ``server.server_port`` says which), not yet serving: call
     ``serve_forever()`` (``shutdown()`` from another thread stops it). A host other than
-    loopback accepts any ``Host`` header. Each read of a request waits at most
+    loopback accepts any ``Host`` header (which it is, ``server.loopback``, follows the address
+    bound, not how ``host`` spells it). Each read of a request waits at most
     ``read_timeout`` seconds (default :data:`READ_TIMEOUT`); at most ``max_connections``
     (default :data:`MAX_CONNECTIONS`) are served at once. Raises OSError when the address
     is taken."""
@@ -319,16 +321,31 @@ def make_server(
             finally:
                 self.slots.release()
 
-    loopback = host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
-    trusted = tuple(dict.fromkeys([*LOOPBACK_HOSTS, host])) if loopback else None
-    app = create_app(lobby, trusted_hosts=trusted)
+    app = create_app(lobby, trusted_hosts=None)
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
-            return Server(host, port, app, handler=Handler)
+            server = Server(host, port, app, handler=Handler)
     except SystemExit:  # werkzeug prints why it cannot bind (an unknown host, a taken port) and exits 1
         why = " ".join(said.getvalue().split()) or "the address cannot be bound"
         raise OSError(why) from None
+    # the Host check follows the address bound, however --host spelt it ('LOCALHOST', '0:0:0:0:0:0:0:1', '127.1'):
+    # a loopback server answers only loopback names, so another site's page cannot reach it by DNS rebinding
+    server.loopback = is_loopback_address(server.socket.getsockname()[0])
+    if server.loopback:
+        app.config["TRUSTED_HOSTS"] = list(dict.fromkeys([*LOOPBACK_HOSTS, host.lower()]))
+    return server
+
+
+def is_loopback_address(address: str) -> bool:
+    """Whether the numeric ``address`` of a bound socket is loopback (``127.x.x.x``, ``::1``, or
+    ``::ffff:127.x.x.x``, IPv4 loopback mapped into IPv6); False for a name or another address."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
 _BUSY_BODY = b'{"error": "the server is busy: try again in a moment"}'
