@@ -206,3 +206,25 @@ def check_finished_sheet(rules, game) -> None:
         lower = sum(int(vals[r]) for r, row in enumerate(rules.rows) if r not in upper and row not in ("max", "min"))
         assert total == up + bonus + diff + lower
         assert (0 <= vals).all() and (vals <= rules.row_max).all()
+
+
+def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
+    """``agents.apps.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
+    main = importlib.import_module(f"agents.apps.cli.{module}").main
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def fake_train(calls):
+    """A stand-in for ``agents.training.train.train`` that records each config and writes a run folder."""
+
+    def train(cfg, run_dir=None, progress_bar=True, resume=False, imitation_games=None):
+        calls.append(cfg)
+        Path(run_dir).mkdir(parents=True)
+        (Path(run_dir) / "config.yaml").write_text("x")
+        return {"eval_score": 100.0 + len(calls), "wall_time_s": 0.0, "run_dir": str(run_dir)}
+
+    return train

@@ -16,7 +16,7 @@ import yaml
 from agents.apps.cli import web as web_cli
 from agents.training.config import CONFIGS_DIR
 from jamb_env import JambVecEnv
-from tests.helpers import needs_module
+from tests.helpers import fake_train, needs_module, run_main
 
 
 def play_main(monkeypatch, capsys, argv, lines):
@@ -29,28 +29,6 @@ def play_main(monkeypatch, capsys, argv, lines):
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ["evaluate", "play", "plot", "tune", "bench", "soak", "export"]
-
-
-def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
-    """``agents.apps.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
-    import importlib
-
-    main = importlib.import_module(f"agents.apps.cli.{module}").main
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().err
-
-
-def fake_train(calls):
-    def train(cfg, run_dir=None, progress_bar=True, resume=False, imitation_games=None):
-        calls.append(cfg)
-        Path(run_dir).mkdir(parents=True)
-        (Path(run_dir) / "config.yaml").write_text("x")
-        return {"eval_score": 100.0 + len(calls), "wall_time_s": 0.0, "run_dir": str(run_dir)}
-
-    return train
 
 
 def test_play_survives_markup_unicode_digits_and_bad_saves(monkeypatch, capsys, tmp_path):

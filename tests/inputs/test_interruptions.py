@@ -20,29 +20,7 @@ import pytest
 from agents.apps.cli import play
 from jamb_env import JambEnv
 from jamb_env.replay.records import GameRecord, read_matches, read_records, replay
-
-
-def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
-    """``agents.apps.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
-    import importlib
-
-    main = importlib.import_module(f"agents.apps.cli.{module}").main
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().err
-
-
-def fake_train(calls):
-    def train(cfg, run_dir=None, progress_bar=True, resume=False, imitation_games=None):
-        calls.append(cfg)
-        Path(run_dir).mkdir(parents=True)
-        (Path(run_dir) / "config.yaml").write_text("x")
-        return {"eval_score": 100.0 + len(calls), "wall_time_s": 0.0, "run_dir": str(run_dir)}
-
-    return train
-
+from tests.helpers import fake_train, run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 

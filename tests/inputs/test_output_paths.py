@@ -23,28 +23,7 @@ from agents.apps.terminal import MatchSession, PlaySession
 from agents.evaluation import solitaire as evaluation
 from agents.shipped import MODELS_DIR
 from jamb_env.replay.records import GameRecord, read_records
-
-
-def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
-    """``agents.apps.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
-    import importlib
-
-    main = importlib.import_module(f"agents.apps.cli.{module}").main
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().err
-
-
-def fake_train(calls):
-    def train(cfg, run_dir=None, progress_bar=True, resume=False, imitation_games=None):
-        calls.append(cfg)
-        Path(run_dir).mkdir(parents=True)
-        (Path(run_dir) / "config.yaml").write_text("x")
-        return {"eval_score": 100.0 + len(calls), "wall_time_s": 0.0, "run_dir": str(run_dir)}
-
-    return train
+from tests.helpers import fake_train, run_main
 
 
 def write_run(folder: Path) -> None:

@@ -24,19 +24,7 @@ from agents.apps.cli import play
 from agents.apps.web.server import Lobby, create_app
 from jamb_env import JambEnv
 from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, read_matches, read_records, replay
-from tests.helpers import needs_module
-
-
-def run_main(module: str, argv: list[str], capsys) -> tuple[int, str]:
-    """``agents.apps.cli.<module>.main(argv)``: (exit status, stderr), argparse errors included."""
-    import importlib
-
-    main = importlib.import_module(f"agents.apps.cli.{module}").main
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().err
+from tests.helpers import needs_module, run_main
 
 
 def finished_record_lines(seed: int = 3) -> list[str]:
