@@ -51,8 +51,41 @@ MATCH_FORMAT = 1
 MATCH_ENV = "jamb_multiplayer_v0"
 
 
+class _RecordLines:
+    """What a game and a match record share: their messages' places and their JSON lines."""
+
+    def where(self, k: int) -> str:
+        """``file:line: step k`` for messages (``step k`` for a record not read from a file)."""
+        if self.source is not None and k < len(self.step_lines):
+            return f"{self.source}:{self.step_lines[k]}: step {k}"
+        return f"step {k}"
+
+    def lines(self) -> Iterator[str]:
+        """The record's JSON lines: the header, a line a step, and the end line once the game is over."""
+        yield json.dumps(self.header())
+        for step in self.steps:
+            yield json.dumps({"type": "step", **step})
+        end = self.end()
+        if end is not None:
+            yield json.dumps({"type": "end", **end, "steps": len(self.steps)})
+
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines())
+
+    def write(self, path: str | Path, append: bool = False) -> None:
+        """Write the record to ``path`` (after the games already there with ``append``),
+        atomically: a failed write leaves the previous file intact."""
+        path = Path(path)
+        old = ""
+        if append and path.is_file():
+            old = path.read_text(encoding="utf-8")
+            if old and not old.endswith("\n"):
+                old += "\n"
+        write_text_file(path, old + self.text())
+
+
 @dataclass
-class GameRecord:
+class GameRecord(_RecordLines):
     ruleset: str
     seed: int
     player: str = "human"
@@ -61,12 +94,6 @@ class GameRecord:
     #: where the record was read from (file name, and each step's line), for messages
     source: str | None = field(default=None, repr=False, compare=False)
     step_lines: list[int] = field(default_factory=list, repr=False, compare=False)
-
-    def where(self, k: int) -> str:
-        """``file:line: step k`` for messages (``step k`` for a record not read from a file)."""
-        if self.source is not None and k < len(self.step_lines):
-            return f"{self.source}:{self.step_lines[k]}: step {k}"
-        return f"step {k}"
 
     def play(self, env, action: int):
         """Apply ``action`` to ``env``, append its step line, and return ``env.step``'s
@@ -102,30 +129,12 @@ class GameRecord:
             "player": self.player,
         }
 
-    def lines(self) -> Iterator[str]:
-        yield json.dumps(self.header())
-        for step in self.steps:
-            yield json.dumps({"type": "step", **step})
-        if self.final_score is not None:
-            yield json.dumps({"type": "end", "score": self.final_score, "steps": len(self.steps)})
-
-    def text(self) -> str:
-        return "".join(line + "\n" for line in self.lines())
-
-    def write(self, path: str | Path, append: bool = False) -> None:
-        """Write the record to ``path`` (after the games already there with ``append``),
-        atomically: a failed write leaves the previous file intact."""
-        path = Path(path)
-        old = ""
-        if append and path.is_file():
-            old = path.read_text(encoding="utf-8")
-            if old and not old.endswith("\n"):
-                old += "\n"
-        write_text_file(path, old + self.text())
+    def end(self) -> dict | None:
+        return None if self.final_score is None else {"score": self.final_score}
 
 
 @dataclass
-class MatchRecord:
+class MatchRecord(_RecordLines):
     """A multiplayer game (module docstring): the seats' names, the scoring, the steps."""
 
     ruleset: str
@@ -142,12 +151,6 @@ class MatchRecord:
     @property
     def num_players(self) -> int:
         return len(self.players)
-
-    def where(self, k: int) -> str:
-        """``file:line: step k`` for messages (``step k`` for a record not read from a file)."""
-        if self.source is not None and k < len(self.step_lines):
-            return f"{self.source}:{self.step_lines[k]}: step {k}"
-        return f"step {k}"
 
     def play(self, env, action: int) -> None:
         """Apply ``action`` (the player to move's) to ``env`` (a
@@ -193,15 +196,8 @@ class MatchRecord:
             "scoring": self.scoring,
         }
 
-    def lines(self) -> Iterator[str]:
-        yield json.dumps(self.header())
-        for step in self.steps:
-            yield json.dumps({"type": "step", **step})
-        if self.final_scores is not None:
-            yield json.dumps({"type": "end", "scores": list(self.final_scores), "steps": len(self.steps)})
-
-    text = GameRecord.text
-    write = GameRecord.write
+    def end(self) -> dict | None:
+        return None if self.final_scores is None else {"scores": list(self.final_scores)}
 
 
 def write_records(path: str | Path, records: Iterable[GameRecord | MatchRecord]) -> Path:
