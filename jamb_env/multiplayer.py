@@ -124,7 +124,9 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             and raw.agents
             and (raw.terminations.get(raw.agent_selection) or raw.truncations.get(raw.agent_selection))
         )
-        if not (action is None and dead):  # before AssertOutOfBounds (an AssertionError, an OverflowError past int64)
+        left = raw._match is not None and not raw.agents  # PettingZoo's warning: step() after the game
+        # the action checked before AssertOutOfBounds (an AssertionError, an OverflowError past int64)
+        if not (left or (action is None and dead)):
             action = doors.check_action(action, n)  # the int: AssertOutOfBounds refuses np.array([3]), raw_env not
             if not 0 <= action < n:
                 raw._illegal.refuse(f"{raw.agent_selection}: action {action} is outside the action space 0..{n - 1}")

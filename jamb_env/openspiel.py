@@ -381,7 +381,14 @@ class JambState(pyspiel.State):
         )
 
     def chance_outcomes(self):
-        """``[(outcome id, probability), ...]`` in ascending id order (module docstring)."""
+        """``[(outcome id, probability), ...]`` in ascending id order (module docstring).
+
+        Raises:
+            ValueError: not a chance node (a decision or terminal node has no outcomes).
+        """
+        if not self.is_chance_node():
+            node = "terminal" if self.is_terminal() else "decision"
+            raise ValueError(f"chance_outcomes() at a {node} node: only a chance node has outcomes")
         row = self._distribution()
         ids = np.flatnonzero(row)
         return list(zip(ids.tolist(), row[ids].tolist()))

@@ -384,10 +384,12 @@ def record_file_names(labels: Sequence[str]) -> dict[str, str]:
 
 def short_label(label: str) -> str:
     """A label for the legend: a checkpoint path shortened to its file name (keeping its ``hybrid:``,
-    ``rllib:`` or ``search:``)."""
+    ``rllib:`` or ``search:``), control characters escaped (:func:`~jamb_env.render.sheet.printable`)."""
+    from jamb_env.render.sheet import printable
+
     prefix = next((p for p in PATH_PREFIXES if label.startswith(p)), "")
     rest = label.removeprefix(prefix)
-    return prefix + (Path(rest).name if "/" in rest else rest)
+    return printable(prefix + (Path(rest).name if "/" in rest else rest))
 
 
 def plot_scores(results: dict[str, list[dict]], path: Path, ruleset: str) -> None:
@@ -423,5 +425,6 @@ def _draw_scores(ax, results: dict[str, list[dict]], ruleset: str) -> None:
         ax.hist(s, bins=bins, histtype="step", linewidth=1.5, label=f"{short_label(label)} (mean {s.mean():.0f})")
     ax.set_xlabel("final score (points)")
     ax.set_ylabel("games")
-    ax.set_title(f"Jamb {ruleset}: score distributions over {len(next(iter(scores.values())))} seeded games")
+    games = len(next(iter(scores.values())))
+    ax.set_title(f"Jamb {short_label(ruleset)}: score distributions over {games} seeded games")
     ax.legend(fontsize=8)

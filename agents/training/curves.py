@@ -167,7 +167,9 @@ def curves_figure(
     title: str | None = None,
     xlabel: str = X_AXES["steps"],
 ):
-    """The matplotlib figure of learning curves: a panel per ruleset; per group (``(ruleset,
+    """The matplotlib figure of learning curves: a panel per ruleset (every text from a run's
+    files through :func:`~jamb_env.render.sheet.printable`: a control character is drawn as an
+    escape, never written raw into an SVG); per group (``(ruleset,
     label)`` -> one ``(steps, values)`` curve per run) the mean over its runs at every step
     any of them logged, with their range shaded; a run counts only from its first to its
     last logged step (linear between them), never with values held past its ends; ``baselines`` (ruleset ->
@@ -196,7 +198,9 @@ def _curves_figure(plt, groups, baselines, tag, title, xlabel):
                 [np.where((steps >= s[0]) & (steps <= s[-1]), np.interp(steps, s, v), np.nan) for s, v in curves]
             )
             line = ax.plot(
-                steps, np.nanmean(ys, axis=0), label=f"{config} ({len(curves)} run{'s' if len(curves) > 1 else ''})"
+                steps,
+                np.nanmean(ys, axis=0),
+                label=f"{printable(config)} ({len(curves)} run{'s' if len(curves) > 1 else ''})",
             )[0]
             if len(curves) > 1:
                 ax.fill_between(steps, np.nanmin(ys, axis=0), np.nanmax(ys, axis=0), color=line.get_color(), alpha=0.2)
@@ -207,17 +211,17 @@ def _curves_figure(plt, groups, baselines, tag, title, xlabel):
                 linewidth=1,
                 color="0.5" if k % 2 else "0.2",
                 dashes=(2 + 2 * k, 2),
-                label=f"{name.replace('_expected', ' (exact)')}: {value:.1f}",
+                label=f"{printable(name).replace('_expected', ' (exact)')}: {value:.1f}",
             )
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(printable(xlabel))
         unit = tag_unit(tag)
-        ax.set_ylabel(f"{tag} ({unit})" if unit else tag)
-        ax.set_title(f"{ruleset}" if len(rulesets) > 1 or not title else title)
+        ax.set_ylabel(printable(f"{tag} ({unit})" if unit else tag))
+        ax.set_title(printable(ruleset) if len(rulesets) > 1 or not title else printable(title))
         ax.legend(fontsize=8, loc="lower right")
     if title and len(rulesets) > 1:
-        fig.suptitle(title)
+        fig.suptitle(printable(title))
     elif not title and len(rulesets) == 1:
-        axes[0][0].set_title(f"Jamb {rulesets[0]}: {tag}")
+        axes[0][0].set_title(printable(f"Jamb {rulesets[0]}: {tag}"))
     fig.tight_layout()
     return fig
 

@@ -125,10 +125,15 @@ def check_choice(name: str, value, choices) -> str:
     return value
 
 
+#: The largest ``reward_scale``: every reward and return stays finite, in float32 buffers too.
+MAX_REWARD_SCALE = 1e6
+
+
 def check_reward_scale(value) -> float:
-    """``reward_scale`` as a float: a positive finite number (ValueError otherwise)."""
-    if not finite_number(value) or value <= 0:
-        raise ValueError(f"reward_scale must be a positive finite number, got {value!r:.80}")
+    """``reward_scale`` as a float: a number in (0, :data:`MAX_REWARD_SCALE`] (ValueError
+    otherwise: 1e308 gave infinite rewards and NaN returns)."""
+    if not finite_number(value) or not 0 < value <= MAX_REWARD_SCALE:
+        raise ValueError(f"reward_scale must be a number in (0, {MAX_REWARD_SCALE:g}], got {value!r:.80}")
     return float(value)
 
 

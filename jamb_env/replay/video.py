@@ -16,6 +16,8 @@ from jamb_env.utils.files import atomic_path, check_output_file
 #: --video suffixes and what writes them
 VIDEO_SUFFIXES = {".gif": "Pillow", ".mp4": "moviepy"}
 MOVIEPY_MISSING = "writing an .mp4 needs moviepy: pip install -e '.[video]' or use a .gif"
+#: the most frames a second a .gif shows: its frame times are in hundredths of a second, 20 ms at the least
+GIF_MAX_FPS = 50
 
 
 class MissingDependency(Exception):
@@ -54,7 +56,8 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
 
     Raises:
         ValueError: a suffix other than .gif / .mp4, no frames, a frame that is not a uint8
-            (H, W, 3) array of the first one's size, or ``fps`` not a positive finite number.
+            (H, W, 3) array of the first one's size, ``fps`` not a positive finite number, or
+            over :data:`GIF_MAX_FPS` for a .gif.
         MissingDependency: an .mp4 without moviepy.
         OSError: the file cannot be written.
     """
@@ -65,6 +68,11 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
     frames = _checked_frames(frames)
     if not finite_number(fps) or fps <= 0:  # 0 was a ZeroDivisionError
         raise ValueError(f"fps must be a positive finite number of frames a second, got {fps!r}")
+    if suffix == ".gif" and fps > GIF_MAX_FPS:  # was silently clamped to 20 ms frames
+        raise ValueError(
+            f"a GIF shows at most {GIF_MAX_FPS} frames a second (its frame times are hundredths of a second, "
+            f"and browsers slow frames under 20 ms), got fps {fps!r}: write an .mp4 for more"
+        )
     if suffix == ".mp4" and not have_moviepy():
         raise MissingDependency(MOVIEPY_MISSING)
     with atomic_path(path, keep_suffix=True) as tmp:  # the writers choose the format by the suffix
@@ -77,7 +85,7 @@ def write_video(path: str | Path, frames: list, fps: float) -> Path:
             palette = Image.fromarray(np.concatenate(sample, axis=0)).quantize(256, method=Image.Quantize.FASTOCTREE)
             images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
             images[0].save(
-                tmp, format="GIF", save_all=True, append_images=images[1:], duration=max(20, round(1000 / fps)), loop=0
+                tmp, format="GIF", save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0
             )
         else:
             try:

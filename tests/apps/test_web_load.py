@@ -185,6 +185,52 @@ def test_the_records_folder_keeps_at_most_max_records_games(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == names
 
 
+def test_new_games_racing_for_the_last_place_never_overshoot_max_records(tmp_path):
+    """8 threads create games at once in a folder with room for 3: exactly 3 are saved, the
+    rest refused (503). Before: the room was made under a lock but the record saved after
+    it, so every racer saw the same free places and the folder overshot its cap."""
+    lobby = Lobby(tmp_path / "games", max_records=3)
+    client = create_app(lobby).test_client()
+    statuses, lock = [], threading.Lock()
+
+    def create(seed: int) -> None:
+        status = client.post("/api/games", json={"seed": seed}).status_code
+        with lock:
+            statuses.append(status)
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(8)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert sorted(statuses) == [201] * 3 + [503] * 5
+    assert len(list(lobby.records.glob("*.jsonl"))) == 3
+
+
+@pytest.mark.parametrize("where", ["seats file", "last record line"])
+def test_json_nested_past_pythons_stack_in_the_records_folder_is_no_error(tmp_path, where):
+    """A seats file, or the last line of a record, of 60,000 ``[`` (RecursionError in
+    json.loads): before, reopening the game, or every new game once the folder was full,
+    answered 500. Now the seats file reads as none and the record as unfinished."""
+    lobby = Lobby(tmp_path / "games", max_records=2)
+    client = create_app(lobby).test_client()
+    gid = client.post("/api/games", json={"seed": 1}).get_json()["id"]
+    if where == "seats file":
+        (lobby.records / f"{gid}.json").write_text("[" * 60_000)
+        lobby._tables.clear()  # out of memory: the next request reloads the game from its files
+        r = client.get(f"/api/games/{gid}")
+        assert r.status_code == 200 and r.get_json()["id"] == gid
+    else:
+        (lobby.records / f"{0:016x}.jsonl").write_text(finished_record(tmp_path) + "[" * 60_000 + "\n")
+        r = client.post("/api/games", json={"seed": 2})
+        assert r.status_code == 503 and "unfinished" in r.get_json()["error"]
+
+
 # ---------------------------------------------------------------------- what the Saved games list shows
 def forged(path, **change) -> None:
     """Rewrite record lines: ``change[k]`` a dict of fields for line ``k`` (0: the header, -1: the last)."""

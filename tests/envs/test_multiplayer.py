@@ -483,6 +483,32 @@ def test_random_opponents_replay_with_the_seed_and_junk_is_refused():
         multiplayer.SeatEnv(load("greedy", ruleset="classic")).step(0)
 
 
+def test_a_step_once_every_agent_has_left_is_pettingzoos_warning_or_raw_envs_error():
+    """After the game, the wrapped env (``env()``) warns as PettingZoo's order wrapper does,
+    whatever the action (before: ``step(None)`` was a ValueError about the action), and
+    ``raw_env`` says in one line that every agent has left."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    for make in (multiplayer.env, multiplayer.raw_env):
+        env = make(ruleset="classic_down")
+        env.reset(seed=0)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+        for action in (None, 0):
+            if make is multiplayer.raw_env:
+                with pytest.raises(RuntimeError, match="every agent has left; call reset"):
+                    env.step(action)
+                continue
+            EnvLogger.mqueue.clear()
+            EnvLogger.suppress_output()
+            try:
+                env.step(action)
+            finally:
+                EnvLogger.unsuppress_output()
+            assert any("after all agents are terminated" in m for m in EnvLogger.mqueue), EnvLogger.mqueue
+
+
 def test_the_aec_env_refuses_junk_clearly_and_hands_out_copies():
     env = multiplayer.raw_env(scoring="shared")
     with pytest.raises(RuntimeError, match="reset"):

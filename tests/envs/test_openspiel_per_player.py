@@ -49,6 +49,12 @@ def check(state):
         assert chance == [o for o, _ in state.chance_outcomes()] == state.legal_actions()
     else:
         assert chance == [] and not any(state.legal_actions_mask(-1))
+        try:  # before: the engine's message about a dice outcome, not the node's kind
+            state.chance_outcomes()
+        except ValueError as exc:
+            assert "only a chance node has outcomes" in str(exc), exc
+        else:
+            raise AssertionError("chance_outcomes() at a decision or terminal node was accepted")
     for bad in (players, -2, True, 1.5):
         for name in ("legal_actions", "legal_actions_mask") + PER_PLAYER:
             try:

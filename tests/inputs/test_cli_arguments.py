@@ -72,6 +72,7 @@ BAD_ARGUMENTS = [
     ("play", ["--seed", "-1"], "--seed"),
     ("play", ["--delay", "inf"], "--delay"),
     ("play", ["--width", "-5"], "--width"),
+    ("play", ["--watch", "random", "--video", "{tmp}/g.gif", "--fps", "60"], "a .gif shows at most 50 frames"),
     ("play", ["--log", "{file}/x.txt", "--watch", "random"], "{file} is a file, not a folder"),  # before the game
     ("evaluate", ["--out", "{file}/x"], "{file} is a file, not a folder"),
     ("evaluate", ["--records", "{file}"], "{file} is a file, not a folder"),

@@ -91,6 +91,22 @@ def test_write_video_refuses_a_frame_rate_that_is_not_a_positive_number(tmp_path
     assert write_video(tmp_path / "v.gif", frames, 2).is_file()
 
 
+def test_write_video_refuses_a_gif_faster_than_its_frame_times_show(tmp_path):
+    """A .gif's frame times are hundredths of a second, at least 20 ms in browsers: 60 fps was
+    written as 50 without a word (the --fps of jamb-play says so before the game too)."""
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    from jamb_env.replay.video import GIF_MAX_FPS, write_video
+
+    frames = [np.zeros((8, 8, 3), dtype=np.uint8), np.full((8, 8, 3), 255, dtype=np.uint8)]
+    with pytest.raises(ValueError, match=f"at most {GIF_MAX_FPS} frames a second"):
+        write_video(tmp_path / "v.gif", frames, GIF_MAX_FPS + 10)
+    assert not any(tmp_path.iterdir())
+    with Image.open(write_video(tmp_path / "v.gif", frames, GIF_MAX_FPS)) as gif:
+        assert gif.info["duration"] == 1000 / GIF_MAX_FPS
+
+
 _PICTURE = np.zeros((8, 8, 3), dtype=np.uint8)
 
 

@@ -48,7 +48,7 @@ ALL = ("JambEnv", "JambVecEnv", "JambVectorEnv", "raw_env", "SeatEnv", "SeatVecE
 #: option -> (the doors that take it, bad values)
 OPTIONS = {
     "illegal_action": (("JambEnv", "JambVecEnv", "JambVectorEnv", "SeatEnv", "SeatVecEnv"), ("ignore", None)),
-    "reward_scale": (ALL, (0, -1.0, float("nan"), "1", True)),
+    "reward_scale": (ALL, (0, -1.0, float("nan"), "1", True, 1e308)),  # 1e308: infinite rewards
     "render_mode": (("JambEnv", "JambVecEnv", "JambVectorEnv", "raw_env", "SeatEnv"), ("video", 1)),
     "mask_dtype": (("JambEnv", "JambVectorEnv"), ("uint8", "float32", 1, None)),
     "turn_features": (("JambEnv", "JambVecEnv", "JambVectorEnv"), ("yes", 1)),

@@ -170,3 +170,22 @@ def test_names_with_tex_markup_are_drawn_as_text(tmp_path):
     labels = {f"/models/{MARKUP}.zip": games, "greedy": games}  # a file name a glob matched
     plot_scores(labels, tmp_path / "scores.png", MARKUP)
     assert (tmp_path / "scores.png").stat().st_size > 0
+
+
+def test_names_with_control_characters_make_a_well_formed_svg(tmp_path):
+    """A config name, ruleset or baseline tag holding ESC or BEL (a run's files are data) is
+    drawn escaped: before, the raw character made the SVG malformed XML."""
+    import xml.etree.ElementTree as ET
+
+    from agents.evaluation.solitaire import plot_scores
+    from agents.training.curves import curves_figure, save_figure
+
+    curve = (np.array([0, 1, 2]), np.array([1.0, 2.0, 3.0]))
+    fig = curves_figure({(ESC, ESC): [curve]}, {ESC: {ESC: 5.0}}, ESC, ESC)
+    save_figure(fig, tmp_path / "curves.svg")
+    games = [{"score": s} for s in (100, 200, 300)]
+    plot_scores({f"/models/{ESC}.zip": games, "greedy": games}, tmp_path / "scores.svg", ESC)
+    for name in ("curves.svg", "scores.svg"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        ET.fromstring(text.encode("utf-8"))  # well-formed XML
+        assert "\x1b" not in text and "\x07" not in text, name

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agents.apps.cli import add_trust_model
 from agents.apps.session import HUMAN
-from jamb_env.replay.video import VIDEO_SUFFIXES
+from jamb_env.replay.video import GIF_MAX_FPS, VIDEO_SUFFIXES
 from jamb_env.utils.files import check_new_file, check_output_file, same_file
 
 #: the options each mode cannot use (None: an interactive game)
@@ -61,7 +61,9 @@ def make_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--video", help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)"
     )
-    parser.add_argument("--fps", type=float, default=None, help="--video frames (steps) a second, 0.1..60 (default 2)")
+    parser.add_argument(
+        "--fps", type=float, default=None, help="--video frames (steps) a second, 0.1..60 (50 for a .gif; default 2)"
+    )
     parser.add_argument(
         "--players",
         nargs="+",
@@ -171,6 +173,8 @@ def _check_values(parser, args) -> None:
             parser.error("--fps goes with --video")
         if not 0.1 <= args.fps <= 60:  # NaN fails too
             parser.error(f"--fps must be 0.1..60 frames a second, got {args.fps:g}")
+        if Path(args.video).suffix.lower() == ".gif" and args.fps > GIF_MAX_FPS:
+            parser.error(f"--fps {args.fps:g}: a .gif shows at most {GIF_MAX_FPS} frames a second (write an .mp4)")
     if args.video and Path(args.video).suffix.lower() not in VIDEO_SUFFIXES:
         parser.error(f"--video {args.video}: the name must end in .mp4 or .gif (it picks the format)")
 

@@ -72,7 +72,7 @@ def finished(path: Path) -> bool:
             f.seek(max(0, f.tell() - 4096))
             last = f.read().strip().rsplit(b"\n", 1)[-1]
         return json.loads(last).get("type") == "end"
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return False
 
 
@@ -142,20 +142,18 @@ class Lobby:
         """A new table from a ``POST /api/games`` body (agents/apps/web/server.py), saved,
         held while the block runs."""
         ruleset, seed, seats, scoring, coach = self._new_game(body)
-        path = None
+        table = Table(secrets.token_hex(8), ruleset, seed, seats, scoring=scoring, coach=coach, pool=self.pool)
         if self.records is not None:
-            with self._records_lock:
+            with self._records_lock:  # room made and the record saved at once: two new games never overshoot
                 self._make_room()
                 self.records.mkdir(parents=True, exist_ok=True)
                 while True:
-                    id = secrets.token_hex(8)
-                    path = self.records / f"{id}.jsonl"
-                    if id not in self._tables and not path.exists() and not path.is_symlink():
+                    table.id = secrets.token_hex(8)
+                    table.path = self.records / f"{table.id}.jsonl"
+                    if table.id not in self._tables and not table.path.exists() and not table.path.is_symlink():
                         break
-        else:
-            id = secrets.token_hex(8)
-        table = Table(id, ruleset, seed, seats, scoring=scoring, coach=coach, path=path, pool=self.pool)
-        table.save()
+                table.save()
+        id = table.id
         with self._lock:
             self._tables[id] = self._held(table)
         try:
@@ -280,7 +278,7 @@ class Lobby:
             return {}
         try:
             meta = json.loads(read_regular_bytes(path, 64 * 1024).decode("utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested past Python's stack
             return {}
         return meta if isinstance(meta, dict) else {}
 
