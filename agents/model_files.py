@@ -12,7 +12,7 @@ So every loader of this project (:func:`load_model`: ``agents.load``, ``jamb-eva
 self-play snapshots) reads ``data`` itself first and unpickles each ``:serialized:`` entry
 with an unpickler that builds only the types this project's own models hold
 (:data:`ALLOWED_GLOBALS`: numpy arrays and generators, Gymnasium spaces, SB3's schedule
-classes, sb3-contrib's maskable policy and buffer classes, a deque, a few torch
+classes and the zoo's linear schedule, sb3-contrib's maskable policy and buffer classes, a deque, a few torch
 activation and optimizer classes); anything else (a function pickled by value, any other
 module's global) refuses the file with :class:`UntrustedModelError` before anything is
 built. The entries are then handed to SB3 as ``custom_objects``, so SB3 unpickles nothing
@@ -72,6 +72,7 @@ ALLOWED_GLOBALS = frozenset(
         ("gymnasium.spaces.multi_binary", "MultiBinary"),
         ("gymnasium.spaces.dict", "Dict"),
         *(("stable_baselines3.common.utils", n) for n in ("FloatSchedule", "ConstantSchedule", "LinearSchedule")),
+        ("rl_zoo3.utils", "SimpleLinearSchedule"),  # the zoo's lin_<rate> (jamb-zoo's models)
         ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"),
         ("sb3_contrib.common.maskable.policies", "MaskableMultiInputActorCriticPolicy"),
         ("sb3_contrib.common.maskable.buffers", "MaskableRolloutBuffer"),
@@ -104,15 +105,24 @@ class UntrustedModelError(ValueError):
         )
 
 
-class _DataUnpickler(pickle.Unpickler):
-    """Builds only :data:`ALLOWED_GLOBALS` (any other global: :class:`UntrustedModelError`)."""
+#: What a VecNormalize statistics file holds beside :data:`ALLOWED_GLOBALS`.
+NORMALIZATION_GLOBALS = frozenset(
+    [
+        ("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize"),
+        ("stable_baselines3.common.running_mean_std", "RunningMeanStd"),
+    ]
+)
 
-    def __init__(self, data: bytes, path: Path, entry: str):
+
+class _DataUnpickler(pickle.Unpickler):
+    """Builds only :data:`ALLOWED_GLOBALS` and ``also`` (any other global: :class:`UntrustedModelError`)."""
+
+    def __init__(self, data: bytes, path: Path, entry: str, also: frozenset = frozenset()):
         super().__init__(io.BytesIO(data))
-        self.path, self.entry = path, entry
+        self.path, self.entry, self.also = path, entry, also
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in ALLOWED_GLOBALS:
+        if (module, name) not in ALLOWED_GLOBALS and (module, name) not in self.also:
             self.refuse(f"{module}.{name}"[:120])
         return super().find_class(module, name)
 
@@ -303,6 +313,27 @@ def normalizes_observations(model) -> bool:
         except (TypeError, ValueError):  # shapes that do not fit the space
             return True
     return False
+
+
+def check_normalization_file(path: str | Path) -> None:
+    """Read the VecNormalize statistics file ``path`` as data: an unpickler that builds only
+    :data:`ALLOWED_GLOBALS` and :data:`NORMALIZATION_GLOBALS` (what SB3 saves there).
+
+    Raises:
+        UntrustedModelError: it names another global (nothing of it was built).
+        ValueError: damaged. OSError: unreadable (InputFileError: not a regular file).
+    """
+    path = Path(path)
+    with open_model_file(path) as f:
+        raw = f.read(SMALL_FILE_BYTES + 1)
+    if len(raw) > SMALL_FILE_BYTES:
+        raise ValueError(f"{path}: larger than {SMALL_FILE_BYTES:,} bytes, not VecNormalize statistics")
+    try:
+        _DataUnpickler(raw, path, "pickle", NORMALIZATION_GLOBALS).load()
+    except UntrustedModelError:
+        raise
+    except Exception as exc:  # pickle raises assorted errors for damaged files
+        raise ValueError(f"{path} is not a VecNormalize file ({type(exc).__name__}: {str(exc)[:200]})") from exc
 
 
 def load_normalization(path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -229,6 +230,7 @@ class JambEnv(gym.Env):
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        doors.check_options(options)
         super().reset(seed=doors.check_seed(seed))
         g = self._engine.games
         g.stream[0] = core.roll_dice(self.np_random, self._stream_len)
@@ -427,6 +429,11 @@ class JambEnv(gym.Env):
             )
         self._engine.load_state(0, state.game, stream, int(state.position), int(state.score))
         self._started, self._done = True, bool(state.done)
+
+    def __copy__(self) -> JambEnv:
+        """A copy that plays on alone: ``copy.copy`` is ``copy.deepcopy`` (a shallow copy shared the
+        game's arrays but not its ``done`` flag, so the two envs' masks went wrong)."""
+        return copy.deepcopy(self)
 
     def observe(self) -> np.ndarray | dict[str, np.ndarray]:
         """The observation of the current state, as reset and step return it (new arrays):

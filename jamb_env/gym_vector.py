@@ -243,8 +243,7 @@ class JambVectorEnv(VectorEnv):
                 (N,) with a True. RuntimeError: a ``reset_mask`` before the first reset.
         """
         N = self.num_envs
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+        options = doors.check_options(options, ("reset_mask",))
         idx = self._arange
         if options and "reset_mask" in options:
             idx = np.flatnonzero(self._reset_mask(options["reset_mask"]))

@@ -227,6 +227,7 @@ class raw_env(AECEnv):
         (player 0's, player 1's, ...; one for a shared sheet) are drawn from it, so the
         same seed and actions give the same game, and a seat's dice do not depend on the
         other players' moves (swapping agents between seats keeps each seat's dice)."""
+        doors.check_options(options)
         seed = doors.check_seed(seed)
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
@@ -500,6 +501,7 @@ class SeatEnv(gymnasium.Env):
         return gained
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        doors.check_options(options)
         super().reset(seed=doors.check_seed(seed))
         self._broken = True  # until the opponents have made their first moves
         self.aec.reset(seed=int(self.np_random.integers(2**63)))

@@ -94,6 +94,7 @@ from jamb_env.rules import (
     is_over,
     layout,
     legal_mask,
+    list_rulesets,
     load_ruleset,
     new_game,
     outcome_distribution,
@@ -154,11 +155,20 @@ class _Context:
         return observation_size(self.rules, self.players, self.scoring)
 
 
+#: Characters OpenSpiel's game string ``python_jamb(ruleset=...,players=...)`` gives a meaning, unquoted.
+GAME_STRING_SPECIALS = ("(", ")", ",", "=")
+
+
 @cache
 def _context(ruleset: str, players: int, scoring: str) -> _Context:
     """The shared context of the game with these parameters (checked)."""
     if not isinstance(ruleset, str) or not ruleset:
         raise ValueError(f"ruleset must be a preset name or a rules YAML path, got {ruleset!r}")
+    if any(ch in ruleset for ch in GAME_STRING_SPECIALS):  # str(game) could not be read back: no saved states
+        raise ValueError(
+            f"ruleset {ruleset[:80]!r}: OpenSpiel's game string cannot hold {' '.join(GAME_STRING_SPECIALS)} "
+            "(states would not load back); rename or move the rules file"
+        )
     rules = load_ruleset(ruleset)  # RulesetError naming the presets / FileNotFoundError
     if isinstance(players, bool) or not isinstance(players, int) or not 1 <= players <= M.MAX_PLAYERS:
         raise ValueError(f"players must be 1 (solitaire) or {M.MIN_PLAYERS}..{M.MAX_PLAYERS}, got {players!r}")
@@ -529,16 +539,19 @@ def _is_decimal(text: str) -> bool:
     return digits.isascii() and digits.isdigit() and len(digits) <= 10 and -(2**31) <= int(text) < 2**31
 
 
-def load_state(text: str) -> tuple[JambGame, JambState]:
+def load_state(text: str, rules_files: bool = False) -> tuple[JambGame, JambState]:
     """``(game, state)`` from the text of ``pyspiel.serialize_game_and_state(game, state)``
     of a ``python_jamb`` game, with no pickle read (:meth:`JambGame.deserialize_state`):
     the safe twin of ``pyspiel.deserialize_game_and_state``, which unpickles the state's
     ``__dict__=`` line (module docstring).
 
+    ``rules_files``: whether the game may name a rules YAML file; by default a text from
+    elsewhere plays a preset only, so it never has a file of its choosing read.
+
     Raises:
-        ValueError: not such a text, another game than ``python_jamb``, or a state that
-            cannot be replayed (the message says why). RulesetError, FileNotFoundError: the
-            game's ruleset, as :class:`JambGame`.
+        ValueError: not such a text, another game than ``python_jamb``, a rules file without
+            ``rules_files``, or a state that cannot be replayed (the message says why).
+            RulesetError, FileNotFoundError: the game's ruleset, as :class:`JambGame`.
     """
     if not isinstance(text, str):
         raise ValueError(f"a serialized game and state is a str, got {type(text).__name__}")
@@ -553,6 +566,12 @@ def load_state(text: str) -> tuple[JambGame, JambState]:
     if not (game_string == GAME_NAME or game_string.startswith(GAME_NAME + "(")):
         raise ValueError(f"load_state reads {GAME_NAME} games, got the game {game_string[:80]!r}")
     try:
+        ruleset = pyspiel.game_parameters_from_string(game_string).get("ruleset", DEFAULTS["ruleset"])
+        if not rules_files and ruleset not in list_rulesets():
+            raise ValueError(
+                f"the game names the rules file {str(ruleset)[:80]!r}: load_state reads presets only "
+                "(load_state(text, rules_files=True) for a text you trust)"
+            )
         game = pyspiel.load_game(game_string)
     except pyspiel.SpielError as exc:
         raise ValueError(f"the game {game_string[:80]!r}: {exc}") from None

@@ -262,7 +262,7 @@ def read_any(path: str | Path, limits: RecordLimits | None = None) -> list[GameR
 def _match_header(path, n: int, item: dict) -> MatchRecord:
     from jamb_env.rules.match import MAX_PLAYERS, MIN_PLAYERS, SCORING_MODES
 
-    if item.get("format") != MATCH_FORMAT:
+    if type(item.get("format")) is not int or item["format"] != MATCH_FORMAT:
         raise RecordError(
             f"{path}:{n}: match record format {_short(item.get('format'))}; this version reads {MATCH_FORMAT}"
         )
@@ -444,7 +444,7 @@ def _header(path: Path, n: int, item: dict, kind: str, kinds: tuple[str, ...], c
         raise RecordError(f"{path}:{n}: more than {limits.max_games:,} games in one file")
     if kind == "match":
         return _match_header(path, n, item)
-    if item.get("format") != FORMAT:
+    if type(item.get("format")) is not int or item["format"] != FORMAT:
         raise RecordError(f"{path}:{n}: record format {_short(item.get('format'))}; this version reads {FORMAT}")
     seed, ruleset = item.get("seed"), item.get("ruleset")
     if type(seed) is not int or seed < 0 or not isinstance(ruleset, str):
@@ -509,6 +509,7 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
     if isinstance(record, MatchRecord):
         yield from replay_match(record, env, into)
         return
+    from jamb_env.engine.doors import describe_illegal
     from jamb_env.env import JambEnv
     from jamb_env.rules import is_over
 
@@ -531,9 +532,12 @@ def replay(record: GameRecord | MatchRecord, env=None, into: GameRecord | MatchR
             raise RecordError(
                 f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
             )
+        what = describe_illegal(env.ruleset, env.game, step["action"])  # whatever the env's illegal_action
+        if what is not None:
+            raise RecordError(f"{record.where(k)}: {what}")
         try:
             into.play(env, step["action"]) if into is not None else env.step(step["action"])
-        except ValueError as exc:  # IllegalActionError, or an action outside the action space
+        except ValueError as exc:  # an action the env refuses otherwise
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         yield env, step
     if record.final_score is not None:  # the end line must be what the steps replay to
@@ -605,6 +609,7 @@ def replay_match(record: MatchRecord, env=None, into: MatchRecord | None = None)
             from the record, or an end line whose scores differ or whose game is not over
             (the message names the file and line when read from a file).
     """
+    from jamb_env.engine.doors import describe_illegal
     from jamb_env.rules import match as M
 
     if env is None:
@@ -631,9 +636,12 @@ def replay_match(record: MatchRecord, env=None, into: MatchRecord | None = None)
             raise RecordError(
                 f"{record.where(k)}: the record has dice {step['dice']}, the env rolled {dice} (another env version?)"
             )
+        what = describe_illegal(rules, st, step["action"])  # whatever the env's illegal_action
+        if what is not None:
+            raise RecordError(f"{record.where(k)}: {what}")
         try:
             into.play(env, step["action"]) if into is not None else env.step(step["action"])
-        except ValueError as exc:  # IllegalActionError, or an action outside the action space
+        except ValueError as exc:  # an action the env refuses otherwise
             raise RecordError(f"{record.where(k)}: {exc}") from exc
         scores = [int(x) for x in M.scores(rules, env.match)]
         if "scores" in step and step["scores"] != scores:

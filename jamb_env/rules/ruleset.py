@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +119,29 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
     return rules
 
 
-@cache
+#: path -> (the files of its ``extends`` chain, their modification times, the ruleset)
+_LOADED: dict[Path, tuple[tuple[Path, ...], tuple[int, ...], Ruleset]] = {}
+
+
+def _stamps(files: tuple[Path, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(p.stat().st_mtime_ns for p in files)
+    except OSError:  # a file of the chain gone: read the chain again
+        return None
+
+
 def _load_path(path: Path, stamp: int) -> Ruleset:
-    """Cached per file and modification time: an edited file is read again."""
-    return Ruleset._build(**read_fields(read_merged(path), path))
+    """Cached per file while no file of its ``extends`` chain changes: an edited file, or
+    an edited file it extends, is read again."""
+    cached = _LOADED.get(path)
+    if cached is not None and cached[1][0] == stamp and _stamps(cached[0]) == cached[1]:
+        return cached[2]
+    files: list[Path] = []
+    rules = Ruleset._build(**read_fields(read_merged(path, files=files), path))
+    stamps = _stamps(tuple(files))
+    if stamps is not None:
+        _LOADED[path] = (tuple(files), stamps, rules)
+    return rules
 
 
 @dataclass(frozen=True, eq=False)

@@ -70,6 +70,8 @@ def preset_names() -> list[str]:
 
 #: Most files in an ``extends:`` chain (the file itself included).
 MAX_EXTENDS = 32
+#: The longest ``name`` and ``title`` of a rules file (characters).
+MAX_NAME, MAX_TITLE = 64, 200
 
 
 def _read_yaml(path: Path) -> dict:
@@ -86,11 +88,11 @@ def _deep_merge(base: dict, over: Mapping) -> dict:
     return out
 
 
-def read_merged(path: Path, chain: tuple[Path, ...] = ()) -> dict:
+def read_merged(path: Path, chain: tuple[Path, ...] = (), files: list[Path] | None = None) -> dict:
     """``path``'s mapping merged over those of the files it extends (``chain``: the files
-    that led here, each extending the next). A file that extends another names itself,
-    with a name other than its base's (a ruleset is called by its name in runs, records
-    and tables).
+    that led here, each extending the next; ``files``: a list each file read is appended
+    to). A file that extends another names itself, with a name other than its base's (a
+    ruleset is called by its name in runs, records and tables).
 
     Raises:
         RulesetError: a file that cannot be read (:func:`read_yaml_mapping`), a bad,
@@ -104,6 +106,8 @@ def read_merged(path: Path, chain: tuple[Path, ...] = ()) -> dict:
             f"{chain[-1]} -> {path}); allowed: at most {MAX_EXTENDS} files, the file itself included"
         )
     data = _read_yaml(path)
+    if files is not None:
+        files.append(path)
     parent = data.get("extends")
     if parent is None:
         return data
@@ -118,7 +122,7 @@ def read_merged(path: Path, chain: tuple[Path, ...] = ()) -> dict:
         raise RulesetError(
             f"{path}: key 'name': missing (required: a ruleset that extends {parent!r} takes a name of its own)"
         )
-    base = read_merged(parent_path, chain + (path,))
+    base = read_merged(parent_path, chain + (path,), files)
     if data["name"] == base.get("name"):
         raise RulesetError(
             f"{path}: key 'name': {data['name']!r} is the name of the ruleset it extends; "
@@ -203,7 +207,15 @@ def _read_header(data: Mapping[str, Any], check: _Check) -> str:
     if not isinstance(name, str) or not name:
         raise check.fail("name", f"expected a non-empty string, got {name!r}")
     _check_printable(check, "name", name)
+    _check_length(check, "name", name, MAX_NAME)
     return name
+
+
+def _check_length(check: _Check, key: str, text: str, limit: int) -> None:
+    """Refuse a text longer than ``limit`` characters: names and titles size the pictures,
+    pages and file names that show them (a 20,000-character name made a 330 MiB frame)."""
+    if len(text) > limit:
+        raise check.fail(key, f"{len(text):,} characters; allowed: at most {limit}")
 
 
 def _check_printable(check: _Check, key: str, text: str, newlines: bool = False) -> None:
@@ -321,6 +333,7 @@ def _read_title_and_source(data: Mapping[str, Any], name: str, check: _Check) ->
     if not isinstance(title, str) or not isinstance(source, str):
         raise check.fail("title" if not isinstance(title, str) else "source", "expected a string")
     _check_printable(check, "title", title)
+    _check_length(check, "title", title, MAX_TITLE)
     _check_printable(check, "source", source, newlines=True)
     return title, source
 

@@ -317,10 +317,32 @@ def check_output_file(path: str | Path) -> Path:
     """
     path = Path(path)
     target = output_target(path)
+    _check_name_length(path)
     check_output_folder(path.parent, for_file=path)
     if target.parent != Path(os.path.abspath(path.parent)):  # a link: the temporary file goes beside its target
+        _check_name_length(target)
         check_output_folder(target.parent, for_file=path)
     return path
+
+
+#: Bytes a temporary file's name adds to its file's (``.``, :data:`TEMP_MARK`, 8 hex digits, a kept suffix).
+_TEMP_NAME_EXTRA = 1 + len(TEMP_MARK) + 8 + 8
+
+
+def _check_name_length(path: Path) -> None:
+    """OutputPathError for a file name too long for its folder's file system together with
+    its temporary file's (checked before the work, not found when the result is written)."""
+    folder = next((p for p in (path.parent, *path.parent.parents) if p.is_dir()), Path("."))
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    limit = name_max - _TEMP_NAME_EXTRA
+    if len(os.fsencode(path.name)) > limit:
+        raise OutputPathError(
+            f"{path.name[:40]!r}...: the file name is {len(os.fsencode(path.name))} bytes, "
+            f"longer than the {limit} this folder's file system allows (with the temporary file's name)"
+        )
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:

@@ -183,6 +183,8 @@ def test_new_game_fields_are_checked(client, lobby):
             "seats": [{"human": "a"}, {"human": "b"}],
             "scoring": "shared",
         },  # the engine refuses jokers on one sheet
+        {"ruleset": "joly", "seats": [{"agent": "ppo"}]},  # the shipped models play other rulesets
+        {"ruleset": "joly", "coach": "ppo"},  # was accepted, then every hint failed
     ]
     for body in bad:
         r = client.post("/api/games", json=body)

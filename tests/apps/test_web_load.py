@@ -212,6 +212,19 @@ def test_new_games_racing_for_the_last_place_never_overshoot_max_records(tmp_pat
     assert len(list(lobby.records.glob("*.jsonl"))) == 3
 
 
+def test_a_records_folder_replaced_by_a_file_is_a_503_not_a_traceback(tmp_path):
+    lobby = Lobby(tmp_path / "games")
+    client = create_app(lobby).test_client()
+    assert client.post("/api/games", json={"seed": 1}).status_code == 201
+    for p in lobby.records.iterdir():
+        p.unlink()
+    lobby.records.rmdir()
+    lobby.records.write_text("not a folder")  # gone while the server runs, a file in its place
+    r = client.post("/api/games", json={"seed": 2})
+    assert r.status_code == 503 and "records folder cannot be used" in r.get_json()["error"]
+    assert lobby.records.read_text() == "not a folder"
+
+
 @pytest.mark.parametrize("where", ["seats file", "last record line"])
 def test_json_nested_past_pythons_stack_in_the_records_folder_is_no_error(tmp_path, where):
     """A seats file, or the last line of a record, of 60,000 ``[`` (RecursionError in

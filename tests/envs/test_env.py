@@ -95,3 +95,19 @@ def test_reward_scale():
         _, r, done, _, info = b.step(act)
         rb += r
     assert rb == info["score"] and np.isclose(ra, rb * 0.01)
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+def test_a_copied_env_plays_on_alone(how):
+    """Before: ``copy.copy`` shared the game's arrays but not the ``done`` flag; once the copy
+    had finished, the original handed out an all-False mask mid-game."""
+    import copy
+
+    env = JambEnv("classic_down")
+    env.reset(seed=3)
+    twin = getattr(copy, how)(env)
+    before = env.observe().copy()
+    done = False
+    while not done:
+        _, _, done, _, _ = twin.step(int(twin.action_masks().argmax()))
+    assert np.array_equal(env.observe(), before) and env.action_masks().any()

@@ -72,9 +72,11 @@ BAD_ARGUMENTS = [
     ("play", ["--seed", "-1"], "--seed"),
     ("play", ["--delay", "inf"], "--delay"),
     ("play", ["--width", "-5"], "--width"),
+    ("play", ["--watch", "random", "--record", "{file}"], "--record {file}: the file exists"),  # was replaced
     ("play", ["--watch", "random", "--video", "{tmp}/g.gif", "--fps", "60"], "a .gif shows at most 50 frames"),
     ("play", ["--log", "{file}/x.txt", "--watch", "random"], "{file} is a file, not a folder"),  # before the game
     ("evaluate", ["--out", "{file}/x"], "{file} is a file, not a folder"),
+    ("evaluate", ["--out", "{tmp}/" + "x" * 300], "the file name is 304 bytes"),  # was found after every game
     ("evaluate", ["--records", "{file}"], "{file} is a file, not a folder"),
     ("evaluate", ["--agents", "random", "random"], "named twice"),
     ("evaluate", ["--agents", "{tmp}/nothing*.zip"], "no checkpoint matches"),

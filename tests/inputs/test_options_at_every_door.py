@@ -70,3 +70,22 @@ def test_a_bad_option_is_a_value_error_naming_it(door, option, bad):
 def test_an_unknown_ruleset_is_a_ruleset_error(door):
     with pytest.raises(RulesetError, match="unknown ruleset 'nope'"):
         make(door, ruleset="nope")
+
+
+#: door -> the reset options it takes
+RESET_OPTIONS = {"JambEnv": (), "JambVectorEnv": ("reset_mask",), "raw_env": (), "SeatEnv": ()}
+#: (bad options, what the error says)
+BAD_RESET_OPTIONS = [([1], "options must be a dict or None"), ({"reset_maks": None}, "unknown reset option")]
+
+
+@pytest.mark.parametrize("door", RESET_OPTIONS)
+@pytest.mark.parametrize("options, message", BAD_RESET_OPTIONS, ids=["a list", "a typo"])
+def test_reset_refuses_options_it_does_not_take(door, options, message):
+    """Before: a typo (``reset_maks``) reset every game of the vector env, and the other
+    doors ignored any options, a list included."""
+    env = make(door, ruleset=PRESET)
+    with pytest.raises(ValueError, match=message) as caught:
+        env.reset(seed=0, options=options)
+    assert "\n" not in str(caught.value)
+    env.reset(seed=0, options={})
+    env.reset(seed=0, options=None)

@@ -356,15 +356,18 @@ def test_plot_bad_input_and_atomic_write(monkeypatch, capsys, tmp_path):
 def test_export_bad_paths(capsys, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
+    (tmp_path / "notes.zip").write_text("the user's own notes")
     for argv, message in (
         ([str(tmp_path / "none.zip"), str(tmp_path / "o.zip")], "no model file"),
         ([str(tmp_path), str(tmp_path / "o.zip")], "is a folder, not a model file"),
         ([str(blocker), str(tmp_path)], "is a folder; give the file name of the copy"),
         ([str(blocker), str(blocker / "o.zip")], f"{blocker} is a file, not a folder"),
         ([str(blocker), str(tmp_path / "o.zip")], "not a MaskablePPO model file"),
+        ([str(MODELS_DIR / "classic.zip"), str(tmp_path / "notes")], "notes.zip exists and is not a model file"),
     ):
         code, err = run_main("export", argv, capsys)
         assert code == 2 and message in err, (argv, err)
+    assert (tmp_path / "notes.zip").read_text() == "the user's own notes"  # .zip added: never another file replaced
     assert not (tmp_path / "o.zip").exists() and not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 import os
 import pickle
@@ -230,6 +231,13 @@ def test_records_reject_bad_types(tmp_path):
     )
     with pytest.raises(RecordError, match="integer action"):
         read_records(bad)
+    for kind, fmt in itertools.product(("game", "match"), (True, 1.0, "1")):  # was read as format 1
+        head = {"type": kind, "format": fmt, "ruleset": "classic", "seed": 1}
+        if kind == "match":
+            head.update(players=["a", "b"], scoring="separate")
+        bad.write_text(json.dumps(head) + "\n")
+        with pytest.raises(RecordError, match="record format"):
+            read_any(bad)
 
 
 @pytest.mark.parametrize(
@@ -329,6 +337,12 @@ def test_the_library_replay_checks_a_solitaire_end_line():
     cut = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=rec.steps[:-1], final_score=rec.final_score)
     with pytest.raises(RecordError, match="stop before the game's end"):
         list(replay(cut))
+    first_write = next(k for k, s in enumerate(rec.steps) if s["text"].startswith("write"))
+    again = dict(rec.steps[first_write + 1], action=rec.steps[first_write]["action"])  # that cell once more
+    illegal = GameRecord(ruleset=rec.ruleset, seed=rec.seed, steps=[*rec.steps[: first_write + 1], again])
+    for env in (None, JambEnv("classic_down"), JambEnv("classic_down", illegal_action="terminate")):
+        with pytest.raises(RecordError, match="step .*: illegal action .* is already written"):  # the env's policy
+            list(replay(illegal, env))  # aside: before, "terminate" ended the env and the replay went on
 
 
 @pytest.mark.parametrize("env_ruleset", ["classic", "joly"])
@@ -464,7 +478,9 @@ def test_a_name_with_a_lone_surrogate_is_refused_so_every_saved_game_reloads(cli
 
 @needs_links
 @needs_flask
-def test_a_linked_record_is_no_game_and_its_target_is_neither_served_nor_written(client, lobby, tmp_path):
+@pytest.mark.parametrize("link_kind", ["symbolic", "hard"])  # a hard link was served: a second name, no link bit
+def test_a_linked_record_is_no_game_and_its_target_is_neither_served_nor_written(client, lobby, tmp_path, link_kind):
+    make_link = os.symlink if link_kind == "symbolic" else os.link
     gid = client.post("/api/games", json={"seed": 1}).get_json()["id"]
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -472,10 +488,10 @@ def test_a_linked_record_is_no_game_and_its_target_is_neither_served_nor_written
     victim.write_bytes((lobby.records / f"{gid}.jsonl").read_bytes())
     before = victim.read_bytes()
     link = "0123456789abcdef"
-    os.symlink(victim, lobby.records / f"{link}.jsonl")
+    make_link(victim, lobby.records / f"{link}.jsonl")
     secret = outside / "secret.txt"
     secret.write_text("secret\n")
-    os.symlink(secret, lobby.records / "1111111111111111.jsonl")
+    make_link(secret, lobby.records / "1111111111111111.jsonl")
     assert client.get("/records/1111111111111111.jsonl").status_code == 404
     assert client.get(f"/records/{link}.jsonl").status_code == 404
     assert client.get(f"/api/games/{link}").status_code == 404

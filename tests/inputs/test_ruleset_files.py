@@ -10,6 +10,7 @@ tests/test_hostile_configs.py.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import gymnasium as gym
@@ -92,6 +93,8 @@ BAD_FILES = {
     "2 last rolls": ({"r.yaml": changed(options={"last_turn_rolls": 2})}, "options.last_turn_rolls", "out of range"),
     "jokers as text": ({"r.yaml": changed(options={"jokers": "yes"})}, "options.jokers", "true or false"),
     "a control character in the name": ({"r.yaml": changed(name="a\x1b[31m")}, "name", "control character"),
+    "a name of 20,000 characters": ({"r.yaml": changed(name="x" * 20_000)}, "name", "at most 64"),  # 330 MiB frames
+    "a title of 1,000 characters": ({"r.yaml": changed(title="x" * 1000)}, "title", "at most 200"),
     # extends
     "extends a preset that is not one": (
         {"r.yaml": {"schema_version": 1, "name": "x", "extends": "nothing"}},
@@ -245,3 +248,15 @@ def test_a_ruleset_extending_a_hostile_file_names_that_file(tmp_path):
     (tmp_path / "child.yaml").write_text("extends: deep.yaml\nname: child\n")
     with pytest.raises(RulesetError, match=r"deep.yaml: nested more than 64 levels deep"):
         load_ruleset(tmp_path / "child.yaml")
+
+
+def test_an_edit_of_the_file_a_ruleset_extends_is_seen_by_the_next_load(tmp_path):
+    """Before: the cache was keyed on the file's own modification time, so a process kept the
+    old rules of the file it extends (every new env too)."""
+    base = write_files(tmp_path, {"base.yaml": changed(name="base", rolls=3)})
+    child = write_files(tmp_path, {"child.yaml": {"schema_version": 1, "name": "child", "extends": str(base)}})
+    assert load_ruleset(child).rolls == 3
+    base.write_text(yaml.safe_dump(changed(name="base", rolls=2)))
+    os.utime(base, ns=(base.stat().st_atime_ns, base.stat().st_mtime_ns + 10**9))  # a later time, however coarse
+    assert load_ruleset(child).rolls == 2
+    assert load_ruleset(child) is load_ruleset(child)  # unchanged: the one cached ruleset

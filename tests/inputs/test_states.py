@@ -121,6 +121,24 @@ def test_a_forged_openspiel_state_string_runs_no_code(tmp_path):
         )
 
 
+def test_load_state_reads_no_rules_file_a_text_names_unless_asked_and_game_strings_read_back(tmp_path):
+    """A serialized game naming a rules file (``/etc/passwd``, a file of secrets) is refused
+    unread by default; a rules path OpenSpiel's game string cannot hold (``,`` ``=`` ``(``
+    ``)``: its states would never load back) is refused when the game is made."""
+    pyspiel = pytest.importorskip("pyspiel")
+    from jamb_env.openspiel import load_state
+
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("api_token: hunter2\n")
+    text = "\n".join(["[Meta]", "Version: 1", "", "[Game]", f"python_jamb(ruleset={secret})", "[State]", ""])
+    with pytest.raises(ValueError, match="load_state reads presets only") as caught:
+        load_state(text)
+    assert "api_token" not in str(caught.value)
+    for name in ("a,b.yaml", "a=b.yaml", "a(b).yaml"):
+        with pytest.raises(ValueError, match="game string cannot hold"):
+            pyspiel.load_game("python_jamb", {"ruleset": str(tmp_path / name)})
+
+
 @pytest.mark.parametrize("players, outcome", [(1, -1), (1, 10_000), (2, 7), (2, -3)])
 def test_a_chance_outcome_out_of_range_has_no_name(players, outcome):
     pyspiel = pytest.importorskip("pyspiel")

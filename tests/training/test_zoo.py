@@ -317,6 +317,105 @@ def test_jamb_zoo_refuses_an_unknown_command(capsys):
     assert exc.value.code == 2 and "invalid choice: 'fly'" in capsys.readouterr().err
 
 
+# ---------------------------------------------------------------- the zoo's files are data
+#: (key, value, read as data) of one env's hyper-parameters
+HYPERPARAMS = [
+    ("policy_kwargs", "dict(net_arch=[256, 256])", True),
+    ("policy_kwargs", "dict(activation_fn=nn.ReLU, net_arch=dict(pi=[64], vf=[64]), ortho_init=False)", True),
+    ("normalize", "dict(norm_obs=False, norm_reward=True, clip_reward=-1.5)", True),
+    ("env_wrapper", "jamb_env.wrappers.MaskInObservation", True),
+    ("callback", [{"stable_baselines3.common.callbacks.StopTrainingOnMaxEpisodes": {"max_episodes": 5}}], True),
+    ("policy", "MultiInputPolicy", True),
+    ("policy_kwargs", "__import__('os').system('touch pwned')", False),
+    ("policy_kwargs", "dict(net_arch=open('/etc/passwd').read())", False),
+    ("normalize", "dict(a=[x for x in ()])", False),
+    ("monitor_kwargs", "dict(**globals())", False),
+    ("policy_kwargs", "dict(activation_fn=nn.Module)", False),
+    ("policy_kwargs", "nn.ReLU.__subclasses__()", False),
+    ("replay_buffer_kwargs", "dict(x=1", False),
+    ("env_wrapper", "os.system", False),
+    ("vec_env_wrapper", ["subprocess.Popen"], False),
+    ("callback", {"subprocess.run": {"args": ["touch", "pwned"]}}, False),
+    ("policy", "builtins.exec", False),
+]
+
+
+@pytest.mark.parametrize("key, value, data", HYPERPARAMS)
+def test_a_zoo_setting_is_read_as_data_or_refused(key, value, data):
+    from agents.training.zoo_files import check_hyperparams
+
+    if data:
+        check_hyperparams({key: value}, "conf.yml")
+    else:
+        with pytest.raises(ValueError, match=f"conf.yml: {key}: .*(--trust-files|not Python)"):
+            check_hyperparams({key: value}, "conf.yml")
+
+
+@pytest.mark.parametrize("config", ["ppo_mask.yml", "ppo.yml"])
+def test_the_shipped_zoo_configs_read_as_data(config):
+    from agents.training.zoo_files import check_hyperparams, read_zoo_yaml
+
+    for key, params in read_zoo_yaml(CONFIGS_DIR / "zoo" / config).items():
+        check_hyperparams(params, key)
+
+
+def test_a_log_folder_with_python_yaml_or_pickled_code_is_refused(tmp_path):
+    """What ``enjoy`` would load: the zoo's own OrderedDict YAML and SB3's VecNormalize pickle
+    read as data; a Python tag, a pickle of os.system, pickled code in a model refused."""
+    import pickle
+
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from agents.training.zoo_files import check_log_folder
+
+    run = tmp_path / "ppo_mask" / f"{ENV_ID}_1" / ENV_ID
+    run.mkdir(parents=True)
+    (run / "config.yml").write_text(
+        "!!python/object/apply:collections.OrderedDict\n- - - policy_kwargs\n    - dict(net_arch=[64])\n"
+    )
+    (run / "args.yml").write_text("!!python/object/apply:collections.OrderedDict\n- - - env_kwargs\n    - null\n")
+    VecNormalize(DummyVecEnv([lambda: JambEnv(PRESET)]), norm_obs=False).save(run / "vecnormalize.pkl")
+    assert check_log_folder(tmp_path / "ppo_mask") == 3
+    bad = {
+        "config.yml": "!!python/object/apply:os.system ['touch pwned']\n",
+        "vecnormalize.pkl": pickle.dumps(os.system),
+        "best_model.zip": None,
+    }
+    for name, content in bad.items():
+        target = run.parent / name
+        if content is None:
+            import zipfile
+
+            forged = {
+                "policy_class": {":serialized:": __import__("base64").b64encode(pickle.dumps(os.system)).decode()}
+            }
+            with zipfile.ZipFile(target, "w") as zf:
+                zf.writestr("data", __import__("json").dumps(forged))
+        elif isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+        with pytest.raises(ValueError, match="--trust-files"):
+            check_log_folder(tmp_path / "ppo_mask")
+        target.unlink()
+    assert not (tmp_path / "pwned").exists()
+
+
+@needs_zoo
+def test_jamb_zoo_refuses_a_conf_file_of_code_before_the_zoo_reads_it(tmp_path, capsys, monkeypatch):
+    from agents.apps.cli.zoo import main
+
+    conf = tmp_path / "conf.yml"
+    marker = tmp_path / "pwned"
+    conf.write_text(
+        yaml.safe_dump({ENV_ID: {"policy": "MultiInputPolicy", "policy_kwargs": f"open({str(marker)!r}, 'w')"}})
+    )
+    monkeypatch.chdir(tmp_path)
+    code = main(["train", "--algo", "ppo_mask", "--env", ENV_ID, "-conf", str(conf), "-f", str(tmp_path / "logs")])
+    assert code == 2 and "is code, which the zoo would run" in capsys.readouterr().err
+    assert not marker.exists() and not (tmp_path / "logs").exists()
+
+
 # ---------------------------------------------------------------- the zoo, end to end
 
 

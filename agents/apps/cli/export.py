@@ -19,11 +19,24 @@ from agents.export import check_not_source, export_model
 from jamb_env.utils.files import atomic_path, check_output_file
 
 
+def _is_model_file(path: Path) -> bool:
+    """Whether ``path`` reads as an SB3 model file (its ``data`` entry, read as data)."""
+    from agents.model_files import read_model_data
+
+    try:
+        read_model_data(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", help="a MaskablePPO .zip (a run's final_model.zip or a checkpoint)")
     parser.add_argument(
-        "dst", help="where to write the shipped copy (a file name; .zip is added if missing; written atomically)"
+        "dst",
+        help="where to write the shipped copy (a file name; .zip is added if missing; written atomically; "
+        "it replaces an earlier model file there, never another file)",
     )
     add_trust_model(parser)
     args = parser.parse_args(argv)
@@ -40,6 +53,8 @@ def main(argv=None) -> int:
         check_not_source(src, dst)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
+    if dst.exists() and not _is_model_file(dst):  # an earlier copy is replaced; another file never
+        parser.error(f"{dst} exists and is not a model file: give another name (or move it away)")
     try:
         with atomic_path(dst) as tmp:  # a failed export leaves a previous copy at dst intact
             tmp_zip = tmp.with_name(tmp.name + ".zip")

@@ -180,8 +180,8 @@ def _check_values(parser, args) -> None:
 
 
 def _check_files(parser, args) -> None:
-    """Files named twice, outputs that could not be written, a --save that would replace
-    another file, inputs that are not there."""
+    """Files named twice, outputs that could not be written, a --save or --record that would
+    replace another file, inputs that are not there."""
     outputs = [
         (f"--{name}", getattr(args, name)) for name in ("save", "record", "log", "html", "video") if getattr(args, name)
     ]
@@ -199,11 +199,13 @@ def _check_files(parser, args) -> None:
             except OSError as exc:
                 parser.error(f"--{name}: {exc}")
     resumed_in_place = args.load and args.save and same_file(args.save, args.load)
-    if args.save and not resumed_in_place:
-        try:
-            check_new_file(args.save, f"--save {args.save}")
-        except FileExistsError as exc:
-            parser.error(str(exc))
+    for name in ("save", "record"):  # a game record is never replaced by another game
+        path = getattr(args, name)
+        if path and not (name == "save" and resumed_in_place):
+            try:
+                check_new_file(path, f"--{name} {path}")
+            except FileExistsError as exc:
+                parser.error(str(exc))
     for name in ("load", "replay"):
         path = getattr(args, name)
         if path and not os.path.isfile(path):

@@ -16,6 +16,11 @@ CONFIGS_DIR; print(CONFIGS_DIR / 'zoo' / 'ppo.yml')"``) or every game they play 
 first illegal action. Needs the ``zoo`` extra (``pip install "jamb-env[zoo]"``). The
 project's documentation (docs/tools.md, "RL Baselines3 Zoo") has more.
 
+Files are data: a ``-conf`` file whose settings the zoo would ``eval`` or import beyond
+literals and this stack's classes, and log folders or models holding Python YAML or pickles
+beyond what SB3 saves, are refused before the zoo reads them (agents/training/zoo_files.py);
+``--trust-files`` lets the zoo read them as it would, for files you trust.
+
 Bad arguments: the zoo's own message and exit status 2 (``error: ...`` for an unknown env
 id, a missing config or model folder); Ctrl-C during training: the zoo saves the model
 and exits 0, elsewhere exit status 130.
@@ -49,9 +54,10 @@ def _with_default_config(rest: list[str]) -> list[str]:
     return rest
 
 
-def _check_conf_file(rest: list[str]) -> None:
+def _check_conf_file(rest: list[str], trust: bool = False) -> None:
     """ValueError unless the YAML ``-conf`` file of ``rest`` maps env ids to mappings of
-    hyper-parameters (the zoo indexes it without checking: a list was an AttributeError)."""
+    hyper-parameters (the zoo indexes it without checking: a list was an AttributeError)
+    that read as data unless ``trust`` (:func:`agents.training.zoo_files.check_hyperparams`)."""
     import yaml
 
     from jamb_env.utils.files import check_regular_input
@@ -78,6 +84,28 @@ def _check_conf_file(rest: list[str]) -> None:
                 f"--conf-file {conf}: key {key!r}: expected a mapping of hyper-parameters, "
                 f"got {type(data[key]).__name__}"
             )
+    if not trust:
+        from agents.training.zoo_files import check_hyperparams
+
+        for key, params in data.items():
+            if isinstance(params, dict):
+                check_hyperparams(params, f"--conf-file {conf}: {key}")
+
+
+def _check_loaded_files(command: str, rest: list[str]) -> None:
+    """ValueError unless the files the zoo would load (``enjoy``: the log folder's runs of
+    ``--algo``; ``train -i``: the model) read as data (agents/training/zoo_files.py)."""
+    from agents.training.zoo_files import check_log_folder
+
+    probe = argparse.ArgumentParser(add_help=False)
+    probe.add_argument("--algo", default="ppo")
+    probe.add_argument("-f", "--folder", "--log-folder", dest="folder", default="rl-trained-agents")
+    probe.add_argument("-i", "--trained-agent", default="")
+    known, _ = probe.parse_known_args(rest)
+    if command == "enjoy":
+        check_log_folder(Path(known.folder) / known.algo)
+    elif known.trained_agent:
+        check_log_folder(known.trained_agent)
 
 
 def _check_log_folder(rest: list[str]) -> None:
@@ -100,7 +128,16 @@ def _run(argv: list[str] | None) -> int:
     )
     parser.add_argument("command", choices=COMMANDS, help="the rl_zoo3 script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (rl_zoo3's train / enjoy --help)")
+    parser.add_argument(
+        "--trust-files",
+        action="store_true",
+        help="let the zoo read hyper-parameter files, log folders and models that hold code (its eval of "
+        "settings, imports, unsafe YAML and pickles) as it would: only for files you trust",
+    )
     args = parser.parse_args(argv)
+    if "--trust-files" in args.args:  # given after the command: ours too, never the zoo's
+        args.args = [a for a in args.args if a != "--trust-files"]
+        args.trust_files = True
     try:
         from agents.training.zoo import register
 
@@ -118,8 +155,10 @@ def _run(argv: list[str] | None) -> int:
     saved, sys.argv = sys.argv, [f"jamb-zoo {args.command}", *rest]
     try:
         if args.command == "train":
-            _check_conf_file(rest)
+            _check_conf_file(rest, args.trust_files)
             _check_log_folder(rest)
+        if not args.trust_files:
+            _check_loaded_files(args.command, rest)
         script()
     except (
         ValueError,

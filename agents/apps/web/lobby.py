@@ -24,6 +24,7 @@ import contextlib
 import json
 import re
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -50,9 +51,14 @@ ID_PATTERN = re.compile(r"[0-9a-f]{16}")
 
 
 def own_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file of its folder itself: a symbolic link (to a file
-    outside the records folder) is not, so it is never served, read or saved through."""
-    return path.is_file() and not path.is_symlink()
+    """Whether ``path`` is a regular file of its folder itself: a symbolic link or a hard
+    link (a second name of a file outside the records folder: more than one link) is not,
+    so it is never served, read or saved through."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def mtime(path: Path) -> int:
@@ -142,11 +148,16 @@ class Lobby:
         """A new table from a ``POST /api/games`` body (agents/apps/web/server.py), saved,
         held while the block runs."""
         ruleset, seed, seats, scoring, coach = self._new_game(body)
+        if coach is not None:  # loaded now, as a seat's agent: a coach that cannot play the ruleset is refused
+            self.pool.get(coach, ruleset, seed, 99)
         table = Table(secrets.token_hex(8), ruleset, seed, seats, scoring=scoring, coach=coach, pool=self.pool)
         if self.records is not None:
             with self._records_lock:  # room made and the record saved at once: two new games never overshoot
                 self._make_room()
-                self.records.mkdir(parents=True, exist_ok=True)
+                try:
+                    self.records.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:  # the folder gone, or a file put in its place
+                    raise WebError(f"the records folder cannot be used: {exc.strerror or exc}", 503) from None
                 while True:
                     table.id = secrets.token_hex(8)
                     table.path = self.records / f"{table.id}.jsonl"
