@@ -176,6 +176,9 @@ def test_new_game_fields_are_checked(client, lobby):
         {"seats": [{"human": "a\x1b[2Jb"}]},
         {"seats": [{"human": "Ana\u202egnp.exe"}]},  # a bidi override turns the text after it around
         {"seats": [{"human": "\u200b"}]},  # a zero-width space only: a name that shows nothing
+        {"seats": [{"human": "\u3164\u3164"}]},  # Hangul fillers: letters that show as nothing
+        {"seats": [{"human": "\u2800"}]},  # the blank braille pattern
+        {"seats": [{"human": "\u0301\u0301"}]},  # combining marks alone
         {"seats": [{"human": "a"}, {"agent": "greedy"}], "scoring": "both"},
         {"colour": "red"},
         {
@@ -190,6 +193,9 @@ def test_new_game_fields_are_checked(client, lobby):
         r = client.post("/api/games", json=body)
         assert r.status_code == 400 and "error" in r.get_json(), (body, r.get_json())
     assert not list(lobby.records.glob("*.jsonl")) if lobby.records.exists() else True
+    for given, shown in (("e\u0301" * 40, "\u00e9" * 40), ("\uff48\uff55\uff4d\uff41\uff4e", "human")):
+        r = client.post("/api/games", json={"seats": [{"human": given}]})  # 80 code points; fullwidth 'human'
+        assert r.status_code == 201 and r.get_json()["seats"][0]["name"] == shown, r.get_json()
 
 
 def test_unknown_games_and_routes_are_404_json(client):
@@ -445,8 +451,13 @@ def test_a_server_bound_to_loopback_however_spelt_refuses_other_hosts(lobby, hos
     except OSError as exc:
         pytest.skip(f"cannot bind {host} here: {exc}")
     try:
-        assert server.app.test_client().get("/api/config", headers={"Host": "evil.example"}).status_code == 400
+        client = server.app.test_client()
+        assert client.get("/api/config", headers={"Host": "evil.example"}).status_code == 400
         assert server.loopback  # what jamb-web's "not loopback" note reads
+        bound, port = server.socket.getsockname()[:2]
+        own = f"[{bound}]:{port}" if ":" in bound else f"{bound}:{port}"
+        for name in (own, f"localhost:{port}"):  # before: on ::1 werkzeug refused every request, the page too
+            assert client.get("/api/config", headers={"Host": name}).status_code == 200, name
     finally:
         server.server_close()
 

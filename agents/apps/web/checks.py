@@ -5,6 +5,7 @@ fails gets :class:`WebError` (its message is the answer's ``error``) and changes
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from agents.apps.session import HUMAN
@@ -64,23 +65,30 @@ def text(value, what: str, choices: Sequence[str] | None = None) -> str:
     return value
 
 
+#: Letters and signs that show as blank space (Hangul fillers, the blank braille pattern, the
+#: object replacement character): a name of only these shows as nothing.
+BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffc")
+
+
 def check_name(value) -> str:
     """A person's seat name: 1..MAX_NAME characters after trimming, printable (no control
     or format character: an escape, a bidi override, a zero-width mark; names are data:
     the page shows them as text)."""
     if not isinstance(value, str) or not value.strip():
         raise WebError(f"a person's name is a non-empty string, got {shown(value)}")
-    name = value.strip()
+    if any(0xD800 <= ord(ch) < 0xE000 for ch in value):  # a lone surrogate: the record would not read back
+        raise WebError("a person's name must be valid Unicode (no lone surrogates such as \\ud800)")
+    name = unicodedata.normalize("NFC", value.strip())  # one spelling of each name, counted as it shows
     if len(name) > MAX_NAME:
         raise WebError(f"a person's name has at most {MAX_NAME} characters, got {len(name)}")
-    if any(0xD800 <= ord(ch) < 0xE000 for ch in name):  # a lone surrogate: the record would not read back
-        raise WebError("a person's name must be valid Unicode (no lone surrogates such as \\ud800)")
     # a ruleset's name's rule (str.isprintable): no control or format character (an escape, a
     # bidi override that turns the text after it around, a zero-width mark that shows nothing)
     bad = sorted({ch for ch in name if not ch.isprintable()})
     if bad:
         raise WebError(f"a person's name may not hold control or format characters, got {ascii(''.join(bad))[:60]}")
-    if name.lower() == HUMAN and name != HUMAN:
+    if not any(unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_LOOKING for ch in name):
+        raise WebError("a person's name must show a letter, a digit or a sign (it shows as nothing)")
+    if unicodedata.normalize("NFKC", name).casefold() == HUMAN and name != HUMAN:  # 'HUMAN', fullwidth 'ｈｕｍａｎ'
         name = HUMAN
     return name
 

@@ -94,6 +94,20 @@ def static_file(name: str) -> tuple[bytes, str]:
     return resources.files(package).joinpath("static", name).read_bytes(), mimetype
 
 
+#: the app's config key of the Host names it answers (:func:`host_name` of each; absent: any)
+TRUSTED_HOSTS = "JAMB_TRUSTED_HOSTS"
+
+
+def host_name(host: str) -> str:
+    """The name of a ``Host`` header (or a host given to bind), lowercase, without its port
+    or an IPv6 address's brackets: ``'[::1]:8000'`` and ``'::1'`` -> ``'::1'``,
+    ``'LOCALHOST:80'`` -> ``'localhost'``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
 # ---------------------------------------------------------------------- the Flask app
 def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None = LOOPBACK_HOSTS):
     """The Flask app of ``lobby`` (a new :class:`Lobby` saving to ``games/`` when None).
@@ -105,7 +119,7 @@ def create_app(lobby: Lobby | None = None, trusted_hosts: Sequence[str] | None =
     app = Flask(__name__, static_folder=None)  # the page's files: /static/<name> below
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY + 1  # read_body tells a body of MAX_BODY + 1 bytes: too large
     if trusted_hosts is not None:
-        app.config["TRUSTED_HOSTS"] = list(trusted_hosts)
+        app.config[TRUSTED_HOSTS] = {host_name(h) for h in trusted_hosts}
     app.json.sort_keys = False
     app.extensions["jamb_lobby"] = lobby
     _answers(app)
@@ -123,6 +137,14 @@ def _answers(app) -> None:
         response = jsonify({"error": message})
         response.status_code = status
         return response
+
+    @app.before_request
+    def check_host():  # ours, not werkzeug's TRUSTED_HOSTS: it cut '[::1]' at its first ':' and refused every request
+        trusted = app.config.get(TRUSTED_HOSTS)
+        given = request.headers.get("Host", "")
+        if trusted is not None and host_name(given) not in trusted:
+            return error(f"Host {given[:80]!r} is not trusted: this server answers {', '.join(sorted(trusted))}", 400)
+        return None
 
     @app.errorhandler(WebError)
     def web_error(exc: WebError):
@@ -333,7 +355,7 @@ def make_server(
     # a loopback server answers only loopback names, so another site's page cannot reach it by DNS rebinding
     server.loopback = is_loopback_address(server.socket.getsockname()[0])
     if server.loopback:
-        app.config["TRUSTED_HOSTS"] = list(dict.fromkeys([*LOOPBACK_HOSTS, host.lower()]))
+        app.config[TRUSTED_HOSTS] = {host_name(h) for h in (*LOOPBACK_HOSTS, host)}
     return server
 
 
