@@ -227,7 +227,7 @@ class raw_env(AECEnv):
         (player 0's, player 1's, ...; one for a shared sheet) are drawn from it, so the
         same seed and actions give the same game, and a seat's dice do not depend on the
         other players' moves (swapping agents between seats keeps each seat's dice)."""
-        doors.check_options(options)
+        doors.check_options(options, allowed=None)  # PettingZoo's api_test gives one it does not use
         seed = doors.check_seed(seed)
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)

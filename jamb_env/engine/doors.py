@@ -81,15 +81,16 @@ def check_count(name: str, value) -> int:
     return check_integer(name, value, 1)
 
 
-def check_options(options, allowed: tuple[str, ...] = ()) -> dict:
+def check_options(options, allowed: tuple[str, ...] | None = ()) -> dict:
     """``options`` of a ``reset`` as a dict (None: empty); ValueError for anything but a dict
     or None, and for a key not in ``allowed`` (a typo such as ``reset_maks`` was ignored:
-    every game reset)."""
+    every game reset). ``allowed`` None: any key (PettingZoo's AEC envs take options they do
+    not use: its ``api_test`` passes one)."""
     if options is None:
         return {}
     if not isinstance(options, dict):
         raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
-    unknown = [k for k in options if k not in allowed]
+    unknown = [k for k in options if allowed is not None and k not in allowed]
     if unknown:
         takes = f"takes {', '.join(repr(k) for k in allowed)}" if allowed else "takes none"
         raise ValueError(f"unknown reset option(s) {', '.join(repr(k)[:40] for k in unknown[:5])}: this env {takes}")

@@ -316,8 +316,8 @@ def check_output_file(path: str | Path) -> Path:
         OutputPathError, IsADirectoryError, NotADirectoryError, PermissionError: as above.
     """
     path = Path(path)
-    target = output_target(path)
     _check_name_length(path)
+    target = output_target(path)
     check_output_folder(path.parent, for_file=path)
     if target.parent != Path(os.path.abspath(path.parent)):  # a link: the temporary file goes beside its target
         _check_name_length(target)

@@ -127,7 +127,7 @@ def _prefix(out_arg: str | None, stem: str, suffixes: tuple[str, ...]) -> Path:
     for a folder, else the prefix given (without one of ``suffixes``)."""
     if out_arg is None:
         return Path("results") / stem
-    if Path(out_arg).is_dir() or out_arg.endswith(("/", os.sep)):
+    if os.path.isdir(out_arg) or out_arg.endswith(("/", os.sep)):  # isdir: False for a name too long, no OSError
         return Path(out_arg) / stem
     prefix = Path(out_arg)
     return prefix.with_suffix("") if prefix.suffix.lower() in suffixes else prefix
