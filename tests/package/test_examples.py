@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import slow_after
+
 ROOT = Path(__file__).resolve().parents[2]
 # this checkout's package, whichever one the interpreter has installed
 ENV = {
@@ -47,6 +49,7 @@ def check_ok(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # a short training run in a subprocess
 def test_cleanrl_ppo(tmp_path):
     run_dir = tmp_path / "run"
     out = check_ok(
@@ -77,6 +80,7 @@ def test_cleanrl_ppo(tmp_path):
     assert events and events[0].stat().st_size > 0, f"no TensorBoard event file in {run_dir}"
 
 
+@pytest.mark.slow  # a short training run in a subprocess
 def test_sb3_dict_obs():
     out = check_ok(
         run_example(
@@ -107,13 +111,15 @@ def test_planner():
 
 @pytest.mark.parametrize(
     "script, args, message",
-    [
-        ("cleanrl_ppo.py", ["--num-envs", "0"], "--num-envs must be at least 1"),
-        ("sb3_dict_obs.py", ["--ruleset", "no_such_preset"], "unknown ruleset 'no_such_preset'"),
-        ("cleanrl_ppo.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-        ("sb3_dict_obs.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-        ("cleanrl_ppo.py", ["--ruleset", "/no/such.yaml"], "ruleset file not found: /no/such.yaml"),
-    ],
+    slow_after(  # a subprocess each; test_bad_arguments_in_process below checks every message in process
+        [
+            ("cleanrl_ppo.py", ["--num-envs", "0"], "--num-envs must be at least 1"),
+            ("sb3_dict_obs.py", ["--ruleset", "no_such_preset"], "unknown ruleset 'no_such_preset'"),
+            ("cleanrl_ppo.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+            ("sb3_dict_obs.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+            ("cleanrl_ppo.py", ["--ruleset", "/no/such.yaml"], "ruleset file not found: /no/such.yaml"),
+        ]
+    ),
 )
 def test_bad_arguments(tmp_path, script, args, message):
     """As a subprocess: exit 2, the message, no traceback, nothing written."""
