@@ -301,6 +301,7 @@ def test_ppo_without_a_shipped_model_names_what_is_shipped():
         agents.load("ppo", ruleset="yu48")
 
 
+@pytest.mark.slow  # a whole game of PPO and hybrid; hybrid keeps its legal game in the fast suite
 def test_hybrid_holds_are_planned_holds_and_the_rest_is_the_policy():
     """hybrid (issue 6): every hold it plays is the observation's ``cell_hold`` plan of a
     target cell; where the policy's own choice is not a re-roll, it plays that choice."""

@@ -74,6 +74,7 @@ def test_quantile_rolls_follow_the_first_roll_distribution():
     assert quantile_rolls(rules, 1).tolist() == [int(np.searchsorted(np.cumsum(p), 0.5))]
 
 
+@pytest.mark.slow  # a whole game of critic search; the leaves test below plays one through the same agent
 def test_critic_plays_a_legal_game_through_load():
     agent = agents.load("critic", ruleset="classic")
     assert isinstance(agent, CriticSearchAgent)
