@@ -86,6 +86,7 @@ def winner_line(scores: list[int], names: list[str]) -> str:
 
 
 # ---------------------------------------------------------------- hot seat
+@pytest.mark.slow  # a whole two-player match typed in; the coach match below keeps one fast
 def test_hot_seat_game_to_the_end(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = hot_seat_lines(2, turns)
@@ -161,6 +162,7 @@ def test_shared_sheet_marks_each_cell_with_its_writer(monkeypatch, capsys, tmp_p
     assert final_line(record.final_scores, ["human", "human"]) in out
 
 
+@pytest.mark.slow  # a whole two-player match typed in, saved and resumed
 def test_quit_save_and_resume_reaches_the_same_end(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = hot_seat_lines(2, turns)
@@ -204,6 +206,7 @@ def test_ctrl_c_in_a_match_saves(monkeypatch, capsys, tmp_path):
 
 
 # ---------------------------------------------------------------- agents only, records, replay
+@pytest.mark.slow  # a whole match played and replayed
 def test_agents_only_match_records_and_replays(monkeypatch, capsys, tmp_path):
     rec, log, rlog = tmp_path / "m.jsonl", tmp_path / "m.txt", tmp_path / "r.txt"
     code, out, err = run_play(
