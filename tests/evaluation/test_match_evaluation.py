@@ -97,6 +97,7 @@ def test_random_against_itself_is_even_within_the_interval():
     assert abs(p.margin) <= p.margin_ci95
 
 
+@pytest.mark.slow  # 40 classic games; the sweep below shows greedy beating random fast
 def test_greedy_beats_random_with_an_interval_above_one_half():
     rr = round_robin("classic", ["random", "greedy"], games=20)
     p = rr.pairings[0]
