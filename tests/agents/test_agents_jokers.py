@@ -110,7 +110,7 @@ def play(agent, seed, rules_name="joly"):
 
 @pytest.mark.parametrize(
     "make",
-    slow_after([lambda: RandomAgent(seed=1), GreedyAgent, ExpectimaxAgent], fast=[GreedyAgent]),
+    slow_after([lambda: RandomAgent(seed=1), GreedyAgent, ExpectimaxAgent], keep=1),
     ids=["random", "greedy", "expectimax"],
 )
 def test_agents_play_joly_legally_and_use_their_jokers(make):

@@ -27,6 +27,7 @@ class Recorder:
         return np.zeros(len(obs))
 
 
+@pytest.mark.slow  # a whole game, a 252-roll critic search at every write
 def test_leaves_read_the_env_observation_after_the_write_and_roll():
     """For writes of a real game: the leaf of the cell's value is its points (critic 0),
     and the observation the critic got for the first roll the env then rolled is the

@@ -236,6 +236,7 @@ def test_the_record_is_written_atomically(client, lobby, monkeypatch):
     assert s["saved"] and len(read_any(path)[0].steps) == 3
 
 
+@pytest.mark.slow  # a whole game through the API, replayed
 def test_a_watched_game_replays_in_jamb_play_and_as_the_html_page(client, lobby, tmp_path):
     s = new_game(client, ruleset="classic", seed=3, seats=[{"agent": "greedy"}])
     assert not s["human_to_move"] and not s["can_roll"]

@@ -43,6 +43,7 @@ def test_rgb_array_has_one_shape_and_changes_after_a_write(preset):
     assert env.render().shape == first.shape
 
 
+@pytest.mark.slow  # a whole game rendered to frames; the rgb_array test above keeps rendering fast
 def test_render_collection_takes_the_frames():
     """RecordVideo needs moviepy; RenderCollection gathers the same frames."""
     env = gym.wrappers.RenderCollection(gym.make("Jamb-v1", render_mode="rgb_array"))

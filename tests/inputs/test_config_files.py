@@ -407,6 +407,7 @@ def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, 
     assert not (tmp_path / "run").exists()  # a failed config leaves no run behind
 
 
+@pytest.mark.slow  # a jamb-train subprocess; tests/training/test_runs.py refuses a run folder that is a file in process
 def test_jamb_train_refuses_a_run_folder_that_is_a_file(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

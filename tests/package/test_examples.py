@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import slow_after
-
 ROOT = Path(__file__).resolve().parents[2]
 # this checkout's package, whichever one the interpreter has installed
 ENV = {
@@ -102,6 +100,7 @@ def test_sb3_dict_obs():
     assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
 
 
+@pytest.mark.slow  # a subprocess; tests/rules/test_rule_readers.py runs the planner example in process
 def test_planner():
     out = check_ok(run_example("planner.py", "--games", "2"))
     for name in ("planner", "greedy"):
@@ -109,17 +108,16 @@ def test_planner():
         assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
 
 
+@pytest.mark.slow  # a subprocess each; test_bad_arguments_in_process below checks every message in process
 @pytest.mark.parametrize(
     "script, args, message",
-    slow_after(  # a subprocess each; test_bad_arguments_in_process below checks every message in process
-        [
-            ("cleanrl_ppo.py", ["--num-envs", "0"], "--num-envs must be at least 1"),
-            ("sb3_dict_obs.py", ["--ruleset", "no_such_preset"], "unknown ruleset 'no_such_preset'"),
-            ("cleanrl_ppo.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-            ("sb3_dict_obs.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
-            ("cleanrl_ppo.py", ["--ruleset", "/no/such.yaml"], "ruleset file not found: /no/such.yaml"),
-        ]
-    ),
+    [
+        ("cleanrl_ppo.py", ["--num-envs", "0"], "--num-envs must be at least 1"),
+        ("sb3_dict_obs.py", ["--ruleset", "no_such_preset"], "unknown ruleset 'no_such_preset'"),
+        ("cleanrl_ppo.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+        ("sb3_dict_obs.py", ["--seed", "4294967296"], "--seed must be an integer in 0..4294967295"),
+        ("cleanrl_ppo.py", ["--ruleset", "/no/such.yaml"], "ruleset file not found: /no/such.yaml"),
+    ],
 )
 def test_bad_arguments(tmp_path, script, args, message):
     """As a subprocess: exit 2, the message, no traceback, nothing written."""
