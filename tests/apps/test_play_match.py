@@ -119,6 +119,7 @@ def test_hot_seat_game_to_the_end(monkeypatch, capsys, tmp_path):
     assert M.scores(env.ruleset, env.match) == scores and M.is_over(env.ruleset, env.match)
 
 
+@pytest.mark.slow  # a whole match typed in against an agent; the shared-sheet match keeps a typed match fast
 def test_a_person_against_an_agent_with_a_coach(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = ["hint"] + [cmd for turn in turns for cmd in turn]

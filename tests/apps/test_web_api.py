@@ -523,6 +523,7 @@ def test_the_command_serves_until_a_signal(tmp_path, signum, code):
     assert proc.returncode == code and "stopped" in err and "every game is saved" in err
 
 
+@pytest.mark.slow  # a subprocess importing the web stack
 def test_the_server_imports_neither_rich_nor_the_terminal_game():
     """jamb-web sits on the session module (agents/apps/session.py), not on the terminal
     app: serving a game loads no rich."""

@@ -152,7 +152,9 @@ def test_a_solver_agent_refuses_an_env_of_another_ruleset(name, solved_for, play
         agent.act(env, obs, env.action_masks())
 
 
-@pytest.mark.parametrize("name, ruleset", [("columnwise", "classic"), ("optimal", "yu48_down")])
+@pytest.mark.parametrize(
+    "name, ruleset", slow_after([("columnwise", "classic"), ("optimal", "yu48_down")], fast=["optimal"])
+)  # columnwise solves classic first: seconds
 def test_a_solver_agent_on_a_finished_game_says_the_game_is_over(name, ruleset):
     agent = agents.load(name, ruleset=ruleset)
     env = _finished(ruleset)  # before: IndexError: list index out of range
