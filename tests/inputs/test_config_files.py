@@ -20,7 +20,7 @@ from agents.training.rllib_config import load_rllib_config, resume_rllib_config
 from jamb_env import JambEnv, RulesetError, load_ruleset
 from jamb_env import rules as core
 from jamb_env.rules import RULES_DIR
-from tests.helpers import finishes, needs_fifo, needs_module, slow_after
+from tests.helpers import finishes, needs_fifo, needs_module
 
 MAX_DEPTH, MAX_BYTES = 64, 1 << 20  # jamb_env/utils/safe_yaml.py's limits, as documented
 
@@ -392,7 +392,8 @@ def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, ca
 
 
 # ---------------------------------------------------------------- bad settings, keys the trainer owns, huge numbers
-@pytest.mark.parametrize("text, message", slow_after(BAD_TRAINING_SETTINGS))  # a jamb-train subprocess each
+@pytest.mark.slow  # a jamb-train subprocess each; in process: test_jamb_train_refuses_a_private_algo_key_before_writing
+@pytest.mark.parametrize("text, message", BAD_TRAINING_SETTINGS)
 def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, message):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(text + "\ntotal_timesteps: 1000\n")
