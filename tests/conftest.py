@@ -1,9 +1,11 @@
 import os
 
-# numba: one thread per xdist worker (the workers already fill the cores); set before
-# numba is imported anywhere in the worker
+# numba and torch: one thread per xdist worker (the workers already fill the cores); set
+# before either is imported anywhere in the worker (torch's intra-op pool would otherwise
+# take every core in every worker: about a tenth of `make test-fast` lost to oversubscription)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import signal
 

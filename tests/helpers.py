@@ -30,6 +30,43 @@ def needs_module(module: str, what: str):
     return pytest.mark.skipif(False, reason="")
 
 
+def slow_after(cases, keep: int = 1, *, fast=None) -> list:
+    """The rows of a ``parametrize`` table, each row after the first ``keep`` marked slow:
+    ``pytest -m "not slow"`` (the inner loop) runs the kept rows, CI (``make test``) runs
+    every row. ``fast``: the rows to keep instead of the first ``keep`` (the cheapest), each
+    a row's values or a row's first value; one that matches no row is an error. A row
+    keeps its id and its own marks."""
+    from _pytest.mark.structures import ParameterSet
+
+    cases = list(cases)
+
+    def values(case) -> tuple:
+        if isinstance(case, ParameterSet):
+            return tuple(case.values)
+        return case if isinstance(case, tuple) else (case,)
+
+    def matches(case, want) -> bool:
+        row = values(case)
+        return row == (want if isinstance(want, tuple) else (want,)) or (
+            not isinstance(want, tuple) and row[:1] == (want,)
+        )
+
+    if fast is not None:
+        fast = list(fast)
+        unknown = [want for want in fast if not any(matches(case, want) for case in cases)]
+        if unknown:
+            raise ValueError(f"slow_after: no row is {unknown}")
+    out = []
+    for i, case in enumerate(cases):
+        if (any(matches(case, want) for want in fast)) if fast is not None else i < keep:
+            out.append(case)
+        elif isinstance(case, ParameterSet):
+            out.append(pytest.param(*case.values, marks=[*case.marks, pytest.mark.slow], id=case.id))
+        else:
+            out.append(pytest.param(*values(case), marks=pytest.mark.slow))
+    return out
+
+
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 

@@ -17,6 +17,7 @@ from agents.optimal import ColumnSolver, OptimalAgent
 from agents.shipped import MODELS_DIR
 from jamb_env import load_ruleset
 from jamb_env.rules import apply_action, is_over, layout, legal_mask, new_game, reroll_count, start_turn
+from tests.helpers import slow_after
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +93,7 @@ def test_optimal_equals_brute_force_on_toy_sheets(tmp_path):
         assert solver.expected_score == pytest.approx(brute_force(rules, ordered), abs=1e-9)
 
 
+@pytest.mark.slow  # 30 s of brute force; the toy sheets above keep the contract in the fast suite
 def test_optimal_equals_brute_force_on_difference(tmp_path):
     """5 dice, rows ones/max/min (the difference), one roll a turn."""
     rules = toy(tmp_path, "toy_diff", dice=5, rolls=1, rows=["ones", "max", "min"])
@@ -100,6 +102,7 @@ def test_optimal_equals_brute_force_on_difference(tmp_path):
     assert OptimalAgent(rules).expected_score == pytest.approx(brute_force(rules, multisets), abs=1e-9)
 
 
+@pytest.mark.slow  # 400 games a preset
 @pytest.mark.parametrize("preset", ["classic_down", "classic_up"])
 def test_optimal_simulation_agrees_with_expectation(preset):
     agent = OptimalAgent(preset)
@@ -110,6 +113,7 @@ def test_optimal_simulation_agrees_with_expectation(preset):
     assert abs(scores.mean() - agent.expected_score) < 3 * se
 
 
+@pytest.mark.slow  # two subprocesses
 def test_single_column_presets_and_cli():
     for preset in ("classic_down", "classic_up", "yu48_down", "standard_down"):
         rules = load_ruleset(preset)
@@ -123,6 +127,7 @@ def test_single_column_presets_and_cli():
     assert bad.returncode == 2 and "one down or up column" in bad.stderr
 
 
+@pytest.mark.slow  # 150 games
 def test_columnwise_expectation_is_the_sum_of_single_column_optima():
     rules = load_ruleset("classic")
     cw = ColumnwiseAgent(rules)
@@ -142,7 +147,9 @@ def test_solver_state_space_is_small():
     assert max(len(s) for s in solver.states) < 5000
 
 
-@pytest.mark.parametrize("base, kind", [("classic", "up"), ("jnn", "down"), ("six_dice", "down")])
+@pytest.mark.parametrize(
+    "base, kind", slow_after([("classic", "up"), ("jnn", "down"), ("six_dice", "down")], fast=[("six_dice", "down")])
+)
 def test_solver_reads_order_and_points_off_the_kernels(tmp_path, base, kind):
     """The exact solver restates no rule: its row order is the kind's front
     (kernels.column_fronts), its last turn kernels.max_rolls', and along random columns
@@ -192,6 +199,7 @@ def test_expectimax_beats_greedy_beats_random():
     assert d + ci < 0
 
 
+@pytest.mark.slow  # expectimax games on nine presets
 def test_agents_play_legally_on_every_column_kind():
     """greedy and expectimax on presets with every column kind (raise mode catches illegal moves)."""
     for preset in (
@@ -239,6 +247,7 @@ def test_t_interval():
     assert t_interval(x) == pytest.approx(3.182446 * np.std(x, ddof=1) / 2, rel=1e-5)
 
 
+@pytest.mark.slow  # a subprocess of scripts/evaluate.py with two workers
 def test_evaluate_cli_end_to_end(tmp_path):
     out = tmp_path / "ev" / "classic"
     proc = subprocess.run(
@@ -276,7 +285,7 @@ def test_evaluate_cli_end_to_end(tmp_path):
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
 
 
-@pytest.mark.parametrize("preset", sorted(p.stem for p in (MODELS_DIR).glob("*.zip")))
+@pytest.mark.parametrize("preset", slow_after(sorted(p.stem for p in MODELS_DIR.glob("*.zip")), fast=["classic_up"]))
 def test_shipped_models_play_legal_games_on_the_raw_env(preset):
     """agents/models/<preset>.zip acts on the raw JambEnv observation with its mask (issue 6)."""
     from agents.evaluation.solitaire import play_game
@@ -293,6 +302,7 @@ def test_ppo_without_a_shipped_model_names_what_is_shipped():
         agents.load("ppo", ruleset="yu48")
 
 
+@pytest.mark.slow  # a whole game of PPO and hybrid; hybrid keeps its legal game in the fast suite
 def test_hybrid_holds_are_planned_holds_and_the_rest_is_the_policy():
     """hybrid (issue 6): every hold it plays is the observation's ``cell_hold`` plan of a
     target cell; where the policy's own choice is not a re-roll, it plays that choice."""
@@ -320,7 +330,7 @@ def test_hybrid_holds_are_planned_holds_and_the_rest_is_the_policy():
     assert holds > 20 and env.game.turn == env.ruleset.num_cells
 
 
-@pytest.mark.parametrize("preset", ["standard", "master", "nokaut", "six_dice"])
+@pytest.mark.parametrize("preset", slow_after(["standard", "master", "nokaut", "six_dice"], fast=["master"]))
 def test_hybrid_plays_legally_on_every_column_kind(preset, tmp_path):
     from sb3_contrib import MaskablePPO
 

@@ -18,7 +18,7 @@ from agents.random_agent import RandomAgent
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.rules import Action, apply_action, decode, encode, jokers_left, layout, legal_mask, score
 from jamb_env.rules import kernels as K
-from tests.helpers import fill, sheet
+from tests.helpers import fill, sheet, slow_after
 
 JOLY = load_ruleset("joly")
 LAY = layout(JOLY)
@@ -109,7 +109,9 @@ def play(agent, seed, rules_name="joly"):
 
 
 @pytest.mark.parametrize(
-    "make", [lambda: RandomAgent(seed=1), GreedyAgent, ExpectimaxAgent], ids=["random", "greedy", "expectimax"]
+    "make",
+    slow_after([lambda: RandomAgent(seed=1), GreedyAgent, ExpectimaxAgent], keep=1),
+    ids=["random", "greedy", "expectimax"],
 )
 def test_agents_play_joly_legally_and_use_their_jokers(make):
     for seed in (20_000_000, 20_000_001):
@@ -142,7 +144,14 @@ PINNED = {
 }
 
 
-@pytest.mark.parametrize("key", sorted(PINNED), ids=lambda k: "-".join(map(str, k)))
+@pytest.mark.parametrize(
+    "key",
+    slow_after(  # joly_nojokers with expectimax (seconds) in the slow run
+        [pytest.param(k) for k in sorted(PINNED)],
+        fast=[(k,) for k in PINNED if k[:2] != ("joly_nojokers", "expectimax")],
+    ),
+    ids=lambda k: "-".join(map(str, k)),
+)
 def test_rulesets_without_jokers_play_as_before(key, monkeypatch):
     rules_name, name, seed = key
 

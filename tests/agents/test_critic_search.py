@@ -27,6 +27,7 @@ class Recorder:
         return np.zeros(len(obs))
 
 
+@pytest.mark.slow  # a whole game, a 252-roll critic search at every write
 def test_leaves_read_the_env_observation_after_the_write_and_roll():
     """For writes of a real game: the leaf of the cell's value is its points (critic 0),
     and the observation the critic got for the first roll the env then rolled is the
@@ -74,6 +75,7 @@ def test_quantile_rolls_follow_the_first_roll_distribution():
     assert quantile_rolls(rules, 1).tolist() == [int(np.searchsorted(np.cumsum(p), 0.5))]
 
 
+@pytest.mark.slow  # a whole game of critic search; the leaves test below plays one through the same agent
 def test_critic_plays_a_legal_game_through_load():
     agent = agents.load("critic", ruleset="classic")
     assert isinstance(agent, CriticSearchAgent)

@@ -24,7 +24,7 @@ from agents.training import value as V
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.observation import encoder
 from jamb_env.rules import apply_action, layout
-from tests.helpers import playable_presets, random_legal
+from tests.helpers import playable_presets, random_legal, slow_after
 
 
 def random_net(ruleset: str, seed: int = 0, hidden=(16,), mean: float = 50.0, std: float = 10.0) -> ValueNet:
@@ -42,7 +42,7 @@ def constant_net(ruleset: str, value: float) -> ValueNet:
     return ValueNet([(np.zeros((n, 1), np.float32), np.zeros(1, np.float32))], value, 1.0, {"ruleset": ruleset})
 
 
-@pytest.mark.parametrize("ruleset", playable_presets())
+@pytest.mark.parametrize("ruleset", slow_after(playable_presets()))
 def test_afterstates_are_the_engine_writes(ruleset):
     """Every legal write of a random game: the batched afterstate has the points and the
     sheet features of apply_action's state."""
@@ -110,7 +110,9 @@ def test_a_constant_value_shifts_every_value():
     assert checked > 52
 
 
-@pytest.mark.parametrize("ruleset", ["classic", "jnn", "joly", "nokaut", "six_dice_copy", "six_dice_variation"])
+@pytest.mark.parametrize(
+    "ruleset", slow_after(["classic", "jnn", "joly", "nokaut", "six_dice_copy", "six_dice_variation"])
+)
 def test_search_plays_whole_games(ruleset):
     env = JambEnv(ruleset=ruleset, illegal_action="raise")
     result = play_game(SearchAgent(random_net(ruleset), ruleset=ruleset), env, 1)

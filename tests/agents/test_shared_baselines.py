@@ -13,7 +13,7 @@ from jamb_env import load_ruleset
 from jamb_env import multiplayer as mp
 from jamb_env.rules import action_to_string, column_totals, layout, legal_mask
 from jamb_env.rules import match as M
-from tests.helpers import fill, sheet
+from tests.helpers import fill, sheet, slow_after
 
 RULES = load_ruleset("classic")
 C, R = len(RULES.columns), RULES.num_rows
@@ -212,7 +212,7 @@ def test_seat_view_says_the_seat():
         mp.SeatView(RULES, sheet(RULES), 0, legal_mask(RULES, sheet(RULES)), player=2, num_players=2)
 
 
-@pytest.mark.parametrize("players", [2, 3])
+@pytest.mark.parametrize("players", slow_after([2, 3]))
 def test_a_short_shared_match(players):
     agents = [GreedyAgent(), ExpectimaxAgent(), GreedyAgent(shared_aware=False)][:players]
     res = play_match("classic", agents, seed=4, scoring="shared")

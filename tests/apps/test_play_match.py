@@ -86,6 +86,7 @@ def winner_line(scores: list[int], names: list[str]) -> str:
 
 
 # ---------------------------------------------------------------- hot seat
+@pytest.mark.slow  # a whole two-player match typed in; the coach match below keeps one fast
 def test_hot_seat_game_to_the_end(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = hot_seat_lines(2, turns)
@@ -118,6 +119,7 @@ def test_hot_seat_game_to_the_end(monkeypatch, capsys, tmp_path):
     assert M.scores(env.ruleset, env.match) == scores and M.is_over(env.ruleset, env.match)
 
 
+@pytest.mark.slow  # a whole match typed in against an agent; the shared-sheet match keeps a typed match fast
 def test_a_person_against_an_agent_with_a_coach(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = ["hint"] + [cmd for turn in turns for cmd in turn]
@@ -161,6 +163,7 @@ def test_shared_sheet_marks_each_cell_with_its_writer(monkeypatch, capsys, tmp_p
     assert final_line(record.final_scores, ["human", "human"]) in out
 
 
+@pytest.mark.slow  # a whole two-player match typed in, saved and resumed
 def test_quit_save_and_resume_reaches_the_same_end(monkeypatch, capsys, tmp_path):
     turns = turn_commands()
     lines = hot_seat_lines(2, turns)
@@ -204,6 +207,7 @@ def test_ctrl_c_in_a_match_saves(monkeypatch, capsys, tmp_path):
 
 
 # ---------------------------------------------------------------- agents only, records, replay
+@pytest.mark.slow  # a whole match played and replayed
 def test_agents_only_match_records_and_replays(monkeypatch, capsys, tmp_path):
     rec, log, rlog = tmp_path / "m.jsonl", tmp_path / "m.txt", tmp_path / "r.txt"
     code, out, err = run_play(

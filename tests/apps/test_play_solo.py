@@ -137,6 +137,7 @@ def test_coach_hint(monkeypatch, capsys):
     assert "no coach" in out
 
 
+@pytest.mark.slow  # two jamb-play subprocesses; the in-process tests below record and replay
 def test_watch_log_and_replay(tmp_path):
     log, rec = tmp_path / "watch.txt", tmp_path / "watch.jsonl"
     proc = subprocess.run(

@@ -90,6 +90,7 @@ def test_a_record_that_does_not_replay_raises_record_error():
 
 
 # ---------------------------------------------------------------------------- in a browser
+@pytest.mark.slow  # a browser test
 def test_page_in_headless_chromium(game, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys

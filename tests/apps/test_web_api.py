@@ -20,6 +20,7 @@ from agents.apps.web.server import Lobby, create_app, make_server  # noqa: E402
 from jamb_env import JambEnv  # noqa: E402
 from jamb_env.render.sheet import sheet_view  # noqa: E402
 from jamb_env.replay.records import GameRecord, MatchRecord, read_any  # noqa: E402
+from tests.helpers import slow_after
 
 
 def new_game(client, **body):
@@ -243,6 +244,7 @@ def test_the_record_is_written_atomically(client, lobby, monkeypatch):
     assert s["saved"] and len(read_any(path)[0].steps) == 3
 
 
+@pytest.mark.slow  # a whole game through the API, replayed
 def test_a_watched_game_replays_in_jamb_play_and_as_the_html_page(client, lobby, tmp_path):
     s = new_game(client, ruleset="classic", seed=3, seats=[{"agent": "greedy"}])
     assert not s["human_to_move"] and not s["can_roll"]
@@ -265,6 +267,7 @@ def test_a_watched_game_replays_in_jamb_play_and_as_the_html_page(client, lobby,
     assert [g["id"] for g in listed] == [s["id"]] and listed[0]["over"] and listed[0]["scores"] == [record.final_score]
 
 
+@pytest.mark.slow  # a whole two-player match; the watched game below keeps a whole game fast
 def test_a_match_of_a_person_and_an_agent(client, lobby, tmp_path):
     s = new_game(client, ruleset="classic", seed=4, seats=[{"human": "Ana"}, {"agent": "greedy"}])
     assert s["kind"] == "match" and len(s["sheets"]) == 2 and s["seats"][0]["name"] == "Ana"
@@ -499,7 +502,7 @@ def test_jokers_are_moves_by_action_id(client):
     assert all(m["text"].startswith(("joker", "basket")) for m in s["other_moves"])
 
 
-@pytest.mark.parametrize("signum, code", [(2, 130), (15, 143)])
+@pytest.mark.parametrize("signum, code", slow_after([(2, 130), (15, 143)]))  # a server subprocess each
 def test_the_command_serves_until_a_signal(tmp_path, signum, code):
     """``python scripts/web.py --port 0``: it prints its loopback address, answers there, and
     Ctrl-C (SIGINT) or SIGTERM stops it with 128 + the signal and a message."""
@@ -533,6 +536,7 @@ def test_the_command_serves_until_a_signal(tmp_path, signum, code):
     assert proc.returncode == code and "stopped" in err and "every game is saved" in err
 
 
+@pytest.mark.slow  # a subprocess importing the web stack
 def test_the_server_imports_neither_rich_nor_the_terminal_game():
     """jamb-web sits on the session module (agents/apps/session.py), not on the terminal
     app: serving a game loads no rich."""

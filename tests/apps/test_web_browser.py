@@ -204,6 +204,7 @@ def test_a_person_plays_a_whole_classic_game_with_the_coach(server, driver, tmp_
     assert "unfinished" not in page.find(item).text
 
 
+@pytest.mark.slow  # a browser test
 def test_watching_an_agent_to_the_end_and_its_replay(server, driver):
     url, lobby = server
     page = Page(driver, url)
@@ -233,6 +234,7 @@ def test_watching_an_agent_to_the_end_and_its_replay(server, driver):
     page.wait.until(lambda d: page.game("data-id") == gid and page.game("data-over") == "1")
 
 
+@pytest.mark.slow  # a browser test
 def test_a_match_of_a_person_and_an_agent_on_a_shared_sheet(server, driver):
     url, lobby = server
     page = Page(driver, url)

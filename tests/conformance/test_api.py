@@ -10,7 +10,7 @@ import pytest
 
 from jamb_env import JambEnv
 from jamb_env.testing import DOORS, api_test
-from tests.helpers import playable_presets
+from tests.helpers import playable_presets, slow_after
 
 FAST = ("classic", "joly")  # the standard sheet, and jokers
 ENGINES = ("JambEnv", "JambVectorEnv")  # the others wrap these: every preset in the slow run
@@ -20,7 +20,9 @@ CASES = [(door, preset) for preset in playable_presets() for door in ENGINES] + 
 SLOW = [(door, preset) for preset in playable_presets() if preset not in FAST for door in DOORS if door not in ENGINES]
 
 
-@pytest.mark.parametrize("door, preset", CASES)
+@pytest.mark.parametrize(
+    "door, preset", slow_after(CASES, fast=[c for c in CASES if c[1] in FAST])
+)  # every door on FAST
 def test_every_door_keeps_the_contract(door, preset):
     api_test(door, preset, games=1)
 

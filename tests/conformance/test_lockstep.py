@@ -24,7 +24,7 @@ from jamb_env import rules as core
 from jamb_env.engine.observation import encoder
 from jamb_env.rules import load_ruleset
 from jamb_env.rules.kernels import COLUMN_KINDS
-from tests.helpers import playable_presets
+from tests.helpers import playable_presets, slow_after
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERY_COLUMN = str(ROOT / "tests" / "rules" / "every_column.yaml")
@@ -87,7 +87,9 @@ class ChanceGame:
         return env.step(a)
 
 
-@pytest.mark.parametrize("name", RULESETS, ids=lambda n: Path(n).stem)
+@pytest.mark.parametrize(
+    "name", slow_after(RULESETS, fast=[RULESETS[0], RULESETS[-1]]), ids=lambda n: Path(n).stem
+)  # classic and every column kind in the fast suite
 def test_every_door_plays_the_same_game(name):
     lockstep(name, SEEDS)
 

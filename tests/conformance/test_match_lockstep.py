@@ -16,6 +16,7 @@ from jamb_env.engine.seeding import game_seed
 from jamb_env.multiplayer import REWARDS, raw_env
 from jamb_env.multiplayer_vector import SeatVecEnv
 from jamb_env.rules import list_rulesets, load_ruleset
+from tests.helpers import slow_after
 
 
 def _cases():
@@ -40,7 +41,7 @@ def choose(obs, mask) -> int:
     return int(legal[-1] if h % 3 == 0 else legal[h % len(legal)])
 
 
-@pytest.mark.parametrize("preset,players,scoring,reward", _cases())
+@pytest.mark.parametrize("preset,players,scoring,reward", slow_after(_cases(), keep=2))  # classic: both sheets
 def test_the_aec_env_and_seat_vec_env_take_the_same_steps(preset, players, scoring, reward):
     N, seed = 2, 3
     seen = {g: [] for g in range(N)}  # what the batched opponent saw, per game, in order

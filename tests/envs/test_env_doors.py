@@ -7,7 +7,7 @@ import pytest
 
 import jamb_env  # noqa: F401  (registers Jamb-v1)
 from jamb_env import JambEnv
-from tests.helpers import random_legal
+from tests.helpers import random_legal, slow_after
 
 
 def _categorical(mask):
@@ -19,7 +19,7 @@ def _categorical(mask):
 
 
 # ---------------------------------------------------------------------------- pictures
-@pytest.mark.parametrize("preset", ["classic", "nokaut"])
+@pytest.mark.parametrize("preset", slow_after(["classic", "nokaut"]))
 def test_rgb_array_has_one_shape_and_changes_after_a_write(preset):
     env = JambEnv(preset, render_mode="rgb_array")
     assert env.metadata["render_modes"] == ["ansi", "human", "rgb_array"]
@@ -43,6 +43,7 @@ def test_rgb_array_has_one_shape_and_changes_after_a_write(preset):
     assert env.render().shape == first.shape
 
 
+@pytest.mark.slow  # a whole game rendered to frames; the rgb_array test above keeps rendering fast
 def test_render_collection_takes_the_frames():
     """RecordVideo needs moviepy; RenderCollection gathers the same frames."""
     env = gym.wrappers.RenderCollection(gym.make("Jamb-v1", render_mode="rgb_array"))

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
@@ -54,6 +56,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # a subprocess importing every door with the extras blocked
 def test_the_core_works_without_the_extras_and_each_door_names_its_extra():
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)

@@ -11,6 +11,7 @@ from jamb_env import IllegalActionError, RulesetError, multiplayer
 from jamb_env.rules import game as core
 from jamb_env.rules import list_rulesets, load_ruleset
 from jamb_env.rules import match as M
+from tests.helpers import slow_after
 
 PRESETS = list_rulesets()
 ANSWER_PRESETS = [p for p in PRESETS if "answer" in load_ruleset(p).columns]
@@ -55,7 +56,9 @@ def _games(n_fast: int):
     return cases
 
 
-@pytest.mark.parametrize("preset,scoring,players", _games(1))
+@pytest.mark.parametrize(
+    "preset,scoring,players", slow_after(_games(1), fast=[("classic", "separate", 2), ("classic", "shared", 2)])
+)
 def test_random_matches_keep_the_invariants(preset, scoring, players):
     rules = load_ruleset(preset)
     rng = np.random.default_rng([players, len(preset), M.SCORING_MODES.index(scoring)])
@@ -76,7 +79,7 @@ def test_hundreds_of_random_matches(scoring):
         random_match(load_ruleset(preset), 2 + k % 4, scoring, rng)
 
 
-@pytest.mark.parametrize("preset", ANSWER_PRESETS)
+@pytest.mark.parametrize("preset", slow_after(ANSWER_PRESETS, fast=["standard"]))
 def test_the_answer_obligation_passes_to_the_next_player_and_is_honoured(preset):
     rules = load_ruleset(preset)
     lay = core.layout(rules)
@@ -110,7 +113,7 @@ def test_the_answer_obligation_passes_to_the_next_player_and_is_honoured(preset)
     assert seen["obliged"] > 0
 
 
-@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+@pytest.mark.parametrize("scoring", slow_after(M.SCORING_MODES, fast=["shared"]))
 def test_the_copy_column_offers_the_row_the_previous_player_wrote(scoring):
     rules = load_ruleset("six_dice_copy")
     lay = core.layout(rules)
@@ -258,12 +261,12 @@ def test_the_match_result_shares_a_tied_win_for_any_number_of_players():
 
 # ------------------------------------------------------------------ the AEC env
 @pytest.mark.parametrize("scoring", M.SCORING_MODES)
-@pytest.mark.parametrize("players", [2, 5])
+@pytest.mark.parametrize("players", slow_after([2, 5]))
 def test_pettingzoo_api_test(scoring, players):
     api_test(multiplayer.env(ruleset="classic", num_players=players, scoring=scoring), num_cycles=300)
 
 
-@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+@pytest.mark.parametrize("scoring", slow_after(M.SCORING_MODES, fast=["shared"]))
 def test_pettingzoo_seed_test(scoring):
     seed_test(lambda: multiplayer.env(ruleset="standard", num_players=3, scoring=scoring), num_cycles=300)
 
@@ -293,7 +296,10 @@ def play_env(env, rng, seed):
 
 @pytest.mark.parametrize(
     "preset,scoring,players",
-    [("classic", "separate", 2), ("standard", "separate", 3), ("classic", "shared", 2), ("standard", "shared", 4)],
+    slow_after(
+        [("classic", "separate", 2), ("standard", "separate", 3), ("classic", "shared", 2), ("standard", "shared", 4)],
+        fast=["classic"],
+    ),
 )
 def test_env_returns_equal_scores_and_same_seed_same_game(preset, scoring, players):
     rng = np.random.default_rng(0)
@@ -353,7 +359,9 @@ def test_pettingzoo_performance_benchmark(capsys):
     assert "turns per second" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("preset,names", [("standard", ("greedy", "random")), ("classic", ("expectimax", "greedy"))])
+@pytest.mark.parametrize(
+    "preset,names", slow_after([("standard", ("greedy", "random")), ("classic", ("expectimax", "greedy"))])
+)
 def test_baselines_play_any_seat_and_honour_the_answer(preset, names):
     from agents import load
 
@@ -372,7 +380,9 @@ def test_baselines_play_any_seat_and_honour_the_answer(preset, names):
         assert env.unwrapped.match.sheets[0].turn == load_ruleset(preset).num_cells
 
 
-@pytest.mark.parametrize("scoring,reward", [("separate", "score"), ("shared", "margin"), ("separate", "win")])
+@pytest.mark.parametrize(
+    "scoring,reward", slow_after([("separate", "score"), ("shared", "margin"), ("separate", "win")])
+)
 def test_seat_env_is_a_masked_gymnasium_env_against_fixed_opponents(scoring, reward):
     from gymnasium.utils.env_checker import check_env
 

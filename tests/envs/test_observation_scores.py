@@ -18,7 +18,7 @@ import pytest
 from jamb_env import JambEnv
 from jamb_env import rules as core
 from jamb_env.rules import kernels as rk
-from tests.helpers import playable_presets
+from tests.helpers import playable_presets, slow_after
 
 ROOT = Path(__file__).resolve().parents[2]
 RULESETS = playable_presets() + [str(ROOT / "tests" / "rules" / "every_column.yaml")]
@@ -50,7 +50,7 @@ def _states(name, games=3, every=3):
             step += 1
 
 
-@pytest.mark.parametrize("name", RULESETS, ids=lambda n: Path(n).stem)
+@pytest.mark.parametrize("name", slow_after(RULESETS), ids=lambda n: Path(n).stem)
 def test_score_features_follow_the_rulesets_scoring(name):
     checked = 0
     for env, obs, st in _states(name):

@@ -29,6 +29,7 @@ from jamb_env.rules import (
     start_turn,
 )
 from jamb_env.rules import match as M
+from tests.helpers import slow_after
 
 ROOT = Path(__file__).resolve().parents[2]
 try:
@@ -78,7 +79,7 @@ def test_outcome_ids_are_the_dice_multiset_indices_of_the_chance_api(preset):
 
 
 # ---------------------------------------------------------------- OpenSpiel's own tests
-@pytest.mark.parametrize("preset", list_rulesets())
+@pytest.mark.parametrize("preset", slow_after(list_rulesets()))
 def test_random_sim_test_on_every_preset(pyspiel, preset):
     """OpenSpiel's C++ conformance simulation (legal actions sorted and empty for others,
     unique action strings, clone, serialize and deserialize, tensor sizes and finiteness,
@@ -89,13 +90,16 @@ def test_random_sim_test_on_every_preset(pyspiel, preset):
 
 @pytest.mark.parametrize(
     "preset,players,scoring",
-    [
-        ("standard", 2, "separate"),
-        ("six_dice_copy", 3, "separate"),
-        ("joly", 2, "separate"),
-        ("classic", 4, "shared"),
-        ("six_dice_copy", 5, "shared"),
-    ],
+    slow_after(
+        [
+            ("standard", 2, "separate"),
+            ("six_dice_copy", 3, "separate"),
+            ("joly", 2, "separate"),
+            ("classic", 4, "shared"),
+            ("six_dice_copy", 5, "shared"),
+        ],
+        fast=[("classic", 4, "shared")],
+    ),
 )
 def test_random_sim_test_multiplayer(pyspiel, preset, players, scoring):
     game = pyspiel.load_game("python_jamb", {"ruleset": preset, "players": players, "scoring": scoring})
@@ -165,7 +169,7 @@ def test_solitaire_plays_the_env_game(pyspiel):
     np.testing.assert_array_equal(np.array(state.observation_tensor(0), np.float32), obs)
 
 
-@pytest.mark.parametrize("scoring", M.SCORING_MODES)
+@pytest.mark.parametrize("scoring", slow_after(M.SCORING_MODES, fast=["shared"]))
 def test_multiplayer_plays_the_pettingzoo_game(pyspiel, scoring):
     """Driven by the AEC env's dice: seating and rolls as outcomes, the player to move and
     their legal actions, every player's observation tensor = the env's observation, and

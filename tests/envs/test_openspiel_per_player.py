@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import slow_after
+
 pytest.importorskip("pyspiel", reason="OpenSpiel is not installed: the openspiel extra")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,12 +86,14 @@ print("walked", nodes, "nodes")
 
 @pytest.mark.parametrize(
     "preset, players, scoring, checked",
-    [
-        ("classic", 1, "separate", 10**6),  # every node of a whole game
-        ("joly", 1, "separate", 160),  # jokers and baskets: more actions, chance nodes after a basket
-        ("six_dice_copy", 2, "separate", 160),  # 462 chance outcomes, the seating node
-        ("classic_down", 3, "shared", 160),
-    ],
+    slow_after(
+        [
+            ("classic", 1, "separate", 10**6),  # every node of a whole game
+            ("joly", 1, "separate", 160),  # jokers and baskets: more actions, chance nodes after a basket
+            ("six_dice_copy", 2, "separate", 160),  # 462 chance outcomes, the seating node
+            ("classic_down", 3, "shared", 160),
+        ]
+    ),  # a subprocess each: classic in the fast suite
 )
 def test_every_per_player_call_at_every_node_is_safe(preset, players, scoring, checked):
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1")

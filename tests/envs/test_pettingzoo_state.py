@@ -18,11 +18,12 @@ from jamb_env.engine.observation import encoder
 from jamb_env.rules import game as core
 from jamb_env.rules import load_ruleset
 from jamb_env.rules import match as M
+from tests.helpers import slow_after
 
 COMBOS = [(players, scoring) for players in range(M.MIN_PLAYERS, M.MAX_PLAYERS + 1) for scoring in M.SCORING_MODES]
 
 
-@pytest.mark.parametrize("players,scoring", COMBOS)
+@pytest.mark.parametrize("players,scoring", slow_after(COMBOS))
 def test_pettingzoo_test_utilities_pass(players, scoring):
     """api_test, seed_test and state_test's AEC half (state_space, then state() after every
     step; its random actions ignore the mask, so the game runs under PettingZoo's
@@ -70,12 +71,15 @@ def _check_state(env, rules, state, segments):
 
 @pytest.mark.parametrize(
     "preset,players,scoring",
-    [
-        ("standard", 2, "separate"),
-        ("six_dice_copy", 3, "separate"),
-        ("classic", 2, "shared"),
-        ("six_dice_copy", 4, "shared"),
-    ],
+    slow_after(
+        [
+            ("standard", 2, "separate"),
+            ("six_dice_copy", 3, "separate"),
+            ("classic", 2, "shared"),
+            ("six_dice_copy", 4, "shared"),
+        ],
+        fast=[("classic", 2, "shared")],
+    ),
 )
 def test_the_state_holds_the_whole_game_at_every_step(preset, players, scoring):
     """Over a whole random legal game: inside state_space, the documented segments

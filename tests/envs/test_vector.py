@@ -6,12 +6,12 @@ import pytest
 
 from jamb_env import IllegalActionError, JambEnv, JambVecEnv
 from jamb_env.engine.seeding import game_seeds
-from tests.helpers import playable_presets, random_actions
+from tests.helpers import playable_presets, random_actions, slow_after
 
 PRESETS = playable_presets()
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", slow_after(PRESETS))  # 2,000 games a preset: classic in the fast suite
 def test_many_games_invariants_fast(preset):
     """2,000 games per preset on the batched env alone: no dead end, return == score."""
     N = 256

@@ -91,12 +91,14 @@ def test_greedy_against_itself_is_exactly_even():
         assert (o0["score_0"], o0["score_1"], o0["steps"]) == (o1["score_0"], o1["score_1"], o1["steps"])
 
 
+@pytest.mark.slow  # 40 classic games; test_greedy_against_itself_is_exactly_even keeps a round robin fast
 def test_random_against_itself_is_even_within_the_interval():
     p = round_robin("classic", ["random", "random"], games=20).pairings[0]
     assert p.win_low < 0.5 < p.win_high
     assert abs(p.margin) <= p.margin_ci95
 
 
+@pytest.mark.slow  # 40 classic games; the sweep below shows greedy beating random fast
 def test_greedy_beats_random_with_an_interval_above_one_half():
     rr = round_robin("classic", ["random", "greedy"], games=20)
     p = rr.pairings[0]
@@ -277,6 +279,7 @@ def test_wilson_interval_refuses_a_number_that_is_not_a_proportion():
     assert all(math.isnan(x) for x in wilson_interval(0.5, 0))
 
 
+@pytest.mark.slow  # 20 standard games
 def test_a_sweep_prints_and_writes_an_interval_of_positive_width(tmp_path):
     """The report's case: greedy beats random in all 10 seeds of standard; the win rate
     0.000 still gets an interval (0 to about 0.28), in the Markdown and in the CSV."""

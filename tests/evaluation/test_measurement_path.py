@@ -44,6 +44,7 @@ import yaml
 from scipy import stats
 
 from agents.training.config import CONFIGS_DIR
+from tests.helpers import slow_after
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED0 = 20_000_000
@@ -432,6 +433,7 @@ def tiny_run(tmp_path_factory):
     return run
 
 
+@pytest.mark.slow  # needs tiny_run, a jamb-train subprocess
 def test_glob_spread_and_per_checkpoint_numbers(tiny_run, tmp_path):
     """A glob of checkpoints: each model is an agent of its own (every number of its rows
     recomputed as above), and the spread table gives the pattern, the number of files it
@@ -700,11 +702,14 @@ def check_match_outputs(
 
 @pytest.mark.parametrize(
     "ruleset, agents, players, scoring, seeds",
-    [
-        ("classic", ["random", "greedy"], 2, "separate", 10),
-        ("classic_down", ["random", "greedy", "expectimax"], 2, "separate", 12),
-        ("classic_down", ["random", "greedy", "expectimax"], 3, "shared", 4),
-    ],
+    slow_after(
+        [
+            ("classic", ["random", "greedy"], 2, "separate", 10),
+            ("classic_down", ["random", "greedy", "expectimax"], 2, "separate", 12),
+            ("classic_down", ["random", "greedy", "expectimax"], 3, "shared", 4),
+        ],
+        fast=[("classic_down", ["random", "greedy", "expectimax"], 3, "shared", 4)],
+    ),
 )
 def test_match_tables_and_csvs(ruleset, agents, players, scoring, seeds, tmp_path):
     prefix = tmp_path / "m"
@@ -891,6 +896,7 @@ def baseline_label(name: str, value: float) -> str:
     return f"{name.replace('_expected', ' (exact)')}: {value:.1f}"
 
 
+@pytest.mark.slow  # needs tiny_run, a jamb-train subprocess
 def test_plot_of_a_training_run_draws_its_evaluations(tiny_run, tmp_path):
     """The curve of a real run: at each evaluation step, the mean true score of its games,
     which is the mean episode return of ``evaluations.npz`` over the reward scale (the

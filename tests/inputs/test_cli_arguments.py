@@ -16,7 +16,7 @@ import yaml
 from agents.apps.cli import web as web_cli
 from agents.training.config import CONFIGS_DIR
 from jamb_env import JambVecEnv
-from tests.helpers import fake_train, needs_module, run_main
+from tests.helpers import fake_train, needs_module, run_main, slow_after
 
 
 def play_main(monkeypatch, capsys, argv, lines):
@@ -162,7 +162,7 @@ def test_the_scripts_refuse_an_unknown_agent_before_playing():
     )
 
 
-@pytest.mark.parametrize("seats", [[], ["--players", "human", "greedy"]])
+@pytest.mark.parametrize("seats", slow_after([[], ["--players", "human", "greedy"]]))
 def test_jamb_play_with_stdin_closed_ends_as_end_of_input(seats, tmp_path, monkeypatch, capsys):
     import sys
 

@@ -392,6 +392,7 @@ def test_a_ruleset_path_in_an_unknown_users_home_is_a_ruleset_error(tmp_path, ca
 
 
 # ---------------------------------------------------------------- bad settings, keys the trainer owns, huge numbers
+@pytest.mark.slow  # a jamb-train subprocess each; in process: test_jamb_train_refuses_a_private_algo_key_before_writing
 @pytest.mark.parametrize("text, message", BAD_TRAINING_SETTINGS)
 def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, message):
     cfg = tmp_path / "c.yaml"
@@ -407,6 +408,7 @@ def test_jamb_train_refuses_a_bad_setting_before_making_the_run(tmp_path, text, 
     assert not (tmp_path / "run").exists()  # a failed config leaves no run behind
 
 
+@pytest.mark.slow  # a jamb-train subprocess; tests/training/test_runs.py refuses a run folder that is a file in process
 def test_jamb_train_refuses_a_run_folder_that_is_a_file(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -20,7 +20,7 @@ import pytest
 from agents.apps.cli import play
 from jamb_env import JambEnv
 from jamb_env.replay.records import GameRecord, read_matches, read_records, replay
-from tests.helpers import fake_train, run_main
+from tests.helpers import fake_train, run_main, slow_after
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,11 +189,13 @@ def test_tune_ctrl_c_keeps_finished_trials(monkeypatch, capsys, tmp_path):
 
 @pytest.mark.parametrize(
     "signum, code, to_group",
-    [
-        pytest.param(signal.SIGINT, 130, True, id="ctrl-c"),
-        pytest.param(signal.SIGINT, 130, False, id="sigint", marks=pytest.mark.slow),
-        pytest.param(signal.SIGTERM, 143, False, id="sigterm"),
-    ],
+    slow_after(
+        [
+            pytest.param(signal.SIGINT, 130, True, id="ctrl-c"),
+            pytest.param(signal.SIGINT, 130, False, id="sigint", marks=pytest.mark.slow),
+            pytest.param(signal.SIGTERM, 143, False, id="sigterm"),
+        ]
+    ),  # a jamb-evaluate subprocess each
 )
 def test_a_signal_stops_a_parallel_evaluation_at_once(tmp_path, signum, code, to_group):
     rc, seconds, err = interrupt_evaluation(tmp_path, signum, to_group, ["--agents", "random"], wait_for_games=True)

@@ -10,6 +10,7 @@ import pytest
 
 import agents
 from jamb_env import JambEnv, JambVecEnv, load_ruleset
+from tests.helpers import slow_after
 
 
 def _finished(ruleset: str) -> JambEnv:
@@ -132,12 +133,16 @@ def test_write_video_refuses_frames_that_are_not_pictures_of_one_size(tmp_path, 
 
 @pytest.mark.parametrize(
     "name, solved_for, plays",
-    [
-        ("columnwise", "classic", "klasik"),  # before: an illegal write (the game ends with -100 in 'terminate' mode)
-        ("columnwise", "classic", "six_dice"),  # before: a matmul ValueError (252 vs 462 dice multisets)
-        ("optimal", "yu48_down", "classic_down"),  # before: an IndexError
-        ("optimal", "classic_down", "classic_up"),  # before: an illegal write
-    ],
+    slow_after(
+        [
+            # before: an illegal write (the game ends with -100 in 'terminate' mode)
+            ("columnwise", "classic", "klasik"),
+            ("columnwise", "classic", "six_dice"),  # before: a matmul ValueError (252 vs 462 dice multisets)
+            ("optimal", "yu48_down", "classic_down"),  # before: an IndexError
+            ("optimal", "classic_down", "classic_up"),  # before: an illegal write
+        ],
+        fast=["optimal"],  # columnwise solves classic first: seconds
+    ),
 )
 def test_a_solver_agent_refuses_an_env_of_another_ruleset(name, solved_for, plays):
     agent = agents.load(name, ruleset=solved_for)
@@ -147,7 +152,9 @@ def test_a_solver_agent_refuses_an_env_of_another_ruleset(name, solved_for, play
         agent.act(env, obs, env.action_masks())
 
 
-@pytest.mark.parametrize("name, ruleset", [("columnwise", "classic"), ("optimal", "yu48_down")])
+@pytest.mark.parametrize(
+    "name, ruleset", slow_after([("columnwise", "classic"), ("optimal", "yu48_down")], fast=["optimal"])
+)  # columnwise solves classic first: seconds
 def test_a_solver_agent_on_a_finished_game_says_the_game_is_over(name, ruleset):
     agent = agents.load(name, ruleset=ruleset)
     env = _finished(ruleset)  # before: IndexError: list index out of range

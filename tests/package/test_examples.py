@@ -47,6 +47,7 @@ def check_ok(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # a short training run in a subprocess
 def test_cleanrl_ppo(tmp_path):
     run_dir = tmp_path / "run"
     out = check_ok(
@@ -77,6 +78,7 @@ def test_cleanrl_ppo(tmp_path):
     assert events and events[0].stat().st_size > 0, f"no TensorBoard event file in {run_dir}"
 
 
+@pytest.mark.slow  # a short training run in a subprocess
 def test_sb3_dict_obs():
     out = check_ok(
         run_example(
@@ -98,6 +100,7 @@ def test_sb3_dict_obs():
     assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
 
 
+@pytest.mark.slow  # a subprocess; tests/rules/test_rule_readers.py runs the planner example in process
 def test_planner():
     out = check_ok(run_example("planner.py", "--games", "2"))
     for name in ("planner", "greedy"):
@@ -105,6 +108,7 @@ def test_planner():
         assert PLAUSIBLE[0] < score < PLAUSIBLE[1], out
 
 
+@pytest.mark.slow  # a subprocess each; test_bad_arguments_in_process below checks every message in process
 @pytest.mark.parametrize(
     "script, args, message",
     [

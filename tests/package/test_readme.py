@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import slow_after
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
@@ -53,7 +55,7 @@ def test_the_pages_have_snippets():
     assert len(SNIPPETS) >= 7, f"python blocks per page: {per_page} (fence changed?)"
 
 
-@pytest.mark.parametrize("page, line, code", SNIPPETS)
+@pytest.mark.parametrize("page, line, code", slow_after(SNIPPETS))  # a process each: the first in the fast suite
 def test_snippet_runs(page, line, code, tmp_path):
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     result = subprocess.run(

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import slow_after
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "tools.md"
 BLOCK = re.compile(r"(?:<!-- requires: (?P<requires>[^>]*?) -->\s*\n)?```python\n(?P<code>.*?)```", re.S)
@@ -38,7 +40,7 @@ def test_the_page_has_a_snippet_per_section():
 
 @pytest.mark.parametrize(
     "heading,requires,code",
-    blocks() or [pytest.param("", [], "", marks=pytest.mark.skip("no blocks yet"))],
+    slow_after(blocks()) or [pytest.param("", [], "", marks=pytest.mark.skip("no blocks yet"))],  # the first fast
     ids=lambda x: x if isinstance(x, str) and len(x) < 60 and "\n" not in x else None,
 )
 def test_snippet_runs_as_written(heading, requires, code, tmp_path):

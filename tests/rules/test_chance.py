@@ -16,6 +16,7 @@ from jamb_env import IllegalActionError, JambEnv, load_ruleset
 from jamb_env import rules as core
 from jamb_env.env import EnvState
 from jamb_env.rules import apply_outcome, chance_outcomes, first_roll_outcomes, roll_dice, sample_outcome
+from tests.helpers import slow_after
 
 PRESETS = ["classic", "six_dice"]
 
@@ -66,7 +67,7 @@ def env_state(env, game, stream, position):
 
 
 # ---------------------------------------------------------------------------- distribution
-@pytest.mark.parametrize("name", PRESETS)
+@pytest.mark.parametrize("name", slow_after(PRESETS))
 def test_every_legal_hold_has_a_distribution_summing_to_one(name):
     rules = load_ruleset(name)
     n = rules.dice
@@ -166,7 +167,8 @@ def _chi2(counts: Counter, out, samples):
 
 
 @pytest.mark.parametrize(
-    "name, dice, hold", [("classic", [2, 2, 3, 5, 6], 0b00011), ("six_dice", [1, 3, 3, 4, 6, 6], 0b110010)]
+    "name, dice, hold",
+    slow_after([("classic", [2, 2, 3, 5, 6], 0b00011), ("six_dice", [1, 3, 3, 4, 6, 6], 0b110010)]),
 )
 def test_env_rerolls_follow_chance_outcomes(name, dice, hold):
     """The real env's re-rolls (its seeded dice stream) have the distribution of

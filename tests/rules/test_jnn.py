@@ -9,7 +9,7 @@ import pytest
 
 from jamb_env import load_ruleset
 from jamb_env.rules import apply_action, layout
-from tests.helpers import can_reroll, fill, open_cells, sheet
+from tests.helpers import can_reroll, fill, open_cells, sheet, slow_after
 
 JNN = load_ruleset("jnn")
 LAY = layout(JNN)
@@ -95,7 +95,7 @@ def test_the_engine_marks_pure_rolls():
     assert env.game.pure == 1
 
 
-@pytest.mark.parametrize("name", ["greedy", "expectimax"])
+@pytest.mark.parametrize("name", slow_after(["greedy", "expectimax"]))
 def test_baselines_play_jnn_legally_and_use_pure_rolls(name):
     from agents import load
     from jamb_env import JambEnv

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from jamb_env import JambEnv
 from jamb_env.rules import column_totals, score_parts
-from tests.helpers import check_finished_sheet, playable_presets
+from tests.helpers import check_finished_sheet, playable_presets, slow_after
 
 PRESETS = playable_presets()
 
@@ -47,7 +47,7 @@ def play_random_game(env: JambEnv, seed: int, policy_seed: int, check_obs: bool 
     return {"score": info["score"], "steps": steps}
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", slow_after(PRESETS))  # 60 games a preset: classic in the fast suite
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), policy_seed=st.integers(0, 2**31 - 1))
 def test_random_legal_games_hypothesis(preset, seed, policy_seed):

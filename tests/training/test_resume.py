@@ -244,6 +244,7 @@ def wait_for(cond, proc, timeout=120.0, poll=0.01):
         time.sleep(poll)
 
 
+@pytest.mark.slow  # two jamb-train subprocesses, each trained to two checkpoints
 def test_sigint_and_sigterm_save_a_checkpoint_and_the_final_model(tmp_path):
     from agents.training.runs import checkpoint_problem, model_steps
 

@@ -115,6 +115,7 @@ def test_the_shipped_config_is_valid():
     assert cfg["engine"] == "rllib" and cfg["ruleset"] == "classic" and cfg["eval_seed"] == 30_000_000
 
 
+@pytest.mark.slow  # seven jamb-train subprocesses
 def test_cli_errors_exit_2_without_a_traceback(tmp_path):
     bad = write_config(tmp_path / "bad.yaml", gamma=2)
     good = write_config(tmp_path / "good.yaml")

@@ -188,6 +188,7 @@ SELFPLAY = [
 ]
 
 
+@pytest.mark.slow  # two self-play training runs; the SB3 run below keeps the contract fast
 def test_a_resumed_selfplay_run_logs_no_step_twice(tmp_path, capsys):
     """Interrupted just after the checkpoint of step 512, with its events logged to step
     1024: the resumed run's curves go on from 512, each step once (``purge_step``)."""

@@ -187,6 +187,7 @@ def test_the_minibatch_size_never_leaves_a_minibatch_of_one():
         batch_size_for(1)
 
 
+@pytest.mark.slow  # two self-play training subprocesses
 def test_sigint_and_sigterm_save_a_checkpoint_to_resume_from(tmp_path):
     from agents.training.runs import checkpoint_problem, checkpoints, model_steps
 

@@ -162,6 +162,7 @@ def test_config_errors(tmp_path):
     )
 
 
+@pytest.mark.slow  # a subprocess; tests/inputs/test_config_files.py checks the unknown ruleset in process
 def test_train_cli_reports_bad_config(tmp_path):
     bad = write(tmp_path, "ruleset: nope\n")
     proc = subprocess.run(
@@ -256,6 +257,7 @@ def test_resume_continues_the_run_and_plot(tmp_path):
     assert clash.returncode == 2 and "--seed cannot change it" in clash.stderr
 
 
+@pytest.mark.slow  # two jamb-train training subprocesses
 def test_no_tag_is_logged_twice_at_a_step_in_a_run_or_its_resumption(tmp_path):
     """The final evaluation falls at a step SB3 has dumped (total 512, eval.freq 1000): it
     logs eval/* there and nothing else; a resumed run moves what the killed attempt logged
