@@ -242,6 +242,10 @@ def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
             raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
 
 
+#: the algo switches (PPO's and MaskablePPO's): YAML true or false only
+BOOL_ALGO_KEYS = ("normalize_advantage", "use_sde")
+
+
 def check_algo(algo: dict[str, Any], path: Path | str) -> None:
     """The algo keys, counts and numbers; a number given as text (3e-4) becomes a float in ``algo``."""
     for key in algo:
@@ -286,6 +290,9 @@ def check_algo(algo: dict[str, Any], path: Path | str) -> None:
             and not (key == "ent_coef" and v == 0)
         ):
             raise ConfigError(f"{path}: key 'algo.{key}': expected a number in ({lo}, {hi}], got {v!r}")
+    for key in BOOL_ALGO_KEYS:  # a quoted "false" is a true string to the trainers
+        if key in algo and type(algo[key]) is not bool:
+            raise ConfigError(f"{path}: key 'algo.{key}': expected true or false, got {algo[key]!r}")
     kl = algo.get("target_kl")
     if kl is not None and (isinstance(kl, bool) or not isinstance(kl, (int, float)) or not 0 < kl < math.inf):
         raise ConfigError(f"{path}: key 'algo.target_kl': expected a positive number or null, got {kl!r}")

@@ -44,6 +44,7 @@ import math
 import os
 import secrets
 import shutil
+import struct
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -58,11 +59,13 @@ from jamb_env.utils.files import (
     _fsync_dir,
     atomic_save_model,
     atomic_write,
+    atomic_write_bytes,
     atomic_write_text,
     check_regular_input,
     is_temp_file,
     read_regular_bytes,
     remove_temp_files,
+    symlinks_in,
 )
 
 #: In a run started from a model: ``{"init_from": absolute path, "steps_before": env steps
@@ -204,7 +207,8 @@ def prepare_run_dir(
 
     Raises:
         RulesetError: an unknown ruleset.
-        ConfigError: ``run_dir`` is a file, or (for a new run) already holds a run.
+        ConfigError: ``run_dir`` is a file, (for a new run) already holds a run, or (to
+            resume) holds a symbolic link, which the run would write through.
     """
     from jamb_env import load_ruleset
 
@@ -214,6 +218,13 @@ def prepare_run_dir(
     run_dir = Path(run_dir) if run_dir is not None else default_run_dir(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
+    links = symlinks_in(run_dir)
+    if links:  # the run rewrites its files: through a link it would replace a file outside the run
+        named = ", ".join(str(p.relative_to(run_dir)) for p in links[:5]) + (" ..." if len(links) > 5 else "")
+        raise ConfigError(
+            f"cannot resume the run in {run_dir}: it holds symbolic links ({named}); a run writes only its own "
+            "files, so put the files themselves there (or copy the run) and resume again"
+        )
     remove_killed_writes(run_dir)
     return run_dir, (listing or checkpoints)(run_dir)
 
@@ -440,6 +451,25 @@ def logs_from(resume: bool, checkpoint_step: int | None) -> int | None:
 #: step its run resumed from: ``events_abandoned_<i>.tfrecord`` (TFRecords of ``Event``
 #: protos, as in an events file; TensorBoard does not read them as a run).
 EVENTS_ABANDONED = "events_abandoned"
+#: the set-aside bytes of an events file after a damaged record (its reader stops there)
+EVENTS_UNREADABLE = "events_unreadable"
+
+
+def unreadable_tail(path: Path, consumed: int) -> bytes:
+    """The bytes of the events file ``path`` after the ``consumed`` that TensorBoard's reader
+    read: empty when it read them all or the rest is one record cut short (a killed write:
+    an intact length field promising more bytes than there are), else everything from the
+    damaged record on."""
+    from tensorboard.summary.writer.record_writer import masked_crc32c
+
+    with open(path, "rb") as f:
+        f.seek(consumed)
+        tail = f.read()
+    if len(tail) < 12:
+        return b""
+    length_field, crc = tail[:8], struct.unpack("<I", tail[8:12])[0]
+    cut_short = crc == masked_crc32c(length_field) and len(tail) < struct.unpack("<Q", length_field)[0] + 16
+    return b"" if cut_short else tail
 
 
 def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
@@ -450,7 +480,10 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     leaves a record in both places, never in neither). Events without a summary (file
     version, session start) stay. A cut-off last record (a killed write) is dropped. A
     record that is no ``Event`` (a damaged or forged file) is moved aside with the late
-    ones, with a message, so no reader trips on it. Returns the number of records moved."""
+    ones, with a message, so no reader trips on it; the bytes from a record that fails its
+    checksum on (TensorBoard's reader stops there) are copied as they are to a new
+    ``events_unreadable_<i>.tfrecord`` before the file is rewritten, with a message.
+    Returns the number of records moved."""
     from google.protobuf.message import DecodeError
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto.event_pb2 import Event
@@ -462,8 +495,9 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
     for path in sorted(run_dir.glob("*tfevents*")):
         if not path.is_file() or is_temp_file(path):
             continue
-        kept, late, damaged = [], [], 0
+        kept, late, damaged, consumed = [], [], 0, 0
         for raw in RawEventFileLoader(str(path)).Load():
+            consumed += len(raw) + 16  # length (8), its CRC (4), the data, its CRC (4)
             try:
                 event = Event.FromString(raw)
             except DecodeError:
@@ -474,6 +508,14 @@ def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
         if damaged:
             print(
                 f"{printable(str(path))}: {damaged} record(s) that are no TensorBoard event (a damaged file?) set aside"
+            )
+        unread = unreadable_tail(path, consumed) if late else b""
+        if unread:  # the reader stopped at a damaged record: the file is rewritten, so what follows is kept aside
+            unread_path = free_name(run_dir, EVENTS_UNREADABLE, ".tfrecord")
+            atomic_write_bytes(unread_path, unread)
+            print(
+                f"{printable(str(path))}: a damaged record at byte {consumed}; the {len(unread)} bytes from there, "
+                f"which TensorBoard cannot read, copied to {unread_path.name} as they are"
             )
         if late:
             moved += late

@@ -23,6 +23,7 @@ log folder's ``config.yml`` and ``args.yml`` with PyYAML's unsafe loader and unp
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,25 @@ def read_zoo_yaml(path: str | Path) -> Any:
         raise ValueError(f"{path}: {why} (only plain data is read: {TRUST_HINT})") from None
 
 
+def files_followed(folder: str | Path) -> list[Path]:
+    """The files the zoo may open under ``folder`` (or ``folder`` itself, a file), links
+    followed as the zoo follows them: linked files and linked folders included, each
+    folder once (a link loop ends), sorted per folder."""
+    folder = Path(folder)
+    if folder.is_file():
+        return [folder]
+    found, seen = [], set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs.sort()
+        found += [Path(root, n) for n in sorted(names) if os.path.isfile(os.path.join(root, n))]
+    return found
+
+
 def check_log_folder(folder: str | Path) -> int:
     """Check what ``enjoy`` (or ``train --trained-agent``) would load from a log folder (or one
     model file): every ``config.yml`` and ``args.yml`` as data (their hyper-parameters as
@@ -144,12 +164,8 @@ def check_log_folder(folder: str | Path) -> int:
     """
     from agents.model_files import UntrustedModelError, check_normalization_file, data_objects
 
-    folder = Path(folder)
-    files = [folder] if folder.is_file() else sorted(folder.rglob("*")) if folder.is_dir() else []
     checked = 0
-    for path in files:
-        if path.is_symlink() or not path.is_file():
-            continue
+    for path in files_followed(folder):
         try:
             if path.name in ("config.yml", "args.yml"):
                 data = read_zoo_yaml(path)

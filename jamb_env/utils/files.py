@@ -398,6 +398,26 @@ def check_output_folder(folder: str | Path, for_file: str | Path | None = None) 
     return folder
 
 
+def own_file(path: str | Path) -> bool:
+    """Whether ``path`` is a regular file of its folder itself: a symbolic link or a hard
+    link (a second name of a file that may lie outside the folder: more than one link) is
+    not, so a server never serves, reads or saves through it. False for a path that is gone."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+
+
+def symlinks_in(folder: str | Path) -> list[Path]:
+    """The symbolic links in ``folder`` and its subfolders (a linked folder is listed, not
+    entered), sorted; none for a folder that is not there."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        found += [Path(root, n) for n in dirs + names if os.path.islink(os.path.join(root, n))]
+    return sorted(found)
+
+
 def write_text_file(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (jamb_env.utils.files: a failed write leaves the
     previous file as it was), creating missing folders; clear OSErrors on bad paths.

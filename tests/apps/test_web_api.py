@@ -225,6 +225,21 @@ def test_two_games_do_not_mix(client):
     assert state(client, a["id"])["steps"] == 2
 
 
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_the_record_is_never_saved_through_a_link_put_in_its_place(client, lobby, tmp_path, link):
+    """Before: a link swapped in for a live table's ``<id>.jsonl`` was written through at the
+    next move, replacing the file it led to (outside the records folder)."""
+    gid = new_game(client, seed=5)["id"]
+    path = lobby.records / f"{gid}.jsonl"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    path.unlink()
+    path.symlink_to(outside) if link == "symbolic" else os.link(outside, path)
+    s = move(client, gid, {"move": "roll", "keep": []})
+    assert not s["saved"] and "no longer a file of the records folder" in s["save_error"]
+    assert outside.read_text() == "keep me"
+
+
 def test_the_record_is_written_atomically(client, lobby, monkeypatch):
     gid = new_game(client, seed=5)["id"]
     path = lobby.records / f"{gid}.jsonl"

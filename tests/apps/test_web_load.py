@@ -7,6 +7,7 @@ The servers here listen on 127.0.0.1 only, on a free port, with small caps."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sys
@@ -312,9 +313,10 @@ def chunked(body: bytes, size: int = 4096) -> bytes:
     return b"".join(parts) + b"0\r\n\r\n"
 
 
-def test_a_chunked_body_over_the_limit_is_413_and_closed(tmp_path, serve):
+def test_a_chunked_body_over_the_limit_is_413_and_closed(tmp_path, serve, capsys):
     """Before: the body was cut at 64 KiB, answered 400 "malformed JSON", and the connection
-    left open until the client gave up."""
+    left open until the client gave up; then each refused body printed a traceback in the
+    server's console (the drained reader had no ``close``)."""
     port = serve(Lobby(tmp_path / "games"))
     body = b'{"seed": 1, "ruleset": "' + b"a" * 100_000 + b'"}'
     got, seconds = raw(port, HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(body))
@@ -326,6 +328,7 @@ def test_a_chunked_body_over_the_limit_is_413_and_closed(tmp_path, serve):
     got, _ = raw(port, HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(small, 4))
     assert got.startswith(b"HTTP/1.1 201 "), got[:300]
     assert len(list((tmp_path / "games").glob("*.jsonl"))) == 1  # one game made: by the last
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_a_stalled_request_gets_408_and_frees_its_thread(tmp_path, serve, monkeypatch):
@@ -337,6 +340,29 @@ def test_a_stalled_request_gets_408_and_frees_its_thread(tmp_path, serve, monkey
     assert seconds < 8
     got, seconds = raw(port, b"POST /api/ga")  # a request line that never ends: closed
     assert seconds < 8
+    assert call(port, "GET", "/api/config")[0] == 200
+
+
+def test_a_request_trickled_byte_by_byte_is_cut_at_its_deadline(tmp_path, serve, monkeypatch):
+    """Each read waits at most the read timeout, and a whole request at most twice it. Before:
+    a byte every few seconds never tripped the per-read timeout, so a handful of such clients
+    held every connection slot for as long as they liked."""
+    monkeypatch.setattr(web, "READ_TIMEOUT", 1.0, raising=False)
+    port = serve(Lobby(tmp_path / "games"))
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        with pytest.raises(OSError):  # the server ends the connection: a reset or a broken pipe
+            for byte in HEAD + b"X-Pad: " + b"a" * 100:
+                s.sendall(bytes([byte]))
+                time.sleep(0.5)
+                if time.monotonic() - start > 15:
+                    pytest.fail("the trickled request was still read after 15 s")
+                s.settimeout(0.01)
+                with contextlib.suppress(TimeoutError):
+                    if s.recv(4096) == b"":
+                        raise ConnectionResetError("closed")
+                s.settimeout(10)
+    assert time.monotonic() - start < 6
     assert call(port, "GET", "/api/config")[0] == 200
 
 

@@ -444,6 +444,16 @@ def test_non_positive_target_kl_is_refused(tmp_path, value):
         load_config(_config(tmp_path, {"target_kl": value}))
 
 
+@pytest.mark.parametrize("key", ["normalize_advantage", "use_sde"])
+@pytest.mark.parametrize("value", ["false", "no", 0, 1, None, [False]])
+def test_an_algo_switch_is_true_or_false_only(tmp_path, key, value):
+    """Before: ``normalize_advantage: "false"`` was accepted, and the trainers read the
+    string as true."""
+    with pytest.raises(ConfigError, match=f"algo.{key}': expected true or false"):
+        load_config(_config(tmp_path, {key: value}))
+    assert load_config(_config(tmp_path, {key: False}))["algo"][key] is False
+
+
 def test_positive_or_null_target_kl_is_accepted(tmp_path):
     assert load_config(_config(tmp_path, {"target_kl": 0.02}))["algo"]["target_kl"] == 0.02
     assert load_config(_config(tmp_path, {"target_kl": None}))["algo"]["target_kl"] is None

@@ -411,6 +411,31 @@ def test_jamb_web_refuses_a_records_folder_it_cannot_make_before_serving(tmp_pat
 
 
 # ---------------------------------------------------------- a file that holds something else is never written over
+def test_evaluate_records_replace_only_an_earlier_evaluations_records(tmp_path):
+    """Before: ``--records DIR`` replaced whatever ``<agent>.jsonl`` held (a saved game, any
+    file) and wrote through a link to a file outside the folder."""
+    recs, outside = tmp_path / "recs", tmp_path / "outside.txt"
+    recs.mkdir()
+    outside.write_text("keep me")
+    argv = ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r"), "--records", str(recs)]
+    person = GameRecord(ruleset="classic", seed=3)
+    for content, why in [("link", "a symbolic link"), ("text", "not a record"), ("person", "a person's games")]:
+        target = recs / "random.jsonl"
+        if content == "link":
+            target.symlink_to(outside)
+        elif content == "text":
+            target.write_text("notes\n")
+        else:
+            person.write(target)
+        before = target.read_bytes()
+        code, out, err = evaluate(argv)
+        assert code == 2 and why in err and "--records replaces only" in err and "| agent |" not in out, err
+        assert target.read_bytes() == before and outside.read_text() == "keep me"
+        target.unlink()
+    assert evaluate(argv)[0] == 0 and evaluate(argv)[0] == 0  # an earlier evaluation's records are replaced
+    assert [g.player for g in read_records(recs / "random.jsonl")] == ["random"] * 2
+
+
 def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from agents.apps.cli import export as export_cli

@@ -566,6 +566,37 @@ def test_a_record_that_is_no_tensorboard_event_is_set_aside_not_a_traceback(tmp_
     assert len(aside) == 2 and b"not an event" in aside[0] + aside[1]  # kept, not lost
 
 
+@pytest.mark.parametrize("damage", ["checksum", "cut short"])
+def test_an_events_file_is_never_rewritten_without_the_records_after_a_damaged_one(tmp_path, capsys, damage):
+    """TensorBoard's reader stops quietly at a record that fails its checksum. Before: a
+    resume rewrote the file from what it had read, dropping every intact record after the
+    damage. A last record cut short by a kill is still simply dropped."""
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=str(tmp_path))
+    for step in range(6):
+        writer.add_scalar("value/loss", float(step), step)
+    writer.close()
+    (events,) = tmp_path.glob("*tfevents*")
+    data = bytearray(events.read_bytes())
+    frames = list(RawEventFileLoader(str(events)).Load())
+    at = sum(len(r) + 16 for r in frames[:3])  # the version record and steps 0, 1: then step 2
+    if damage == "checksum":
+        data[at + 14] ^= 0xFF  # a byte of step 2's data: its checksum fails
+    else:
+        data = data[: len(data) - 3]  # the last record (step 5) cut short
+    events.write_bytes(bytes(data))
+    moved = runs.set_aside_events(tmp_path, keep_before=1)
+    out = capsys.readouterr().out
+    unreadable = tmp_path / "events_unreadable_1.tfrecord"
+    if damage == "checksum":
+        assert moved == 1 and "a damaged record at byte" in out and "events_unreadable_1.tfrecord" in out
+        assert unreadable.read_bytes() == bytes(data[at:])  # steps 2-5, as they were
+    else:
+        assert moved == 4 and not unreadable.exists()  # steps 1-4 moved, the cut-off step 5 dropped
+
+
 @pytest.mark.parametrize("walls", [(float("nan"),) * 3, (5.0, 3.0, 1.0), (1.0, float("inf"), 3.0)])
 def test_plot_minutes_refuses_wall_times_that_are_not_finite_or_go_back(tmp_path, capsys, walls):
     pytest.importorskip("tensorboard")

@@ -156,6 +156,24 @@ def test_resume_without_a_checkpoint_restarts_in_place(tmp_path, capsys):
     assert progress_steps(run_dir)[0] == 0 and tb_steps(run_dir) == [512]
 
 
+@pytest.mark.parametrize("linked", ["progress.csv", "final_model.zip", "checkpoints"])
+def test_resume_refuses_a_run_folder_holding_links(tmp_path, linked):
+    """Before: ``--resume`` rewrote progress.csv, the models and the checkpoints through links
+    put in the run folder, replacing files outside it."""
+    from agents.training.config import ConfigError, resume_config
+    from agents.training.runs import write_run_files
+    from agents.training.train import train
+
+    run_dir, outside = tmp_path / "run", tmp_path / "outside"
+    write_run_files(run_dir, load(tiny_config(tmp_path, total=512)), None)
+    outside.mkdir() if linked == "checkpoints" else outside.write_text("keep me")
+    (run_dir / linked).symlink_to(outside)
+    with pytest.raises(ConfigError, match=rf"cannot resume the run in .*: it holds symbolic links \({linked}\)"):
+        train(resume_config(run_dir), run_dir=run_dir, progress_bar=False, resume=True)
+    assert (list(outside.iterdir()) == []) if linked == "checkpoints" else outside.read_text() == "keep me"
+    assert (run_dir / linked).is_symlink()
+
+
 # ---------------------------------------------------------------- (b) a damaged newest checkpoint
 
 

@@ -8,12 +8,16 @@ imported), and are marked slow; everything else runs in-process in well under a 
 
 from __future__ import annotations
 
+import base64
 import importlib.util
+import json
 import os
+import pickle
 import re
 import subprocess
 import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 import gymnasium as gym
@@ -399,6 +403,33 @@ def test_a_log_folder_with_python_yaml_or_pickled_code_is_refused(tmp_path):
             check_log_folder(tmp_path / "ppo_mask")
         target.unlink()
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("way", ["linked file", "linked folder", "link given", "link loop"])
+def test_a_log_folder_is_checked_through_its_links(tmp_path, way):
+    """The zoo follows links, so the check does. Before: a linked ``config.yml``, a linked
+    run folder or ``-i link.zip`` were skipped, and the zoo ran the code in them."""
+    from agents.training.zoo_files import check_log_folder
+
+    elsewhere, logs = tmp_path / "elsewhere", tmp_path / "logs" / "ppo_mask"
+    elsewhere.mkdir()
+    logs.mkdir(parents=True)
+    (elsewhere / "config.yml").write_text("!!python/object/apply:os.system ['touch pwned']\n")
+    if way == "linked file":
+        (logs / "config.yml").symlink_to(elsewhere / "config.yml")
+    elif way == "linked folder":
+        (logs / f"{ENV_ID}_1").symlink_to(elsewhere)
+    elif way == "link given":
+        logs = tmp_path / "model.zip"
+        logs.symlink_to(elsewhere / "model.zip")  # -i link.zip: the model the link leads to
+        with zipfile.ZipFile(elsewhere / "model.zip", "w") as zf:
+            forged = {"policy_class": {":serialized:": base64.b64encode(pickle.dumps(os.system)).decode()}}
+            zf.writestr("data", json.dumps(forged))
+    else:
+        (logs / "loop").symlink_to(logs)  # a loop ends; the file beside it is still checked
+        (logs / "config.yml").symlink_to(elsewhere / "config.yml")
+    with pytest.raises(ValueError, match="--trust-files"):
+        check_log_folder(logs)
 
 
 @needs_zoo

@@ -79,8 +79,8 @@ from agents.evaluation.solitaire import (
 )
 from agents.registry import AGENT_NAMES, parse_spec
 from jamb_env.render.sheet import printable
-from jamb_env.replay.records import write_records
-from jamb_env.utils.files import check_output_file, check_output_folder
+from jamb_env.replay.records import RecordError, read_records, write_records
+from jamb_env.utils.files import OutputPathError, check_output_file, check_output_folder
 
 
 def markdown(results, summaries, pairs, spreads, exact: dict[str, float]) -> str:
@@ -330,8 +330,8 @@ def main_solitaire(args) -> int:
         if args.records:
             check_output_folder(args.records)
             names = record_file_names([label for label, _, _ in expand_specs(args.agents)])
-            for name in names.values():  # a FIFO or device named like a records file
-                check_output_file(Path(args.records) / name)
+            for name in names.values():  # a FIFO or device, a link or a file of something else
+                check_records_file(Path(args.records) / name)
             if any(name != record_file_name(label) for label, name in names.items()):
                 for label, name in names.items():  # two labels with one file name: say which file is whose
                     print(f"records of {label}: {Path(args.records) / name}", file=sys.stderr)
@@ -408,6 +408,36 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
     except RayUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
+
+
+def check_records_file(path: Path) -> None:
+    """Refuse a ``--records`` file that holds something other than an earlier evaluation's
+    records: only a new file, or a plain file (not a link) of agents' solitaire games, is
+    replaced.
+
+    Raises:
+        OutputPathError: a link, a file that does not read as game records, or a record of a
+            person's games (the message names it and the way on); as :func:`check_output_file`.
+    """
+    check_output_file(path)
+    if not (path.exists() or path.is_symlink()):
+        return
+    why = None
+    if path.is_symlink():
+        why = "a symbolic link"
+    else:
+        try:
+            games = read_records(path)
+        except RecordError:
+            why = "not a record of agents' games"
+        else:
+            if any(g.player == "human" for g in games):
+                why = "a record of a person's games"
+    if why is not None:
+        raise OutputPathError(
+            f"{path} is {why}: --records replaces only the records an earlier evaluation wrote; "
+            "move it away or give another folder"
+        )
 
 
 def exact_expectations(results: dict, ruleset: str) -> dict[str, float]:

@@ -24,7 +24,6 @@ import contextlib
 import json
 import re
 import secrets
-import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -40,7 +39,7 @@ from jamb_env import list_rulesets
 from jamb_env.engine.doors import check_count
 from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, replayed
 from jamb_env.rules import match as M
-from jamb_env.utils.files import read_regular_bytes
+from jamb_env.utils.files import own_file, read_regular_bytes
 
 #: tables kept in memory (beyond it, the least recently used idle one is dropped)
 MAX_TABLES = 200
@@ -48,17 +47,6 @@ MAX_TABLES = 200
 MAX_RECORDS = 5000
 #: a table id: 16 lowercase hex digits
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")
-
-
-def own_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file of its folder itself: a symbolic link or a hard
-    link (a second name of a file outside the records folder: more than one link) is not,
-    so it is never served, read or saved through."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def mtime(path: Path) -> int:

@@ -39,7 +39,8 @@ allowed (``--agent``: loading a model file runs the code pickled in it, so a req
 record never chooses one); presets by name only (no rules file from a request or a
 record); bodies are strict JSON objects of known fields, at most 64 KiB, chunked or not
 (413, and the connection closed); each read of a request waits at most ``read_timeout``
-seconds (408) and at most ``max_connections`` requests are served at once (503 beyond).
+seconds (408), a whole request (line, headers and body) arrives within twice that or its
+connection is cut, and at most ``max_connections`` requests are served at once (503 beyond).
 The page shows every name and record text with ``textContent``, and the Content-Security-
 Policy lets it run only its own files.
 """
@@ -49,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import io
 import ipaddress
+import socket
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -279,6 +281,9 @@ class _Drain:
         self.left -= len(data)
         return data
 
+    def close(self) -> None:
+        self.rfile.close()
+
 
 def _stop_reading(environ) -> None:
     """A refused request's connection: the rest of its body is drained boundedly, each
@@ -316,6 +321,21 @@ def make_server(
 
     class Handler(WSGIRequestHandler):
         timeout = float(read_timeout)  # socketserver: every read of the connection waits at most this
+
+        def handle_one_request(self):
+            # a request trickled in a byte at a time never trips the per-read timeout: past the
+            # deadline its reads end (the answer, if one is being written, still goes out)
+            deadline = threading.Timer(2 * self.timeout, self._stop_reads)
+            deadline.daemon = True
+            deadline.start()
+            try:
+                super().handle_one_request()
+            finally:
+                deadline.cancel()
+
+        def _stop_reads(self):
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RD)
 
         def make_environ(self):
             environ = super().make_environ()

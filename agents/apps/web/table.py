@@ -27,7 +27,7 @@ from jamb_env.replay.records import GameRecord, MatchRecord
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as M
 from jamb_env.utils.errors import IllegalActionError, RulesetError
-from jamb_env.utils.files import atomic_write_text
+from jamb_env.utils.files import atomic_write_text, own_file
 
 #: the fields of each kind of move a person sends (``POST .../move``)
 MOVE_FIELDS = {
@@ -310,6 +310,10 @@ class Table:
         """Write the record (and the seats beside it) atomically; a failure is kept in
         ``save_error`` (the page shows it) and the game goes on."""
         if self.path is None:
+            return
+        if (self.path.exists() or self.path.is_symlink()) and not own_file(self.path):
+            # a link put in the record's place since the table was made: never written through
+            self.save_error = f"could not save the record: {self.path.name} is no longer a file of the records folder"
             return
         try:
             meta = self.path.with_suffix(".json")
