@@ -232,6 +232,37 @@ def load_model(path: str | Path, model_class=None, *, trusted: bool = False, **k
         return model_class.load(f, custom_objects=objects, **kwargs)
 
 
+#: the attribute (saved in a model file's ``data``) naming the ruleset a model was trained on
+RULESET_ATTRIBUTE = "jamb_ruleset"
+
+
+class RulesetMismatchWarning(UserWarning):
+    """A model file plays a ruleset other than the one it was trained on (same shapes)."""
+
+
+def stamp_ruleset(model, rules) -> None:
+    """Keep the ruleset ``rules`` a model trains on in the model (``{"name", "digest"}``, a
+    plain attribute SB3 saves in the file's ``data``), so :func:`check_ruleset` can tell a
+    model of other rules with the same observation and action shapes."""
+    setattr(model, RULESET_ATTRIBUTE, {"name": rules.name, "digest": rules.digest})
+
+
+def check_ruleset(model, rules, path) -> None:
+    """Warn (:class:`RulesetMismatchWarning`) when ``model`` says it was trained on rules
+    other than ``rules`` (:func:`stamp_ruleset`); a model without the stamp (older files) is
+    not judged."""
+    import warnings
+
+    stamp = getattr(model, RULESET_ATTRIBUTE, None)
+    if isinstance(stamp, dict) and stamp.get("digest") != rules.digest:
+        warnings.warn(
+            f"model {path} was trained on ruleset {str(stamp.get('name'))[:64]!r} and plays {rules.name!r} "
+            "here, whose rules differ (the same observation and action shapes)",
+            RulesetMismatchWarning,
+            stacklevel=3,
+        )
+
+
 # ---------------------------------------------------------------- checks that load nothing
 
 

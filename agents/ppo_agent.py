@@ -35,10 +35,14 @@ class PPOAgent:
             VecNormalize statistics (a pickle), and ``trusted`` is False.
         ValueError: not a MaskablePPO model file; a model of another ruleset; a model
             trained on normalised observations without its statistics.
+
+    Warns:
+        RulesetMismatchWarning: the file says it was trained on other rules of the same
+            shapes (models saved since the stamp, :func:`agents.model_files.stamp_ruleset`).
     """
 
     def __init__(self, path: str | Path, ruleset: str | None = None, device: str = "cpu", trusted: bool = False):
-        from agents.model_files import UntrustedModelError, load_model
+        from agents.model_files import UntrustedModelError, check_ruleset, load_model
 
         self.path = Path(path)
         self.name = self.path.stem if self.path.stem not in ("final_model", "best_model") else self.path.parent.name
@@ -73,6 +77,7 @@ class PPOAgent:
                     f"{self.model.action_space}; ruleset {env.ruleset.name} has {env.observation_space.shape} and "
                     f"{env.action_space} (trained on another ruleset?)"
                 )
+            check_ruleset(self.model, env.ruleset, self.path)
 
     def _statistics(self, trusted: bool):
         """The VecNormalize statistics the model needs (None: it reads raw observations).

@@ -400,7 +400,7 @@ class ReferenceLoop:
         return size
 
 
-def _lean_loop(ruleset: str, net: tuple[int, ...], shapes: dict, precision: str, threads: int):
+def _lean_loop(ruleset: str, net: tuple[int, ...], shapes: dict, precision: str, threads: int, compiled: bool = False):
     """The lean trainer as ``jamb-train`` builds it for ``configs/ppo_jnn_lean.yaml`` with these shapes and
     network, no imitation, no callbacks: a function playing one rollout and one update (returns its steps)."""
     from agents.training.config import CONFIGS_DIR, load_config
@@ -408,7 +408,7 @@ def _lean_loop(ruleset: str, net: tuple[int, ...], shapes: dict, precision: str,
     from agents.training.train import new_model
 
     cfg = load_config(CONFIGS_DIR / "ppo_classic.yaml", {"ruleset": ruleset, "trainer": "lean", "precision": precision})
-    cfg.update(torch_threads=threads)
+    cfg.update(torch_threads=threads, compile=compiled)
     cfg["imitation"]["games"] = 0
     cfg["env"]["n_envs"] = shapes["n_envs"]
     cfg["algo"].update(
@@ -433,14 +433,15 @@ def training_rows(
     rounds: int = 2,
     threads: int = 2,
     shapes: dict | None = None,
+    compiled: bool = False,
 ) -> list[dict]:
     """Per network: the lean trainer with ``precision: auto`` (bf16 where the CPU has bf16 units) and
     ``fp32``, beside :class:`ReferenceLoop` (plain fp32) of the same shapes (:data:`TRAINING_SHAPES`), in
     this one process with ``threads`` torch threads: after a warm-up round each, ``rounds`` alternating rounds
     of one rollout and one update of every loop (so a load that comes and goes touches all alike). Rows:
-    ``net`` ("256x256"), ``loop`` (lean or reference), ``precision`` (what ran: bf16 or fp32),
-    ``steps_per_s`` (median over the rounds), ``range`` (min, max), ``vs_reference`` (the ratio of the
-    medians to the reference's)."""
+    ``net`` ("256x256"), ``loop`` (lean; lean+compile, with ``compiled``: ``compile: true``; reference),
+    ``precision`` (what ran: bf16 or fp32), ``steps_per_s`` (median over the rounds), ``range`` (min,
+    max), ``vs_reference`` (the ratio of the medians to the reference's)."""
     import torch
 
     from agents.training.lean_ppo import autocast_dtype
@@ -456,6 +457,10 @@ def training_rows(
         }
         if bf16:
             loops[("lean", "fp32")] = _lean_loop(ruleset, net, shapes, "fp32", threads)
+        if compiled:
+            for precision in ("auto", "fp32") if bf16 else ("fp32",):
+                name = "bf16" if precision == "auto" else "fp32"
+                loops[("lean+compile", name)] = _lean_loop(ruleset, net, shapes, precision, threads, compiled=True)
         rates: dict = {key: [] for key in loops}
         for r in range(rounds + 1):  # round 0: the warm-up (numba compile, torch init)
             for key, play in loops.items():
@@ -479,7 +484,7 @@ def training_rows(
                 }
             )
             print(
-                f"  training {ruleset} {name:12s} {loop:9s} {precision}: {median:,.0f} steps/s "
+                f"  training {ruleset} {name:12s} {loop:12s} {precision}: {median:,.0f} steps/s "
                 f"({min(values):,.0f}-{max(values):,.0f}), {median / reference:.2f}x the reference",
                 file=sys.stderr,
             )

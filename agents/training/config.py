@@ -11,6 +11,8 @@ A training config is a YAML file (``configs/ppo_*.yaml``)::
                                 # it replaced (the same algorithm), is read as lean
     precision: auto             # auto (bf16 autocast where the CPU or GPU has bf16 units, else fp32,
                                 # said once) | bf16 | fp32; the env var JAMB_PRECISION overrides it
+    compile: false              # torch.compile the PPO update's minibatch loss (needs a C++ compiler;
+                                # tens of seconds to compile at the start of each process)
     env:
       n_envs: 8                 # parallel games
       vec_env: batched          # batched (JambVecEnv) | dummy | subproc (SB3 over JambEnv + Monitor)
@@ -77,6 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "device": "cpu",
     "trainer": "lean",
     "precision": "auto",
+    "compile": False,
     "env": {"n_envs": 8, "vec_env": "batched", "reward_scale": 0.01, "turn_features": True},
     "algo": {},
     "eval": {"freq": 50_000, "episodes": 50, "seed": 20_000_000, "n_envs": 50},
@@ -332,6 +335,8 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     if cfg["precision"] not in PRECISIONS:
         raise ConfigError(f"{path}: key 'precision': {cfg['precision']!r}; allowed: {', '.join(PRECISIONS)}")
     precision_setting(cfg["precision"])  # a bad JAMB_PRECISION is refused before anything is written
+    if type(cfg["compile"]) is not bool:
+        raise ConfigError(f"{path}: key 'compile': expected true or false, got {cfg['compile']!r}")
 
 
 def precision_setting(configured: str) -> str:

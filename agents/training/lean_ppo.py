@@ -146,13 +146,18 @@ class LeanMaskablePPO(MaskablePPO):
     #: None: left as they are.
     torch_threads: int | None = None
     _amp: th.dtype | None = None  # the autocast dtype of the current rollout or update (None: fp32)
+    #: ``compile`` of the config: the minibatch loss (:meth:`_minibatch_loss`) through ``torch.compile``.
+    compile_update = False
+    _compiled = None  # (autocast dtype, the compiled loss) of this process
 
-    def __init__(self, *args, precision: str = "fp32", torch_threads: int | None = None, **kwargs):
-        self.precision, self.torch_threads = precision, torch_threads
+    def __init__(
+        self, *args, precision: str = "fp32", torch_threads: int | None = None, compile_update: bool = False, **kwargs
+    ):
+        self.precision, self.torch_threads, self.compile_update = precision, torch_threads, compile_update
         super().__init__(*args, **kwargs)
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "precision", "torch_threads", "_amp"]
+        return [*super()._excluded_save_params(), "precision", "torch_threads", "compile_update", "_amp", "_compiled"]
 
     def _prepare(self) -> None:
         """Before a rollout or an update: the precision (:func:`autocast_dtype`) and the threads."""
@@ -186,6 +191,51 @@ class LeanMaskablePPO(MaskablePPO):
     def _masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
         """log-probabilities (B, A) of the masked distribution (illegal actions ~ -1e8)."""
         return F.log_softmax(th.where(masks, logits, th.full_like(logits, MASKED_LOGIT)), dim=1)
+
+    def _minibatch_loss(
+        self, obs, masks, actions, old_values, old_log_probs, adv, returns, clip_range, clip_range_vf
+    ) -> tuple[th.Tensor, ...]:
+        """SB3's PPO loss on one minibatch, term for term (module docstring): ``(loss,
+        policy_loss, value_loss, entropy_loss, approx_kl, clip_fraction)``, 0-d tensors, the
+        last two without gradient. ``obs`` (B, obs_dim), ``masks`` (B, A) bool, ``actions``
+        (B, 1) long, the rest (B,) fp32; ``clip_range`` a float (or a 0-d tensor when compiled)."""
+        logits, values = self._heads(obs)
+        logp_all = self._masked_log_probs(logits, masks)
+        log_prob = logp_all.gather(1, actions).squeeze(1)
+        entropy = -(logp_all.exp() * logp_all).sum(1)
+        if self.normalize_advantage:
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        log_ratio = log_prob - old_log_probs
+        ratio = th.exp(log_ratio)
+        policy_loss = -th.min(adv * ratio, adv * th.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
+        if clip_range_vf is None:
+            values_pred = values
+        else:
+            values_pred = old_values + th.clamp(values - old_values, -clip_range_vf, clip_range_vf)
+        value_loss = F.mse_loss(returns, values_pred)
+        entropy_loss = -th.mean(entropy)
+        loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+        with th.no_grad():
+            approx_kl = th.mean((ratio - 1) - log_ratio)
+            clip_fraction = th.mean((th.abs(ratio - 1) > clip_range).float())
+        return loss, policy_loss, value_loss, entropy_loss, approx_kl, clip_fraction
+
+    def _loss_function(self):
+        """:meth:`_minibatch_loss`, or (``compile_update``) its ``torch.compile``d form, compiled once per
+        process and precision; the clip ranges are passed to it as 0-d tensors, so a schedule that changes them
+        does not compile it again."""
+        if not self.compile_update:
+            return self._minibatch_loss
+        if self._compiled is None or self._compiled[0] != self._amp:
+            self._compiled = (self._amp, th.compile(self._minibatch_loss))
+        compiled = self._compiled[1]
+
+        def loss_of(*args):
+            *tensors, clip_range, clip_range_vf = args
+            as_tensor = lambda v: None if v is None else th.tensor(float(v), device=self.device)  # noqa: E731
+            return compiled(*tensors, as_tensor(clip_range), as_tensor(clip_range_vf))
+
+        return loss_of
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (SB3's contract:
@@ -252,31 +302,18 @@ class LeanMaskablePPO(MaskablePPO):
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
         approx_kl_divs: list[float] = []
         continue_training = True
+        loss_of = self._loss_function()
         for _epoch in range(self.n_epochs):
             approx_kl_divs = []
             indices = np.random.permutation(size)  # SB3's minibatch order: its buffer draws one per epoch
             for start in range(0, size, self.batch_size):
                 idx = th.as_tensor(indices[start : start + self.batch_size], device=self.device)
-                logits, values = self._heads(obs[idx])
-                logp_all = self._masked_log_probs(logits, masks[idx])
-                log_prob = logp_all.gather(1, actions[idx]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(1)
-                adv = advantages[idx]
-                if self.normalize_advantage:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                log_ratio = log_prob - old_log_probs[idx]
-                ratio = th.exp(log_ratio)
-                policy_loss = -th.min(adv * ratio, adv * th.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
-                if clip_range_vf is None:
-                    values_pred = values
-                else:
-                    values_pred = old_values[idx] + th.clamp(values - old_values[idx], -clip_range_vf, clip_range_vf)
-                value_loss = F.mse_loss(returns[idx], values_pred)
-                entropy_loss = -th.mean(entropy)
-                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
-                with th.no_grad():
-                    approx_kl_div = float(th.mean((ratio - 1) - log_ratio))
-                    clip_fractions.append(float(th.mean((th.abs(ratio - 1) > clip_range).float())))
+                batch = (obs[idx], masks[idx], actions[idx], old_values[idx], old_log_probs[idx])
+                loss, policy_loss, value_loss, entropy_loss, kl, clipped = loss_of(
+                    *batch, advantages[idx], returns[idx], clip_range, clip_range_vf
+                )
+                approx_kl_div = float(kl)
+                clip_fractions.append(float(clipped))
                 pg_losses.append(policy_loss.item())
                 value_losses.append(value_loss.item())
                 entropy_losses.append(entropy_loss.item())

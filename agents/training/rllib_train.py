@@ -88,6 +88,7 @@ from agents.training.runs import (
     save_config,
     save_evaluations,
     save_record,
+    save_ruleset_record,
     tensorboard_writer,
 )
 from jamb_env.utils.files import atomic_write_text
@@ -458,6 +459,7 @@ def _train_loop(
     env_steps, iteration = (int(state["env_steps"]), int(state.get("iteration", 0))) if state else (0, 0)
     if state is not None:  # nothing to train: refused before anything is written
         check_steps_left(run_dir, env_steps, cfg["total_timesteps"])
+    save_ruleset_record(run_dir, cfg["ruleset"])
     save_config(run_dir, config_text(cfg))
     save_record(run_dir / RUN_RECORD, {"engine": ENGINE, "starts": starts + 1})
     keep_before = logs_from(resume, env_steps if checkpoint is not None else None)

@@ -71,6 +71,8 @@ from jamb_env.utils.files import (
 #: In a run started from a model: ``{"init_from": absolute path, "steps_before": env steps
 #: behind that model}`` (``scripts/plot.py`` draws the run after those steps).
 INIT_RECORD = "init_from.json"
+#: the rules a run trains on (name and digest): a resume on other rules is refused
+RULESET_RECORD = "ruleset.json"
 #: ``{"step", "mean_reward", "mean_score"}`` of the evaluation that saved ``best_model.zip``.
 BEST_RECORD = "best.json"
 BEST_MODEL = "best_model.zip"
@@ -208,7 +210,8 @@ def prepare_run_dir(
     Raises:
         RulesetError: an unknown ruleset.
         ConfigError: ``run_dir`` is a file, (for a new run) already holds a run, or (to
-            resume) holds a symbolic link, which the run would write through.
+            resume) holds a symbolic link, which the run would write through, or its rules
+            changed since it started (:func:`check_same_rules`).
     """
     from jamb_env import load_ruleset
 
@@ -225,6 +228,7 @@ def prepare_run_dir(
             f"cannot resume the run in {run_dir}: it holds symbolic links ({named}); a run writes only its own "
             "files, so put the files themselves there (or copy the run) and resume again"
         )
+    check_same_rules(run_dir, cfg["ruleset"])
     remove_killed_writes(run_dir)
     return run_dir, (listing or checkpoints)(run_dir)
 
@@ -395,7 +399,39 @@ def write_run_files(run_dir: Path, cfg: Mapping[str, Any], started_from: dict | 
     run_dir.mkdir(parents=True, exist_ok=True)
     if started_from is not None:
         atomic_write_text(run_dir / INIT_RECORD, json.dumps(started_from, indent=1))
+    save_ruleset_record(run_dir, cfg["ruleset"])
     save_config(run_dir, config_text(cfg))
+
+
+def save_ruleset_record(run_dir: Path, ruleset: str) -> None:
+    """Write :data:`RULESET_RECORD`: the name and digest of the rules ``ruleset`` names now,
+    which :func:`check_same_rules` compares on every resume."""
+    from jamb_env import load_ruleset
+
+    rules = load_ruleset(ruleset)
+    save_record(Path(run_dir) / RULESET_RECORD, {"name": rules.name, "digest": rules.digest, "given": str(ruleset)})
+
+
+def check_same_rules(run_dir: Path, ruleset: str) -> None:
+    """A resumed run trains on the rules it started on.
+
+    Raises:
+        ConfigError: ``ruleset`` (a rules file edited since, or another file at that path)
+            gives rules other than :data:`RULESET_RECORD` says; a record that cannot be read.
+            A run saved before the record existed is not judged.
+    """
+    from jamb_env import load_ruleset
+
+    record = read_record(Path(run_dir) / RULESET_RECORD, "the run's ruleset record")
+    if not isinstance(record, dict):
+        return
+    now = load_ruleset(ruleset).digest
+    if record.get("digest") != now:
+        raise ConfigError(
+            f"cannot resume the run in {run_dir}: its ruleset {str(ruleset)[:200]!r} now gives other rules than the "
+            f"run started on (digest {str(record.get('digest'))[:16]}, now {now}); put the rules file back as it was, "
+            "or start a new run"
+        )
 
 
 def save_record(path: Path, record: Mapping[str, Any]) -> Path:

@@ -39,6 +39,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.evaluation.solitaire import eval_seeds, wilson_interval
+from agents.model_files import stamp_ruleset
 from agents.training.config import (
     ConfigError,
     check_steps_left,
@@ -446,6 +447,7 @@ class _SelfPlayRun:
                     model = self._resumed_model(venv, pool, kwargs, record, saved, candidates)
                 else:
                     model = self._new_model(venv, kwargs, record)
+                stamp_ruleset(model, load_ruleset(settings.ruleset))  # every model file of the run names its rules
                 checkpoint, final = self._learn(model, signals, stop, pool, agents, candidates)
         if stop.signum is not None:
             raise TrainingInterrupted(stop.signum, run_dir, int(model.num_timesteps), checkpoint, final)

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
+from agents.model_files import stamp_ruleset
 from agents.training.baselines import baseline_scores
 from agents.training.callbacks import StopRequest, make_callbacks, run_logger
 from agents.training.config import ConfigError, algo_kwargs, check_steps_left
@@ -32,6 +33,7 @@ from agents.training.envs import make_envs, seed_train_env
 from agents.training.lean_ppo import LeanMaskablePPO
 from agents.training.runs import BEST_MODEL, logs_from, open_run_dir, resume_model, save_final, write_run_files
 from agents.training.weights import init_from
+from jamb_env import load_ruleset
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -118,7 +120,7 @@ def new_model(cfg: Mapping[str, Any], env) -> MaskablePPO:
     Raises:
         ConfigError: MaskablePPO rejects the settings.
     """
-    extra = {"precision": cfg["precision"], "torch_threads": cfg["torch_threads"]}
+    extra = {"precision": cfg["precision"], "torch_threads": cfg["torch_threads"], "compile_update": cfg["compile"]}
     try:
         return LeanMaskablePPO(
             "MlpPolicy", env, seed=cfg["seed"], device=cfg["device"], verbose=0, **extra, **algo_kwargs(cfg["algo"])
@@ -145,6 +147,7 @@ def start_model(
         model, checkpoint = resume_model(candidates, env, cfg, trusted)
         if model is not None:
             model.precision, model.torch_threads = cfg["precision"], cfg["torch_threads"]  # not saved with it
+            model.compile_update = cfg["compile"]
             return model, checkpoint, None
         why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
         print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")
@@ -248,6 +251,7 @@ def _ready_model(cfg, env, run_dir: Path, candidates, trusted: bool, progress_ba
     and a new (or restarted) run fitted to the teacher's games when the config says so
     (``imitated``: what :mod:`.imitation` did, else None)."""
     model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates, trusted)
+    stamp_ruleset(model, load_ruleset(cfg["ruleset"]))  # every model file of the run names its rules
     if checkpoint is not None:  # nothing to train: refused before anything is written
         check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
     seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again

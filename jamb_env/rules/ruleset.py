@@ -222,6 +222,25 @@ class Ruleset:
             **kw,
         )
 
+    # ------------------------------------------------------------------ identity
+    @cached_property
+    def digest(self) -> str:
+        """16 hex digits that change with any rule of the set and with nothing else: a hash
+        of every field but the name, title, source, path and the tables built from them.
+        Runs and model files keep it, so a model or a resumed run on other rules is told."""
+        import dataclasses
+        import hashlib
+        import json
+
+        skip = {"name", "title", "source", "path", "tables", "cell_values", "row_max", "row_bits"}
+        rules = {
+            f.name: dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v
+            for f in dataclasses.fields(self)
+            if f.name not in skip
+            for v in [getattr(self, f.name)]
+        }
+        return hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:16]
+
     # ------------------------------------------------------------------ sizes
     @property
     def max_rolls(self) -> int:

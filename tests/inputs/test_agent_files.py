@@ -76,6 +76,30 @@ def test_coach_model_must_match_the_ruleset(tmp_path):
         agents.load(str(tmp_path / "junk.zip"))
 
 
+def test_a_model_of_other_rules_with_the_same_shapes_is_told(tmp_path):
+    """classic and slovenian have the same observation and action shapes. Before: a model
+    of one played the other without a word; a trained model now names its rules."""
+    import warnings
+
+    from sb3_contrib import MaskablePPO
+
+    import agents
+    from agents.model_files import RulesetMismatchWarning, read_model_data, stamp_ruleset
+    from jamb_env import load_ruleset
+
+    model = MaskablePPO("MlpPolicy", JambEnv("classic"), n_steps=64, batch_size=64, policy_kwargs={"net_arch": [8]})
+    stamp_ruleset(model, load_ruleset("classic"))
+    model.save(tmp_path / "m.zip")
+    assert read_model_data(tmp_path / "m.zip")["jamb_ruleset"]["name"] == "classic"
+    with pytest.warns(RulesetMismatchWarning, match="trained on ruleset 'classic' and plays 'slovenian'"):
+        agents.load(str(tmp_path / "m.zip"), ruleset="slovenian")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RulesetMismatchWarning)
+        agents.load(str(tmp_path / "m.zip"), ruleset="classic")  # its own rules: no word
+        MaskablePPO("MlpPolicy", JambEnv("classic"), n_steps=64, batch_size=64).save(tmp_path / "old.zip")
+        agents.load(str(tmp_path / "old.zip"), ruleset="slovenian")  # no stamp (older files): not judged
+
+
 def test_a_ruleset_name_cannot_point_the_shipped_model_outside_models(tmp_path):
     marker = tmp_path / "payload_ran"
     booby_trapped_model(tmp_path / "evil.zip", marker)

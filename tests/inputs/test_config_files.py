@@ -454,6 +454,13 @@ def test_an_algo_switch_is_true_or_false_only(tmp_path, key, value):
     assert load_config(_config(tmp_path, {key: False}))["algo"][key] is False
 
 
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_compile_is_true_or_false_only(tmp_path, value):
+    with pytest.raises(ConfigError, match="key 'compile': expected true or false"):
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"compile": value}))
+        load_config(tmp_path / "c.yaml")
+
+
 def test_positive_or_null_target_kl_is_accepted(tmp_path):
     assert load_config(_config(tmp_path, {"target_kl": 0.02}))["algo"]["target_kl"] == 0.02
     assert load_config(_config(tmp_path, {"target_kl": None}))["algo"]["target_kl"] is None

@@ -78,6 +78,31 @@ def test_lean_update_is_sb3s_update(kw):
         assert got == pytest.approx(want, rel=1e-4, abs=1e-6), key
 
 
+@pytest.mark.slow  # torch.compile takes tens of seconds
+@pytest.mark.parametrize("kw", [{"clip_range": lambda left: 0.2 * left}, {"clip_range_vf": 0.2, "ent_coef": 0.01}])
+def test_compiled_update_is_sb3s_update(kw):
+    """``compile: true`` compiles the minibatch loss; the update it makes is SB3's (fused kernels
+    may round differently: the weights agree to 1e-5), and a clip range that changes with the
+    schedule does not compile it again."""
+    import torch._dynamo
+
+    sb3, lean = _model(MaskablePPO, **kw), _model(LeanMaskablePPO, compile_update=True, **kw)
+    lean.policy.load_state_dict(sb3.policy.state_dict())
+    _rollout(sb3)
+    lean.rollout_buffer = copy.deepcopy(sb3.rollout_buffer)
+    lean.policy.optimizer.load_state_dict(sb3.policy.optimizer.state_dict())
+    np.random.seed(5)
+    sb3.train()
+    np.random.seed(5)
+    lean.train()
+    pairs = zip(sb3.policy.parameters(), lean.policy.parameters())
+    assert max(float((p - q).detach().abs().max()) for p, q in pairs) < 1e-5
+    assert lean._compiled is not None and lean._compiled[0] is None  # fp32
+    lean._current_progress_remaining = 0.5  # the schedule's clip range halves: the same compiled loss
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        lean.train()
+
+
 def test_lean_rollout_stores_legal_actions_and_their_log_probs():
     """Every stored action is legal under its stored mask, and the stored log-probability and
     value are the policy's own on the stored observation (what the update's ratio starts from)."""

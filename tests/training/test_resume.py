@@ -154,6 +154,11 @@ def test_resume_without_a_checkpoint_restarts_in_place(tmp_path, capsys):
         "1.0,25",
     ]  # kept aside, not lost
     assert progress_steps(run_dir)[0] == 0 and tb_steps(run_dir) == [512]
+    from agents.model_files import read_model_data
+    from jamb_env import load_ruleset
+
+    stamp = {"name": "classic_down", "digest": load_ruleset("classic_down").digest}
+    assert read_model_data(run_dir / "final_model.zip")["jamb_ruleset"] == stamp  # the model names its rules
 
 
 @pytest.mark.parametrize("linked", ["progress.csv", "final_model.zip", "checkpoints"])
@@ -172,6 +177,25 @@ def test_resume_refuses_a_run_folder_holding_links(tmp_path, linked):
         train(resume_config(run_dir), run_dir=run_dir, progress_bar=False, resume=True)
     assert (list(outside.iterdir()) == []) if linked == "checkpoints" else outside.read_text() == "keep me"
     assert (run_dir / linked).is_symlink()
+
+
+def test_resume_refuses_a_rules_file_changed_since_the_run_started(tmp_path):
+    """Before: the run kept only the rules file's path, and resumed on whatever it said now."""
+    from agents.training.config import ConfigError, resume_config
+    from agents.training.runs import write_run_files
+    from agents.training.train import train
+
+    rules = tmp_path / "mine.yaml"
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic_down\n")
+    cfg = load(tiny_config(tmp_path, total=512))
+    cfg["ruleset"] = str(rules)
+    run_dir = tmp_path / "run"
+    write_run_files(run_dir, cfg, None)
+    assert yaml.safe_load((run_dir / "ruleset.json").read_text())["name"] == "mine"
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic_down\nscoring: {jamb_bonus: 70}\n")
+    with pytest.raises(ConfigError, match="now gives other rules than the run started on"):
+        train(resume_config(run_dir), run_dir=run_dir, progress_bar=False, resume=True)
+    assert not (run_dir / "final_model.zip").exists()
 
 
 # ---------------------------------------------------------------- (b) a damaged newest checkpoint

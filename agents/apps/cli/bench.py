@@ -4,7 +4,7 @@
         [--rllib [--rllib-runners 1 2]] [--skip-env] [--agents expectimax search [--agent-games 5]]
         [--trainers CONFIG (e.g. the repository's configs/ppo_classic_lean.yaml)]
         [--training [--training-nets 256-256 512-512-256] [--training-ruleset jnn] [--training-rounds 2]
-        [--training-threads 2]]
+        [--training-threads 2] [--training-compile]]
 
 One run, so the ratios are comparable. Env rows time the env calls only (step and the
 mask read); the random legal action sampling is timed apart and reported as its own
@@ -168,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--training-rounds", type=int, default=2, help="timed rounds per loop of the training rows (1-100)"
     )
     parser.add_argument("--training-threads", type=int, default=2, help="torch threads of the training rows (1-256)")
+    parser.add_argument(
+        "--training-compile",
+        action="store_true",
+        help="also the lean trainer with compile: true (torch.compile of the update; compiling takes tens of seconds)",
+    )
     return parser
 
 
@@ -249,7 +254,13 @@ def measure(args: argparse.Namespace, presets: list[str], nets: list[tuple[int, 
         agent_table = agent_rows(args.agents, presets[0], args.agent_games, args.trust_model) if args.agents else []
         trainer_table = trainer_rows(args.train_steps, args.trainers) if args.trainers is not None else []
         training_table = (
-            training_rows(args.training_ruleset, tuple(nets), args.training_rounds, args.training_threads)
+            training_rows(
+                args.training_ruleset,
+                tuple(nets),
+                args.training_rounds,
+                args.training_threads,
+                compiled=args.training_compile,
+            )
             if args.training
             else []
         )
