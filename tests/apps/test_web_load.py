@@ -69,6 +69,20 @@ def next_move(s: dict) -> dict:
     return {"move": "roll", "keep": []}
 
 
+def race(threads: list[threading.Thread], switch_interval: float, timeout: float) -> None:
+    """Start ``threads`` and join each (``timeout`` s) with the interpreter switching threads every
+    ``switch_interval`` seconds (more interleavings), then the usual interval again."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(switch_interval)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout)
+    finally:
+        sys.setswitchinterval(interval)
+
+
 # ---------------------------------------------------------------------- tables under load
 @pytest.mark.slow
 def test_no_acknowledged_move_is_lost_with_one_table_in_memory(tmp_path, serve):
@@ -95,15 +109,7 @@ def test_no_acknowledged_move_is_lost_with_one_table_in_memory(tmp_path, serve):
                 acked[gid] += status == 200
 
     threads = [threading.Thread(target=client, args=(gid,)) for gid in ids for _ in range(2)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-4)  # threads switch often: more interleavings of lookups, evictions and saves
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-    finally:
-        sys.setswitchinterval(interval)
+    race(threads, 1e-4, 300)  # threads switch often: more interleavings of lookups, evictions and saves
     assert not any(t.is_alive() for t in threads) and count[0] <= 2000
     assert sum(acked.values()) > 100
     for gid in ids:
@@ -200,15 +206,7 @@ def test_new_games_racing_for_the_last_place_never_overshoot_max_records(tmp_pat
             statuses.append(status)
 
     threads = [threading.Thread(target=create, args=(n,)) for n in range(8)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
-    finally:
-        sys.setswitchinterval(interval)
+    race(threads, 1e-5, 60)
     assert sorted(statuses) == [201] * 3 + [503] * 5
     assert len(list(lobby.records.glob("*.jsonl"))) == 3
 
