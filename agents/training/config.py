@@ -337,6 +337,25 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     precision_setting(cfg["precision"])  # a bad JAMB_PRECISION is refused before anything is written
     if type(cfg["compile"]) is not bool:
         raise ConfigError(f"{path}: key 'compile': expected true or false, got {cfg['compile']!r}")
+    if cfg["compile"] and cxx_compiler() is None:
+        raise ConfigError(
+            f"{path}: key 'compile': true needs a C++ compiler for torch.compile (g++, or the one $CXX names) and "
+            "none was found; install one or set compile: false"
+        )
+
+
+def cxx_compiler() -> str | None:
+    """The C++ compiler torch.compile's CPU backend would run (torch's own setting, else ``$CXX``
+    or ``g++``), or None when none is on the PATH."""
+    import shutil
+
+    try:
+        from torch._inductor import config as inductor
+
+        names = [name for name in inductor.cpp.cxx if name]
+    except Exception:  # no torch, or a torch without inductor's settings  # noqa: BLE001
+        names = [os.environ.get("CXX") or "g++"]
+    return next((name for name in names if shutil.which(name)), None)
 
 
 def precision_setting(configured: str) -> str:

@@ -18,6 +18,9 @@ def read_scalars(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarra
     TensorBoard raises assorted errors on damaged files."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+    for path in sorted(Path(run).glob("*tfevents*")):  # TensorBoard would wait for ever on a FIFO
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise ValueError(f"{printable(str(path))} is not a regular file (a FIFO, socket or device)")
     acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
     acc.Reload()
     out = {}

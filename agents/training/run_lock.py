@@ -110,9 +110,11 @@ def _open_lock_file(path: Path) -> int:
         if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
             raise ConfigError(f"{path} is not a lock file (a link, a folder or a special file): remove it") from exc
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # a hard link: writing the pid would truncate another file
         os.close(fd)
-        raise ConfigError(f"{path} is not a lock file (a special file): remove it")
+        what = "a special file" if not stat.S_ISREG(st.st_mode) else "a second name of another file (a hard link)"
+        raise ConfigError(f"{path} is not a lock file ({what}): remove it")
     return fd
 
 

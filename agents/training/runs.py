@@ -221,13 +221,7 @@ def prepare_run_dir(
     run_dir = Path(run_dir) if run_dir is not None else default_run_dir(cfg)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"--run-dir {run_dir} is a file, not a folder")
-    links = symlinks_in(run_dir)
-    if links:  # the run rewrites its files: through a link it would replace a file outside the run
-        named = ", ".join(str(p.relative_to(run_dir)) for p in links[:5]) + (" ..." if len(links) > 5 else "")
-        raise ConfigError(
-            f"cannot resume the run in {run_dir}: it holds symbolic links ({named}); a run writes only its own "
-            "files, so put the files themselves there (or copy the run) and resume again"
-        )
+    refuse_links(run_dir)
     check_same_rules(run_dir, cfg["ruleset"])
     remove_killed_writes(run_dir)
     return run_dir, (listing or checkpoints)(run_dir)
@@ -412,6 +406,22 @@ def save_ruleset_record(run_dir: Path, ruleset: str) -> None:
     save_record(Path(run_dir) / RULESET_RECORD, {"name": rules.name, "digest": rules.digest, "given": str(ruleset)})
 
 
+def refuse_links(run_dir: Path) -> None:
+    """A run folder to resume holds no symbolic link: the run rewrites its files, and through a
+    link it would replace a file outside the run. Every trainer's resume calls it.
+
+    Raises:
+        ConfigError: the links found (five named).
+    """
+    links = symlinks_in(run_dir)
+    if links:
+        named = ", ".join(str(p.relative_to(run_dir)) for p in links[:5]) + (" ..." if len(links) > 5 else "")
+        raise ConfigError(
+            f"cannot resume the run in {run_dir}: it holds symbolic links ({named}); a run writes only its own "
+            "files, so put the files themselves there (or copy the run) and resume again"
+        )
+
+
 def check_same_rules(run_dir: Path, ruleset: str) -> None:
     """A resumed run trains on the rules it started on.
 
@@ -422,9 +432,12 @@ def check_same_rules(run_dir: Path, ruleset: str) -> None:
     """
     from jamb_env import load_ruleset
 
-    record = read_record(Path(run_dir) / RULESET_RECORD, "the run's ruleset record")
-    if not isinstance(record, dict):
-        return
+    path = Path(run_dir) / RULESET_RECORD
+    record = read_record(path, "the run's ruleset record")
+    if record is None and not os.path.lexists(path):
+        return  # a run saved before the record existed
+    if not isinstance(record, dict) or not isinstance(record.get("digest"), str):
+        raise ConfigError(f"cannot resume the run in {run_dir}: {path.name} is not the record a run writes")
     now = load_ruleset(ruleset).digest
     if record.get("digest") != now:
         raise ConfigError(
@@ -494,8 +507,8 @@ EVENTS_UNREADABLE = "events_unreadable"
 def unreadable_tail(path: Path, consumed: int) -> bytes:
     """The bytes of the events file ``path`` after the ``consumed`` that TensorBoard's reader
     read: empty when it read them all or the rest is one record cut short (a killed write:
-    an intact length field promising more bytes than there are), else everything from the
-    damaged record on."""
+    an intact length field promising more bytes than there are, no other record after it,
+    at most 64 KiB), else everything from the damaged record on."""
     from tensorboard.summary.writer.record_writer import masked_crc32c
 
     with open(path, "rb") as f:
@@ -503,9 +516,14 @@ def unreadable_tail(path: Path, consumed: int) -> bytes:
         tail = f.read()
     if len(tail) < 12:
         return b""
-    length_field, crc = tail[:8], struct.unpack("<I", tail[8:12])[0]
-    cut_short = crc == masked_crc32c(length_field) and len(tail) < struct.unpack("<Q", length_field)[0] + 16
-    return b"" if cut_short else tail
+
+    def header_at(i: int) -> bool:  # a length field with its right checksum starts at byte i
+        return struct.unpack("<I", tail[i + 8 : i + 12])[0] == masked_crc32c(tail[i : i + 8])
+
+    cut_short = header_at(0) and len(tail) < struct.unpack("<Q", tail[:8])[0] + 16
+    if cut_short and len(tail) <= 2**16:  # not cut short if another record starts after it (a forged length)
+        cut_short = not any(header_at(i) for i in range(1, len(tail) - 11))
+    return b"" if cut_short and len(tail) <= 2**16 else tail
 
 
 def set_aside_events(run_dir: str | Path, keep_before: int) -> int:

@@ -53,6 +53,7 @@ from agents.training.runs import (
     checkpoints,
     hold_run_dir,
     logs_from,
+    refuse_links,
     remove_killed_writes,
     resume_model,
     save_checkpoint,
@@ -291,6 +292,7 @@ def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any]
             raise ConfigError(
                 f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them"
             )
+    refuse_links(run_dir)
     remove_killed_writes(run_dir)
     candidates = checkpoints(run_dir)
     if not candidates and saved is None:

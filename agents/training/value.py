@@ -54,7 +54,7 @@ import numpy as np
 from agents.search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
 from agents.training.config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
 from agents.training.run_lock import holding_run_dir
-from agents.training.runs import check_new_run_dir, logs_from, save_config, tensorboard_writer
+from agents.training.runs import check_new_run_dir, logs_from, refuse_links, save_config, tensorboard_writer
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.seeding import STAGE_VALUE, game_seed
 from jamb_env.rules import layout
@@ -437,6 +437,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     """
     out = Path(out)
     check_output_folder(out)  # OSError: a file in the way, no permission
+    if resume and out.is_dir():
+        refuse_links(out)  # the run rewrites its files: never through a link
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(

@@ -83,6 +83,31 @@ def _imported_names(value: Any) -> list:
     return [value]
 
 
+#: What each import key's names must be: (module, class) of the base class, and what it is called.
+IMPORT_BASES = {
+    "policy": (("stable_baselines3.common.policies", "BasePolicy"), "policy"),
+    "env_wrapper": (("gymnasium", "Wrapper"), "Gymnasium wrapper"),
+    "vec_env_wrapper": (("stable_baselines3.common.vec_env", "VecEnvWrapper"), "VecEnv wrapper"),
+    "callback": (("stable_baselines3.common.callbacks", "BaseCallback"), "callback"),
+}
+
+
+def _is_class_of(key: str, name: str) -> bool:
+    """Whether ``name`` (``module.attribute``, of :data:`IMPORT_PREFIXES`) is a subclass of the
+    base class of ``key`` (:data:`IMPORT_BASES`); False for anything that does not import."""
+    import importlib
+    import inspect
+
+    module, _, attribute = name.rpartition(".")
+    (base_module, base_name), _ = IMPORT_BASES[key]
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+        base = getattr(importlib.import_module(base_module), base_name)
+    except (ImportError, AttributeError, ValueError):
+        return False
+    return inspect.isclass(found) and issubclass(found, base)
+
+
 def check_hyperparams(params: Mapping[str, Any], where: str) -> None:
     """ValueError unless every evaluated string of ``params`` (one env's hyper-parameters)
     is a literal and every imported name lies in :data:`IMPORT_PREFIXES` (module docstring)."""
@@ -99,6 +124,11 @@ def check_hyperparams(params: Mapping[str, Any], where: str) -> None:
                 raise ValueError(
                     f"{where}: {key}: {str(name)[:80]!r} would be imported and called by the zoo; names from "
                     f"{', '.join(p.rstrip('.') for p in IMPORT_PREFIXES)} only: {TRUST_HINT}"
+                )
+            if not _is_class_of(key, name):  # a function of those packages (a pickle loader) would run too
+                raise ValueError(
+                    f"{where}: {key}: {name[:80]!r} is not a {IMPORT_BASES[key][1]} class, and the zoo would call "
+                    f"it: {TRUST_HINT}"
                 )
 
 

@@ -454,6 +454,18 @@ def test_an_algo_switch_is_true_or_false_only(tmp_path, key, value):
     assert load_config(_config(tmp_path, {key: False}))["algo"][key] is False
 
 
+def test_compile_without_a_cxx_compiler_is_refused_before_the_run(tmp_path, monkeypatch):
+    """Before: torch's 97-line InductorError traceback at the first update, the run folder made."""
+    import agents.training.config as config
+
+    (tmp_path / "c.yaml").write_text("compile: true\n")
+    assert load_config(tmp_path / "c.yaml")["compile"] is True  # this machine has one
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert config.cxx_compiler() is None
+    with pytest.raises(ConfigError, match="key 'compile': true needs a C\\+\\+ compiler"):
+        load_config(tmp_path / "c.yaml")
+
+
 @pytest.mark.parametrize("value", ["yes", 1, None])
 def test_compile_is_true_or_false_only(tmp_path, value):
     with pytest.raises(ConfigError, match="key 'compile': expected true or false"):

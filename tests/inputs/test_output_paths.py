@@ -418,15 +418,16 @@ def test_evaluate_records_replace_only_an_earlier_evaluations_records(tmp_path):
     recs.mkdir()
     outside.write_text("keep me")
     argv = ["--agents", "random", "--games", "2", "--no-progress", "--out", str(tmp_path / "r"), "--records", str(recs)]
-    person = GameRecord(ruleset="classic", seed=3)
-    for content, why in [("link", "a symbolic link"), ("text", "not a record"), ("person", "a person's games")]:
+    saved = {"person": GameRecord(ruleset="classic", seed=3), "agent": GameRecord("classic", 777, "expectimax")}
+    rows = [("link", "a symbolic link"), ("text", "not a record"), ("person", "a person's games")]
+    for content, why in [*rows, ("agent", "not one agent's games on the evaluation seeds from 20000000")]:
         target = recs / "random.jsonl"
         if content == "link":
             target.symlink_to(outside)
         elif content == "text":
             target.write_text("notes\n")
         else:
-            person.write(target)
+            saved[content].write(target)  # a saved game (jamb-play --record) of a person or of an agent
         before = target.read_bytes()
         code, out, err = evaluate(argv)
         assert code == 2 and why in err and "--records replaces only" in err and "| agent |" not in out, err

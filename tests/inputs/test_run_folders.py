@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import zipfile
@@ -566,7 +567,7 @@ def test_a_record_that_is_no_tensorboard_event_is_set_aside_not_a_traceback(tmp_
     assert len(aside) == 2 and b"not an event" in aside[0] + aside[1]  # kept, not lost
 
 
-@pytest.mark.parametrize("damage", ["checksum", "cut short"])
+@pytest.mark.parametrize("damage", ["checksum", "forged length", "cut short"])
 def test_an_events_file_is_never_rewritten_without_the_records_after_a_damaged_one(tmp_path, capsys, damage):
     """TensorBoard's reader stops quietly at a record that fails its checksum. Before: a
     resume rewrote the file from what it had read, dropping every intact record after the
@@ -584,17 +585,72 @@ def test_an_events_file_is_never_rewritten_without_the_records_after_a_damaged_o
     at = sum(len(r) + 16 for r in frames[:3])  # the version record and steps 0, 1: then step 2
     if damage == "checksum":
         data[at + 14] ^= 0xFF  # a byte of step 2's data: its checksum fails
+    elif damage == "forged length":  # step 2's length field promises more than the file holds, its checksum right
+        from tensorboard.summary.writer.record_writer import masked_crc32c
+
+        data[at : at + 12] = struct.pack("<Q", 10**6) + struct.pack("<I", masked_crc32c(struct.pack("<Q", 10**6)))
     else:
         data = data[: len(data) - 3]  # the last record (step 5) cut short
     events.write_bytes(bytes(data))
     moved = runs.set_aside_events(tmp_path, keep_before=1)
     out = capsys.readouterr().out
     unreadable = tmp_path / "events_unreadable_1.tfrecord"
-    if damage == "checksum":
+    if damage != "cut short":  # the intact records after the damage are kept, not dropped
         assert moved == 1 and "a damaged record at byte" in out and "events_unreadable_1.tfrecord" in out
         assert unreadable.read_bytes() == bytes(data[at:])  # steps 2-5, as they were
     else:
         assert moved == 4 and not unreadable.exists()  # steps 1-4 moved, the cut-off step 5 dropped
+
+
+@pytest.mark.parametrize("trainer", ["selfplay", "value"])
+def test_every_trainer_s_resume_refuses_a_run_folder_holding_links(tmp_path, capsys, trainer):
+    """jamb-train's resume refused links (tests/training/test_resume.py); before, jamb-train-value
+    and jamb-train-selfplay wrote their networks and models through them."""
+    run, outside = tmp_path / "run", tmp_path / "thesis.txt"
+    run.mkdir()
+    outside.write_text("keep me")
+    if trainer == "value":
+        from agents.apps.cli.train_value import main
+
+        (run / "value.npz").symlink_to(outside)
+        argv = ["--config", str(Path(runs.__file__).parents[2] / "configs" / "value_jnn.yaml"), "--out", str(run)]
+    else:
+        from agents.apps.cli.train_selfplay import main
+
+        (run / "checkpoints").mkdir()
+        (run / "checkpoints" / "model_512_steps.zip").symlink_to(outside)
+        argv = ["--run-dir", str(run)]
+    try:
+        code = main([*argv, "--resume"])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and "it holds symbolic links" in err and "Traceback" not in err, err
+    assert outside.read_text() == "keep me"
+
+
+@needs_fifo
+def test_jamb_plot_refuses_an_events_file_that_is_a_fifo(tmp_path, capsys):
+    """Before: TensorBoard's reader opened it and waited for a writer for ever."""
+    from agents.apps.cli.plot import main
+
+    run = tmp_path / "classic__ppo__0__x"
+    run.mkdir()
+    os.mkfifo(run / "events.out.tfevents.1.x")
+    assert main([str(run), "--out", str(tmp_path / "c.png")]) == 2
+    assert "is not a regular file (a FIFO" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["[]", "null", '{"name": "classic"}'])
+def test_a_ruleset_record_that_is_not_one_refuses_the_resume(tmp_path, content):
+    """Before: a ruleset.json of [] or null turned the edited-rules check off."""
+    from agents.training.config import ConfigError
+
+    (tmp_path / runs.RULESET_RECORD).write_text(content)
+    with pytest.raises(ConfigError, match="ruleset.json is not the record a run writes"):
+        runs.check_same_rules(tmp_path, "classic")
+    (tmp_path / runs.RULESET_RECORD).unlink()
+    runs.check_same_rules(tmp_path, "classic")  # none: a run from before the record, not judged
 
 
 @pytest.mark.parametrize("walls", [(float("nan"),) * 3, (5.0, 3.0, 1.0), (1.0, float("inf"), 3.0)])

@@ -138,13 +138,16 @@ def test_writers_racing_for_a_lock_never_hold_it_together(tmp_path):
     assert overlaps.value == 0 and all(n.value == 50 for n in counts), [n.value for n in counts]
 
 
-@pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
+@pytest.mark.parametrize("kind", ["symlink", "hard link", "fifo", "folder"])
 def test_a_lock_file_that_is_no_file_is_refused_and_left_alone(tmp_path, kind):
+    """Before (hard link): the pid written into the lock truncated the other file (jamb-web's
+    records folder takes the same lock)."""
     run, target = tmp_path / "run", tmp_path / "target"
     run.mkdir()
     target.write_text("keep")
     lock = run / LOCK_FILE
-    {"symlink": lambda: lock.symlink_to(target), "fifo": lambda: os.mkfifo(lock), "folder": lock.mkdir}[kind]()
+    make = {"symlink": lambda: lock.symlink_to(target), "hard link": lambda: os.link(target, lock)}
+    {**make, "fifo": lambda: os.mkfifo(lock), "folder": lock.mkdir}[kind]()
     with pytest.raises(ValueError, match="is not a lock file"):
         with hold_run_dir(run):
             pass

@@ -341,6 +341,11 @@ HYPERPARAMS = [
     ("vec_env_wrapper", ["subprocess.Popen"], False),
     ("callback", {"subprocess.run": {"args": ["touch", "pwned"]}}, False),
     ("policy", "builtins.exec", False),
+    # functions of the allowed packages: the zoo would call them (a pickle loader runs the pickle)
+    ("callback", [{"stable_baselines3.common.save_util.load_from_pkl": {"path": "evil.pkl"}}], False),
+    ("env_wrapper", "stable_baselines3.common.save_util.load_from_pkl", False),
+    ("vec_env_wrapper", "jamb_env.wrappers.LegalActions", False),  # a class, but no VecEnv wrapper
+    ("callback", "agents.training.no_such_module.Callback", False),
 ]
 
 
@@ -445,6 +450,25 @@ def test_jamb_zoo_refuses_a_conf_file_of_code_before_the_zoo_reads_it(tmp_path, 
     code = main(["train", "--algo", "ppo_mask", "--env", ENV_ID, "-conf", str(conf), "-f", str(tmp_path / "logs")])
     assert code == 2 and "is code, which the zoo would run" in capsys.readouterr().err
     assert not marker.exists() and not (tmp_path / "logs").exists()
+
+
+def test_jamb_zoo_train_checks_what_it_loads_beside_the_trained_agent(tmp_path, capsys, monkeypatch):
+    """``train -i dl/model.zip`` also unpickles ``dl/<env>/vecnormalize.pkl`` and
+    ``dl/replay_buffer.pkl`` when they are there. Before: only the model was checked."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.apps.cli.zoo import main
+
+    dl = tmp_path / "dl"
+    (dl / ENV_ID).mkdir(parents=True)
+    MaskablePPO("MlpPolicy", JambEnv(PRESET), n_steps=64, batch_size=64).save(dl / "model.zip")
+    monkeypatch.chdir(tmp_path)
+    argv = ["train", "--algo", "ppo_mask", "--env", ENV_ID, "-i", str(dl / "model.zip"), "-f", str(tmp_path / "logs")]
+    for name in (f"{ENV_ID}/vecnormalize.pkl", "replay_buffer.pkl"):
+        (dl / name).write_bytes(pickle.dumps(os.system))
+        assert main(argv) == 2 and "--trust-files" in capsys.readouterr().err
+        (dl / name).unlink()
+    assert not (tmp_path / "logs").exists()
 
 
 # ---------------------------------------------------------------- the zoo, end to end

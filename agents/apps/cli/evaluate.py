@@ -331,7 +331,7 @@ def main_solitaire(args) -> int:
             check_output_folder(args.records)
             names = record_file_names([label for label, _, _ in expand_specs(args.agents)])
             for name in names.values():  # a FIFO or device, a link or a file of something else
-                check_records_file(Path(args.records) / name)
+                check_records_file(Path(args.records) / name, args.seed_base)
             if any(name != record_file_name(label) for label, name in names.items()):
                 for label, name in names.items():  # two labels with one file name: say which file is whose
                     print(f"records of {label}: {Path(args.records) / name}", file=sys.stderr)
@@ -410,10 +410,11 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
         return None
 
 
-def check_records_file(path: Path) -> None:
+def check_records_file(path: Path, seed_base: int = EVAL_SEED_BASE) -> None:
     """Refuse a ``--records`` file that holds something other than an earlier evaluation's
-    records: only a new file, or a plain file (not a link) of agents' solitaire games, is
-    replaced.
+    records: only a new file, or a plain file (not a link) of one agent's solitaire games on
+    the seeds ``seed_base``, ``seed_base + 1``, ... in order (what an evaluation from that
+    seed writes), is replaced.
 
     Raises:
         OutputPathError: a link, a file that does not read as game records, or a record of a
@@ -433,6 +434,10 @@ def check_records_file(path: Path) -> None:
         else:
             if any(g.player == "human" for g in games):
                 why = "a record of a person's games"
+            elif len({g.player for g in games}) != 1 or [g.seed for g in games] != list(
+                range(seed_base, seed_base + len(games))
+            ):
+                why = f"not one agent's games on the evaluation seeds from {seed_base}"
     if why is not None:
         raise OutputPathError(
             f"{path} is {why}: --records replaces only the records an earlier evaluation wrote; "

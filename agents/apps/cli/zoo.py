@@ -101,11 +101,16 @@ def _check_loaded_files(command: str, rest: list[str]) -> None:
     probe.add_argument("--algo", default="ppo")
     probe.add_argument("-f", "--folder", "--log-folder", dest="folder", default="rl-trained-agents")
     probe.add_argument("-i", "--trained-agent", default="")
+    probe.add_argument("--env", default="")
     known, _ = probe.parse_known_args(rest)
     if command == "enjoy":
         check_log_folder(Path(known.folder) / known.algo)
     elif known.trained_agent:
         check_log_folder(known.trained_agent)
+        beside = Path(known.trained_agent).parent  # the zoo also loads these when they are there
+        for path in (beside / known.env / "vecnormalize.pkl", beside / "replay_buffer.pkl"):
+            if path.exists():
+                check_log_folder(path)
 
 
 def _check_log_folder(rest: list[str]) -> None:
