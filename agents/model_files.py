@@ -248,12 +248,12 @@ def stamp_ruleset(model, rules) -> None:
 
 
 def check_ruleset(model, rules, path) -> None:
-    """Warn (:class:`RulesetMismatchWarning`) when ``model`` says it was trained on rules
-    other than ``rules`` (:func:`stamp_ruleset`); a model without the stamp (older files) is
-    not judged."""
+    """Warn (:class:`RulesetMismatchWarning`) when ``model`` (a model, or a model file's ``data``
+    dict: :func:`read_model_data`) says it was trained on rules other than ``rules``
+    (:func:`stamp_ruleset`); a model without the stamp (older files) is not judged."""
     import warnings
 
-    stamp = getattr(model, RULESET_ATTRIBUTE, None)
+    stamp = model.get(RULESET_ATTRIBUTE) if isinstance(model, dict) else getattr(model, RULESET_ATTRIBUTE, None)
     if isinstance(stamp, dict) and stamp.get("digest") != rules.digest:
         warnings.warn(
             f"model {path} was trained on ruleset {str(stamp.get('name'))[:64]!r} and plays {rules.name!r} "

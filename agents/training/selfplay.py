@@ -48,6 +48,7 @@ from agents.training.config import (
 from agents.training.runs import (
     INIT_RECORD,
     check_new_run_dir,
+    check_same_rules,
     checkpoint_problem,
     checkpoint_steps,
     checkpoints,
@@ -59,6 +60,7 @@ from agents.training.runs import (
     save_checkpoint,
     save_final,
     save_record,
+    save_ruleset_record,
 )
 from agents.training.selfplay_settings import (  # noqa: F401 (re-exported: they were defined here)
     CHANGEABLE,
@@ -293,6 +295,7 @@ def _resumable(run_dir: Path, record: Mapping[str, Any]) -> tuple[dict[str, Any]
                 f"{run_dir} was started with other settings ({'; '.join(different)}); a resumed run keeps them"
             )
     refuse_links(run_dir)
+    check_same_rules(run_dir, record["ruleset"])
     remove_killed_writes(run_dir)
     candidates = checkpoints(run_dir)
     if not candidates and saved is None:
@@ -496,6 +499,7 @@ class _SelfPlayRun:
         started_from = start_from_model(
             model, self.init_from, widen=True, trusted=self.trusted
         )  # checked before anything is written
+        save_ruleset_record(self.run_dir, self.settings.ruleset)
         save_record(self.run_dir / SETTINGS_FILE, record)
         if started_from is not None:
             save_record(self.run_dir / INIT_RECORD, started_from)

@@ -54,7 +54,15 @@ import numpy as np
 from agents.search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
 from agents.training.config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
 from agents.training.run_lock import holding_run_dir
-from agents.training.runs import check_new_run_dir, logs_from, refuse_links, save_config, tensorboard_writer
+from agents.training.runs import (
+    check_new_run_dir,
+    check_same_rules,
+    logs_from,
+    refuse_links,
+    save_config,
+    save_ruleset_record,
+    tensorboard_writer,
+)
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.seeding import STAGE_VALUE, game_seed
 from jamb_env.rules import layout
@@ -439,6 +447,7 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     check_output_folder(out)  # OSError: a file in the way, no permission
     if resume and out.is_dir():
         refuse_links(out)  # the run rewrites its files: never through a link
+        check_same_rules(out, cfg.ruleset)
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(
@@ -460,6 +469,7 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         net = None
     else:
         net = _resumed_net(cfg, out, rows) if resume else None
+    save_ruleset_record(out, cfg.ruleset)
     save_config(out, _yaml(cfg))
     # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished one
     writer = tensorboard_writer(out, logs_from(resume, len(rows) - 1))

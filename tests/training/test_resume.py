@@ -198,6 +198,42 @@ def test_resume_refuses_a_rules_file_changed_since_the_run_started(tmp_path):
     assert not (run_dir / "final_model.zip").exists()
 
 
+def test_a_self_play_resume_refuses_a_rules_file_changed_since(tmp_path):
+    """Before: jamb-train-selfplay (and jamb-train-value) kept only the file's path and
+    resumed on whatever it said now; they now keep ruleset.json as jamb-train does."""
+    from agents.training import selfplay
+    from agents.training.config import ConfigError
+    from agents.training.runs import save_ruleset_record
+
+    rules, run = tmp_path / "mine.yaml", tmp_path / "run"
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic\n")
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "model_512_steps.zip").write_bytes(b"")
+    save_ruleset_record(run, str(rules))
+    assert selfplay._resumable(run, {"ruleset": str(rules)})[1]  # the same rules: its checkpoint to resume from
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic\nscoring: {jamb_bonus: 70}\n")
+    with pytest.raises(ConfigError, match="now gives other rules than the run started on"):
+        selfplay._resumable(run, {"ruleset": str(rules)})
+
+
+def test_a_run_started_from_a_model_of_other_rules_says_so(tmp_path):
+    """classic and slovenian have the same shapes. Before: --init-from a classic model into a
+    slovenian run said nothing, and the run's models were then stamped slovenian."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.model_files import RulesetMismatchWarning, stamp_ruleset
+    from agents.training.train import train
+    from jamb_env import JambEnv, load_ruleset
+
+    src = MaskablePPO("MlpPolicy", JambEnv("classic"), n_steps=64, batch_size=64, policy_kwargs={"net_arch": [32, 32]})
+    stamp_ruleset(src, load_ruleset("classic"))
+    src.save(tmp_path / "classic.zip")
+    cfg = load(tiny_config(tmp_path, total=256, eval_freq=256))
+    cfg.update(ruleset="slovenian", init_from=str(tmp_path / "classic.zip"))
+    with pytest.warns(RulesetMismatchWarning, match="trained on ruleset 'classic' and plays 'slovenian'"):
+        train(cfg, run_dir=tmp_path / "run", progress_bar=False)
+
+
 # ---------------------------------------------------------------- (b) a damaged newest checkpoint
 
 
