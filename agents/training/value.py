@@ -447,7 +447,6 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
     check_output_folder(out)  # OSError: a file in the way, no permission
     if resume and out.is_dir():
         refuse_links(out)  # the run rewrites its files: never through a link
-        check_same_rules(out, cfg.ruleset)
     rows = _read_history(out)
     if rows and not resume:
         raise FileExistsError(
@@ -469,6 +468,8 @@ def train_value(cfg: ValueConfig, out: str | Path, resume: bool = False, log=pri
         net = None
     else:
         net = _resumed_net(cfg, out, rows) if resume else None
+    if resume:
+        check_same_rules(out, cfg.ruleset)  # the same name, edited rules: refused too
     save_ruleset_record(out, cfg.ruleset)
     save_config(out, _yaml(cfg))
     # TensorBoard's step is the iteration: a resumed run hides what a killed one logged after its last finished one

@@ -103,7 +103,7 @@ def _is_class_of(key: str, name: str) -> bool:
     try:
         found = getattr(importlib.import_module(module), attribute)
         base = getattr(importlib.import_module(base_module), base_name)
-    except (ImportError, AttributeError, ValueError):
+    except Exception:  # noqa: BLE001  (a module that fails to import, e.g. gymnasium's DependencyNotInstalled)
         return False
     return inspect.isclass(found) and issubclass(found, base)
 

@@ -346,6 +346,7 @@ HYPERPARAMS = [
     ("env_wrapper", "stable_baselines3.common.save_util.load_from_pkl", False),
     ("vec_env_wrapper", "jamb_env.wrappers.LegalActions", False),  # a class, but no VecEnv wrapper
     ("callback", "agents.training.no_such_module.Callback", False),
+    ("callback", "gymnasium.envs.box2d.bipedal_walker.BipedalWalker", False),  # its import fails: no traceback
 ]
 
 
