@@ -101,7 +101,7 @@ def _check_loaded_files(command: str, rest: list[str]) -> None:
     probe.add_argument("--algo", default="ppo")
     probe.add_argument("-f", "--folder", "--log-folder", dest="folder", default="rl-trained-agents")
     probe.add_argument("-i", "--trained-agent", default="")
-    probe.add_argument("--env", default="")
+    probe.add_argument("--env", default="CartPole-v1")  # the zoo's own default
     known, _ = probe.parse_known_args(rest)
     if command == "enjoy":
         check_log_folder(Path(known.folder) / known.algo)
