@@ -220,22 +220,19 @@ class LeanMaskablePPO(MaskablePPO):
             clip_fraction = th.mean((th.abs(ratio - 1) > clip_range).float())
         return loss, policy_loss, value_loss, entropy_loss, approx_kl, clip_fraction
 
-    def _loss_function(self):
-        """:meth:`_minibatch_loss`, or (``compile_update``) its ``torch.compile``d form, compiled once per
-        process and precision; the clip ranges are passed to it as 0-d tensors, so a schedule that changes them
-        does not compile it again."""
+    def _loss_function(self, clip_range, clip_range_vf):
+        """``loss_of(obs, masks, actions, old_values, old_log_probs, adv, returns)``: :meth:`_minibatch_loss`
+        with this update's clip ranges, or (``compile_update``) its ``torch.compile``d form, compiled once per
+        process and precision; the clip ranges go to it as 0-d tensors (made once per update), so a schedule
+        that changes them does not compile it again."""
         if not self.compile_update:
-            return self._minibatch_loss
+            return lambda *batch: self._minibatch_loss(*batch, clip_range, clip_range_vf)
         if self._compiled is None or self._compiled[0] != self._amp:
             self._compiled = (self._amp, th.compile(self._minibatch_loss))
         compiled = self._compiled[1]
-
-        def loss_of(*args):
-            *tensors, clip_range, clip_range_vf = args
-            as_tensor = lambda v: None if v is None else th.tensor(float(v), device=self.device)  # noqa: E731
-            return compiled(*tensors, as_tensor(clip_range), as_tensor(clip_range_vf))
-
-        return loss_of
+        clip = th.tensor(float(clip_range), device=self.device)
+        clip_vf = None if clip_range_vf is None else th.tensor(float(clip_range_vf), device=self.device)
+        return lambda *batch: compiled(*batch, clip, clip_vf)
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (SB3's contract:
@@ -302,7 +299,7 @@ class LeanMaskablePPO(MaskablePPO):
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
         approx_kl_divs: list[float] = []
         continue_training = True
-        loss_of = self._loss_function()
+        loss_of = self._loss_function(clip_range, clip_range_vf)
         for _epoch in range(self.n_epochs):
             approx_kl_divs = []
             indices = np.random.permutation(size)  # SB3's minibatch order: its buffer draws one per epoch
@@ -310,7 +307,7 @@ class LeanMaskablePPO(MaskablePPO):
                 idx = th.as_tensor(indices[start : start + self.batch_size], device=self.device)
                 batch = (obs[idx], masks[idx], actions[idx], old_values[idx], old_log_probs[idx])
                 loss, policy_loss, value_loss, entropy_loss, kl, clipped = loss_of(
-                    *batch, advantages[idx], returns[idx], clip_range, clip_range_vf
+                    *batch, advantages[idx], returns[idx]
                 )
                 approx_kl_div = float(kl)
                 clip_fractions.append(float(clipped))

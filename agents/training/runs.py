@@ -520,10 +520,13 @@ def unreadable_tail(path: Path, consumed: int) -> bytes:
     def header_at(i: int) -> bool:  # a length field with its right checksum starts at byte i
         return struct.unpack("<I", tail[i + 8 : i + 12])[0] == masked_crc32c(tail[i : i + 8])
 
-    cut_short = header_at(0) and len(tail) < struct.unpack("<Q", tail[:8])[0] + 16
-    if cut_short and len(tail) <= 2**16:  # not cut short if another record starts after it (a forged length)
-        cut_short = not any(header_at(i) for i in range(1, len(tail) - 11))
-    return b"" if cut_short and len(tail) <= 2**16 else tail
+    cut_short = (
+        len(tail) <= 2**16
+        and header_at(0)
+        and len(tail) < struct.unpack("<Q", tail[:8])[0] + 16
+        and not any(header_at(i) for i in range(1, len(tail) - 11))  # another record after it: a forged length
+    )
+    return b"" if cut_short else tail
 
 
 def set_aside_events(run_dir: str | Path, keep_before: int) -> int:
