@@ -407,8 +407,9 @@ def _lean_loop(ruleset: str, net: tuple[int, ...], shapes: dict, precision: str,
     from agents.training.envs import make_envs
     from agents.training.train import new_model
 
-    cfg = load_config(CONFIGS_DIR / "ppo_classic.yaml", {"ruleset": ruleset, "trainer": "lean", "precision": precision})
-    cfg.update(torch_threads=threads, compile=compiled)
+    overrides = {"ruleset": ruleset, "trainer": "lean", "precision": precision, "compile": compiled}
+    cfg = load_config(CONFIGS_DIR / "ppo_classic.yaml", overrides)  # ConfigError: compile without a C++ compiler
+    cfg.update(torch_threads=threads)
     cfg["imitation"]["games"] = 0
     cfg["env"]["n_envs"] = shapes["n_envs"]
     cfg["algo"].update(

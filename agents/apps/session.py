@@ -23,7 +23,7 @@ import numpy as np
 
 from jamb_env import rules as core
 from jamb_env.env import JambEnv
-from jamb_env.replay.records import GameRecord, MatchRecord, replay, replay_match
+from jamb_env.replay.records import HUMAN, GameRecord, MatchRecord, replay, replay_match
 from jamb_env.rules import match as M
 from jamb_env.rules.tables import UPPER_ROWS
 
@@ -41,8 +41,6 @@ COMMANDS = """\
     save [FILE]       save the game (a replayable record; FILE new or empty, or this game's own)
     help, quit"""
 
-#: the seat name of a person in a match (every other name is an agent)
-HUMAN = "human"
 ROW_ALIASES = {str(i + 1): row for i, row in enumerate(UPPER_ROWS)}
 #: the words of the commands that are not moves, and the name each stands for
 META = {"help": "help", "?": "help", "sheet": "sheet", "hint": "hint", "save": "save"}

@@ -340,14 +340,20 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     if cfg["compile"] and cxx_compiler() is None:
         raise ConfigError(
             f"{path}: key 'compile': true needs a C++ compiler for torch.compile (g++, or the one $CXX names) and "
-            "none was found; install one or set compile: false"
+            "none that runs was found; install one or set compile: false"
         )
+
+
+class CompileFailed(ConfigError):
+    """``compile: true`` and ``torch.compile`` could not build the update (its C++ compiler
+    failed at the first update: :func:`agents.training.lean_ppo._compiled_call`)."""
 
 
 def cxx_compiler() -> str | None:
     """The C++ compiler torch.compile's CPU backend would run (torch's own setting, else ``$CXX``
-    or ``g++``), or None when none is on the PATH."""
+    or ``g++``), or None when none on the PATH answers ``--version`` (within 10 s)."""
     import shutil
+    import subprocess
 
     try:
         from torch._inductor import config as inductor
@@ -355,7 +361,14 @@ def cxx_compiler() -> str | None:
         names = [name for name in inductor.cpp.cxx if name]
     except Exception:  # no torch, or a torch without inductor's settings  # noqa: BLE001
         names = [os.environ.get("CXX") or "g++"]
-    return next((name for name in names if shutil.which(name)), None)
+    for name in names:
+        found = shutil.which(name)
+        try:
+            if found and subprocess.run([found, "--version"], capture_output=True, timeout=10).returncode == 0:
+                return name
+        except (OSError, subprocess.SubprocessError):  # not runnable, or hangs
+            continue
+    return None
 
 
 def precision_setting(configured: str) -> str:

@@ -58,7 +58,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.utils import explained_variance
 
-from agents.training.config import PRECISION_ENV, precision_setting
+from agents.training.config import PRECISION_ENV, CompileFailed, precision_setting
 
 #: Logit of an illegal action: sb3-contrib's ``MaskableCategorical`` value (finite, so
 #: ``0 * logit`` stays 0 in the entropy).
@@ -130,6 +130,21 @@ def model_class(trainer: str) -> type[MaskablePPO]:
     if trainer == "lean":
         return LeanMaskablePPO
     raise ValueError(f"unknown trainer {trainer!r}; allowed: lean, sb3")
+
+
+def _compiled_call(compiled, batch: tuple, clip, clip_vf):
+    """``compiled(*batch, clip, clip_vf)``; a failure of torch.compile itself (TorchDynamo or
+    Inductor: the first call compiles) as :class:`CompileFailed`, one line."""
+    try:
+        return compiled(*batch, clip, clip_vf)
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("torch._dynamo", "torch._inductor")):
+            raise
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise CompileFailed(
+            f"compile: true: torch.compile could not build the update ({type(exc).__name__}: {first[:200]}); "
+            "fix the C++ compiler (the one $CXX names, else g++) or set compile: false"
+        ) from exc
 
 
 class LeanMaskablePPO(MaskablePPO):
@@ -232,7 +247,7 @@ class LeanMaskablePPO(MaskablePPO):
         compiled = self._compiled[1]
         clip = th.tensor(float(clip_range), device=self.device)
         clip_vf = None if clip_range_vf is None else th.tensor(float(clip_range_vf), device=self.device)
-        return lambda *batch: compiled(*batch, clip, clip_vf)
+        return lambda *batch: _compiled_call(compiled, batch, clip, clip_vf)
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (SB3's contract:

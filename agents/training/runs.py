@@ -138,17 +138,24 @@ def default_run_dir(cfg: Mapping[str, Any], root: Path = RUNS_ROOT) -> Path:
 
 
 def check_new_run_dir(run_dir: str | Path, empty: bool = False, option: str = "--run-dir") -> Path:
-    """``run_dir`` as a Path if a new run can start there: not a file, and holding no run
-    (neither :data:`RUN_MARKERS`; with ``empty``, nothing at all) and none of the files a
-    run writes (:data:`RUN_FILES`, which it would replace). ``option`` names the folder's
-    command-line option in the messages.
+    """``run_dir`` as a Path if a new run can start there: not a file, not a symbolic link,
+    and holding no link (:func:`refuse_links`), no run (neither :data:`RUN_MARKERS`; with
+    ``empty``, nothing at all) and none of the files a run writes (:data:`RUN_FILES`, which it
+    would replace). ``option`` names the folder's command-line option in the messages.
 
     Raises:
-        ConfigError: it is a file, or holds a run or a run's file (or anything, with ``empty``).
+        ConfigError: it is a file or a link, or holds a link, a run or a run's file (or
+            anything, with ``empty``).
     """
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"{option} {run_dir} is a file, not a folder")
+    if run_dir.is_symlink():
+        raise ConfigError(
+            f"{option} {run_dir} is a symbolic link: a run writes only its own folder, so give the folder it "
+            f"points to ({os.path.realpath(run_dir)}) or another {option}"
+        )
+    refuse_links(run_dir, "start a run in")
     if empty and run_dir.is_dir() and any(p.name != LOCK_FILE for p in run_dir.iterdir()):
         raise ConfigError(f"{run_dir} exists and is not empty: pass --resume to continue it, or another {option}")
     if any((run_dir / marker).exists() for marker in RUN_MARKERS):
@@ -406,9 +413,10 @@ def save_ruleset_record(run_dir: Path, ruleset: str) -> None:
     save_record(Path(run_dir) / RULESET_RECORD, {"name": rules.name, "digest": rules.digest, "given": str(ruleset)})
 
 
-def refuse_links(run_dir: Path) -> None:
-    """A run folder to resume holds no symbolic link: the run rewrites its files, and through a
-    link it would replace a file outside the run. Every trainer's resume calls it.
+def refuse_links(run_dir: Path, doing: str = "resume the run in") -> None:
+    """A run folder to write in holds no symbolic link: the run writes its files, and through a
+    link it would write a file outside the run. Every trainer's resume and every new run (and
+    a search's ``--out``) calls it; ``doing`` says which in the message.
 
     Raises:
         ConfigError: the links found (five named).
@@ -417,8 +425,10 @@ def refuse_links(run_dir: Path) -> None:
     if links:
         named = ", ".join(str(p.relative_to(run_dir)) for p in links[:5]) + (" ..." if len(links) > 5 else "")
         raise ConfigError(
-            f"cannot resume the run in {run_dir}: it holds symbolic links ({named}); a run writes only its own "
-            "files, so put the files themselves there (or copy the run) and resume again"
+            printable(
+                f"cannot {doing} {run_dir}: it holds symbolic links ({named}); a run writes only its own files, so "
+                "put the files themselves there (or copy the run), or choose another folder"
+            )
         )
 
 

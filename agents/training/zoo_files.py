@@ -12,7 +12,9 @@ log folder's ``config.yml`` and ``args.yml`` with PyYAML's unsafe loader and unp
   None and ``nn.<activation>`` (:data:`ACTIVATIONS`), nothing else (no call but ``dict``,
   no other name, no attribute);
 - an imported name lies in :data:`IMPORT_PREFIXES` (this package, SB3, sb3-contrib, the
-  zoo, Gymnasium);
+  zoo, Gymnasium), is a class of the key's kind (:data:`IMPORT_BASES`), and its settings name
+  no place on disk (:func:`names_a_place`: a ``CheckpointCallback``'s ``save_path`` would
+  write outside the log folder the zoo was given);
 - YAML holds plain data (PyYAML's safe loader, plus the ``OrderedDict`` and tuple tags the
   zoo writes itself);
 - a pickle builds only what SB3 saves (:mod:`agents.model_files`' allow-list).
@@ -108,9 +110,47 @@ def _is_class_of(key: str, name: str) -> bool:
     return inspect.isclass(found) and issubclass(found, base)
 
 
-def check_hyperparams(params: Mapping[str, Any], where: str) -> None:
+#: The words of a setting's name (split at ``_``) that make it a place on disk.
+PLACE_WORDS = frozenset({"path", "dir", "directory", "folder", "file", "filename", "log"})
+
+
+def names_a_place(setting: Any) -> bool:
+    """Whether a setting (a keyword of a class the zoo builds, or a top-level
+    hyper-parameter) names a place on disk: a ``str`` name one of whose ``_``-separated words
+    is in :data:`PLACE_WORDS` (``save_path``, ``best_model_save_path``, ``video_folder``,
+    ``tensorboard_log``)."""
+    return isinstance(setting, str) and not PLACE_WORDS.isdisjoint(setting.lower().split("_"))
+
+
+def _check_places(settings: Any, where: str, key: str | None = None) -> None:
+    """ValueError if a mapping of settings (the hyper-parameters, or ``key``'s class's
+    keywords) has a setting naming a place on disk (:func:`names_a_place`)."""
+    places = [s for s in settings if names_a_place(s)] if isinstance(settings, Mapping) else []
+    if places:
+        named = f"{key}: {places[0][:80]!r}" if key else places[0][:80]
+        raise ValueError(
+            f"{where}: {named}: a place on disk the zoo would write to, outside the log folder jamb-zoo gives "
+            f"it (-f): {TRUST_HINT}"
+        )
+
+
+def _import_settings(value: Any) -> list:
+    """The settings mappings of an import key's value (the ``kwargs`` of ``{name: kwargs}``)."""
+    if isinstance(value, Mapping):
+        return [v for v in value.values() if v is not None]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _import_settings(item)]
+    return []
+
+
+def check_hyperparams(params: Mapping[str, Any], where: str, places: bool = True) -> None:
     """ValueError unless every evaluated string of ``params`` (one env's hyper-parameters)
-    is a literal and every imported name lies in :data:`IMPORT_PREFIXES` (module docstring)."""
+    is a literal, every imported name lies in :data:`IMPORT_PREFIXES` and is a class of its
+    key's kind, and (with ``places``) no setting names a place on disk (module docstring).
+    A log folder's ``args.yml`` (the command line, read by ``enjoy``, whose folders it names)
+    is checked without ``places``."""
+    if places:
+        _check_places(params, where)
     for key in EVAL_KEYS:
         if isinstance(params.get(key), str):
             _check_eval(key, params[key], where)
@@ -130,6 +170,8 @@ def check_hyperparams(params: Mapping[str, Any], where: str) -> None:
                     f"{where}: {key}: {name[:80]!r} is not a {IMPORT_BASES[key][1]} class, and the zoo would call "
                     f"it: {TRUST_HINT}"
                 )
+        for settings in _import_settings(params[key]):
+            _check_places(settings, where, key)
 
 
 def read_zoo_yaml(path: str | Path) -> Any:
@@ -200,7 +242,7 @@ def check_log_folder(folder: str | Path) -> int:
             if path.name in ("config.yml", "args.yml"):
                 data = read_zoo_yaml(path)
                 if isinstance(data, Mapping):
-                    check_hyperparams(data, str(path))
+                    check_hyperparams(data, str(path), places=path.name == "config.yml")
             elif path.name.endswith(".pkl"):
                 check_normalization_file(path)
             elif path.suffix == ".zip":

@@ -49,6 +49,8 @@ FORMAT = 1
 #: the format of match (multiplayer) records
 MATCH_FORMAT = 1
 MATCH_ENV = "jamb_multiplayer_v0"
+#: the player name of a person (a game's ``player``, a match's seat); every other name is an agent's
+HUMAN = "human"
 
 
 class _RecordLines:
@@ -88,7 +90,7 @@ class _RecordLines:
 class GameRecord(_RecordLines):
     ruleset: str
     seed: int
-    player: str = "human"
+    player: str = HUMAN
     steps: list[dict] = field(default_factory=list)
     final_score: int | None = None
     #: where the record was read from (file name, and each step's line), for messages

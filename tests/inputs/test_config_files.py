@@ -466,6 +466,47 @@ def test_compile_without_a_cxx_compiler_is_refused_before_the_run(tmp_path, monk
         load_config(tmp_path / "c.yaml")
 
 
+def _fake_compiler(tmp_path: Path, version_rc: int) -> dict:
+    """The environment of a process whose C++ compiler ($CXX) answers ``--version`` with
+    ``version_rc`` and fails to compile anything."""
+    cxx = tmp_path / "bin" / "g++"
+    cxx.parent.mkdir()
+    cxx.write_text(f'#!/bin/sh\n[ "$1" = --version ] && exit {version_rc}\necho "cc1plus: broken" >&2\nexit 1\n')
+    cxx.chmod(0o755)
+    return {**os.environ, "CXX": str(cxx), "PATH": f"{cxx.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_a_cxx_compiler_that_does_not_run_is_no_compiler(tmp_path, monkeypatch):
+    """Before: a ``g++`` on the PATH that fails passed the check, and the run died in torch's traceback."""
+    import agents.training.config as config
+
+    for name, value in _fake_compiler(tmp_path, version_rc=1).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("torch._inductor.config.cpp.cxx", (None, os.environ["CXX"]))
+    assert config.cxx_compiler() is None
+
+
+@pytest.mark.slow
+def test_a_compiler_that_fails_to_build_the_update_is_one_line(tmp_path):
+    """Before: a compiler answering ``--version`` but failing to build (H29) ended jamb-train and
+    jamb-bench --training-compile in torch's InductorError traceback."""
+    pytest.importorskip("sb3_contrib")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "ruleset: classic_down\ncompile: true\ntotal_timesteps: 32\nimitation: {games: 0}\nenv: {n_envs: 2}\n"
+        "algo: {n_steps: 16, batch_size: 16, n_epochs: 1}\neval: {freq: 16, episodes: 2, n_envs: 2}\n"
+        "checkpoint: {freq: 16}\n"
+    )
+    env = _fake_compiler(tmp_path, version_rc=0)
+    done = subprocess.run(
+        [sys.executable, "-m", "agents.apps.cli.train", "--config", str(config), "--run-dir", str(tmp_path / "run"),
+         "--no-progress"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "compile: true: torch.compile could not build the update" in done.stderr
+
+
 @pytest.mark.parametrize("value", ["yes", 1, None])
 def test_compile_is_true_or_false_only(tmp_path, value):
     with pytest.raises(ConfigError, match="key 'compile': expected true or false"):

@@ -22,7 +22,7 @@ from agents.apps.cli import evaluate as evaluate_cli
 from agents.apps.terminal import MatchSession, PlaySession
 from agents.evaluation import solitaire as evaluation
 from agents.shipped import MODELS_DIR
-from jamb_env.replay.records import GameRecord, read_records
+from jamb_env.replay.records import GameRecord, read_records, write_records
 from tests.helpers import fake_train, run_main
 
 
@@ -435,6 +435,13 @@ def test_evaluate_records_replace_only_an_earlier_evaluations_records(tmp_path):
         target.unlink()
     assert evaluate(argv)[0] == 0 and evaluate(argv)[0] == 0  # an earlier evaluation's records are replaced
     assert [g.player for g in read_records(recs / "random.jsonl")] == ["random"] * 2
+    # another agent's evaluation records under this agent's file name: found once the games name their agent
+    other = [GameRecord("classic", 20_000_000 + k, "greedy") for k in range(2)]
+    write_records(recs / "random.jsonl", other)
+    before = (recs / "random.jsonl").read_bytes()
+    code, out, err = evaluate(argv)
+    assert code == 2 and "the records of another agent (greedy, not random)" in err, err
+    assert (recs / "random.jsonl").read_bytes() == before
 
 
 def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):

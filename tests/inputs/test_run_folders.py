@@ -602,6 +602,43 @@ def test_an_events_file_is_never_rewritten_without_the_records_after_a_damaged_o
         assert moved == 4 and not unreadable.exists()  # steps 1-4 moved, the cut-off step 5 dropped
 
 
+@pytest.mark.parametrize("where", ["the folder", "inside"])
+def test_a_new_run_refuses_a_run_folder_that_is_or_holds_a_link(tmp_path, where):
+    """Before: a new run wrote through a linked run folder (or a linked ``checkpoints``) into
+    the folder the link leads to."""
+    from agents.training.runs import check_new_run_dir
+
+    outside = tmp_path / "thesis"
+    outside.mkdir()
+    run = tmp_path / "run"
+    if where == "the folder":
+        run.symlink_to(outside)
+    else:
+        run.mkdir()
+        (run / "notes").symlink_to(outside)
+    says = "is a symbolic link: a run writes only its own folder" if where == "the folder" else "holds symbolic links"
+    with pytest.raises(ConfigError, match=says):
+        check_new_run_dir(run)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_search_refuses_an_out_folder_holding_a_linked_trial_folder(tmp_path, capsys):
+    """Before: ``jamb-tune --out`` with ``trial_000`` linked to another folder trained the trial
+    in there."""
+    pytest.importorskip("optuna")
+    from agents.apps.cli.tune import main
+
+    out, outside = tmp_path / "out", tmp_path / "thesis"
+    out.mkdir()
+    outside.mkdir()
+    (out / "trial_000").symlink_to(outside)
+    with pytest.raises(SystemExit) as exc:
+        main(["--config", str(tiny_sb3(tmp_path / "c.yaml")), "--out", str(out), "--trials", "1", "--steps", "64"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "holds symbolic links (trial_000)" in err and "Traceback" not in err, err
+    assert list(outside.iterdir()) == []
+
+
 @pytest.mark.parametrize("trainer", ["selfplay", "value"])
 def test_every_trainer_s_resume_refuses_a_run_folder_holding_links(tmp_path, capsys, trainer):
     """jamb-train's resume refused links (tests/training/test_resume.py); before, jamb-train-value

@@ -347,6 +347,16 @@ HYPERPARAMS = [
     ("vec_env_wrapper", "jamb_env.wrappers.LegalActions", False),  # a class, but no VecEnv wrapper
     ("callback", "agents.training.no_such_module.Callback", False),
     ("callback", "gymnasium.envs.box2d.bipedal_walker.BipedalWalker", False),  # its import fails: no traceback
+    # a class's settings, or a model's, naming a place on disk: the zoo would write outside -f
+    (
+        "callback",
+        [{"stable_baselines3.common.callbacks.CheckpointCallback": {"save_freq": 1, "save_path": "/tmp/x"}}],
+        False,
+    ),
+    ("callback", {"stable_baselines3.common.callbacks.EvalCallback": {"best_model_save_path": "/tmp/x"}}, False),
+    ("env_wrapper", [{"gymnasium.wrappers.RecordVideo": {"video_folder": "/tmp/x"}}], False),
+    ("tensorboard_log", "/tmp/x", False),
+    ("callback", [{"stable_baselines3.common.callbacks.CheckpointCallback": {"save_freq": 1}}], True),
 ]
 
 

@@ -39,7 +39,7 @@ import sys
 
 from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows, training_rows
 from agents.apps.cli import add_trust_model
-from agents.training.config import ConfigError
+from agents.training.config import CompileFailed, ConfigError
 
 
 def markdown(
@@ -206,6 +206,13 @@ def check_numbers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(f"--repeats must be 1 to 100, got {args.repeats}")
     if args.train_steps < 1:
         parser.error(f"--train-steps must be at least 1, got {args.train_steps}")
+    if args.training and args.training_compile:
+        from agents.training.config import cxx_compiler
+
+        if cxx_compiler() is None:  # before the benchmark starts (compile: true's own check)
+            parser.error(
+                "--training-compile: torch.compile needs a C++ compiler (g++, or the one $CXX names) that runs"
+            )
     return nets
 
 
@@ -265,6 +272,9 @@ def measure(args: argparse.Namespace, presets: list[str], nets: list[tuple[int, 
             else []
         )
         return [env_table, train_table, rllib_table, agent_table, trainer_table, training_table]
+    except CompileFailed as exc:  # --training-compile, a C++ compiler that answers but cannot build
+        print(f"error: --training-compile: {exc}", file=sys.stderr)
+        return 2
     except ConfigError as exc:  # settings MaskablePPO itself refuses (new_model), found when the trainer rows build it
         print(f"error: --trainers {args.trainers}: {exc}", file=sys.stderr)
         return 2

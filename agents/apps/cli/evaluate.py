@@ -79,7 +79,7 @@ from agents.evaluation.solitaire import (
 )
 from agents.registry import AGENT_NAMES, parse_spec
 from jamb_env.render.sheet import printable
-from jamb_env.replay.records import RecordError, read_records, write_records
+from jamb_env.replay.records import HUMAN, RecordError, read_records, write_records
 from jamb_env.utils.files import OutputPathError, check_output_file, check_output_folder
 
 
@@ -410,15 +410,17 @@ def play_solitaire(args) -> dict[str, list[dict]] | None:
         return None
 
 
-def check_records_file(path: Path, seed_base: int = EVAL_SEED_BASE) -> None:
+def check_records_file(path: Path, seed_base: int = EVAL_SEED_BASE, player: str | None = None) -> None:
     """Refuse a ``--records`` file that holds something other than an earlier evaluation's
     records: only a new file, or a plain file (not a link) of one agent's solitaire games on
     the seeds ``seed_base``, ``seed_base + 1``, ... in order (what an evaluation from that
-    seed writes), is replaced.
+    seed writes), is replaced; with ``player`` (the name the new records give their agent),
+    only that agent's.
 
     Raises:
-        OutputPathError: a link, a file that does not read as game records, or a record of a
-            person's games (the message names it and the way on); as :func:`check_output_file`.
+        OutputPathError: a link, a file that does not read as game records, a record of a
+            person's games or (``player``) of another agent's (the message names it and the way
+            on); as :func:`check_output_file`.
     """
     check_output_file(path)
     if not (path.exists() or path.is_symlink()):
@@ -432,12 +434,13 @@ def check_records_file(path: Path, seed_base: int = EVAL_SEED_BASE) -> None:
         except RecordError:
             why = "not a record of agents' games"
         else:
-            if any(g.player == "human" for g in games):
+            players = {g.player for g in games}
+            if HUMAN in players:
                 why = "a record of a person's games"
-            elif len({g.player for g in games}) != 1 or [g.seed for g in games] != list(
-                range(seed_base, seed_base + len(games))
-            ):
+            elif len(players) != 1 or [g.seed for g in games] != list(range(seed_base, seed_base + len(games))):
                 why = f"not one agent's games on the evaluation seeds from {seed_base}"
+            elif player is not None and players != {player}:
+                why = printable(f"the records of another agent ({next(iter(players))[:80]}, not {player[:80]})")
     if why is not None:
         raise OutputPathError(
             f"{path} is {why}: --records replaces only the records an earlier evaluation wrote; "
@@ -462,12 +465,15 @@ def write_solitaire_outputs(
     """The records (``--records``), the per-agent and per-game CSVs and the plot, each atomically.
 
     Raises:
-        OSError: a file that cannot be written (the ones before it are written).
+        OSError: a records file of another agent (nothing written: :func:`check_records_file`), a
+            file that cannot be written (the ones before it are written).
     """
     csv_path, games_path, png_path = paths
     if args.records:
         folder = Path(args.records)
         names = record_file_names(list(records))
+        for label, recs in records.items():  # now the agents' names are known: each file is its own agent's
+            check_records_file(folder / names[label], args.seed_base, recs[0].player if recs else None)
         for label, recs in records.items():
             write_records(folder / names[label], recs)
     write_summary_csv(csv_path, summaries, exact)

@@ -53,6 +53,7 @@ from pathlib import Path
 from agents.apps.cli import add_trust_model, interruptible
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
+from agents.training.runs import refuse_links
 from agents.training.tuning import (
     load_base,
     optuna_module,
@@ -174,6 +175,11 @@ def check_out(parser: argparse.ArgumentParser, args: argparse.Namespace, base: d
     if used:
         names = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
         parser.error(printable(f"--out {out} already holds a search ({names}); choose another --out or delete it"))
+    try:  # a trial_000 linked to another folder would be trained in there
+        if out.is_dir():
+            refuse_links(out, "search in")
+    except ConfigError as exc:
+        parser.error(f"--out: {exc}")
     return out
 
 
