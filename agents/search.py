@@ -112,6 +112,7 @@ class ValueNet:
             the last layer one output.
         mean, std: the output is ``mean + std * net(x)`` (points).
         meta: a dict saved with the weights (``ruleset`` required: the ruleset name;
+            ``ruleset_digest``: its :attr:`~jamb_env.Ruleset.digest`, kept since 0.4.0;
             training facts: games, iterations, wall time, command).
 
     Raises:
@@ -326,6 +327,12 @@ class SearchAgent(LeafSearch):
         if self.value.ruleset != self.rules.name:
             raise ValueError(
                 f"the value network was trained for ruleset {self.value.ruleset!r}, not {self.rules.name!r}"
+            )
+        digest = self.value.meta.get("ruleset_digest")  # networks saved before it was kept: judged by name
+        if digest is not None and digest != self.rules.digest:
+            raise ValueError(
+                f"the value network was trained on other rules named {self.rules.name!r} (its rules digest "
+                f"{str(digest)[:16]!r}, these rules' {self.rules.digest!r}): a rules file edited since, or another"
             )
         if self.value.input_size != feature_size(self.rules):
             raise ValueError(

@@ -438,23 +438,52 @@ def check_same_rules(run_dir: Path, ruleset: str) -> None:
     Raises:
         ConfigError: ``ruleset`` (a rules file edited since, or another file at that path)
             gives rules other than :data:`RULESET_RECORD` says; a record that cannot be read.
-            A run saved before the record existed is not judged.
+            Without the record (removed, or a run saved before it existed) the run's models and
+            networks are judged by the rules they name (:func:`stamped_digests`).
     """
     from jamb_env import load_ruleset
 
     path = Path(run_dir) / RULESET_RECORD
     record = read_record(path, "the run's ruleset record")
+    now = load_ruleset(ruleset).digest
     if record is None and not os.path.lexists(path):
-        return  # a run saved before the record existed
+        other = sorted(stamped_digests(Path(run_dir)) - {now})
+        if other:
+            raise ConfigError(
+                f"cannot resume the run in {run_dir}: its models were trained on other rules (digest {other[0]}) than "
+                f"its ruleset {str(ruleset)[:200]!r} now gives ({now}), and it has no {RULESET_RECORD}; put the rules "
+                "file back as it was, or start a new run"
+            )
+        return
     if not isinstance(record, dict) or not isinstance(record.get("digest"), str):
         raise ConfigError(f"cannot resume the run in {run_dir}: {path.name} is not the record a run writes")
-    now = load_ruleset(ruleset).digest
     if record.get("digest") != now:
         raise ConfigError(
             f"cannot resume the run in {run_dir}: its ruleset {str(ruleset)[:200]!r} now gives other rules than the "
             f"run started on (digest {str(record.get('digest'))[:16]}, now {now}); put the rules file back as it was, "
             "or start a new run"
         )
+
+
+def stamped_digests(run_dir: Path) -> set[str]:
+    """The rules digests the run's models (``*.zip`` in the folder and in its checkpoints,
+    :func:`agents.model_files.stamp_ruleset`) and value networks (``*.npz``: their
+    ``ruleset_digest``) name; files that do not read, or name none, are left out."""
+    from agents.model_files import RULESET_ATTRIBUTE, read_model_data
+    from agents.search import ValueNet
+
+    found = set()
+    for path in [*sorted(run_dir.glob("*.zip")), *sorted((run_dir / CHECKPOINTS).glob("*.zip"))]:
+        with contextlib.suppress(OSError, ValueError):
+            stamp = read_model_data(path).get(RULESET_ATTRIBUTE)
+            if isinstance(stamp, dict) and isinstance(stamp.get("digest"), str):
+                found.add(stamp["digest"])
+    for path in sorted(run_dir.glob("*.npz")):
+        with contextlib.suppress(OSError, ValueError):
+            digest = ValueNet.load(path).meta.get("ruleset_digest")
+            if isinstance(digest, str):
+                found.add(digest)
+    return found
 
 
 def save_record(path: Path, record: Mapping[str, Any]) -> Path:

@@ -496,9 +496,9 @@ class _SelfPlayRun:
         from agents.training.weights import init_from as start_from_model
 
         model = self._fresh_model(venv, kwargs)
-        started_from = start_from_model(
-            model, self.init_from, widen=True, trusted=self.trusted
-        )  # checked before anything is written
+        started_from = start_from_model(  # checked before anything is written; other rules said
+            model, self.init_from, widen=True, trusted=self.trusted, rules=load_ruleset(self.settings.ruleset)
+        )
         save_ruleset_record(self.run_dir, self.settings.ruleset)
         save_record(self.run_dir / SETTINGS_FILE, record)
         if started_from is not None:

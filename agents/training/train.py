@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from agents.model_files import check_ruleset, read_model_data, stamp_ruleset
+from agents.model_files import stamp_ruleset
 from agents.training.baselines import baseline_scores
 from agents.training.callbacks import StopRequest, make_callbacks, run_logger
 from agents.training.config import ConfigError, algo_kwargs, check_steps_left
@@ -152,7 +152,8 @@ def start_model(
         why = "no checkpoint that loads" if candidates else "no checkpoint (killed before its first one)"
         print(f"{run_dir} has {why}: starting it again from step 0 with its saved config")
     model = new_model(cfg, env)
-    return model, None, init_from(model, cfg["init_from"], trusted=trusted)
+    rules = load_ruleset(cfg["ruleset"])  # a model of other rules (same shapes) to start from: said, not silent
+    return model, None, init_from(model, cfg["init_from"], trusted=trusted, rules=rules)
 
 
 def train(
@@ -251,10 +252,7 @@ def _ready_model(cfg, env, run_dir: Path, candidates, trusted: bool, progress_ba
     and a new (or restarted) run fitted to the teacher's games when the config says so
     (``imitated``: what :mod:`.imitation` did, else None)."""
     model, checkpoint, started_from = start_model(cfg, env, run_dir, candidates, trusted)
-    rules = load_ruleset(cfg["ruleset"])
-    if started_from is not None:  # a model of other rules (same shapes) to start from: said, not silent
-        check_ruleset(read_model_data(cfg["init_from"]), rules, cfg["init_from"])
-    stamp_ruleset(model, rules)  # every model file of the run names its rules
+    stamp_ruleset(model, load_ruleset(cfg["ruleset"]))  # every model file of the run names its rules
     if checkpoint is not None:  # nothing to train: refused before anything is written
         check_steps_left(run_dir, int(model.num_timesteps), cfg["total_timesteps"])
     seed_train_env(env, cfg)  # the model seeded its env with SB3's seed + i: the run's own games again

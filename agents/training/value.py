@@ -515,6 +515,7 @@ def _round(cfg: ValueConfig, out: Path, it: int, net, rows: list[dict], rng, sta
     X, Y = targets(games, net, cfg.lam)
     meta = {
         "ruleset": cfg.rules_name,
+        "ruleset_digest": load_ruleset(cfg.ruleset).digest,  # a search agent plays the network on these rules only
         "iteration": it,
         "games": played + n,
         "seed": cfg.seed,

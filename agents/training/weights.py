@@ -9,13 +9,20 @@ from agents.training.runs import INIT_RECORD, init_record
 from jamb_env.render.sheet import printable
 
 
-def init_from(model, src: str | Path | None, widen: bool = False, trusted: bool = False) -> dict | None:
+def init_from(model, src: str | Path | None, widen: bool = False, trusted: bool = False, rules=None) -> dict | None:
     """Load the policy weights of ``src`` into ``model`` (nothing when ``src`` is None;
     ``widen``, ``trusted`` as :func:`load_policy_weights`); return the run's
-    :data:`~agents.training.runs.INIT_RECORD` content, or None."""
+    :data:`~agents.training.runs.INIT_RECORD` content, or None. With ``rules`` (the
+    :class:`~jamb_env.Ruleset` the run trains on), a model stamped with other rules of the
+    same shapes is said (:func:`agents.model_files.check_ruleset`: a RulesetMismatchWarning),
+    for every trainer that starts from a model."""
     if src is None:
         return None
     steps_before = load_policy_weights(model, src, widen=widen, trusted=trusted)
+    if rules is not None:
+        from agents.model_files import check_ruleset, read_model_data
+
+        check_ruleset(read_model_data(src), rules, src)
     return {"init_from": str(Path(src).resolve()), "steps_before": steps_before}
 
 

@@ -59,6 +59,7 @@ from jamb_env.rules import kernels
 from jamb_env.rules.ruleset_file import RULES_DIR, preset_names, read_fields, read_merged
 from jamb_env.rules.tables import FACES, DiceTables, RowScoring, dice_tables, row_values
 from jamb_env.utils.errors import RulesetError
+from jamb_env.utils.files import change_stamp
 from jamb_env.utils.safe_yaml import read_yaml_mapping as read_yaml_mapping  # re-exported: the configs' reader
 
 
@@ -108,7 +109,7 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
                     f"unknown ruleset {text!r}; presets are: {', '.join(preset_names())} "
                     "(or pass a path to a YAML file)"
                 )
-        stamp = path.stat().st_mtime_ns
+        stamp = change_stamp(path)
     except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: expanduser of ~user, no such user
         if isinstance(exc, (FileNotFoundError, RulesetError)):
             raise
@@ -119,18 +120,18 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
     return rules
 
 
-#: path -> (the files of its ``extends`` chain, their modification times, the ruleset)
-_LOADED: dict[Path, tuple[tuple[Path, ...], tuple[int, ...], Ruleset]] = {}
+#: path -> (the files of its ``extends`` chain, their change stamps (jamb_env.utils.files.change_stamp), the ruleset)
+_LOADED: dict[Path, tuple[tuple[Path, ...], tuple[tuple[int, ...], ...], Ruleset]] = {}
 
 
-def _stamps(files: tuple[Path, ...]) -> tuple[int, ...] | None:
+def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, ...], ...] | None:
     try:
-        return tuple(p.stat().st_mtime_ns for p in files)
+        return tuple(change_stamp(p) for p in files)
     except OSError:  # a file of the chain gone: read the chain again
         return None
 
 
-def _load_path(path: Path, stamp: int) -> Ruleset:
+def _load_path(path: Path, stamp: tuple[int, ...]) -> Ruleset:
     """Cached per file while no file of its ``extends`` chain changes: an edited file, or
     an edited file it extends, is read again."""
     cached = _LOADED.get(path)

@@ -409,6 +409,18 @@ def own_file(path: str | Path) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
+def change_stamp(path: str | Path) -> tuple[int, ...]:
+    """What changes when a file does, for caches keyed on a file: its device, inode, size,
+    modification and change times (``touch -d`` or ``cp -p`` set the modification time back,
+    never the change time).
+
+    Raises:
+        OSError: ``path`` cannot be stat'ed (gone).
+    """
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def symlinks_in(folder: str | Path) -> list[Path]:
     """The symbolic links in ``folder`` and its subfolders (a linked folder is listed, not
     entered), sorted; none for a folder that is not there."""

@@ -139,6 +139,10 @@ def test_bad_networks_and_files(tmp_path):
         ValueNet.load(junk)
     with pytest.raises(ValueError, match="trained for ruleset 'classic', not 'jnn'"):
         SearchAgent(random_net("classic"), ruleset="jnn")
+    other = random_net("classic")  # a network of other rules named classic (H34: before, taken by the name)
+    other.meta["ruleset_digest"] = "0" * 16
+    with pytest.raises(ValueError, match="trained on other rules named 'classic'"):
+        SearchAgent(other, ruleset="classic")
     wrong = ValueNet([(np.zeros((3, 1), np.float32), np.zeros(1, np.float32))], 0, 1, {"ruleset": "classic"})
     with pytest.raises(ValueError, match="takes 3 features"):
         SearchAgent(wrong, ruleset="classic")
@@ -368,3 +372,14 @@ def test_cli_error_vs_optimal(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--error-vs-optimal", str(other), "--games", "2"])
     assert "the exact solver needs a sheet of one down or up column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["value_classic_down", "value_classic_up", "value_jnn"])
+def test_a_shipped_network_names_the_rules_it_was_trained_on(name):
+    """Each shipped network keeps its rules' digest: a ruleset file of the same name and other
+    rules is refused, not played with a network of other rules."""
+    from agents.shipped import MODELS_DIR
+    from jamb_env import load_ruleset
+
+    net = ValueNet.load(MODELS_DIR / f"{name}.npz")
+    assert net.meta["ruleset_digest"] == load_ruleset(net.ruleset).digest

@@ -260,3 +260,14 @@ def test_an_edit_of_the_file_a_ruleset_extends_is_seen_by_the_next_load(tmp_path
     os.utime(base, ns=(base.stat().st_atime_ns, base.stat().st_mtime_ns + 10**9))  # a later time, however coarse
     assert load_ruleset(child).rolls == 2
     assert load_ruleset(child) is load_ruleset(child)  # unchanged: the one cached ruleset
+
+
+def test_an_edit_that_keeps_the_file_s_modification_time_is_seen_by_the_next_load(tmp_path):
+    """Before (H44): the cache was keyed on the modification time only, so a file edited and its
+    time set back (``touch -d``, ``cp -p``) kept the old rules in this process."""
+    rules = write_files(tmp_path, {"mine.yaml": changed(name="mine", rolls=3)})
+    before = rules.stat()
+    assert load_ruleset(rules).rolls == 3
+    rules.write_text(yaml.safe_dump(changed(name="mine", rolls=2)))
+    os.utime(rules, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert rules.stat().st_mtime_ns == before.st_mtime_ns and load_ruleset(rules).rolls == 2

@@ -216,6 +216,26 @@ def test_a_self_play_resume_refuses_a_rules_file_changed_since(tmp_path):
         selfplay._resumable(run, {"ruleset": str(rules)})
 
 
+def test_resume_without_the_ruleset_record_judges_the_rules_its_models_name(tmp_path):
+    """Before (H49): with ruleset.json removed, a run whose rules file was edited since resumed on
+    the new rules; its models name the rules they were trained on."""
+    from agents.training.config import ConfigError, resume_config
+    from agents.training.train import train
+
+    rules = tmp_path / "mine.yaml"
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic_down\n")
+    cfg = load(tiny_config(tmp_path, total=256))
+    cfg["ruleset"] = str(rules)
+    run_dir = tmp_path / "run"
+    train(cfg, run_dir=run_dir, progress_bar=False)
+    (run_dir / "ruleset.json").unlink()
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic_down\nscoring: {jamb_bonus: 70}\n")
+    resumed = resume_config(run_dir)
+    resumed["total_timesteps"] = 512
+    with pytest.raises(ConfigError, match="its models were trained on other rules"):
+        train(resumed, run_dir=run_dir, progress_bar=False, resume=True)
+
+
 def test_a_run_started_from_a_model_of_other_rules_says_so(tmp_path):
     """classic and slovenian have the same shapes. Before: --init-from a classic model into a
     slovenian run said nothing, and the run's models were then stamped slovenian."""

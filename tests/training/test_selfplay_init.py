@@ -220,3 +220,19 @@ def test_a_self_play_run_is_plotted_under_its_ruleset_with_a_rate_as_a_share(tmp
             "train/value_loss",
         )
     ] == ["share", "share", "points", "points", ""]
+
+
+def test_a_run_started_from_a_model_of_other_rules_says_so(tmp_path):
+    """Before: jamb-train said it (tests/training/test_resume.py), jamb-train-selfplay did not (H32)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.apps.cli.train_selfplay import main
+    from agents.model_files import RULESET_ATTRIBUTE, RulesetMismatchWarning
+
+    solo = MaskablePPO("MlpPolicy", JambEnv(RULESET), seed=0, device="cpu", policy_kwargs={"net_arch": [256, 256]})
+    setattr(solo, RULESET_ATTRIBUTE, {"name": "elsewhere", "digest": "0" * 16})  # a model of rules of these shapes
+    solo.save(tmp_path / "solo.zip")
+    args = ["--ruleset", RULESET, "--players", "2", "--n-envs", "2", "--n-steps", "32", "--snapshot-freq", "10000"]
+    args += ["--eval-freq", "10000", "--eval-games", "1", "--total-timesteps", "64", "--run-dir", str(tmp_path / "run")]
+    with pytest.warns(RulesetMismatchWarning, match="trained on ruleset 'elsewhere' and plays"):
+        assert main([*args, "--init-from", str(tmp_path / "solo.zip")]) == 0

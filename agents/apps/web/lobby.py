@@ -39,7 +39,7 @@ from jamb_env import list_rulesets
 from jamb_env.engine.doors import check_count
 from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, replayed
 from jamb_env.rules import match as M
-from jamb_env.utils.files import own_file, read_regular_bytes
+from jamb_env.utils.files import change_stamp, own_file, read_regular_bytes
 
 #: tables kept in memory (beyond it, the least recently used idle one is dropped)
 MAX_TABLES = 200
@@ -338,8 +338,7 @@ class Lobby:
         steps, over and scores (from the replay, not from the record's lines), and its
         addresses; or ``id`` and ``error`` for a record that does not read or replay.
         Cached until the file changes."""
-        stat = path.stat()
-        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        key = change_stamp(path)
         cached = self._summaries.get(path.stem)
         if cached is not None and cached[0] == key:
             return cached[1]
