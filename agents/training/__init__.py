@@ -7,8 +7,9 @@ callbacks  the SB3 callbacks (jamb/ scores, seeded masked evaluation, checkpoint
 envs       the training and evaluation VecEnvs of a config
 baselines  baseline agents' scores on the evaluation games
 runs       run folders of every trainer (SB3, self-play, RLlib, value): checks, atomic
-           checkpoints, the newest valid one, TensorBoard resumed at its step (no step twice),
-           evaluations.npz, baselines, config.yaml, init_from.json
+           checkpoints, the newest valid one, evaluations.npz, config.yaml, init_from.json,
+           ruleset.json
+run_logs   TensorBoard resumed at a checkpoint's step (no step twice); config and baselines at step 0
 weights    init_from: another model's policy weights
 """
 

@@ -30,18 +30,16 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 
 from agents.training.config import config_text
 from agents.training.envs import eval_seeds, set_game_seeds
+from agents.training.run_logs import baseline_tags, config_markdown, tensorboard_writer
 from agents.training.runs import (
     PROGRESS,
     append_evaluation,
-    baseline_tags,
     best_so_far,
-    config_markdown,
     free_name,
     load_evaluations,
     save_best,
     save_checkpoint,
     save_evaluations,
-    tensorboard_writer,
 )
 from jamb_env.utils.files import atomic_write_text, read_regular_bytes
 
@@ -259,7 +257,7 @@ def make_callbacks(
 
 
 class TensorBoardFormat(TensorBoardOutputFormat):
-    """SB3's TensorBoard writer on :func:`.runs.tensorboard_writer`: what an earlier
+    """SB3's TensorBoard writer on :func:`.run_logs.tensorboard_writer`: what an earlier
     attempt of the run logged at ``purge_step`` or later is first moved aside."""
 
     def __init__(self, folder: str, purge_step: int | None = None):
@@ -269,7 +267,7 @@ class TensorBoardFormat(TensorBoardOutputFormat):
 
 def run_logger(run_dir: Path, keep_before: int | None, progress: bool = True) -> Logger:
     """The SB3 logger of a run: TensorBoard events and (with ``progress``)
-    :class:`ProgressCSV` in ``run_dir``. ``keep_before`` (:func:`.runs.logs_from`): None
+    :class:`ProgressCSV` in ``run_dir``. ``keep_before`` (:func:`.run_logs.logs_from`): None
     for a new run; else the step from which what an earlier (killed) attempt logged is set
     aside (TensorBoard ``purge_step``, ``progress_abandoned_<i>.csv``): the checkpoint's
     step + 1 when resuming, 0 when restarting a run from scratch."""

@@ -34,7 +34,7 @@ the baselines ``eval/baseline_<agent>`` as flat lines; ``train/`` PPO statistics
 renamed into place when complete (its ``jamb_state.json`` last), so a kill at any moment
 leaves the newest complete checkpoint usable; ``--resume`` continues from it (the step
 count and TensorBoard curves continue: what a killed attempt logged after that step is
-moved aside: :func:`.runs.set_aside_events`; the evaluation history is cut there).
+moved aside: :func:`.run_logs.set_aside_events`; the evaluation history is cut there).
 """
 
 from __future__ import annotations
@@ -75,12 +75,10 @@ from agents.training.rllib_envs import (  # noqa: F401 (re-exported: they were d
     module_id,
     module_spec,
 )
+from agents.training.run_logs import baseline_tags, log_start, logs_from, tensorboard_writer
 from agents.training.runs import (
     append_evaluation,
-    baseline_tags,
     load_evaluations,
-    log_start,
-    logs_from,
     newest_valid,
     open_run_dir,
     read_record,
@@ -89,7 +87,6 @@ from agents.training.runs import (
     save_evaluations,
     save_record,
     save_ruleset_record,
-    tensorboard_writer,
 )
 from jamb_env.utils.files import atomic_write_text
 

@@ -16,7 +16,7 @@ tied on top get 1/k each) and
 ``selfplay/margin_vs_<baseline>`` (own score minus the best opponent's). A run resumes
 from its newest valid checkpoint (``--resume``), with every earlier snapshot back in the
 pool; its TensorBoard curves go on from that checkpoint's step, what a killed attempt
-logged after it moved aside (:func:`.runs.set_aside_events`). A run stopped before its
+logged after it moved aside (:func:`.run_logs.set_aside_events`). A run stopped before its
 first checkpoint (its settings saved, nothing learnt) starts again from step 0.
 
 A run's settings (:data:`SETTING_KEYS`) are saved (atomically) in ``selfplay.json``
@@ -45,6 +45,7 @@ from agents.training.config import (
     check_steps_left,
     leaves_one_sample,
 )
+from agents.training.run_logs import logs_from
 from agents.training.runs import (
     INIT_RECORD,
     check_new_run_dir,
@@ -53,7 +54,6 @@ from agents.training.runs import (
     checkpoint_steps,
     checkpoints,
     hold_run_dir,
-    logs_from,
     refuse_links,
     remove_killed_writes,
     resume_model,
@@ -362,7 +362,7 @@ def train_selfplay(
     A new run saves its settings in ``run_dir/selfplay.json``; ``resume`` continues the
     run from its newest checkpoint that loads, with the same settings, and its TensorBoard
     curves from that checkpoint's step (what a killed attempt logged after it is moved aside:
-    :func:`.runs.set_aside_events`). Training ends by saving (atomically) a checkpoint of
+    :func:`.run_logs.set_aside_events`). Training ends by saving (atomically) a checkpoint of
     the model and ``run_dir/final_model.zip``. With ``handle_signals`` (in the main
     thread), SIGINT or SIGTERM during training stops it after the current step, saves both
     and raises :class:`agents.training.train.TrainingInterrupted` naming them (a

@@ -31,7 +31,8 @@ from agents.training.callbacks import StopRequest, make_callbacks, run_logger
 from agents.training.config import ConfigError, algo_kwargs, check_steps_left
 from agents.training.envs import make_envs, seed_train_env
 from agents.training.lean_ppo import LeanMaskablePPO
-from agents.training.runs import BEST_MODEL, logs_from, open_run_dir, resume_model, save_final, write_run_files
+from agents.training.run_logs import logs_from
+from agents.training.runs import BEST_MODEL, open_run_dir, resume_model, save_final, write_run_files
 from agents.training.weights import init_from
 from jamb_env import load_ruleset
 

@@ -54,15 +54,8 @@ import numpy as np
 from agents.search import SearchAgent, ValueNet, feature_size, sheet_prior, sheet_sample
 from agents.training.config import MAX_ROLLOUT, MAX_TORCH_THREADS, finite_number
 from agents.training.run_lock import holding_run_dir
-from agents.training.runs import (
-    check_new_run_dir,
-    check_same_rules,
-    logs_from,
-    refuse_links,
-    save_config,
-    save_ruleset_record,
-    tensorboard_writer,
-)
+from agents.training.run_logs import logs_from, tensorboard_writer
+from agents.training.runs import check_new_run_dir, check_same_rules, refuse_links, save_config, save_ruleset_record
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.seeding import STAGE_VALUE, game_seed
 from jamb_env.rules import layout

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jamb_env.utils import strict_json
 from jamb_env.utils.files import write_text_file
 
 FORMAT = 1
@@ -230,9 +230,6 @@ class RecordLimits:
 
 
 LIMITS = RecordLimits()
-#: a JSON string (for the depth test: brackets inside strings do not nest)
-_STRINGS = re.compile(r'"(?:[^"\\]++|\\.)*+"')
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def read_records(path: str | Path, limits: RecordLimits | None = None) -> list[GameRecord]:
@@ -330,41 +327,14 @@ def _lines(path: Path, f, limits: RecordLimits) -> Iterator[tuple[int, str]]:
             raise RecordError(f"{path}:{n}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text[:40]} is beyond a float's range")
-    return value
-
-
 def _json_line(path: Path, n: int, line: str, limits: RecordLimits):
-    """One line as JSON: strict JSON (no NaN, Infinity or a float beyond range), at most ``limits.max_depth``
-    arrays/objects deep (checked before parsing, so a deep line cannot exhaust the stack),
-    strings that are valid Unicode (no lone surrogates from ``\\ud800`` escapes)."""
-    if line.count("[") + line.count("{") > limits.max_depth:  # cheap test first: most lines have a few
-        depth = 0
-        for ch in _BRACKETS.findall(_STRINGS.sub("", line)):
-            depth += 1 if ch in "[{" else -1
-            if depth > limits.max_depth:
-                raise RecordError(
-                    f"{path}:{n}: JSON nested more than {limits.max_depth} levels deep; record lines are flat objects"
-                )
+    """One line as strict JSON (:func:`jamb_env.utils.strict_json.loads`: no NaN, Infinity, float
+    beyond range or key given twice, at most ``limits.max_depth`` arrays/objects deep, valid Unicode)."""
     try:
-        item = json.loads(line, parse_constant=_reject_constant, parse_float=_finite)
-    except RecursionError as exc:  # defensive: the depth test above comes first
-        raise RecordError(f"{path}:{n}: JSON nested too deep") from exc
-    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer of too many digits
-        raise RecordError(f"{path}:{n}: not JSON: {exc}") from exc
-    if "\\u" in line:
-        try:
-            json.dumps(item, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise RecordError(f"{path}:{n}: a string with an invalid \\u escape (a lone surrogate)") from exc
-    return item
+        return strict_json.loads(line, limits.max_depth)
+    except ValueError as exc:
+        flat = "; record lines are flat objects" if "deep" in str(exc) else ""
+        raise RecordError(f"{path}:{n}: {exc}{flat}") from exc
 
 
 def _is_int(x) -> bool:

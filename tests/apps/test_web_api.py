@@ -146,6 +146,8 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         (b"[1, 2]", "application/json", 400, "JSON object"),
         (b'{"move": "write", "move": "roll", "keep": []}', "application/json", 400, "twice"),  # was the last one
         (b"\xff\xfe", "application/json", 400, "UTF-8"),
+        (b'{"move": "roll", "keep": ' + b"[" * 40 + b"]" * 40 + b"}", "application/json", 400, "levels deep"),
+        (b'{"move": "roll", "keep": [], "x": 1e400}', "application/json", 400, "beyond a float"),  # as record lines
         (b'{"move": "roll"}', "text/plain", 415, "JSON"),
         (b" " * 70_000, "application/json", 413, "Too Large"),
     ],

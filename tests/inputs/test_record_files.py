@@ -247,6 +247,7 @@ def test_records_reject_bad_types(tmp_path):
         ('{"type": "step", "action": 44, "reward": 1e400}', "not JSON: 1e400 is beyond"),
         ('{"type": "step", "action": 1' + "0" * 5000 + "}", "not JSON"),
         ('{"type": "step", "action": 44, "text": "\\ud800"}', "lone surrogate"),
+        ('{"type": "step", "action": 44, "action": 45}', "not JSON: the key 'action' is given twice"),  # as web bodies
         ('{"type": "step", "action": 44, "reward": 10000000000000000000}', "reward must be a number"),
         ('{"type": "step", "action": 44, "dice": "12345"}', "dice must be a list of integers"),
         ('{"type": "step", "action": 44, "turn": true}', "turn must be an integer"),

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from agents.shipped import MODELS_DIR
-from agents.training import runs
+from agents.training import run_logs, runs
 from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 from jamb_env.utils.files import InputFileError, read_regular_bytes
 from tests.helpers import finishes, needs_fifo, needs_module
@@ -560,7 +560,7 @@ def test_a_record_that_is_no_tensorboard_event_is_set_aside_not_a_traceback(tmp_
     forged = tmp_path / "events.out.tfevents.1.forged"
     with open(forged, "wb") as f:  # a well-framed record (its checksums right) that holds no Event
         RecordWriter(f).write(b"\xff\xff\xff\xff not an event")
-    assert runs.set_aside_events(tmp_path, keep_before=3) == 2  # the step-5 value and the forged record
+    assert run_logs.set_aside_events(tmp_path, keep_before=3) == 2  # the step-5 value and the forged record
     assert "no TensorBoard event" in capsys.readouterr().out
     assert list(RawEventFileLoader(str(forged)).Load()) == []
     aside = list(RawEventFileLoader(str(tmp_path / "events_abandoned_1.tfrecord")).Load())
@@ -592,7 +592,7 @@ def test_an_events_file_is_never_rewritten_without_the_records_after_a_damaged_o
     else:
         data = data[: len(data) - 3]  # the last record (step 5) cut short
     events.write_bytes(bytes(data))
-    moved = runs.set_aside_events(tmp_path, keep_before=1)
+    moved = run_logs.set_aside_events(tmp_path, keep_before=1)
     out = capsys.readouterr().out
     unreadable = tmp_path / "events_unreadable_1.tfrecord"
     if damage != "cut short":  # the intact records after the damage are kept, not dropped

@@ -9,9 +9,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from agents.apps.session import HUMAN
+from jamb_env.utils import strict_json
 
 #: the largest request body accepted (bytes)
 MAX_BODY = 64 * 1024
+#: arrays and objects nested in a request body (the deepest request, a new game's seats, nests 3)
+MAX_BODY_DEPTH = 16
 #: the longest seat name
 MAX_NAME = 40
 
@@ -103,26 +106,14 @@ def checked_name(value) -> str | None:
 
 
 def parse_body(raw: bytes) -> object:
-    """A request body as strict JSON (no NaN or Infinity, no key given twice in an object:
-    which one counts would be the parser's choice); WebError when it is not."""
-
-    def constant(name):
-        raise ValueError(f"{name} is not a JSON number")
-
-    def unique(pairs):
-        out = {}
-        for key, value in pairs:
-            if key in out:
-                raise ValueError(f"the key {key!r:.60} is given twice")
-            out[key] = value
-        return out
-
+    """A request body as strict JSON (:func:`jamb_env.utils.strict_json.loads`: no NaN or
+    Infinity, no key given twice, at most :data:`MAX_BODY_DEPTH` deep); WebError when it is not."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=constant, object_pairs_hook=unique)
+        return strict_json.loads(raw.decode("utf-8"), MAX_BODY_DEPTH)
     except UnicodeDecodeError as exc:
         raise WebError(f"malformed JSON: the body is not UTF-8 ({exc.reason})") from None
-    except (ValueError, RecursionError) as exc:
-        raise WebError(f"malformed JSON: {exc}") from None
+    except ValueError as exc:
+        raise WebError(f"malformed JSON: {str(exc).removeprefix('not JSON: ')}") from None
 
 
 def read_body(stream, timeout: float) -> bytes:
