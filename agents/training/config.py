@@ -61,6 +61,7 @@ from typing import Any
 
 import yaml
 
+from jamb_env.engine.doors import MAX_WIDTH, SEED_LIMIT, layer_widths
 from jamb_env.rules.ruleset import read_yaml_mapping
 from jamb_env.utils.checks import finite_number
 
@@ -241,12 +242,27 @@ def _check_timesteps_and_seed(cfg: Mapping[str, Any], path: Path) -> None:
     _positive_int(path, "total_timesteps", cfg["total_timesteps"])
     for key in ("seed",):
         v = cfg[key]
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < SEED_LIMIT:
             raise ConfigError(f"{path}: key '{key}': expected an integer in 0..2**32-1, got {v!r}")
 
 
 #: the algo switches (PPO's and MaskablePPO's): YAML true or false only
 BOOL_ALGO_KEYS = ("normalize_advantage", "use_sde")
+
+
+def _check_net_arch(policy_kwargs: Any, path: Path | str) -> None:
+    """``algo.policy_kwargs.net_arch``, where given: hidden-layer widths (:func:`layer_widths`),
+    as a list or as ``{pi: [...], vf: [...]}`` (a zero width made a network that ignores the
+    observation). The other policy settings are SB3's to check."""
+    arch = policy_kwargs.get("net_arch") if isinstance(policy_kwargs, Mapping) else None
+    if arch is None:
+        return
+    parts = list(arch.values()) if isinstance(arch, Mapping) and set(arch) <= {"pi", "vf"} and arch else [arch]
+    if not all(layer_widths(p) or (isinstance(p, (list, tuple)) and not p) for p in parts):
+        raise ConfigError(
+            f"{path}: key 'algo.policy_kwargs.net_arch': expected hidden-layer widths (integers 1..{MAX_WIDTH:,}), "
+            f"as a list or {{pi: [...], vf: [...]}}, got {arch!r:.100}"
+        )
 
 
 def check_algo(algo: dict[str, Any], path: Path | str) -> None:
@@ -257,6 +273,7 @@ def check_algo(algo: dict[str, Any], path: Path | str) -> None:
                 f"{path}: key 'algo.{key}': not allowed (private arguments and the ones the trainer sets: "
                 f"{', '.join(TRAINER_ALGO_KEYS)})"
             )
+    _check_net_arch(algo.get("policy_kwargs"), path)
     if "n_steps" in algo:
         _positive_int(path, "algo.n_steps", algo["n_steps"], MAX_ROLLOUT, "steps per env per rollout")
     if "n_epochs" in algo:
@@ -305,7 +322,7 @@ def _check_eval_seed(ev: Mapping[str, Any], path: Path) -> None:
     """eval.seed: every eval env's seed (seed + i, i < eval.n_envs) below 2**32."""
     ev_seed = ev["seed"]
     ev_envs = ev["n_envs"]
-    top = 2**32 - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
+    top = SEED_LIMIT - (ev_envs if isinstance(ev_envs, int) and ev_envs > 0 else 1)
     if isinstance(ev_seed, bool) or not isinstance(ev_seed, int) or not 0 <= ev_seed <= top:
         raise ConfigError(
             f"{path}: key 'eval.seed': expected an integer in 0..{top} (eval env i plays seed + i < 2**32), "

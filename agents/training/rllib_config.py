@@ -58,6 +58,7 @@ from agents.training.config import (
     finite_number,
     read_config,
 )
+from jamb_env.engine.doors import MAX_WIDTH, SEED_LIMIT, layer_widths
 from jamb_env.rules.ruleset import read_yaml_mapping
 
 ENGINE = "rllib"
@@ -179,7 +180,7 @@ def validate_rllib_config(
         fail("engine", f"'{ENGINE}' (SB3 configs have no engine key: configs/ppo_*.yaml)")
     if not isinstance(cfg["ruleset"], str) or not cfg["ruleset"]:
         fail("ruleset", "a preset name or a YAML path")
-    if not _is_int(cfg["seed"]) or not 0 <= cfg["seed"] < 2**32:
+    if not _is_int(cfg["seed"]) or not 0 <= cfg["seed"] < SEED_LIMIT:
         fail("seed", "an integer in 0..2**32-1")
     for key in _POSITIVE:
         if not _is_int(cfg[key]) or cfg[key] <= 0:
@@ -213,9 +214,9 @@ def validate_rllib_config(
     if not finite_number(scale) or scale <= 0:
         fail("reward_scale", "a positive number")
     hidden = cfg["hidden_sizes"]
-    if not isinstance(hidden, list) or not hidden or not all(_is_int(h) and 0 < h <= 65536 for h in hidden):
-        fail("hidden_sizes", "a non-empty list of layer widths (positive integers), e.g. [256, 256]")
-    top = 2**32 - cfg["eval_games"]
+    if not isinstance(hidden, list) or not layer_widths(hidden):
+        fail("hidden_sizes", f"a non-empty list of layer widths (integers 1..{MAX_WIDTH:,}), e.g. [256, 256]")
+    top = SEED_LIMIT - cfg["eval_games"]
     if not _is_int(cfg["eval_seed"]) or not 0 <= cfg["eval_seed"] <= top:
         fail("eval_seed", f"an integer in 0..{top} (game g plays seed eval_seed + g < 2**32)")
     players = cfg["players"]

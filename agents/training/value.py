@@ -57,6 +57,7 @@ from agents.training.run_lock import holding_run_dir
 from agents.training.run_logs import logs_from, tensorboard_writer
 from agents.training.runs import check_new_run_dir, check_same_rules, refuse_links, save_config, save_ruleset_record
 from jamb_env import JambEnv, load_ruleset
+from jamb_env.engine.doors import MAX_WIDTH, SEED_LIMIT, layer_widths
 from jamb_env.engine.seeding import STAGE_VALUE, game_seed
 from jamb_env.rules import layout
 from jamb_env.utils.files import atomic_write_text, check_output_folder, read_regular_bytes
@@ -66,7 +67,6 @@ MAX_WORKERS = 64
 #: Most validation games a round may play.
 MAX_VALID_GAMES = 100_000
 #: Widest hidden layer (as RLlib's ``hidden_sizes``).
-MAX_WIDTH = 65_536
 #: Validation games of the learning curve: ``reset(seed=VALID_SEED_BASE + g)`` (docs: seeding).
 VALID_SEED_BASE = 30_000_000
 TARGETS = ("return", "backup")
@@ -147,7 +147,7 @@ class ValueConfig:
             raise ValueError(f"value config: hidden must be a list of positive integer widths, got {self.hidden!r}")
         self.hidden = tuple(self.hidden)
         checks = {
-            "seed": self.seed >= 0,
+            "seed": 0 <= self.seed < SEED_LIMIT,
             "iterations": self.iterations >= 1,
             "games": self.games >= 2,
             "first_games": self.first_games is None or self.first_games >= 2,
@@ -158,8 +158,7 @@ class ValueConfig:
             "lr": self.lr > 0,
             "lam": 0.0 <= self.lam <= 1.0,
             "valid_games": 0 <= self.valid_games <= MAX_VALID_GAMES,
-            "hidden": len(self.hidden) >= 1
-            and all(1 <= h <= MAX_WIDTH for h in self.hidden),  # integers: checked above
+            "hidden": layer_widths(self.hidden),
         }
         for name, ok in checks.items():
             if not ok:
@@ -167,7 +166,7 @@ class ValueConfig:
                     "lam": "0..1",
                     "lr": "> 0",
                     "hidden": f"a list of widths 1..{MAX_WIDTH:,}",
-                    "seed": ">= 0",
+                    "seed": "0..2**32-1",
                     "games": ">= 2",
                     "first_games": ">= 2",
                     "workers": f"1..{MAX_WORKERS}",

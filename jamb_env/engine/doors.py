@@ -52,6 +52,25 @@ MASK_DTYPES = {"int8": np.dtype(np.int8), "bool": np.dtype(np.bool_)}
 
 
 # ---------------------------------------------------------------------------- integers
+#: The seeds the project's tools take (a run's seed, an evaluation's game seeds, a web game's):
+#: 0..SEED_LIMIT - 1, numpy's 32-bit seed range; the envs' own ``reset(seed=...)`` takes any
+#: non-negative integer, as Gymnasium's do.
+SEED_LIMIT = 2**32
+#: The widest hidden layer a network of this project's trainers takes (PPO's ``net_arch``,
+#: RLlib's ``hidden_sizes``, the value learner's ``hidden``, ``jamb-bench --training-nets``).
+MAX_WIDTH = 65_536
+
+
+def layer_widths(value) -> bool:
+    """Whether ``value`` is a non-empty list or tuple of hidden-layer widths, integers in
+    1..:data:`MAX_WIDTH` (a bool is no width)."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) > 0
+        and all(integer(w) is not None and 1 <= integer(w) <= MAX_WIDTH for w in value)
+    )
+
+
 def integer(x) -> int | None:
     """``x`` as an int if it is one integer (Python's, NumPy's, or a 0-d integer array),
     else None; a bool is not an integer here."""

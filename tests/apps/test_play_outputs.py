@@ -184,7 +184,7 @@ def test_a_partial_record_makes_a_short_video(capsys, tmp_path):
         (["--watch", "random", "--video", "x.gif", "--fps", "nan"], "--fps must be 0.1..60"),
         (["--watch", "random", "--video", "x.gif", "--fps", "fast"], "invalid float value"),
         (["--watch", "random", "--fps", "2"], "--fps goes with --video"),
-        (["--watch", "random", "--html", ""], "--html: empty"),
+        (["--watch", "random", "--html", ""], "argument --html: an empty path"),
         (["--watch", "random", "--html", "."], "--html: . is a folder; give a file name"),
         (["--watch", "random", "--video", "/"], "the name must end in .mp4 or .gif"),
         (["--watch", "random", "--html", "g.out", "--log", "g.out"], "--log and --html name the same file"),

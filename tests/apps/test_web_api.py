@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 
 import pytest
 
@@ -17,6 +18,7 @@ pytest.importorskip("flask", reason="jamb-web needs Flask: pip install -e '.[web
 from agents.apps.cli import play as play_cli  # noqa: E402
 from agents.apps.cli import web as web_cli  # noqa: E402
 from agents.apps.web.server import Lobby, create_app, make_server  # noqa: E402
+from agents.shipped import MODELS_DIR  # noqa: E402
 from jamb_env import JambEnv  # noqa: E402
 from jamb_env.render.sheet import sheet_view  # noqa: E402
 from jamb_env.replay.records import GameRecord, MatchRecord, read_any  # noqa: E402
@@ -183,6 +185,8 @@ def test_new_game_fields_are_checked(client, lobby):
         {"seats": [{"human": "\u2800"}]},  # the blank braille pattern
         {"seats": [{"human": "\u0301\u0301"}]},  # combining marks alone
         {"seats": [{"human": "a"}, {"agent": "greedy"}], "scoring": "both"},
+        {"scoring": "shared"},  # before (I21): one seat, the scoring dropped without a word
+        {"seats": [{"agent": "greedy"}], "scoring": "separate"},
         {"colour": "red"},
         {
             "ruleset": "joly",
@@ -501,12 +505,17 @@ def test_cli_refuses_bad_arguments(tmp_path, capsys):
         ["--agent", str(tmp_path / "none.zip")],
         ["--agent", "nobody"],
         ["--agent", str(tmp_path)],
+        ["--agent", "/etc/passwd"],  # before (I19): offered on the page, every game with it a 400
+        ["--agent", f"search:{tmp_path / 'notes.npz'}"],
+        ["--agent", str(tmp_path / "run")],  # its final_model.zip is no model
     ):
+        (tmp_path / "notes.npz").write_text("my notes")
+        (tmp_path / "run").mkdir(exist_ok=True)
+        (tmp_path / "run" / "final_model.zip").write_bytes(b"")
         with pytest.raises(SystemExit) as exc:
             web_cli.main(argv)
         assert exc.value.code == 2, argv
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "final_model.zip").write_bytes(b"")
+    shutil.copyfile(MODELS_DIR / "classic.zip", tmp_path / "run" / "final_model.zip")
     assert web_cli.agent_spec(str(tmp_path / "run")) == str(tmp_path / "run" / "final_model.zip")
 
 

@@ -90,6 +90,26 @@ BAD_ARGUMENTS = [
     ("evaluate", ["--games", "many"], "invalid int value"),
     ("evaluate", ["--agents", "a" * 300 + ".zip"], "no model file"),  # was a traceback: [Errno 36] from is_file
 ] + [(tool, ["--no-such-option"], "unrecognized arguments: --no-such-option") for tool in TOOLS]
+# an empty path was the working folder (I05: a run written among the user's files)
+EMPTY_PATHS = [
+    ("train", "--run-dir"),
+    ("train_selfplay", "--run-dir"),
+    ("train_value", "--out"),
+    ("web", "--records"),
+    ("evaluate", "--out"),
+    ("evaluate", "--records"),
+    ("tune", "--out"),
+    ("plot", "--out"),
+    ("play", "--save"),
+    ("play", "--log"),
+    ("play", "--record"),
+    ("play", "--html"),
+    ("play", "--video"),
+    ("play", "--load"),
+    ("play", "--replay"),
+]
+BAD_ARGUMENTS += [(tool, [option, " "[:blank]], f"argument {option}: an empty path") for tool, option in EMPTY_PATHS
+                  for blank in (0, 1)]  # fmt: skip
 
 
 def complete(tool: str, argv: list[str], tmp: Path) -> list[str]:

@@ -724,7 +724,7 @@ def test_bench_trainers_refuses_a_config_whose_ruleset_or_algo_does_not_load(tmp
     assert exc.value.code == 2
     assert "--trainers" in capsys.readouterr().err
     # before: ConfigError traceback from new_model (MaskablePPO refuses the network)
-    assert bench.main(base + [str(_lean_config(tmp_path, algo=", policy_kwargs: {net_arch: abc}"))]) == 2
+    assert bench.main(base + [str(_lean_config(tmp_path, algo=", policy_kwargs: {no_such_setting: 1}"))]) == 2
     err = capsys.readouterr().err
     assert "error: --trainers" in err and "MaskablePPO does not accept" in err and "Traceback" not in err
 
@@ -943,3 +943,34 @@ def test_value_default_run_dir_stays_under_runs_for_a_path_ruleset(tmp_path):
     evil.write_text(yaml.safe_dump(rules))
     assert default_run_dir(ValueConfig.from_dict({"ruleset": str(evil)})) == Path("runs/value_mine_s0")
     assert default_run_dir(ValueConfig.from_dict({"ruleset": "classic", "seed": 3})) == Path("runs/value_classic_s3")
+
+
+@pytest.mark.parametrize(
+    "net_arch, good",
+    [
+        ([64, 64], True),
+        ({"pi": [32], "vf": [64, 64]}, True),
+        ([], True),  # no hidden layer: a linear policy, as SB3 allows
+        ([0], False),  # before (I02): trained a network whose logits ignore the observation
+        ([64, -1], False),
+        ([True], False),
+        ([70_000], False),
+        ({"pi": [0], "vf": [64]}, False),
+    ],
+)
+def test_net_arch_is_hidden_layer_widths(tmp_path, net_arch, good):
+    path = _config(tmp_path, {"policy_kwargs": {"net_arch": net_arch}})
+    if good:
+        assert load_config(path)["algo"]["policy_kwargs"]["net_arch"] == net_arch
+    else:
+        with pytest.raises(ConfigError, match="algo.policy_kwargs.net_arch': expected hidden-layer widths"):
+            load_config(path)
+
+
+def test_every_trainer_takes_seeds_below_2_to_the_32():
+    """Before (I26): jamb-train-value took --seed 99999999999, jamb-train refused it."""
+    from agents.training.value import ValueConfig
+
+    with pytest.raises(ValueError, match="seed"):
+        ValueConfig(ruleset="classic_down", seed=2**32)
+    assert ValueConfig(ruleset="classic_down", seed=2**32 - 1).seed == 2**32 - 1

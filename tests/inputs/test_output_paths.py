@@ -444,6 +444,27 @@ def test_evaluate_records_replace_only_an_earlier_evaluations_records(tmp_path):
     assert (recs / "random.jsonl").read_bytes() == before
 
 
+@pytest.mark.parametrize("into", ["best_model.zip", "checkpoints/model_64_steps.zip", "copy.zip"])
+def test_jamb_export_never_writes_into_a_run_folder(tmp_path, capsys, into):
+    """Before (I24): ``jamb-export run/final_model.zip run/best_model.zip`` replaced the run's best
+    model by a stripped copy of the final one, and best.json no longer told the truth."""
+    pytest.importorskip("sb3_contrib")
+    from agents.apps.cli import export as export_cli
+    from agents.shipped import MODELS_DIR
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text("seed: 0\n")
+    for name in ("final_model.zip", "best_model.zip", "checkpoints/model_64_steps.zip"):
+        shutil.copyfile(MODELS_DIR / "classic.zip", run / name)
+    before = {p: p.read_bytes() for p in run.rglob("*.zip")}
+    with pytest.raises(SystemExit) as exc:
+        export_cli.main([str(run / "final_model.zip"), str(run / into)])
+    assert exc.value.code == 2 and "whose files are the run's" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in run.rglob("*.zip")} == before
+    assert export_cli.main([str(run / "final_model.zip"), str(tmp_path / "copy.zip")]) == 0  # outside: written
+
+
 def test_jamb_export_refuses_to_write_the_copy_over_its_source(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from agents.apps.cli import export as export_cli

@@ -22,6 +22,16 @@ TRUST_MODEL_HELP = (
 )
 
 
+def path_arg(text: str) -> str:
+    """An argparse ``type`` for a path option: the text as given, unless it is empty or blank
+    (``--run-dir ''`` was taken as the working folder, and a run wrote among the user's files)."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path: give a file or folder name")
+    return text
+
+
 def add_trust_model(parser) -> None:
     """Add ``--trust-model`` (:data:`TRUST_MODEL_HELP`) to an ``argparse`` parser."""
     parser.add_argument("--trust-model", action="store_true", help=TRUST_MODEL_HELP)

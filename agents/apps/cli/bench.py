@@ -40,6 +40,7 @@ import sys
 from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows, training_rows
 from agents.apps.cli import add_trust_model
 from agents.training.config import CompileFailed, ConfigError
+from jamb_env.engine.doors import MAX_WIDTH, layer_widths
 
 
 def markdown(
@@ -185,8 +186,8 @@ def check_numbers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             nets.append(tuple(int(n) for n in net.replace("x", "-").split("-")))
         except ValueError:
             parser.error(f"--training-nets: {net!r} is not hidden layer sizes such as 256-256")
-        if not all(0 < n <= 65_536 for n in nets[-1]):
-            parser.error(f"--training-nets: {net!r}: layer sizes are 1 to 65,536")
+        if not layer_widths(nets[-1]):
+            parser.error(f"--training-nets: {net!r}: layer sizes are 1 to {MAX_WIDTH:,}")
     if not 1 <= args.training_rounds <= 100:
         parser.error(f"--training-rounds must be 1 to 100, got {args.training_rounds}")
     if not 1 <= args.training_threads <= 256:

@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, untrusted_model
+from agents.apps.cli import add_trust_model, path_arg, untrusted_model
 from agents.evaluation.solitaire import (
     EVAL_SEED_BASE,
     eval_seeds,
@@ -78,6 +78,7 @@ from agents.evaluation.solitaire import (
     write_summary_csv,
 )
 from agents.registry import AGENT_NAMES, parse_spec
+from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.render.sheet import printable
 from jamb_env.replay.records import HUMAN, RecordError, read_records, write_records
 from jamb_env.utils.files import OutputPathError, check_output_file, check_output_folder
@@ -171,12 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--out",
+        type=path_arg,
         default=None,
         help="output prefix PREFIX -> PREFIX.csv, PREFIX_games.csv, PREFIX.png; or a folder (existing, or ending in "
         "/) -> FOLDER/<ruleset>.csv, ... (default results/<ruleset>)",
     )
     parser.add_argument(
         "--records",
+        type=path_arg,
         help="write each agent's games as replayable records (JSON lines, one <agent>.jsonl per agent) into this "
         "folder",
     )
@@ -220,7 +223,7 @@ def check_arguments(parser: argparse.ArgumentParser, args) -> None:
     max_jobs = max(64, 4 * (os.cpu_count() or 1))
     if not 1 <= args.jobs <= max_jobs:
         parser.error(f"--jobs must be 1..{max_jobs}, got {args.jobs}")
-    if args.seed_base < 0 or args.seed_base + args.games > 2**32:
+    if args.seed_base < 0 or args.seed_base + args.games > SEED_LIMIT:
         parser.error("--seed-base must be >= 0 (seeds are seed_base .. seed_base + games - 1 < 2**32)")
     check_agents(parser, args)
     if args.players is None and args.scoring is not None:

@@ -30,13 +30,26 @@ def _is_model_file(path: Path) -> bool:
     return True
 
 
+def run_folder_of(path: Path) -> Path | None:
+    """The run folder ``path`` lies in (its folder, or the run of its ``checkpoints`` folder,
+    holding a run's marker: ``config.yaml``, ``checkpoints/`` or the writer's ``.lock``), or None."""
+    from agents.training.run_lock import LOCK_FILE
+    from agents.training.runs import CHECKPOINTS, RUN_MARKERS
+
+    folder = path.parent
+    for candidate in (folder, folder.parent) if folder.name == CHECKPOINTS else (folder,):
+        if any(os.path.lexists(candidate / marker) for marker in (*RUN_MARKERS, LOCK_FILE)):
+            return candidate
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", help="a MaskablePPO .zip (a run's final_model.zip or a checkpoint)")
     parser.add_argument(
         "dst",
         help="where to write the shipped copy (a file name; .zip is added if missing; written atomically; "
-        "it replaces an earlier model file there, never another file)",
+        "it replaces an earlier model file there, never another file, and never writes into a run folder)",
     )
     add_trust_model(parser)
     args = parser.parse_args(argv)
@@ -53,6 +66,9 @@ def main(argv=None) -> int:
         check_not_source(src, dst)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
+    run = run_folder_of(dst)
+    if run is not None:  # a run's best model or checkpoint is the run's, never replaced by a copy
+        parser.error(f"{dst} would go into the run folder {run}, whose files are the run's: give a name outside it")
     if dst.exists() and not _is_model_file(dst):  # an earlier copy is replaced; another file never
         parser.error(f"{dst} exists and is not a model file: give another name (or move it away)")
     try:

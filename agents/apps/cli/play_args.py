@@ -8,8 +8,9 @@ import argparse
 import os
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model
+from agents.apps.cli import add_trust_model, path_arg
 from agents.apps.session import HUMAN
+from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.replay.video import GIF_MAX_FPS, VIDEO_SUFFIXES
 from jamb_env.utils.files import check_new_file, check_output_file, same_file
 
@@ -46,20 +47,24 @@ def make_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--coach", help="agent for 'hint': greedy, expectimax, optimal, columnwise, ppo, hybrid or a MaskablePPO .zip"
     )
-    parser.add_argument("--save", help="save the game here after every move (a game record)")
-    parser.add_argument("--load", help="resume a saved game")
+    parser.add_argument("--save", type=path_arg, help="save the game here after every move (a game record)")
+    parser.add_argument("--load", type=path_arg, help="resume a saved game")
     parser.add_argument("--watch", help="an agent plays the game")
-    parser.add_argument("--replay", help="replay a game record file")
+    parser.add_argument("--replay", type=path_arg, help="replay a game record file")
     parser.add_argument("--game", type=int, default=None, help="which game of a multi-game record file (default 0)")
     parser.add_argument(
         "--delay", type=float, default=None, help="seconds between steps when watching or replaying (default 0.5)"
     )
-    parser.add_argument("--log", help="watch/replay: write the whole game as text here, at the end")
-    parser.add_argument("--record", help="watch: write the game record here")
+    parser.add_argument("--log", type=path_arg, help="watch/replay: write the whole game as text here, at the end")
+    parser.add_argument("--record", type=path_arg, help="watch: write the game record here")
     parser.add_argument("--width", type=int, default=None, help="terminal width for drawing")
-    parser.add_argument("--html", help="watch/replay: write the game as one self-contained web page here, at the end")
     parser.add_argument(
-        "--video", help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)"
+        "--html", type=path_arg, help="watch/replay: write the game as one self-contained web page here, at the end"
+    )
+    parser.add_argument(
+        "--video",
+        type=path_arg,
+        help="watch/replay: write the game as a video here, at the end: .gif, or .mp4 (needs moviepy)",
     )
     parser.add_argument(
         "--fps", type=float, default=None, help="--video frames (steps) a second, 0.1..60 (50 for a .gif; default 2)"
@@ -155,12 +160,12 @@ def _check_mode(parser, args, people: int) -> None:
 
 
 def _check_values(parser, args) -> None:
-    """Empty names, and numbers out of range."""
-    for name in ("replay", "load", "save", "watch", "coach", "record", "log", "ruleset", "html", "video"):
+    """Empty names (empty paths: :func:`~agents.apps.cli.path_arg`), and numbers out of range."""
+    for name in ("watch", "coach", "ruleset"):
         value = getattr(args, name)
         if value is not None and not value.strip():
             parser.error(f"--{name}: empty")
-    if args.seed is not None and not 0 <= args.seed < 2**32:
+    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
         parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
     if args.delay is not None and not (0 <= args.delay < 3600):
         parser.error(f"--delay must be 0..3600 seconds, got {args.delay}")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.apps.cli import interruptible
+from agents.apps.cli import interruptible, path_arg
 from agents.training.curves import X_AXES, curves_figure, read_scalars, run_curve, run_info, save_figure
 from jamb_env.render.sheet import printable
 from jamb_env.utils.files import check_output_file
@@ -32,7 +32,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="run folders (with TensorBoard event files)")
     parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
     parser.add_argument(
-        "--out", default="curves.png", help="the figure: a .png, .pdf or .svg file (written atomically)"
+        "--out", default="curves.png", type=path_arg, help="the figure: a .png, .pdf or .svg file (written atomically)"
     )
     parser.add_argument("--title", default=None)
     parser.add_argument(

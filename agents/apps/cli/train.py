@@ -30,7 +30,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model
+from agents.apps.cli import add_trust_model, path_arg
 from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_config, resume_config
 
 
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--total-timesteps", type=int, help="override total_timesteps (env steps)")
     parser.add_argument("--seed", type=int, help="override the training seed")
     parser.add_argument("--ruleset", help="override the ruleset (preset name or YAML path)")
-    parser.add_argument("--run-dir", help="write the run here instead of runs/<name>")
+    parser.add_argument("--run-dir", type=path_arg, help="write the run here instead of runs/<name>")
     parser.add_argument(
         "--init-from",
         metavar="MODEL",

@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, interruptible, untrusted_model
+from agents.apps.cli import add_trust_model, interruptible, path_arg, untrusted_model
 from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
@@ -218,7 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-play", type=float, help="probability that an opponent is a snapshot (default 0.8)")
     parser.add_argument("--baselines", nargs="+", help="baseline opponents (agents.load names; default random greedy)")
     parser.add_argument("--seed", type=int, help="default 0")
-    parser.add_argument("--run-dir", help="default runs/selfplay_<ruleset>_<players>p_<scoring>_<reward>_s<seed>")
+    parser.add_argument(
+        "--run-dir", type=path_arg, help="default runs/selfplay_<ruleset>_<players>p_<scoring>_<reward>_s<seed>"
+    )
     parser.add_argument(
         "--init-from",
         metavar="MODEL",

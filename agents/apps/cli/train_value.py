@@ -30,6 +30,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from agents.apps.cli import path_arg
+
 OVERRIDES = (
     "ruleset",
     "seed",
@@ -64,7 +66,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--valid-games", type=int, help="validation games each round's network plays (the curve)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--workers", type=int, help="processes playing the games (default 2)")
-    parser.add_argument("--out", help="run folder (default runs/value_<ruleset name>_s<seed>)")
+    parser.add_argument("--out", type=path_arg, help="run folder (default runs/value_<ruleset name>_s<seed>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its newest iteration")
     parser.add_argument(
         "--error-vs-optimal", metavar="FILE", help="measure this network against the exact solver instead of training"

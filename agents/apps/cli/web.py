@@ -29,6 +29,7 @@ import signal
 import sys
 from pathlib import Path
 
+from agents.apps.cli import path_arg
 from agents.apps.web.lobby import MAX_RECORDS
 from agents.apps.web.server import DEFAULT_HOST, DEFAULT_PORT, Lobby, make_server
 from agents.registry import parse_spec
@@ -37,16 +38,17 @@ from jamb_env.utils.files import check_output_folder
 
 def agent_spec(text: str) -> str:
     """An ``--agent`` value as the spec ``agents.load`` takes: a run folder becomes its
-    best_model.zip (else final_model.zip); ArgumentTypeError for a spec of no agent or a
-    file that is not there."""
+    best_model.zip (else final_model.zip); ArgumentTypeError for a spec of no agent, or a
+    file that is not there or not the agent's kind of file (read as data)."""
     path = Path(text)
     if path.is_dir() and ":" not in text:
-        for name in ("best_model.zip", "final_model.zip"):
-            if (path / name).is_file():
-                return str(path / name)
-        raise argparse.ArgumentTypeError(
-            f"{text}: a folder without best_model.zip or final_model.zip (not a training run?)"
-        )
+        found = [path / name for name in ("best_model.zip", "final_model.zip") if (path / name).is_file()]
+        if not found:
+            raise argparse.ArgumentTypeError(
+                f"{text}: a folder without best_model.zip or final_model.zip (not a training run?)"
+            )
+        path = found[0]
+        text = str(path)
     try:
         spec = parse_spec(text)
     except ValueError as exc:
@@ -55,7 +57,25 @@ def agent_spec(text: str) -> str:
         raise argparse.ArgumentTypeError(f"no model file {text}")
     if spec.kind in ("search", "hybrid", "critic") and spec.path and not Path(spec.path).is_file():
         raise argparse.ArgumentTypeError(f"no file {spec.path}")
+    _check_agent_file(spec)
     return text
+
+
+def _check_agent_file(spec) -> None:
+    """ArgumentTypeError unless the file of an ``--agent`` spec reads as what it names (a model
+    .zip's ``data``, a value network), read as data: found now, not as every game's 400."""
+    from agents.model_files import read_model_data
+    from agents.search import ValueNet
+
+    if not spec.path:
+        return
+    try:
+        if spec.kind == "search":
+            ValueNet.load(spec.path)
+        elif spec.kind in ("model", "ppo", "hybrid", "critic"):
+            read_model_data(spec.path)
+    except (OSError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"{spec.path} is not an agent's file: {str(exc)[:200]}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this machine only)"
     )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free one)")
-    parser.add_argument("--records", default="games", help="folder of the game records (default games/)")
+    parser.add_argument("--records", type=path_arg, default="games", help="folder of the game records (default games/)")
     parser.add_argument(
         "--max-records",
         type=int,

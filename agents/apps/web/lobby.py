@@ -36,7 +36,7 @@ from agents.apps.web.coach import PLANNER, AgentPool
 from agents.apps.web.table import Seat, Table
 from agents.registry import AGENT_NAMES
 from jamb_env import list_rulesets
-from jamb_env.engine.doors import check_count
+from jamb_env.engine.doors import SEED_LIMIT, check_count
 from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, replayed
 from jamb_env.rules import match as M
 from jamb_env.utils.files import change_stamp, own_file, read_regular_bytes
@@ -165,7 +165,7 @@ class Lobby:
         check_fields(body, ("ruleset", "seed", "seats", "scoring", "coach"), "a new game")
         ruleset = text(body.get("ruleset", "classic"), "ruleset", self.presets)
         seed = body.get("seed")
-        seed = secrets.randbelow(2**31) if seed is None else integer(seed, "seed", 0, 2**32 - 1)
+        seed = secrets.randbelow(2**31) if seed is None else integer(seed, "seed", 0, SEED_LIMIT - 1)
         seats_in = body.get("seats", [{"human": HUMAN}])
         if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= M.MAX_PLAYERS:
             raise WebError(f'seats is a list of 1..{M.MAX_PLAYERS} seats, each {{"human": NAME}} or {{"agent": SPEC}}')
@@ -176,6 +176,8 @@ class Lobby:
             kind, name = next(iter(s.items()))
             seats.append(Seat("human", check_name(name)) if kind == "human" else Seat("agent", self.check_agent(name)))
         scoring = text(body.get("scoring", "separate"), "scoring", M.SCORING_MODES)
+        if len(seats) == 1 and "scoring" in body:  # a solitaire game has no scoring mode: said, not dropped
+            raise WebError("scoring is for a table of 2 or more seats; a one-seat game has its own sheet")
         coach = body.get("coach")
         return ruleset, seed, seats, scoring, None if coach is None else self.check_agent(coach)
 
