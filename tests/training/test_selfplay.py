@@ -105,8 +105,8 @@ def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
         (["--n-envs", "1", "--n-steps", "1"], "--n-envs x --n-steps must be at least 2"),
         (["--n-envs", "65537"], "--n-envs must be in 1..65,536"),
         (["--eval-games", "100001"], "--eval-games must be in 1..100,000"),
-        (["--run-dir", ""], "--run-dir is empty"),
-        (["--run-dir", "  ", "--resume"], "--run-dir is empty"),
+        (["--run-dir", ""], "argument --run-dir: an empty path"),
+        (["--run-dir", "  ", "--resume"], "argument --run-dir: an empty path"),
     ],
 )
 def test_bad_arguments_are_refused(bad, message, tmp_path, capsys):

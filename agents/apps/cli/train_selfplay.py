@@ -242,8 +242,6 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     (``parser.error``); returns the ``--algo`` PPO settings, or None after printing why
     ``--init-from``'s model is refused (status 2, nothing written)."""
     check_values(parser, args)
-    if args.run_dir is not None and not args.run_dir.strip():
-        parser.error("--run-dir is empty: give a folder (or leave --run-dir out for the default)")
     if args.resume and args.run_dir is None:
         parser.error("--resume needs --run-dir (the run to continue)")
     if args.resume and args.init_from is not None:
