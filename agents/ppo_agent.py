@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.base import legal_mask
+
 V1_SEGMENTS = ("target", "cell_reach", "cell_hold")
 
 
@@ -157,6 +159,7 @@ class PPOAgent:
         return self.normalized(observation)
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
+        mask = legal_mask(env, mask)
         action, _ = self.model.predict(self._model_input(observation), action_masks=mask, deterministic=True)
         return int(action)
 

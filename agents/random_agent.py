@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import legal_mask
 from jamb_env.engine.doors import check_seed
 
 
@@ -19,7 +20,4 @@ class RandomAgent:
         self.rng = np.random.default_rng(check_seed(seed))
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
-        legal = np.flatnonzero(mask)
-        if not len(legal):
-            raise ValueError("no legal action: the game is over")
-        return int(self.rng.choice(legal))
+        return int(self.rng.choice(np.flatnonzero(legal_mask(env, mask))))

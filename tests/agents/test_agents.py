@@ -15,7 +15,7 @@ from agents.columnwise import ColumnwiseAgent
 from agents.evaluation.solitaire import paired_differences, run_games, t_interval
 from agents.optimal import ColumnSolver, OptimalAgent
 from agents.shipped import MODELS_DIR
-from jamb_env import load_ruleset
+from jamb_env import JambEnv, load_ruleset
 from jamb_env.rules import apply_action, is_over, layout, legal_mask, new_game, reroll_count, start_turn
 from tests.helpers import slow_after
 
@@ -345,3 +345,17 @@ def test_hybrid_plays_legally_on_every_column_kind(preset, tmp_path):
     from agents.evaluation.solitaire import expand_specs
 
     assert [label for label, _, _ in expand_specs([f"hybrid:{tmp_path}/*.zip"])] == [f"hybrid:{tmp_path / 'm.zip'}"]
+
+
+@pytest.mark.parametrize("name", ["random", "ppo", "hybrid"])
+def test_an_agent_choosing_from_the_mask_refuses_one_with_no_legal_action(name):
+    """Before (I34): ppo answered action 0 for a mask with no legal action (random raised), and
+    a mask of None was a TypeError; None now means the env's own mask."""
+    env = JambEnv(ruleset="classic")
+    obs, _ = env.reset(seed=3)
+    agent = agents.load(name, ruleset="classic")
+    with pytest.raises(ValueError, match="no legal action"):
+        agent.act(env, obs, np.zeros(env.action_space.n, dtype=bool))
+    with pytest.raises(ValueError, match="one flag"):
+        agent.act(env, obs, np.ones((2, env.action_space.n), dtype=bool))
+    assert env.action_masks()[agent.act(env, obs, None)]

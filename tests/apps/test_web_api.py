@@ -246,6 +246,23 @@ def test_the_record_is_never_saved_through_a_link_put_in_its_place(client, lobby
     assert outside.read_text() == "keep me"
 
 
+@pytest.mark.parametrize("table", ["in memory", "reloaded from its record"])
+def test_a_record_another_program_wrote_is_never_saved_over(client, lobby, table):
+    """Before (I37): ``jamb-play --load <records>/<id>.jsonl --save ...`` played a move and saved it,
+    and the server's next move saved its own game over it: the terminal's move was lost."""
+    gid = new_game(client, seed=5)["id"]
+    move(client, gid, {"move": "roll", "keep": []})
+    if table == "reloaded from its record":
+        lobby._tables.clear()  # as after an eviction: the next request replays the record
+        state(client, gid)
+    path = lobby.records / f"{gid}.jsonl"
+    theirs = path.read_text() + "\n"  # what the other program saved (here: one more line)
+    path.write_text(theirs)
+    s = move(client, gid, {"move": "roll", "keep": [0]})
+    assert not s["saved"] and "was changed by another program" in s["save_error"]
+    assert path.read_text() == theirs
+
+
 def test_the_record_is_written_atomically(client, lobby, monkeypatch):
     gid = new_game(client, seed=5)["id"]
     path = lobby.records / f"{gid}.jsonl"

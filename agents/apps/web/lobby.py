@@ -33,7 +33,7 @@ from pathlib import Path
 from agents.apps.session import HUMAN
 from agents.apps.web.checks import MAX_NAME, NotFound, WebError, check_fields, check_name, checked_name, integer, text
 from agents.apps.web.coach import PLANNER, AgentPool
-from agents.apps.web.table import Seat, Table
+from agents.apps.web.table import Seat, Table, file_stamp
 from agents.registry import AGENT_NAMES
 from jamb_env import list_rulesets
 from jamb_env.engine.doors import SEED_LIMIT, check_count
@@ -250,6 +250,7 @@ class Lobby:
         """A table rebuilt from ``<records>/<id>.jsonl`` (and its seats file): the
         record's steps replayed, checked and recorded again. A seat the server may not load
         (an agent spec outside :attr:`agents`) is refused unless the game is over."""
+        stamp = file_stamp(self.record_path(id))  # taken before the record is read: a change after it is seen
         record = self.read_record(id)
         meta = self._meta(id)
         seats = self._seats(record, meta)
@@ -268,6 +269,7 @@ class Lobby:
             table = Table(id, record.ruleset, record.seed, live, scoring, coach, path, pool=self.pool)
             table.seats = seats
             table.load_steps(record)
+            table.disk_stamp = stamp  # a save over a record changed meanwhile is refused (Table.save)
         except RecordError as exc:
             raise WebError(f"the record of game {id} does not replay: {exc}") from None
         return table

@@ -27,7 +27,7 @@ from jamb_env.replay.records import GameRecord, MatchRecord
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as M
 from jamb_env.utils.errors import IllegalActionError, RulesetError
-from jamb_env.utils.files import atomic_write_text, own_file
+from jamb_env.utils.files import atomic_write_text, change_stamp, own_file
 
 #: the fields of each kind of move a person sends (``POST .../move``)
 MOVE_FIELDS = {
@@ -92,6 +92,8 @@ class Table:
         #: requests holding the table (its lobby never drops a held table) and when it was last used
         self.holders, self.used = 0, 0.0
         self.save_error: str | None = None
+        #: the record file as this table last wrote (or read) it (jamb_env.utils.files.change_stamp); None: new
+        self.disk_stamp: tuple | None = None
         agents = enumerate(seats)
         self.policies = {p: self.pool.get(s.name, ruleset, seed, p) for p, s in agents if s.kind == "agent"}
         try:
@@ -315,11 +317,19 @@ class Table:
             # a link put in the record's place since the table was made: never written through
             self.save_error = f"could not save the record: {self.path.name} is no longer a file of the records folder"
             return
+        if self.disk_stamp is not None and file_stamp(self.path) != self.disk_stamp:
+            # another program wrote the record meantime (jamb-play --load ... --save): its moves are not replaced
+            self.save_error = (
+                f"could not save the record: {self.path.name} was changed by another program since this server "
+                "saved it; its moves are kept, and this game's moves from now on are not saved"
+            )
+            return
         try:
             meta = self.path.with_suffix(".json")
             if not meta.exists() and not meta.is_symlink():  # never written through a link (dangling or not)
                 atomic_write_text(meta, json.dumps(self.meta()) + "\n")
             self.record.write(self.path)
+            self.disk_stamp = file_stamp(self.path)
             self.save_error = None
         except OSError as exc:
             self.save_error = f"could not save the record: {exc.strerror or exc}"
@@ -328,3 +338,11 @@ class Table:
         """Replay ``record``'s steps into this fresh table (every action and dice checked,
         each step recorded again by the engine; RecordError when it does not replay)."""
         self.session.load(record)
+
+
+def file_stamp(path) -> tuple | None:
+    """:func:`~jamb_env.utils.files.change_stamp` of ``path``, None when it is gone."""
+    try:
+        return change_stamp(path)
+    except OSError:
+        return None
