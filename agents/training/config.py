@@ -351,7 +351,8 @@ def _check_device_init_and_ruleset(cfg: Mapping[str, Any], path: Path) -> None:
     cfg["trainer"] = "lean"  # sb3 included: one trainer
     if cfg["precision"] not in PRECISIONS:
         raise ConfigError(f"{path}: key 'precision': {cfg['precision']!r}; allowed: {', '.join(PRECISIONS)}")
-    precision_setting(cfg["precision"])  # a bad JAMB_PRECISION is refused before anything is written
+    # a bad JAMB_PRECISION is refused before anything is written; a good one is what the run records (config.yaml)
+    cfg["precision"] = precision_setting(cfg["precision"])
     if type(cfg["compile"]) is not bool:
         raise ConfigError(f"{path}: key 'compile': expected true or false, got {cfg['compile']!r}")
     if cfg["compile"] and cxx_compiler() is None:

@@ -409,15 +409,21 @@ def own_file(path: str | Path) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
-def change_stamp(path: str | Path) -> tuple[int, ...]:
-    """What changes when a file does, for caches keyed on a file: its device, inode, size,
-    modification and change times (``touch -d`` or ``cp -p`` set the modification time back,
-    never the change time).
+def change_stamp(path: str | Path, missing_ok: bool = False) -> tuple[int, ...] | None:
+    """What changes when a file does, for caches keyed on a file and for writers that must not
+    save over another program's write: its device, inode, size, modification and change times
+    (``touch -d`` or ``cp -p`` set the modification time back, never the change time; an
+    atomic replace gives a new inode). ``missing_ok``: None for a file that is not there.
 
     Raises:
-        OSError: ``path`` cannot be stat'ed (gone).
+        OSError: ``path`` cannot be stat'ed (gone, unless ``missing_ok``).
     """
-    st = os.stat(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 

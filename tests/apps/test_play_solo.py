@@ -362,3 +362,25 @@ def test_markup_in_a_ruleset_title_is_drawn_literally(tmp_path):
     session = PlaySession(str(path), 1, console=Console(file=buf, width=120))
     session.draw()
     assert "[bold]Jamb[/: 0" in buf.getvalue()
+
+
+def test_a_saved_game_another_session_saved_since_is_not_saved_over(monkeypatch, capsys, tmp_path):
+    """Before (I50, I37): two ``jamb-play --load g.jsonl`` (or one and a jamb-web serving it): the
+    second one's saves replaced the first one's saved moves, and neither was told."""
+    save = tmp_path / "g.jsonl"
+    run_play(monkeypatch, capsys, ["--seed", "6", "--save", str(save)], ["write free ones", "quit"])
+    theirs = []
+
+    class OtherSessionSaves(io.StringIO):  # the other session saves while this one waits for a command
+        def readline(self, *args):
+            line = super().readline(*args)
+            if line.startswith("write free threes"):
+                save.write_text(save.read_text() + "\n")
+                theirs.append(save.read_text())
+            return line
+
+    monkeypatch.setattr(sys, "stdin", OtherSessionSaves("write free twos\nwrite free threes\nquit\n"))
+    play.main(["--load", str(save), "--width", "120"])
+    out = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert "another program changed it since this session saved or loaded it" in out
+    assert theirs and save.read_text() == theirs[0]  # the other session's save is kept

@@ -605,3 +605,18 @@ def test_the_lobby_bounds_are_positive_integers(tmp_path, bound):
     # before: int()ed and taken; max_records -5 deleted every finished game of the folder before each new one
     with pytest.raises(ValueError, match=next(iter(bound))):
         Lobby(tmp_path / "games", **bound)
+
+
+def test_a_model_of_other_rules_is_refused_at_the_table(tmp_path):
+    """Before (I49): a model trained on other rules of the same shapes sat at a classic table with
+    the warning on the server's stderr only; the page said nothing."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.model_files import RULESET_ATTRIBUTE
+
+    model = MaskablePPO.load(MODELS_DIR / "classic.zip", device="cpu")
+    setattr(model, RULESET_ATTRIBUTE, {"name": "elsewhere", "digest": "0" * 16})
+    model.save(tmp_path / "other.zip")
+    client = create_app(Lobby(tmp_path / "games", agents=[str(tmp_path / "other.zip")])).test_client()
+    r = client.post("/api/games", json={"ruleset": "classic", "seats": [{"agent": str(tmp_path / "other.zip")}]})
+    assert r.status_code == 400 and "trained on ruleset 'elsewhere'" in r.get_json()["error"], r.get_json()

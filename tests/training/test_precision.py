@@ -121,3 +121,11 @@ def test_torch_threads_are_set_again_before_rollouts_and_updates():
         assert th.get_num_threads() == 1
     finally:
         th.set_num_threads(before)
+
+
+@pytest.mark.parametrize("value", ["fp32", " bf16 "])
+def test_the_run_records_the_precision_the_environment_variable_set(monkeypatch, value):
+    """Before (I46): with JAMB_PRECISION=fp32 the run trained in fp32 and its config.yaml said
+    ``precision: auto`` (bf16 on this CPU), and a resume without the variable switched."""
+    monkeypatch.setenv(PRECISION_ENV, value)
+    assert load_config(CONFIGS_DIR / "ppo_classic.yaml")["precision"] == value.strip()

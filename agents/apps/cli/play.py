@@ -88,7 +88,7 @@ from jamb_env.replay.video import (
     write_video,
 )
 from jamb_env.rules import match as M
-from jamb_env.utils.files import same_file, write_text_file
+from jamb_env.utils.files import change_stamp, same_file, write_text_file
 
 
 def show_steps(console: Console, steps, delay: float):
@@ -373,6 +373,7 @@ def play_match(args, console: Console, record: MatchRecord | None = None) -> int
     people = players.count(HUMAN)
     if record is not None:
         session.load(record)
+        session.remember(args.load, args.load_stamp)
         console.print(
             f"resumed {shown(args.load)}: {len(record.steps)} moves, {match_scores_text(session.aec, record)}"
         )
@@ -446,6 +447,7 @@ def interactive(args, console: Console) -> int:
     coach = None
     record = None
     if args.load:
+        args.load_stamp = change_stamp(args.load, missing_ok=True)  # before it is read: a later write is seen
         games = read_any(args.load)
         if len(games) > 1 and not args.save:
             raise RecordError(
@@ -474,6 +476,7 @@ def interactive(args, console: Console) -> int:
     if record is not None:
         session = PlaySession(record.ruleset, record.seed, console=console, coach=coach)
         session.load(record)  # checks every action and the dice
+        session.remember(args.load, args.load_stamp)
         console.print(f"resumed {shown(args.load)}: {len(record.steps)} moves, score {session.env.score}")
     else:
         session = PlaySession(args.ruleset, args.seed, console=console, coach=coach)

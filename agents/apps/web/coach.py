@@ -178,11 +178,20 @@ def hint_reason(rules, game, mask, action: int, options: list[tuple[int, float]]
 
 # ---------------------------------------------------------------------- the agents
 def load_agent(spec: str, ruleset: str):
-    """``agents.load(spec, ruleset=ruleset)``; WebError for an agent that cannot play ``ruleset``."""
+    """``agents.load(spec, ruleset=ruleset)``; WebError for an agent that cannot play ``ruleset``,
+    or a model trained on other rules of the same shapes (a warning on the command line: the
+    page has no place for one, so it is refused)."""
+    import warnings
+
     from agents import load
+    from agents.model_files import RulesetMismatchWarning
 
     try:
-        return load(spec, ruleset=ruleset)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RulesetMismatchWarning)
+            return load(spec, ruleset=ruleset)
+    except RulesetMismatchWarning as exc:
+        raise WebError(f"agent {spec}: {exc}; seat it at a game of its own rules") from None
     except (ValueError, OSError) as exc:  # RulesetError, FileNotFoundError included
         raise WebError(f"agent {spec}: {exc}") from None
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from agents.apps.session import HUMAN
 from agents.apps.web.checks import MAX_NAME, NotFound, WebError, check_fields, check_name, checked_name, integer, text
 from agents.apps.web.coach import PLANNER, AgentPool
-from agents.apps.web.table import Seat, Table, file_stamp
+from agents.apps.web.table import Seat, Table
 from agents.registry import AGENT_NAMES
 from jamb_env import list_rulesets
 from jamb_env.engine.doors import SEED_LIMIT, check_count
@@ -250,7 +250,7 @@ class Lobby:
         """A table rebuilt from ``<records>/<id>.jsonl`` (and its seats file): the
         record's steps replayed, checked and recorded again. A seat the server may not load
         (an agent spec outside :attr:`agents`) is refused unless the game is over."""
-        stamp = file_stamp(self.record_path(id))  # taken before the record is read: a change after it is seen
+        stamp = change_stamp(self.record_path(id), missing_ok=True)  # before the record is read: a later change is seen
         record = self.read_record(id)
         meta = self._meta(id)
         seats = self._seats(record, meta)

@@ -317,7 +317,7 @@ class Table:
             # a link put in the record's place since the table was made: never written through
             self.save_error = f"could not save the record: {self.path.name} is no longer a file of the records folder"
             return
-        if self.disk_stamp is not None and file_stamp(self.path) != self.disk_stamp:
+        if self.disk_stamp is not None and change_stamp(self.path, missing_ok=True) != self.disk_stamp:
             # another program wrote the record meantime (jamb-play --load ... --save): its moves are not replaced
             self.save_error = (
                 f"could not save the record: {self.path.name} was changed by another program since this server "
@@ -329,7 +329,7 @@ class Table:
             if not meta.exists() and not meta.is_symlink():  # never written through a link (dangling or not)
                 atomic_write_text(meta, json.dumps(self.meta()) + "\n")
             self.record.write(self.path)
-            self.disk_stamp = file_stamp(self.path)
+            self.disk_stamp = change_stamp(self.path, missing_ok=True)
             self.save_error = None
         except OSError as exc:
             self.save_error = f"could not save the record: {exc.strerror or exc}"
@@ -338,11 +338,3 @@ class Table:
         """Replay ``record``'s steps into this fresh table (every action and dice checked,
         each step recorded again by the engine; RecordError when it does not replay)."""
         self.session.load(record)
-
-
-def file_stamp(path) -> tuple | None:
-    """:func:`~jamb_env.utils.files.change_stamp` of ``path``, None when it is gone."""
-    try:
-        return change_stamp(path)
-    except OSError:
-        return None
