@@ -13,17 +13,17 @@ class Agent(Protocol):
     """Returns a legal action index for the env's current state.
 
     ``observation`` is the env's observation, ``mask`` its bool legal-action mask
-    (``env.action_masks()``; None: that one); the env gives read access to the game state
-    (``env.game``, ``env.ruleset``). The agents that choose from the mask (random, the
-    policies: ppo, hybrid, rllib) read it through :func:`legal_mask`; the planners (greedy,
-    expectimax, optimal, columnwise, search, critic) plan from the game state, so a mask of
-    your own narrower than the env's does not bind them.
+    (``env.action_masks()``; None: that one), read through :func:`checked_mask`; the env
+    gives read access to the game state (``env.game``, ``env.ruleset``). The policies
+    (random, ppo, hybrid, rllib) choose within the mask; the planners (greedy, expectimax,
+    search, optimal, columnwise, critic) plan from the game state, so a mask of your own
+    narrower than the env's does not bind them.
     """
 
     def act(self, env: JambEnv, observation: np.ndarray, mask: np.ndarray) -> int: ...
 
 
-def legal_mask(env, mask) -> np.ndarray:
+def checked_mask(env, mask) -> np.ndarray:
     """``mask`` (None: ``env.action_masks()``) as a bool ``(A,)`` array with a legal action.
 
     Raises:

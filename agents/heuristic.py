@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import checked_mask
 from agents.column_model import column_model, impure, replace_roll
 from agents.column_model import replace_state as replace_state  # re-exported (tests, search)
 from agents.shared_sheet import _SharedStanding
@@ -202,6 +203,7 @@ class GreedyAgent(_TurnAgent):
     name = "greedy"
 
     def act(self, env: JambEnv, observation, mask) -> int:
+        mask = checked_mask(env, mask)
         rules, st = env.ruleset, env.game
         model = column_model(rules)
         lay = layout(rules)
@@ -373,6 +375,7 @@ class ExpectimaxAgent(_TurnAgent):
         agent batches its network call here); expectimax needs nothing."""
 
     def act(self, env: JambEnv, observation, mask) -> int:
+        mask = checked_mask(env, mask)
         rules, st = env.ruleset, env.game
         lay = layout(rules)
         cache = self._turn_cache(st, env)

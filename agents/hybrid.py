@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import legal_mask
+from agents.base import checked_mask
 from agents.ppo_agent import PPOAgent
 from jamb_env.rules import is_last_turn, layout, target_cells
 from jamb_env.rules.planner import cell_plans
@@ -34,7 +34,7 @@ class HybridAgent(PPOAgent):
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
         rules, st = env.ruleset, env.game
         lay = layout(rules)
-        mask = legal_mask(env, mask)
+        mask = checked_mask(env, mask)
         holds_legal = mask[: lay.num_holds]
         if not holds_legal.any():
             return super().act(env, observation, mask)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import legal_mask
+from agents.base import checked_mask
 
 V1_SEGMENTS = ("target", "cell_reach", "cell_hold")
 
@@ -159,7 +159,7 @@ class PPOAgent:
         return self.normalized(observation)
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
-        mask = legal_mask(env, mask)
+        mask = checked_mask(env, mask)
         action, _ = self.model.predict(self._model_input(observation), action_masks=mask, deterministic=True)
         return int(action)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import legal_mask
+from agents.base import checked_mask
 from jamb_env.engine.doors import check_seed
 
 
@@ -20,4 +20,4 @@ class RandomAgent:
         self.rng = np.random.default_rng(check_seed(seed))
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
-        return int(self.rng.choice(np.flatnonzero(legal_mask(env, mask))))
+        return int(self.rng.choice(np.flatnonzero(checked_mask(env, mask))))

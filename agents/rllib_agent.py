@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import legal_mask
+from agents.base import checked_mask
 
 RLLIB_MISSING = 'RLlib is not installed: make install-ray (or pip install -e ".[ray]")'
 #: Written last into a checkpoint folder: a checkpoint without it is incomplete.
@@ -229,7 +229,7 @@ class RLlibAgent:
 
     def act(self, env, observation: np.ndarray, mask: np.ndarray) -> int:
         """The greedy legal action for one observation float32 ``(D,)`` and mask ``(A,)``."""
-        return int(self.act_batch(np.asarray(observation)[None], legal_mask(env, mask)[None])[0])
+        return int(self.act_batch(np.asarray(observation)[None], checked_mask(env, mask)[None])[0])
 
     def action_probs(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """float ``(A,)``: the policy's masked action distribution for one observation."""

@@ -74,7 +74,7 @@ strings you made yourself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 
@@ -159,9 +159,9 @@ class _Context:
 GAME_STRING_SPECIALS = ("(", ")", ",", "=")
 
 
-@cache
 def _context(ruleset: str, players: int, scoring: str) -> _Context:
-    """The shared context of the game with these parameters (checked)."""
+    """The shared context of the game with these parameters (checked): one per rules as
+    :func:`load_ruleset` gives them now, so a rules file edited since is read again."""
     if not isinstance(ruleset, str) or not ruleset:
         raise ValueError(f"ruleset must be a preset name or a rules YAML path, got {ruleset!r}")
     if any(ch in ruleset for ch in GAME_STRING_SPECIALS):  # str(game) could not be read back: no saved states
@@ -169,11 +169,17 @@ def _context(ruleset: str, players: int, scoring: str) -> _Context:
             f"ruleset {ruleset[:80]!r}: OpenSpiel's game string cannot hold {' '.join(GAME_STRING_SPECIALS)} "
             "(states would not load back); rename or move the rules file"
         )
-    rules = load_ruleset(ruleset)  # RulesetError naming the presets / FileNotFoundError
     if isinstance(players, bool) or not isinstance(players, int) or not 1 <= players <= M.MAX_PLAYERS:
         raise ValueError(f"players must be 1 (solitaire) or {M.MIN_PLAYERS}..{M.MAX_PLAYERS}, got {players!r}")
-    if scoring not in M.SCORING_MODES:
+    if not isinstance(scoring, str) or scoring not in M.SCORING_MODES:
         raise ValueError(f"scoring must be one of {M.SCORING_MODES}, got {scoring!r}")
+    return _context_of(ruleset, load_ruleset(ruleset), players, scoring)  # RulesetError / FileNotFoundError
+
+
+@lru_cache(maxsize=64)
+def _context_of(ruleset: str, rules: Ruleset, players: int, scoring: str) -> _Context:
+    """:func:`_context` of checked parameters, for the rules ``ruleset`` loads now (a Ruleset
+    is hashed by identity: load_ruleset gives the same object while its files are unchanged)."""
     if players > 1:
         M.check_match(rules, players, scoring)  # RulesetError: shared with a derived column or jokers
     elif scoring != "separate":

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents.base import checked_mask
 from agents.evaluation.solitaire import eval_seeds, wilson_interval
 from agents.model_files import stamp_ruleset
 from agents.training.config import (
@@ -123,7 +124,7 @@ class SnapshotAgent:
         self.observation_size = int(model.observation_space.shape[0])
 
     def act(self, view, observation, mask) -> int:
-        action, _ = self.model.predict(observation, action_masks=mask, deterministic=True)
+        action, _ = self.model.predict(observation, action_masks=checked_mask(view, mask), deterministic=True)
         return int(action)
 
     def predict(self, observation, action_masks=None, deterministic=True):

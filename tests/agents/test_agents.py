@@ -347,7 +347,7 @@ def test_hybrid_plays_legally_on_every_column_kind(preset, tmp_path):
     assert [label for label, _, _ in expand_specs([f"hybrid:{tmp_path}/*.zip"])] == [f"hybrid:{tmp_path / 'm.zip'}"]
 
 
-@pytest.mark.parametrize("name", ["random", "ppo", "hybrid"])
+@pytest.mark.parametrize("name", ["random", "ppo", "hybrid", "greedy", "expectimax"])
 def test_an_agent_choosing_from_the_mask_refuses_one_with_no_legal_action(name):
     """Before (I34): ppo answered action 0 for a mask with no legal action (random raised), and
     a mask of None was a TypeError; None now means the env's own mask."""

@@ -320,3 +320,13 @@ def test_the_mcts_and_expectiminimax_example_runs(pyspiel, capsys):
     with pytest.raises(SystemExit) as exit_info:
         example.main(["--ruleset", "nope"])
     assert exit_info.value.code == 2 and "--ruleset: unknown ruleset 'nope'" in capsys.readouterr().err
+
+
+def test_a_rules_file_edited_since_is_read_again(pyspiel, tmp_path):
+    """Before: the game's context was cached by the ruleset string, so a process kept a rules
+    file's old rules for every later ``load_game`` of it."""
+    rules = tmp_path / "mine.yaml"
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic\nrolls: 3\n")
+    assert pyspiel.load_game("python_jamb", {"ruleset": str(rules)}).rules.rolls == 3
+    rules.write_text("schema_version: 1\nname: mine\nextends: classic\nrolls: 2\n")
+    assert pyspiel.load_game("python_jamb", {"ruleset": str(rules)}).rules.rolls == 2

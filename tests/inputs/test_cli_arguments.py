@@ -107,6 +107,13 @@ EMPTY_PATHS = [
     ("play", "--video"),
     ("play", "--load"),
     ("play", "--replay"),
+    ("train", "--resume"),  # before: a new run in runs/ instead
+    ("train", "--config"),  # before: the package's default config instead
+    ("train", "--init-from"),
+    ("train_selfplay", "--init-from"),
+    ("train_value", "--config"),
+    ("train_value", "--error-vs-optimal"),
+    ("tune", "--config"),
 ]
 BAD_ARGUMENTS += [(tool, [option, " "[:blank]], f"argument {option}: an empty path") for tool, option in EMPTY_PATHS
                   for blank in (0, 1)]  # fmt: skip

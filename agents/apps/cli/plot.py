@@ -29,7 +29,7 @@ from jamb_env.utils.files import check_output_file
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", help="run folders (with TensorBoard event files)")
+    parser.add_argument("runs", nargs="+", type=path_arg, help="run folders (with TensorBoard event files)")
     parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
     parser.add_argument(
         "--out", default="curves.png", type=path_arg, help="the figure: a .png, .pdf or .svg file (written atomically)"

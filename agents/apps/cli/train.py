@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
+        type=path_arg,
         help="training config YAML (default: the package's ppo_classic.yaml, from any folder; "
         "examples to copy in the repository's configs/)",
     )
@@ -48,12 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--run-dir", type=path_arg, help="write the run here instead of runs/<name>")
     parser.add_argument(
         "--init-from",
+        type=path_arg,
         metavar="MODEL",
         help="start from this model's weights (fine-tuning; overrides init_from and turns off the config's imitation "
         "stage)",
     )
     parser.add_argument(
         "--resume",
+        type=path_arg,
         metavar="RUN_DIR",
         help="continue a run from its newest usable checkpoint, in its folder (no checkpoint: start it again)",
     )
@@ -85,8 +88,6 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
                 f"--resume continues a run with its saved config; {', '.join(given)} cannot change it (only "
                 "--total-timesteps can)"
             )
-    if args.init_from is not None and not args.init_from:
-        parser.error("--init-from: give the path of a MaskablePPO .zip")
 
 
 def train_sb3(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

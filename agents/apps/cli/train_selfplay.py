@@ -223,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--init-from",
+        type=path_arg,
         metavar="MODEL",
         help="a new run's learner starts from this model's weights "
         "(a solitaire model of the ruleset, or a self-play model of the same table)",

@@ -49,7 +49,9 @@ OVERRIDES = (
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jamb-train-value", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--config", help="YAML file with ValueConfig keys (examples: configs/value_*.yaml in the repository)"
+        "--config",
+        type=path_arg,
+        help="YAML file with ValueConfig keys (examples: configs/value_*.yaml in the repository)",
     )
     parser.add_argument("--ruleset", help="preset name (default: the config's, else classic)")
     parser.add_argument("--seed", type=int)
@@ -69,12 +71,13 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=path_arg, help="run folder (default runs/value_<ruleset name>_s<seed>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its newest iteration")
     parser.add_argument(
-        "--error-vs-optimal", metavar="FILE", help="measure this network against the exact solver instead of training"
+        "--error-vs-optimal",
+        type=path_arg,
+        metavar="FILE",
+        help="measure this network against the exact solver instead of training",
     )
     args = parser.parse_args(argv)
     if args.error_vs_optimal is not None:
-        if not args.error_vs_optimal:
-            parser.error("--error-vs-optimal needs a value network file")
         unused = [
             f"--{k.replace('_', '-')}"
             for k in (*OVERRIDES, "config", "out")

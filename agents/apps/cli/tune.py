@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
+        type=path_arg,
         default=str(DEFAULT_CONFIG),
         help="base training config (default: the package's ppo_classic.yaml, from any folder; "
         "examples to copy in the repository's configs/)",

@@ -37,8 +37,9 @@ from agents.apps.web.table import Seat, Table
 from agents.registry import AGENT_NAMES
 from jamb_env import list_rulesets
 from jamb_env.engine.doors import SEED_LIMIT, check_count
-from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, replayed
+from jamb_env.replay.records import LIMITS, GameRecord, MatchRecord, RecordError, read_any, replayed
 from jamb_env.rules import match as M
+from jamb_env.utils import strict_json
 from jamb_env.utils.files import change_stamp, own_file, read_regular_bytes
 
 #: tables kept in memory (beyond it, the least recently used idle one is dropped)
@@ -65,8 +66,8 @@ def finished(path: Path) -> bool:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - 4096))
             last = f.read().strip().rsplit(b"\n", 1)[-1]
-        return json.loads(last).get("type") == "end"
-    except (OSError, ValueError, AttributeError, RecursionError):
+        return strict_json.loads(last.decode("utf-8"), LIMITS.max_depth).get("type") == "end"
+    except (OSError, ValueError, AttributeError):  # UnicodeDecodeError is a ValueError
         return False
 
 
@@ -280,8 +281,8 @@ class Lobby:
         if not own_file(path):
             return {}
         try:
-            meta = json.loads(read_regular_bytes(path, 64 * 1024).decode("utf-8"))
-        except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested past Python's stack
+            meta = strict_json.loads(read_regular_bytes(path, 64 * 1024).decode("utf-8"), LIMITS.max_depth)
+        except (OSError, ValueError):  # a seats file that is not strict JSON is no seats file
             return {}
         return meta if isinstance(meta, dict) else {}
 
