@@ -66,7 +66,6 @@ from jamb_env.utils.files import atomic_write_text, check_output_folder, read_re
 MAX_WORKERS = 64
 #: Most validation games a round may play.
 MAX_VALID_GAMES = 100_000
-#: Widest hidden layer (as RLlib's ``hidden_sizes``).
 #: Validation games of the learning curve: ``reset(seed=VALID_SEED_BASE + g)`` (docs: seeding).
 VALID_SEED_BASE = 30_000_000
 TARGETS = ("return", "backup")
@@ -100,7 +99,7 @@ class ValueConfig:
         valid_games: validation games each round's network plays (0..100,000; 0: none).
         lr: Adam learning rate. batch_size: samples per gradient step.
         workers: processes playing games (1..64). torch_threads: threads of the fit (1..256).
-        Bounds: batch_size 1..1,048,576, hidden widths 1..65,536 (``MAX_*``); a value out of
+        Bounds: batch_size 1..1,048,576, hidden widths 1..MAX_WIDTH (65,536), seed 0..2**32-1; a value out of
         its range is a ValueError naming the key and what is allowed.
     """
 
