@@ -144,10 +144,12 @@ def run_curve(
     the run's first logged scalar (a resumed run's pause included; ``offset`` unused).
     Raises KeyError for a tag the run does not have, ValueError (minutes) for wall times
     that are not finite or go backwards as the steps go on (a damaged file, a clock set
-    back): the curve would be drawn wrong or not at all."""
+    back): the curve would be drawn wrong or not at all. Values that are not finite numbers
+    (NaN, inf: a diverged run) are left out, since a line through a NaN is not drawn at all:
+    :func:`not_finite` names their steps."""
     steps, values, wall = scalars[tag]
     last = {int(s) + offset: (v, w) for s, v, w in zip(steps, values, wall)}
-    order = sorted(last)
+    order = [s for s in sorted(last) if np.isfinite(last[s][0])]  # NaN, inf left out (:func:`not_finite`)
     if x == "minutes":
         start = min(float(w[0]) for _, _, w in scalars.values() if len(w))
         minutes = np.array([(last[s][1] - start) / 60 for s in order])
@@ -161,6 +163,14 @@ def run_curve(
             )
         return minutes, np.array([last[s][0] for s in order])
     return np.array(order), np.array([last[s][0] for s in order])
+
+
+def not_finite(scalars: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tag: str) -> list[int]:
+    """The steps at which ``tag``'s value (the last one logged there) is NaN or infinite:
+    what :func:`run_curve` leaves out."""
+    steps, values, _ = scalars[tag]
+    last = {int(s): v for s, v in zip(steps, values)}
+    return sorted(s for s, v in last.items() if not np.isfinite(v))
 
 
 def curves_figure(

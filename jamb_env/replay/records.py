@@ -72,11 +72,17 @@ class _RecordLines:
             yield json.dumps({"type": "end", **end, "steps": len(self.steps)})
 
     def text(self) -> str:
-        return "".join(line + "\n" for line in self.lines())
+        """The record as its file holds it. RecordError when its own reader would refuse it (a
+        negative or non-integer seed, a step without an integer action, a NaN): what is written
+        reads back."""
+        lines = list(self.lines())
+        _parse(Path(f"<{type(self).__name__}>"), enumerate(lines, 1), ("game", "match"), LIMITS)
+        return "".join(line + "\n" for line in lines)
 
     def write(self, path: str | Path, append: bool = False) -> None:
         """Write the record to ``path`` (after the games already there with ``append``),
-        atomically: a failed write leaves the previous file intact."""
+        atomically: a failed write leaves the previous file intact. RecordError (nothing
+        written) for a record its reader would refuse (:meth:`text`)."""
         path = Path(path)
         old = ""
         if append and path.is_file():

@@ -565,3 +565,21 @@ def test_a_record_naming_a_ruleset_path_is_refused_by_the_server_unread(tmp_path
     lobby._tables.clear()
     got = client.get(f"/api/games/{id}")
     assert got.status_code == 400 and "not a preset of this server" in got.get_json()["error"]
+
+
+@pytest.mark.parametrize(
+    "record, says",
+    [
+        (GameRecord(ruleset="classic", seed=-1), "seed"),
+        (GameRecord(ruleset="classic", seed=True), "seed"),
+        (GameRecord(ruleset="classic", seed=1.5), "seed"),
+        (GameRecord(ruleset="classic", seed=1, steps=[{"action": "x"}]), "action"),
+        (GameRecord(ruleset="classic", seed=1, final_score=float("nan")), "NaN"),
+    ],
+)
+def test_a_record_is_written_only_if_it_reads_back(tmp_path, record, says):
+    """Before (J35): the writer wrote what its own reader then refused."""
+    path = tmp_path / "g.jsonl"
+    with pytest.raises(RecordError, match=says):
+        record.write(path)
+    assert not path.exists()

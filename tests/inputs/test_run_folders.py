@@ -781,6 +781,26 @@ def test_a_forged_start_count_is_read_as_0(tmp_path, starts, capsys):
 
 # ---------------------------------------------------------------- the model a run starts from (init_from.json)
 @needs_fifo
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_plot_leaves_out_scores_that_are_not_finite_and_says_so(tmp_path, capsys, bad):
+    """Before (J44): one NaN (or inf) score blanked the whole line, with numpy's warning and exit 0."""
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.apps.cli.plot import main
+    from agents.training.curves import read_scalars, run_curve
+
+    run = tmp_path / "classic__ppo_classic__0__x"
+    with SummaryWriter(str(run)) as writer:
+        for step, value in ((0, 100.0), (64, bad), (128, 200.0)):
+            writer.add_scalar("eval/score", value, step)
+    steps, values = run_curve(read_scalars(run), "eval/score")
+    assert steps.tolist() == [0, 128] and values.tolist() == [100.0, 200.0]
+    assert main([str(run), "--out", str(tmp_path / "c.png")]) == 0
+    err = capsys.readouterr().err
+    assert "eval/score is not a finite number at step(s) 64; left out" in err and "RuntimeWarning" not in err
+
+
 def test_jamb_plot_survives_odd_init_from_values(tmp_path, capsys):
     from agents.training.curves import init_steps
 

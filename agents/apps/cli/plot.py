@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.apps.cli import interruptible, path_arg
-from agents.training.curves import X_AXES, curves_figure, read_scalars, run_curve, run_info, save_figure
+from agents.training.curves import X_AXES, curves_figure, not_finite, read_scalars, run_curve, run_info, save_figure
 from jamb_env.render.sheet import printable
 from jamb_env.utils.files import check_output_file
 
@@ -77,6 +77,13 @@ def _main(argv: list[str] | None = None) -> int:
             )  # tags from the files
             return 2
         ruleset, config, offset = run_info(run)
+        bad = not_finite(scalars, args.tag)
+        if bad:
+            shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
+            print(
+                printable(f"warning: {run}: {args.tag} is not a finite number at step(s) {shown}; left out"),
+                file=sys.stderr,
+            )
         try:
             groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
         except ValueError as exc:  # wall times of a damaged file or a clock set back (--x minutes)
