@@ -255,9 +255,11 @@ def check_ruleset(model, rules, path) -> None:
 
     stamp = model.get(RULESET_ATTRIBUTE) if isinstance(model, dict) else getattr(model, RULESET_ATTRIBUTE, None)
     if isinstance(stamp, dict) and stamp.get("digest") != rules.digest:
+        trained = str(stamp.get("name"))[:64]
+        other = "other rules of that name" if trained == rules.name else f"{rules.name!r}"
         warnings.warn(
-            f"model {path} was trained on ruleset {str(stamp.get('name'))[:64]!r} and plays {rules.name!r} "
-            "here, whose rules differ (the same observation and action shapes)",
+            f"model {path} was trained on ruleset {trained!r} and plays {other} here, whose rules differ (the "
+            "same observation and action shapes)",
             RulesetMismatchWarning,
             stacklevel=3,
         )

@@ -259,7 +259,7 @@ def check_env(agent, env) -> None:
     """ValueError unless ``env`` plays the ruleset ``agent`` solved (``agent.rules``) and its
     game is not over: the solver's tables fit that ruleset's sheet alone, and a finished
     game has no action to choose."""
-    if env.ruleset.name != agent.rules.name:
+    if not env.ruleset.same_rules(agent.rules):
         raise ValueError(
             f"this {agent.name} agent was solved for ruleset {agent.rules.name!r}, the env plays "
             f"{env.ruleset.name!r}: load one for it (agents.load({agent.name!r}, ruleset=...))"

@@ -132,11 +132,12 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: boo
             ``rllib:``, RLlib not installed (``agents.rllib_agent.RLlibUnavailable``, a
             RuntimeError) is raised as a ValueError saying how to install it.
     """
-    kind, path = parse_spec(spec)
-    if kind == "best":
-        from jamb_env import load_ruleset
+    from jamb_env import load_ruleset
 
-        return load(best_agent(load_ruleset(ruleset).name), ruleset=ruleset, seed=seed, trusted=trusted)
+    kind, path = parse_spec(spec)
+    rules = load_ruleset(ruleset)  # RulesetError for an unknown ruleset, whichever agent (greedy took any name)
+    if kind == "best":
+        return load(best_agent(rules.name), ruleset=ruleset, seed=seed, trusted=trusted)
     agent = _built_in(kind, spec, ruleset, seed)
     if agent is not None:
         return agent

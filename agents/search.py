@@ -270,7 +270,7 @@ class LeafSearch(ExpectimaxAgent):
         self.rules = rules
 
     def act(self, env, observation, mask) -> int:
-        if env.ruleset.name != self.rules.name:
+        if not env.ruleset.same_rules(self.rules):
             raise ValueError(
                 f"this {self.name} agent plays {self.rules.name!r} (the ruleset its values were learned on), "
                 f"not {env.ruleset.name!r}"

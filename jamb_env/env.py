@@ -40,6 +40,8 @@ class EnvState:
         score: running sheet total (points).
         done: whether the episode has ended (last cell written, or an illegal action).
         ruleset: the name of the ruleset the state belongs to.
+        digest: that ruleset's :attr:`~jamb_env.Ruleset.digest` ("": not known, as in states
+            made before it was kept).
     """
 
     game: GameState
@@ -48,6 +50,7 @@ class EnvState:
     score: int
     done: bool
     ruleset: str = ""
+    digest: str = ""
 
     def copy(self) -> EnvState:
         return replace(self, game=self.game.copy(), stream=self.stream.copy())
@@ -347,6 +350,7 @@ class JambEnv(gym.Env):
             score=self.score,
             done=self._done,
             ruleset=self.ruleset.name,
+            digest=self.ruleset.digest,
         )
 
     def chance_outcomes(self, action: int) -> list[tuple[np.ndarray, float]]:
@@ -398,6 +402,11 @@ class JambEnv(gym.Env):
         rules = self.ruleset
         if state.ruleset != rules.name:
             raise ValueError(f"this state belongs to ruleset {state.ruleset!r}, the env plays {rules.name!r}")
+        if state.digest and state.digest != rules.digest:
+            raise ValueError(
+                f"this state belongs to other rules named {rules.name!r} (a rules file edited since, or another file "
+                "of that name)"
+            )
         core.validate_state(rules, state.game, solitaire=True)  # ValueError naming the inconsistency
         stream = state.stream
         if (

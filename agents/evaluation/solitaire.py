@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from jamb_env import JambEnv, load_ruleset
+from jamb_env.engine.doors import check_count
 from jamb_env.rules import column_totals
 from jamb_env.utils.files import atomic_path, write_text_file
 
@@ -176,6 +177,7 @@ def run_games(
     from tqdm.auto import tqdm
 
     load_ruleset(ruleset)  # fail early on an unknown ruleset
+    chunk = check_count("chunk", chunk)  # a chunk below 1 played no game at all
     entries = expand_specs(specs)
     tasks = [
         (label, (spec, ruleset, list(seeds[i : i + chunk]), record, trusted))

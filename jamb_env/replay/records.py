@@ -533,12 +533,13 @@ def _check_env_ruleset(record: GameRecord | MatchRecord, rules) -> None:
     from jamb_env.rules import load_ruleset
 
     try:
-        name = load_ruleset(record.ruleset).name
+        own = load_ruleset(record.ruleset)
     except (ValueError, OSError) as exc:  # RulesetError, a missing ruleset file
         raise RecordError(f"{record.source or 'the record'}: {exc}") from exc
-    if name != rules.name:
+    if not own.same_rules(rules):
+        other = "" if own.name != rules.name else " (other rules of that name)"
         raise RecordError(
-            f"{record.source or 'the record'}: a game of {name}; the env given plays {rules.name} "
+            f"{record.source or 'the record'}: a game of {own.name}; the env given plays {rules.name}{other} "
             "(give an env of the record's ruleset, or none)"
         )
 

@@ -242,6 +242,11 @@ class Ruleset:
         }
         return hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:16]
 
+    def same_rules(self, other: Ruleset) -> bool:
+        """Whether ``other`` is this ruleset: the same name and the same rules (:attr:`digest`);
+        a rules file edited since, or another file of the same name, is not."""
+        return self.name == other.name and self.digest == other.digest
+
     # ------------------------------------------------------------------ sizes
     @property
     def max_rolls(self) -> int:

@@ -359,3 +359,17 @@ def test_an_agent_choosing_from_the_mask_refuses_one_with_no_legal_action(name):
     with pytest.raises(ValueError, match="one flag"):
         agent.act(env, obs, np.ones((2, env.action_space.n), dtype=bool))
     assert env.action_masks()[agent.act(env, obs, None)]
+
+
+def test_every_agent_refuses_an_unknown_ruleset():
+    """Before (J62): greedy, expectimax and random took any ruleset name."""
+    for name in ("greedy", "expectimax", "random", "columnwise"):
+        with pytest.raises(ValueError, match="unknown ruleset 'nope'"):
+            agents.load(name, ruleset="nope")
+
+
+def test_run_games_refuses_a_chunk_below_one():
+    """Before (J63): chunk=-1 played no game and said nothing; chunk=0 was range()'s error."""
+    for chunk in (0, -1):
+        with pytest.raises(ValueError, match="chunk must be a positive integer"):
+            run_games(["greedy"], "classic", [1, 2], chunk=chunk)

@@ -113,7 +113,8 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         ({"move": "write", "column": "down"}, "row"),
         ({"move": "roll", "keep": [0, 1, 2, 3, 4]}, "keeping every die"),
         ({"move": "roll", "keep": [5]}, "positions"),
-        ({"move": "roll", "keep": [0, 0]}, "twice"),
+        ({"move": "roll", "keep": [0, 0]}, "position 0 is named twice"),  # before (J55): "position 1", 1-based
+        ({"move": "roll", "keep": [1, 4, 4]}, "position 4 is named twice"),
         ({"move": "roll", "keep": "0 1"}, "list"),
         ({"move": "roll", "keep": [True]}, "list"),
         ({"move": "announce", "row": "sixes", "column": "down"}, "unknown field"),
@@ -525,6 +526,7 @@ def test_cli_refuses_bad_arguments(tmp_path, capsys):
         ["--agent", "/etc/passwd"],  # before (I19): offered on the page, every game with it a 400
         ["--agent", f"search:{tmp_path / 'notes.npz'}"],
         ["--agent", str(tmp_path / "run")],  # its final_model.zip is no model
+        ["--agent", f"rllib:{tmp_path / 'no_checkpoint'}"],  # before (J86): offered, every use a 400
     ):
         (tmp_path / "notes.npz").write_text("my notes")
         (tmp_path / "run").mkdir(exist_ok=True)

@@ -457,6 +457,14 @@ def test_jamb_export_never_writes_into_a_run_folder(tmp_path, capsys, into):
     (run / "config.yaml").write_text("seed: 0\n")
     for name in ("final_model.zip", "best_model.zip", "checkpoints/model_64_steps.zip"):
         shutil.copyfile(MODELS_DIR / "classic.zip", run / name)
+    zoo = tmp_path / "logs" / "ppo_mask" / "Jamb-classic-v1_1"  # an RL Zoo run: no config.yaml, a run's files
+    zoo.mkdir(parents=True)
+    (zoo / "evaluations.npz").write_bytes(b"npz")
+    shutil.copyfile(MODELS_DIR / "classic.zip", zoo / "best_model.zip")
+    before_zoo = (zoo / "best_model.zip").read_bytes()
+    with pytest.raises(SystemExit) as exc:  # before (J56): replaced the zoo run's best model
+        export_cli.main([str(run / "final_model.zip"), str(zoo / "best_model.zip")])
+    assert exc.value.code == 2 and (zoo / "best_model.zip").read_bytes() == before_zoo
     before = {p: p.read_bytes() for p in run.rglob("*.zip")}
     with pytest.raises(SystemExit) as exc:
         export_cli.main([str(run / "final_model.zip"), str(run / into)])

@@ -439,3 +439,27 @@ def test_start_turn_refuses_a_sheet_whose_dice_array_cannot_hold_the_roll():
     for check in (True, False):
         with pytest.raises(ValueError, match="not a state"):
             core.start_turn(rules, st, [6, 6, 6, 6, 6], check=check)
+
+
+def test_a_state_of_other_rules_of_the_same_name_is_refused(tmp_path):
+    """Before (J82): states and replays were matched by the ruleset's name only, so a rules file
+    named ``classic`` with other bonuses took a classic game's state (and replayed it)."""
+    from jamb_env import JambEnv
+    from jamb_env.replay.records import RecordError, replay
+    from jamb_env.rules import RULES_DIR
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text((RULES_DIR / "classic.yaml").read_text().replace("jamb_bonus: 50", "jamb_bonus: 500"))
+    other = JambEnv(str(mine))
+    assert other.ruleset.name == "classic" and other.ruleset.digest != JambEnv("classic").ruleset.digest
+    classic = JambEnv("classic")
+    classic.reset(seed=1)
+    other.reset(seed=1)
+    with pytest.raises(ValueError, match="other rules named 'classic'"):
+        other.set_state(classic.get_state())
+    from agents import load
+    from agents.evaluation.solitaire import play_game
+
+    record = play_game(load("greedy"), JambEnv("classic"), 3, record=True)["record"]
+    with pytest.raises(RecordError, match="other rules of that name"):
+        list(replay(record, env=other))

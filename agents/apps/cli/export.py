@@ -31,14 +31,18 @@ def _is_model_file(path: Path) -> bool:
 
 
 def run_folder_of(path: Path) -> Path | None:
-    """The run folder ``path`` lies in (its folder, or the run of its ``checkpoints`` folder,
-    holding a run's marker: ``config.yaml``, ``checkpoints/`` or the writer's ``.lock``), or None."""
+    """The run folder ``path`` lies in (its folder, or the run of its ``checkpoints`` folder),
+    or None: a folder holding a run's marker (``config.yaml``, ``checkpoints/``, the writer's
+    ``.lock``) or a record only a run writes (``evaluations.npz``, ``best.json``,
+    ``progress.csv``, ``init_from.json``: an RL Zoo run too). A model file alone
+    (``final_model.zip`` downloaded into a folder) makes no run."""
     from agents.training.run_lock import LOCK_FILE
-    from agents.training.runs import CHECKPOINTS, RUN_MARKERS
+    from agents.training.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, RUN_FILES, RUN_MARKERS
 
     folder = path.parent
+    records = [n for n in RUN_FILES if n not in (BEST_MODEL, FINAL_MODEL)]
     for candidate in (folder, folder.parent) if folder.name == CHECKPOINTS else (folder,):
-        if any(os.path.lexists(candidate / marker) for marker in (*RUN_MARKERS, LOCK_FILE)):
+        if any(os.path.lexists(candidate / name) for name in (*RUN_MARKERS, LOCK_FILE, *records)):
             return candidate
     return None
 

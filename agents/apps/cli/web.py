@@ -69,6 +69,8 @@ def _check_agent_file(spec) -> None:
 
     if not spec.path:
         return
+    if spec.kind == "rllib" and not Path(spec.path).is_dir():
+        raise argparse.ArgumentTypeError(f"no RLlib checkpoint folder {spec.path}")
     try:
         if spec.kind == "search":
             ValueNet.load(spec.path)

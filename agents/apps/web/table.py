@@ -247,7 +247,11 @@ class Table:
                     raise WebError(f"keep is a list of dice positions 0..{rules.dice - 1}, got {shown(keep)}")
                 if any(not 0 <= i < rules.dice for i in keep):
                     raise WebError(f"dice positions are 0..{rules.dice - 1}, got {keep}")
-                return session.parse("keep " + " ".join(str(i + 1) for i in keep))
+                try:  # the session's positions are the terminal's, 1..n: its message is said again in the API's
+                    return session.parse("keep " + " ".join(str(i + 1) for i in keep))
+                except CommandError as exc:
+                    twice = next((i for i in keep if keep.count(i) > 1), None)
+                    raise WebError(f"position {twice} is named twice" if twice is not None else str(exc)) from None
             if kind == "action":
                 return session.checked(integer(body.get("action"), "action", 0, core.layout(rules).num_actions - 1))
             row = text(body.get("row"), "row", list(rules.rows))
