@@ -480,9 +480,8 @@ def test_a_cxx_compiler_that_does_not_run_is_no_compiler(tmp_path, monkeypatch):
     """Before: a ``g++`` on the PATH that fails passed the check, and the run died in torch's traceback."""
     import agents.training.config as config
 
-    for name, value in _fake_compiler(tmp_path, version_rc=1).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr("torch._inductor.config.cpp.cxx", (None, os.environ["CXX"]))
+    fake = _fake_compiler(tmp_path, version_rc=1)["CXX"]
+    monkeypatch.setattr("shutil.which", lambda name: fake)  # every compiler name finds the broken one
     assert config.cxx_compiler() is None
 
 
