@@ -115,7 +115,7 @@ def page_data(record: GameRecord) -> dict:
             item["at"] = f"turn {step['turn'] + 1}, roll {step['roll']}"
             if act.kind == "reroll":
                 item["kept"] = [bool(x) for x in act.keep]
-            else:
+            elif act.column is not None and act.row is not None:  # Joly's jokers and basket name no cell
                 item["target"] = [list(rules.columns).index(act.column), list(rules.rows).index(act.row)]
         steps.append(item)
         before = view["dice"]

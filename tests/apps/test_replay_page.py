@@ -141,3 +141,17 @@ def test_page_in_headless_chromium(game, tmp_path):
         assert not errors, errors
     finally:
         driver.quit()
+
+
+def test_a_game_with_jokers_makes_a_page():
+    """Before (K08, K09): a Joly game that played a joker or the basket (an action naming no
+    cell) ended ``jamb-play --html`` in "None is not in list" and the web's replay page in a 500."""
+    from agents import load
+    from agents.evaluation.solitaire import play_game
+    from jamb_env import JambEnv
+
+    record = play_game(load("greedy", ruleset="joly"), JambEnv("joly"), 3, record=True)["record"]
+    data = page_data(record)
+    jokers = [s for s in data["steps"] if s["kind"] not in (None, "reroll", "write", "announce")]
+    assert jokers and all(s["target"] is None for s in jokers)  # the greedy game of seed 3 plays one
+    assert "<script" in replay_html(record)
