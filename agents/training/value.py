@@ -46,7 +46,7 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -538,6 +538,40 @@ def _round(cfg: ValueConfig, out: Path, it: int, net, rows: list[dict], rng, sta
         }
     )
     return net
+
+
+#: What a resumed value run may change: how far it goes and how fast (not what it learns).
+RESUME_CHANGES = ("iterations", "workers", "torch_threads")
+
+
+def resumed_config(cfg: ValueConfig, given: set[str], out: Path) -> ValueConfig:
+    """The config a ``--resume`` of the value run in ``out`` trains on: its saved
+    ``config.yaml``, with :data:`RESUME_CHANGES` taken from ``cfg`` where ``given`` names them
+    (the keys the user set: a config file's and the options'). ``cfg`` itself when ``out``
+    holds no value run's saved config (nothing to continue, or another run: :func:`train_value`
+    says so).
+
+    Raises:
+        ValueError: a given setting other than :data:`RESUME_CHANGES` differs from the run's
+            (a resumed run's rounds were played with the first ones: before, the defaults
+            silently replaced them), or a saved config that does not read.
+    """
+    from jamb_env.rules.ruleset import read_yaml_mapping
+
+    if not _started_here(out):  # no value run's config (none, or another run's: train_value refuses it)
+        return cfg
+    saved = ValueConfig.from_dict(read_yaml_mapping(out / "config.yaml", ValueError))
+    differ = [
+        f"{f.name}: saved {getattr(saved, f.name)!r}, given {getattr(cfg, f.name)!r}"
+        for f in fields(ValueConfig)
+        if f.name in given and f.name not in RESUME_CHANGES and getattr(cfg, f.name) != getattr(saved, f.name)
+    ]
+    if differ:
+        raise ValueError(
+            f"--resume continues {out} with its saved settings; these differ: {'; '.join(differ)} "
+            f"(only {', '.join(RESUME_CHANGES)} can change)"
+        )
+    return replace(saved, **{k: getattr(cfg, k) for k in RESUME_CHANGES if k in given})
 
 
 def _started_here(out: Path) -> bool:

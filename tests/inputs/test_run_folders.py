@@ -924,3 +924,20 @@ def test_a_sound_imitation_record_is_reused(tmp_path, monkeypatch):
     monkeypatch.setattr(weights, "load_policy_weights", lambda model, path: None)
     monkeypatch.setattr(imitation, "imitate", lambda *args, **kw: "imitated again")
     assert imitation.start_from_teacher(None, {"imitation": SETTINGS}, tmp_path) == record
+
+
+def test_a_resumed_value_run_keeps_its_own_settings(tmp_path):
+    """Before (K22): ``jamb-train-value --resume --out RUN --iterations 6`` played the defaults'
+    2,000 games a round (the run's were 20) and rewrote its config.yaml with them."""
+    from agents.training.runs import save_config
+    from agents.training.value import ValueConfig, _yaml, resumed_config
+
+    run = tmp_path / "run"
+    run.mkdir()
+    first = ValueConfig(ruleset="classic_down", games=20, first_games=20, epochs=1, workers=1, iterations=3)
+    save_config(run, _yaml(first))
+    again = resumed_config(ValueConfig(iterations=6, workers=2), {"iterations", "workers"}, run)
+    assert again == ValueConfig(ruleset="classic_down", games=20, first_games=20, epochs=1, workers=2, iterations=6)
+    with pytest.raises(ValueError, match="these differ: games: saved 20, given 2000"):
+        resumed_config(ValueConfig(iterations=6), {"iterations", "games"}, run)
+    assert resumed_config(first, {"games"}, tmp_path / "none") == first  # nothing saved: as given

@@ -86,7 +86,7 @@ def _main(argv: list[str] | None = None) -> int:
         if unused:
             parser.error(f"--error-vs-optimal measures a network and trains nothing: {', '.join(unused)} do not apply")
         return error_vs_optimal(parser, args)
-    from agents.training.value import ValueConfig, default_run_dir, train_value
+    from agents.training.value import ValueConfig, default_run_dir, resumed_config, train_value
 
     raw: dict = {}
     if args.config:
@@ -107,6 +107,11 @@ def _main(argv: list[str] | None = None) -> int:
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
     out = Path(args.out) if args.out else default_run_dir(cfg)
+    if args.resume:  # the run's own settings, not the defaults, but for how far and how fast
+        try:
+            cfg = resumed_config(cfg, set(raw), out)
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
     from agents.training.run_lock import RunFolderBusy
 
     try:
