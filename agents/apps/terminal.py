@@ -29,7 +29,7 @@ from jamb_env.env import JambEnv
 from jamb_env.render.sheet import jokers_text, printable, sheet_view
 from jamb_env.rules import match as M
 from jamb_env.utils.errors import IllegalActionError
-from jamb_env.utils.files import change_stamp, check_new_file, same_file
+from jamb_env.utils.files import FileChangedError, check_new_file, same_file, write_unless_changed
 
 __all__ = ["HUMAN", "CommandError", "MatchSession", "PlaySession", "sheet_table", "shown", "status_line"]
 
@@ -160,21 +160,20 @@ class TerminalCommands:
     def save(self, path: str | Path, quiet: bool = False) -> bool:
         """Write the game record to ``path``; on failure say why and keep playing. A file that
         another program changed since this session saved or loaded it is not saved over."""
-        known = getattr(self, "_disk", {})
-        key = os.path.realpath(path)
-        if key in known and change_stamp(path, missing_ok=True) != known[key]:
+        known = getattr(self, "_disk", {}).get(os.path.realpath(path))
+        try:  # atomic: a failed save leaves the previous one intact
+            stamp = write_unless_changed(path, known, lambda: self.record.write(path))
+        except FileChangedError:
             self.console.print(
                 f"[red]could not save to {shown(str(path))}: another program changed it since this session saved or "
                 "loaded it; its moves are kept[/] (save FILE to keep this game elsewhere)"
             )
             return False
-        try:
-            self.record.write(path)  # atomic: a failed save leaves the previous one intact
         except OSError as exc:
             why = str(exc) if exc.errno is None else f"{exc.strerror or exc} ({exc.filename or path})"
             self.console.print(f"[red]could not save to {shown(str(path))}: {shown(why)}[/] (save FILE to try another)")
             return False
-        self.remember(path, change_stamp(path, missing_ok=True))
+        self.remember(path, stamp)
         if not quiet:
             self.console.print(f"saved to {shown(str(path))} (resume with --load {shown(str(path))})")
         return True

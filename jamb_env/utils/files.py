@@ -427,6 +427,26 @@ def change_stamp(path: str | Path, missing_ok: bool = False) -> tuple[int, ...] 
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+class FileChangedError(OSError):
+    """A file changed on disk since its writer last wrote or read it (:func:`write_unless_changed`)."""
+
+
+def write_unless_changed(path: str | Path, stamp: tuple | None, write: Callable[[], object]) -> tuple | None:
+    """Run ``write`` (which writes ``path``) unless another program changed ``path`` since
+    ``stamp`` (its :func:`change_stamp` when the caller last wrote or read it; None: not known,
+    nothing to compare); return the new stamp, for the next write. The game savers (jamb-web's
+    tables, jamb-play's sessions) never save over another's moves this way.
+
+    Raises:
+        FileChangedError: ``path``'s stamp is no longer ``stamp`` (nothing written).
+        OSError: from ``write``.
+    """
+    if stamp is not None and change_stamp(path, missing_ok=True) != stamp:
+        raise FileChangedError(f"{path} was changed by another program")
+    write()
+    return change_stamp(path, missing_ok=True)
+
+
 def symlinks_in(folder: str | Path) -> list[Path]:
     """The symbolic links in ``folder`` and its subfolders (a linked folder is listed, not
     entered), sorted; none for a folder that is not there."""

@@ -27,7 +27,7 @@ from jamb_env.replay.records import GameRecord, MatchRecord
 from jamb_env.rules import kernels as rk
 from jamb_env.rules import match as M
 from jamb_env.utils.errors import IllegalActionError, RulesetError
-from jamb_env.utils.files import atomic_write_text, change_stamp, own_file
+from jamb_env.utils.files import FileChangedError, atomic_write_text, own_file, write_unless_changed
 
 #: the fields of each kind of move a person sends (``POST .../move``)
 MOVE_FIELDS = {
@@ -321,22 +321,23 @@ class Table:
             # a link put in the record's place since the table was made: never written through
             self.save_error = f"could not save the record: {self.path.name} is no longer a file of the records folder"
             return
-        if self.disk_stamp is not None and change_stamp(self.path, missing_ok=True) != self.disk_stamp:
-            # another program wrote the record meantime (jamb-play --load ... --save): its moves are not replaced
+        try:  # another program's write since (jamb-play --load ... --save) is never saved over
+            self.disk_stamp = write_unless_changed(self.path, self.disk_stamp, self._write)
+            self.save_error = None
+        except FileChangedError:
             self.save_error = (
                 f"could not save the record: {self.path.name} was changed by another program since this server "
                 "saved it; its moves are kept, and this game's moves from now on are not saved"
             )
-            return
-        try:
-            meta = self.path.with_suffix(".json")
-            if not meta.exists() and not meta.is_symlink():  # never written through a link (dangling or not)
-                atomic_write_text(meta, json.dumps(self.meta()) + "\n")
-            self.record.write(self.path)
-            self.disk_stamp = change_stamp(self.path, missing_ok=True)
-            self.save_error = None
         except OSError as exc:
             self.save_error = f"could not save the record: {exc.strerror or exc}"
+
+    def _write(self) -> None:
+        """The seats file (once, never through a link, dangling or not) and the record."""
+        meta = self.path.with_suffix(".json")
+        if not meta.exists() and not meta.is_symlink():
+            atomic_write_text(meta, json.dumps(self.meta()) + "\n")
+        self.record.write(self.path)
 
     def load_steps(self, record: GameRecord | MatchRecord) -> None:
         """Replay ``record``'s steps into this fresh table (every action and dice checked,
