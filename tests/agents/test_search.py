@@ -9,6 +9,7 @@ import pytest
 
 import agents
 from agents.evaluation.solitaire import play_game
+from agents.evaluation.value_error import value_error_vs_optimal
 from agents.optimal import OptimalAgent
 from agents.search import (
     VALUE_FORMAT,
@@ -222,10 +223,10 @@ def test_training_run_resumes_and_is_reproducible(tmp_path):
 
 def test_value_error_vs_optimal_is_measured():
     seeds = [30_000_000, 30_000_001]
-    prior = V.value_error_vs_optimal(constant_net("classic_down", 0.0), "classic_down", seeds)
+    prior = value_error_vs_optimal(constant_net("classic_down", 0.0), "classic_down", seeds)
     assert prior["states"] == 24  # 12 afterstates a game (the last write's is not one)
     assert prior["mae"] == pytest.approx(prior["prior_mae"]) and prior["mae"] > 0
-    low = V.value_error_vs_optimal(constant_net("classic_down", -1000.0), "classic_down", seeds)
+    low = value_error_vs_optimal(constant_net("classic_down", -1000.0), "classic_down", seeds)
     assert low["bias"] == pytest.approx(prior["bias"] - 1000.0)  # the network adds to the prior
     assert low["mae"] == pytest.approx(-low["bias"])
 

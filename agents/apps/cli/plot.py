@@ -27,6 +27,49 @@ from jamb_env.render.sheet import printable
 from jamb_env.utils.files import check_output_file
 
 
+class _Refused(Exception):
+    """A run folder that cannot be plotted: its message is the one line printed (exit 2)."""
+
+
+def _warn(text: str) -> None:
+    print(printable(f"warning: {text}"), file=sys.stderr)  # names and tags from the files, not typed
+
+
+def _read_run(run: Path, tag: str, x: str, baselines: dict[str, dict[str, float]]) -> tuple[tuple[str, str], tuple]:
+    """One run folder's group key ``(ruleset, config)`` and curve; its baselines go into ``baselines``.
+
+    Raises _Refused (one line) for a missing folder, unreadable events, a missing tag or bad wall times.
+    """
+    if not run.is_dir():
+        hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
+        raise _Refused(f"{run} is not a run folder{' (it is a file)' if run.exists() else hint}")
+    try:
+        scalars = read_scalars(run)
+    except Exception as exc:  # TensorBoard raises assorted errors on damaged event files
+        raise _Refused(f"{run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}") from None
+    if tag not in scalars:
+        raise _Refused(f"{run} has no scalar {tag!r}; it has {', '.join(sorted(scalars)) or 'none'}")
+    ruleset, config, offset = run_info(run)
+    bad = not_finite(scalars, tag)
+    if bad:
+        shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
+        _warn(f"{run}: {tag} is not a finite number at step(s) {shown}; left out")
+    try:
+        curve = run_curve(scalars, tag, offset, x)
+    except ValueError as exc:  # wall times of a damaged file or a clock set back (--x minutes)
+        raise _Refused(f"{run}: {exc}") from None
+    for name_tag, (_, values, _) in scalars.items():
+        if name_tag.startswith("eval/baseline_"):
+            name, value = name_tag.removeprefix("eval/baseline_"), float(values[-1])
+            if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
+                _warn(
+                    f"{ruleset}: runs were evaluated on different games ({name} {baselines[ruleset][name]:.1f} vs "
+                    f"{value:.1f} in {run.name}); the panel shows those of the last run given"
+                )
+            baselines[ruleset][name] = value
+    return (ruleset, config), curve
+
+
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=path_arg, help="run folders (with TensorBoard event files)")
@@ -54,54 +97,12 @@ def _main(argv: list[str] | None = None) -> int:
     if not args.tag.strip():
         parser.error("--tag: empty")
     for name in dict.fromkeys(str(Path(r).resolve()) for r in args.runs):  # each folder once
-        run = Path(name)
-        if not run.is_dir():
-            hint = " (a pattern that matched nothing?)" if any(ch in run.name for ch in "*?[") else ""
-            print(
-                printable(f"error: {run} is not a run folder{' (it is a file)' if run.exists() else hint}"),
-                file=sys.stderr,
-            )  # a name a glob matched: from the folder, not typed
-            return 2
         try:
-            scalars = read_scalars(run)
-        except Exception as exc:  # TensorBoard raises assorted errors on damaged event files
-            print(
-                printable(f"error: {run}: cannot read its TensorBoard events: {type(exc).__name__}: {exc}"),
-                file=sys.stderr,
-            )
+            key, curve = _read_run(Path(name), args.tag, args.x, baselines)
+        except _Refused as exc:
+            print(printable(f"error: {exc}"), file=sys.stderr)  # a name a glob matched: from the folder, not typed
             return 2
-        if args.tag not in scalars:
-            print(
-                printable(f"error: {run} has no scalar {args.tag!r}; it has {', '.join(sorted(scalars)) or 'none'}"),
-                file=sys.stderr,
-            )  # tags from the files
-            return 2
-        ruleset, config, offset = run_info(run)
-        bad = not_finite(scalars, args.tag)
-        if bad:
-            shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
-            print(
-                printable(f"warning: {run}: {args.tag} is not a finite number at step(s) {shown}; left out"),
-                file=sys.stderr,
-            )
-        try:
-            groups[ruleset, config].append(run_curve(scalars, args.tag, offset, args.x))
-        except ValueError as exc:  # wall times of a damaged file or a clock set back (--x minutes)
-            print(printable(f"error: {run}: {exc}"), file=sys.stderr)
-            return 2
-        for tag, (_, values, _) in scalars.items():
-            if tag.startswith("eval/baseline_"):
-                name, value = tag.removeprefix("eval/baseline_"), float(values[-1])
-                if abs(baselines[ruleset].get(name, value) - value) > 1e-6:
-                    print(
-                        printable(
-                            f"warning: {ruleset}: runs were evaluated on different games ({name} "
-                            f"{baselines[ruleset][name]:.1f} vs "
-                            f"{value:.1f} in {run.name}); the panel shows those of the last run given"
-                        ),
-                        file=sys.stderr,
-                    )
-                baselines[ruleset][name] = value
+        groups[key].append(curve)
     fig = curves_figure(groups, baselines, args.tag, args.title, X_AXES[args.x])
     try:
         save_figure(fig, out)

@@ -46,7 +46,7 @@ OVERRIDES = (
 )
 
 
-def _main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jamb-train-value", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--config",
@@ -76,17 +76,12 @@ def _main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="measure this network against the exact solver instead of training",
     )
-    args = parser.parse_args(argv)
-    if args.error_vs_optimal is not None:
-        unused = [
-            f"--{k.replace('_', '-')}"
-            for k in (*OVERRIDES, "config", "out")
-            if k not in ("ruleset", "games") and getattr(args, k) is not None
-        ] + (["--resume"] if args.resume else [])
-        if unused:
-            parser.error(f"--error-vs-optimal measures a network and trains nothing: {', '.join(unused)} do not apply")
-        return error_vs_optimal(parser, args)
-    from agents.training.value import ValueConfig, default_run_dir, resumed_config, train_value
+    return parser
+
+
+def _config(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """The ValueConfig of the command line: --config's mapping, then the options given (exit 2 on a bad one)."""
+    from agents.training.value import ValueConfig
 
     raw: dict = {}
     if args.config:
@@ -103,13 +98,30 @@ def _main(argv: list[str] | None = None) -> int:
         if getattr(args, key) is not None:
             raw[key] = getattr(args, key)
     try:
-        cfg = ValueConfig.from_dict(raw)
+        return ValueConfig.from_dict(raw), set(raw)
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.error_vs_optimal is not None:
+        unused = [
+            f"--{k.replace('_', '-')}"
+            for k in (*OVERRIDES, "config", "out")
+            if k not in ("ruleset", "games") and getattr(args, k) is not None
+        ] + (["--resume"] if args.resume else [])
+        if unused:
+            parser.error(f"--error-vs-optimal measures a network and trains nothing: {', '.join(unused)} do not apply")
+        return error_vs_optimal(parser, args)
+    from agents.training.value import default_run_dir, resumed_config, train_value
+
+    cfg, given = _config(parser, args)
     out = Path(args.out) if args.out else default_run_dir(cfg)
     if args.resume:  # the run's own settings, not the defaults, but for how far and how fast
         try:
-            cfg = resumed_config(cfg, set(raw), out)
+            cfg = resumed_config(cfg, given, out)
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
     from agents.training.run_lock import RunFolderBusy
@@ -133,8 +145,8 @@ def _main(argv: list[str] | None = None) -> int:
 
 def error_vs_optimal(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from agents.evaluation.solitaire import eval_seeds
+    from agents.evaluation.value_error import value_error_vs_optimal
     from agents.search import ValueNet
-    from agents.training.value import value_error_vs_optimal
 
     games = 2000 if args.games is None else args.games
     if games < 1:
