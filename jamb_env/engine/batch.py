@@ -175,8 +175,8 @@ class Engine:
 
 # ---------------------------------------------------------------------------- kernels
 @kernel(inline=True)
-def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
-    sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet, parts)
+def game_mask(i, g, ra, bits):
+    """Write game ``i``'s legal mask (:func:`~jamb_env.rules.kernels.legal_mask`) into ``g.masks[i]``."""
     rk.legal_mask(
         g.filled[i],
         g.dice_index[i],
@@ -191,6 +191,12 @@ def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
         bits,
         g.masks[i],
     )
+
+
+@kernel(inline=True)
+def refresh_game(i, g, ra, oa, bits, faces, parts, tmp):
+    sheet_features(i, g.values, g.filled, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet, parts)
+    game_mask(i, g, ra, bits)
     observe(i, g.dice_index, g.roll, g.announced, g.turn, g.jokers, g.pure, g.sheet, g.masks, ra, oa, g.obs)
 
 
@@ -206,20 +212,7 @@ def step_state(i, a, g, ra, oa, res, bits, faces, parts, tmp):
     if cell >= 0:  # only the written column's features and the turn's change
         sheet_column(i, cell // ra.P[rk.P_R], g.values, g.filled, ra, oa, g.sheet, parts)
         sheet_turn(i, g.answer_due, g.copy_row, g.turn, ra, oa, g.sheet)
-    rk.legal_mask(
-        g.filled[i],
-        g.dice_index[i],
-        g.roll[i],
-        g.announced[i],
-        g.answer_due[i],
-        g.copy_row[i],
-        g.pure[i],
-        g.turn[i],
-        g.jokers[i],
-        ra,
-        bits,
-        g.masks[i],
-    )
+    game_mask(i, g, ra, bits)
     if res.dones[i]:
         rk.sheet_parts(g.values[i], g.filled[i], ra, res.parts[i], res.cols[i], parts, tmp)
 
