@@ -303,6 +303,22 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+def _played(play, *args, **kwargs) -> tuple[object, int | None]:
+    """``(play(*args, **kwargs), None)``; on Ctrl-C, a dead worker or a bad input, one line printed and
+    ``(None, exit code)``: nothing is written then."""
+    try:
+        return play(*args, **kwargs), None
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are stopped (solitaire.process_pool)
+        return None, interrupted(exc, "; nothing written")
+    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
+        print(
+            f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr
+        )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    return None, 2
+
+
 def interrupted(exc: KeyboardInterrupt, detail: str) -> int:
     """Print "interrupted" (Ctrl-C) or "terminated (SIGTERM)", then ``detail``; return the
     exit status: 130 for Ctrl-C, 143 for SIGTERM."""
@@ -341,22 +357,9 @@ def main_solitaire(args) -> int:
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
-    try:
-        results = play_solitaire(args)
-    except (
-        KeyboardInterrupt
-    ) as exc:  # Ctrl-C or SIGTERM: the workers are stopped (agents.evaluation.solitaire.process_pool)
-        return interrupted(exc, "; nothing written")
-    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
-        print(
-            f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr
-        )
-        return 2
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if results is None:
-        return 2
+    results, code = _played(play_solitaire, args)
+    if results is None:  # a line printed (code), or play_solitaire's own (2)
+        return 2 if code is None else code
     records = {label: [g.pop("record") for g in games] for label, games in results.items()} if args.records else {}
     summaries = summarise(results)
     exact = exact_expectations(results, args.ruleset)
@@ -553,30 +556,20 @@ def main_matches(parser: argparse.ArgumentParser, args, specs: list[str]) -> int
     except OSError as exc:
         print(f"error: cannot write the outputs: {exc}", file=sys.stderr)
         return 2
-    try:
-        rr = round_robin(
-            args.ruleset,
-            specs,
-            args.games,
-            scoring=scoring,
-            seed_base=args.seed_base,
-            jobs=args.jobs,
-            players=args.players,
-            progress=not args.no_progress,
-            trusted=args.trust_model,
-        )
-    except (
-        KeyboardInterrupt
-    ) as exc:  # Ctrl-C or SIGTERM: the workers are stopped (agents.evaluation.solitaire.process_pool)
-        return interrupted(exc, "; nothing written")
-    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, kill -9)
-        print(
-            f"error: a --jobs worker process died before finishing its games; nothing written ({exc})", file=sys.stderr
-        )
-        return 2
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    rr, code = _played(
+        round_robin,
+        args.ruleset,
+        specs,
+        args.games,
+        scoring=scoring,
+        seed_base=args.seed_base,
+        jobs=args.jobs,
+        players=args.players,
+        progress=not args.no_progress,
+        trusted=args.trust_model,
+    )
+    if code is not None:
+        return code
     print(printable(matches_markdown(rr), newlines=True))
     pairs_path, ratings_path, games_path = paths
     try:
