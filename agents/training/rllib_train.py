@@ -88,6 +88,7 @@ from agents.training.runs import (
     save_record,
     save_ruleset_record,
 )
+from agents.training.train import TrainingInterrupted
 from jamb_env.utils.files import atomic_write_text
 
 #: Run-level record of how many times the run was started (the ``a`` of the seeds).
@@ -97,30 +98,17 @@ MAX_STARTS = 2**20
 TRAIN_STATS = ("policy_loss", "vf_loss", "entropy", "total_loss", "vf_explained_var")
 
 
-class TrainingStopped(KeyboardInterrupt):
+class TrainingStopped(TrainingInterrupted):
     """SIGINT or SIGTERM stopped :func:`train_rllib` after saving a checkpoint (or before
     anything could be saved: ``checkpoint`` None). ``exit_code`` is 128 + the signal number."""
 
-    def __init__(self, signum: int, run_dir: Path | None, step: int | None, checkpoint: Path | None):
-        super().__init__(signum)
-        self.signum, self.run_dir, self.step, self.checkpoint = signum, run_dir, step, checkpoint
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
-
     def __str__(self) -> str:
-        name = (
-            signal.Signals(self.signum).name
-            if self.signum in signal.Signals._value2member_map_
-            else f"signal {self.signum}"
-        )
         if self.checkpoint is not None:
             return (
-                f"interrupted by {name} at step {self.step}: saved checkpoint {self.checkpoint}; "
+                f"interrupted by {self.signal_name} at step {self.step}: saved checkpoint {self.checkpoint}; "
                 f"continue with --resume {self.run_dir}"
             )
-        return f"interrupted by {name} before a checkpoint was saved" + (
+        return f"interrupted by {self.signal_name} before a checkpoint was saved" + (
             f"; continue with --resume {self.run_dir}" if self.run_dir else ""
         )
 
