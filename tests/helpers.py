@@ -265,3 +265,25 @@ def fake_train(calls):
         return {"eval_score": 100.0 + len(calls), "wall_time_s": 0.0, "run_dir": str(run_dir)}
 
     return train
+
+
+def selfplay_args(
+    run_dir=None,
+    *more: str,
+    ruleset: str = "classic_down",
+    n_envs: int = 2,
+    n_steps: int = 32,
+    snapshot_freq: int = 64,
+    eval_freq: int = 10000,
+    eval_games: int = 1,
+    total_timesteps: int | None = 64,
+) -> list[str]:
+    """A small ``jamb-train-selfplay`` command line: these settings, ``--run-dir`` when given
+    (else the default run folder), ``--total-timesteps`` unless None, then ``more``."""
+    args = [
+        *("--ruleset", str(ruleset), "--n-envs", str(n_envs), "--n-steps", str(n_steps)),
+        *("--snapshot-freq", str(snapshot_freq), "--eval-freq", str(eval_freq), "--eval-games", str(eval_games)),
+    ]
+    args += [] if run_dir is None else ["--run-dir", str(run_dir)]
+    args += [] if total_timesteps is None else ["--total-timesteps", str(total_timesteps)]
+    return args + list(more)

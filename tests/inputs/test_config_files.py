@@ -20,7 +20,7 @@ from agents.training.rllib_config import load_rllib_config, resume_rllib_config
 from jamb_env import JambEnv, RulesetError, load_ruleset
 from jamb_env import rules as core
 from jamb_env.rules import RULES_DIR
-from tests.helpers import finishes, needs_fifo, needs_module
+from tests.helpers import finishes, needs_fifo, needs_module, selfplay_args
 
 MAX_DEPTH, MAX_BYTES = 64, 1 << 20  # jamb_env/utils/safe_yaml.py's limits, as documented
 
@@ -899,27 +899,7 @@ def test_the_selfplay_run_folder_is_named_after_the_ruleset_file_inside_runs(tmp
     rules, cwd = escaping_setup(tmp_path, "../../../escape")
     monkeypatch.chdir(cwd)
     before = every_path(tmp_path)
-    assert (
-        main(
-            [
-                "--ruleset",
-                str(rules),
-                "--n-envs",
-                "2",
-                "--n-steps",
-                "32",
-                "--snapshot-freq",
-                "64",
-                "--eval-freq",
-                "10000",
-                "--eval-games",
-                "1",
-                "--total-timesteps",
-                "64",
-            ]
-        )
-        == 0
-    )
+    assert main(selfplay_args(ruleset=rules)) == 0
     made = every_path(tmp_path) - before
     assert made and all(p.startswith("a/b/c/runs") for p in made)
     assert (cwd / "runs" / "selfplay_rules_2p_separate_win_s0" / "final_model.zip").exists()

@@ -25,7 +25,7 @@ from agents.shipped import MODELS_DIR
 from agents.training import run_logs, runs
 from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 from jamb_env.utils.files import InputFileError, read_regular_bytes
-from tests.helpers import finishes, needs_fifo, needs_module
+from tests.helpers import finishes, needs_fifo, needs_module, selfplay_args
 
 DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
 
@@ -276,22 +276,7 @@ def test_a_selfplay_resume_with_no_steps_left_is_refused_and_writes_nothing(tmp_
     from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
-    args = [
-        "--ruleset",
-        "classic_down",
-        "--n-envs",
-        "2",
-        "--n-steps",
-        "32",
-        "--snapshot-freq",
-        "64",
-        "--eval-freq",
-        "10000",
-        "--eval-games",
-        "1",
-        "--run-dir",
-        str(run),
-    ]
+    args = selfplay_args(run, total_timesteps=None)
     assert main(args + ["--total-timesteps", "64"]) == 0
     before = digests(run)
     capsys.readouterr()
@@ -361,26 +346,7 @@ def test_a_selfplay_run_stopped_before_its_first_checkpoint_resumes_from_step_0(
     from agents.apps.cli.train_selfplay import main
 
     run = tmp_path / "run"
-    args = [
-        "--ruleset",
-        "classic_down",
-        "--n-envs",
-        "2",
-        "--n-steps",
-        "32",
-        "--snapshot-freq",
-        "64",
-        "--eval-freq",
-        "10000",
-        "--eval-games",
-        "1",
-        "--baselines",
-        "random",
-        "--run-dir",
-        str(run),
-        "--total-timesteps",
-        "64",
-    ]
+    args = selfplay_args(run, "--baselines", "random")
     assert main(args) == 0
     shutil.rmtree(
         run / "checkpoints"

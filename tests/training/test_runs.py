@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from agents.training.config import CONFIGS_DIR, ConfigError
+from tests.helpers import selfplay_args
 from tests.training.test_resume import load, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,20 +173,7 @@ def test_a_resumed_sb3_run_logs_no_step_twice(tmp_path):
     assert max(tags["train/loss"]) > 512 and tags["eval/score"] == [512, 1024]
 
 
-SELFPLAY = [
-    "--ruleset",
-    "classic_down",
-    "--n-envs",
-    "4",
-    "--n-steps",
-    "32",
-    "--snapshot-freq",
-    "256",
-    "--eval-freq",
-    "512",
-    "--eval-games",
-    "1",
-]
+SELFPLAY = selfplay_args(n_envs=4, snapshot_freq=256, eval_freq=512, total_timesteps=None)
 
 
 @pytest.mark.slow  # two self-play training runs; the SB3 run below keeps the contract fast

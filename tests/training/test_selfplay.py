@@ -15,7 +15,7 @@ import pytest
 
 from agents.apps.cli.train_selfplay import main
 from agents.training.selfplay import OpponentPool, batch_size_for
-from tests.helpers import logged_steps, repeated_steps
+from tests.helpers import logged_steps, repeated_steps, selfplay_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,22 +32,9 @@ def refused(args, capsys) -> str:
 
 def test_a_short_run_snapshots_evaluates_and_resumes(tmp_path, capsys):
     run = tmp_path / "run"
-    args = [
-        "--ruleset",
-        "classic_down",
-        "--n-envs",
-        "4",
-        "--n-steps",
-        "128",
-        "--snapshot-freq",
-        "512",
-        "--eval-freq",
-        "512",
-        "--eval-games",
-        "2",
-        "--run-dir",
-        str(run),
-    ]
+    args = selfplay_args(
+        run, n_envs=4, n_steps=128, snapshot_freq=512, eval_freq=512, eval_games=2, total_timesteps=None
+    )
     assert main(args + ["--total-timesteps", "1024"]) == 0
     out = capsys.readouterr().out
     assert "win rate" in out and "against greedy" in out
@@ -145,22 +132,7 @@ def test_an_unwritable_run_dir_is_refused(capsys):
 
 def test_a_run_from_before_selfplay_json_refuses_checkpoints_of_another_table(tmp_path, capsys):
     run = tmp_path / "run"
-    args = [
-        "--ruleset",
-        "classic_down",
-        "--n-envs",
-        "2",
-        "--n-steps",
-        "32",
-        "--snapshot-freq",
-        "64",
-        "--eval-freq",
-        "10000",
-        "--eval-games",
-        "1",
-        "--run-dir",
-        str(run),
-    ]
+    args = selfplay_args(run, total_timesteps=None)
     assert main(args + ["--total-timesteps", "64"]) == 0
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["model_64_steps.zip"]
     (run / "selfplay.json").unlink()  # as a run started before the settings were saved
@@ -193,24 +165,8 @@ def test_sigint_and_sigterm_save_a_checkpoint_to_resume_from(tmp_path):
 
     run = tmp_path / "run"
     args = [
-        sys.executable,
-        "scripts/train_selfplay.py",
-        "--ruleset",
-        "classic_down",
-        "--n-envs",
-        "4",
-        "--n-steps",
-        "32",
-        "--total-timesteps",
-        "100000000",
-        "--snapshot-freq",
-        "128",
-        "--eval-freq",
-        "100000000",
-        "--eval-games",
-        "1",
-        "--run-dir",
-        str(run),
+        *(sys.executable, "scripts/train_selfplay.py"),
+        *selfplay_args(run, n_envs=4, snapshot_freq=128, eval_freq=100000000, total_timesteps=100000000),
     ]
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
     steps_before = 0
@@ -268,29 +224,7 @@ def test_a_self_play_model_plays_in_the_multiplayer_evaluation(tmp_path):
     from agents.evaluation.matches import play_match
 
     run = tmp_path / "run"
-    assert (
-        main(
-            [
-                "--ruleset",
-                "classic_down",
-                "--n-envs",
-                "4",
-                "--n-steps",
-                "64",
-                "--total-timesteps",
-                "256",
-                "--snapshot-freq",
-                "10000",
-                "--eval-freq",
-                "10000",
-                "--eval-games",
-                "1",
-                "--run-dir",
-                str(run),
-            ]
-        )
-        == 0
-    )
+    assert main(selfplay_args(run, n_envs=4, n_steps=64, snapshot_freq=10000, total_timesteps=256)) == 0
     model = load(str(run / "final_model.zip"), ruleset="classic_down")
     result = play_match(
         "classic_down", [model, load("greedy", ruleset="classic_down")], seed=3, scoring="separate", num_players=2

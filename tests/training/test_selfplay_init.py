@@ -15,6 +15,7 @@ from agents.training.config import ConfigError
 from agents.training.weights import load_policy_weights
 from jamb_env import JambEnv
 from jamb_env.multiplayer import SeatEnv
+from tests.helpers import selfplay_args
 
 RULESET = "classic_down"
 
@@ -94,26 +95,7 @@ def test_a_run_started_from_a_model_records_it_and_uses_the_ppo_settings(tmp_pat
     solo = MaskablePPO("MlpPolicy", JambEnv(RULESET), seed=0, device="cpu", policy_kwargs={"net_arch": [256, 256]})
     solo.save(tmp_path / "solo.zip")
     run = tmp_path / "run"
-    args = [
-        "--ruleset",
-        RULESET,
-        "--n-envs",
-        "4",
-        "--n-steps",
-        "32",
-        "--snapshot-freq",
-        "10000",
-        "--eval-freq",
-        "10000",
-        "--eval-games",
-        "1",
-        "--reward",
-        "margin",
-        "--run-dir",
-        str(run),
-        "--total-timesteps",
-        "128",
-    ]
+    args = selfplay_args(run, "--reward", "margin", ruleset=RULESET, n_envs=4, snapshot_freq=10000, total_timesteps=128)
     assert (
         main(
             args
