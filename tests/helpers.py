@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import base64
 import importlib
+import json
 import os
+import pickle
 import shutil
 import threading
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from jamb_env import list_rulesets
 from jamb_env.rules import GameState, Ruleset, layout, new_game
@@ -287,3 +292,78 @@ def selfplay_args(
     args += [] if run_dir is None else ["--run-dir", str(run_dir)]
     args += [] if total_timesteps is None else ["--total-timesteps", str(total_timesteps)]
     return args + list(more)
+
+
+def tiny_ppo_config(
+    path: Path,
+    *,
+    total: int = 2048,
+    n_envs: int = 4,
+    n_steps: int = 64,
+    batch_size: int = 128,
+    net_arch: tuple[int, ...] = (32, 32),
+    eval_freq: int = 512,
+    eval_episodes: int = 2,
+    eval_envs: int = 2,
+    checkpoint_freq: int = 256,
+    **top,
+) -> Path:
+    """The default PPO config (``ppo_classic.yaml``) cut to seconds of training on ``classic_down``,
+    from scratch (no imitation stage), written to ``path``; ``top`` sets top-level keys."""
+    from agents.training.config import CONFIGS_DIR
+
+    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
+    cfg["imitation"]["games"] = 0  # the default starts from 2,000 planner games
+    cfg.update({"total_timesteps": total, "ruleset": "classic_down", **top})
+    cfg["env"]["n_envs"] = n_envs
+    cfg["algo"].update(n_steps=n_steps, batch_size=batch_size, n_epochs=1, policy_kwargs={"net_arch": list(net_arch)})
+    cfg["eval"].update(freq=eval_freq, episodes=eval_episodes, n_envs=eval_envs)
+    cfg["checkpoint"]["freq"] = checkpoint_freq
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def tiny_sb3(path: Path, **top) -> Path:
+    """An SB3 config of a few seconds: 2 envs x 32 steps per rollout, 64 steps, one evaluation game."""
+    return tiny_ppo_config(
+        path,
+        total=64,
+        n_envs=2,
+        n_steps=32,
+        batch_size=32,
+        net_arch=(16,),
+        eval_freq=100_000,
+        eval_episodes=1,
+        eval_envs=1,
+        checkpoint_freq=32,
+        **top,
+    )
+
+
+def scalars(run_dir: Path) -> dict[str, list[int]]:
+    """TensorBoard tag -> the steps logged, as TensorBoard shows them (what a resumed run's
+    ``purge_step`` hides is left out), every events file of the folder read in order."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+class _Marker:
+    """Unpickling it makes the folder ``path``: proof that the pickled payload ran."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return os.mkdir, (self.path,)
+
+
+def booby_trapped_model(path: Path, marker: Path) -> Path:
+    """A file shaped like an SB3 model zip whose ``data`` holds a pickled object (as SB3
+    saves policy classes): loading it with MaskablePPO.load runs ``os.mkdir(marker)``."""
+    payload = base64.b64encode(pickle.dumps(_Marker(str(marker)))).decode()
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("data", json.dumps({"policy_class": {":serialized:": payload}}))
+    return path

@@ -5,12 +5,9 @@ tests/inputs/test_model_files.py.)"""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import pickle
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,31 +17,11 @@ from agents import registry
 from agents.apps.cli import evaluate as evaluate_cli
 from agents.search import VALUE_DIR, VALUE_FORMAT, ValueNet
 from jamb_env import JambEnv
-from tests.helpers import finishes, needs_fifo, needs_module
-
-
-class _Marker:
-    """Unpickling it makes the folder ``path``: proof that the pickled payload ran."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __reduce__(self):
-        return os.mkdir, (self.path,)
-
-
-def booby_trapped_model(path: Path, marker: Path) -> Path:
-    """A file shaped like an SB3 model zip whose ``data`` holds a pickled object (as SB3
-    saves policy classes): loading it with MaskablePPO.load runs ``os.mkdir(marker)``."""
-    payload = base64.b64encode(pickle.dumps(_Marker(str(marker)))).decode()
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("data", json.dumps({"policy_class": {":serialized:": payload}}))
-    return path
+from tests.helpers import booby_trapped_model, finishes, needs_fifo, needs_module
 
 
 def _unreadable_zip(path):
     import struct
-    import zipfile
 
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("data", '{"num_timesteps": 5}')

@@ -20,7 +20,7 @@ from agents.training.rllib_config import load_rllib_config, resume_rllib_config
 from jamb_env import JambEnv, RulesetError, load_ruleset
 from jamb_env import rules as core
 from jamb_env.rules import RULES_DIR
-from tests.helpers import finishes, needs_fifo, needs_module, selfplay_args
+from tests.helpers import finishes, needs_fifo, needs_module, selfplay_args, tiny_sb3
 
 MAX_DEPTH, MAX_BYTES = 64, 1 << 20  # jamb_env/utils/safe_yaml.py's limits, as documented
 
@@ -55,21 +55,6 @@ READERS = {
 
 
 DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
-
-
-def tiny_sb3(path: Path, **top) -> Path:
-    """An SB3 config of a few seconds: 2 envs x 32 steps per rollout, one evaluation game."""
-    cfg = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
-    cfg.update({"total_timesteps": 64, "ruleset": "classic_down", **top})
-    cfg["env"]["n_envs"] = 2
-    cfg["algo"].update(n_steps=32, batch_size=32, n_epochs=1, policy_kwargs={"net_arch": [16]})
-    cfg["eval"].update(freq=100_000, episodes=1, n_envs=1)
-    cfg["checkpoint"]["freq"] = 32
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
 DEFAULT_RLLIB_CONFIG = CONFIGS_DIR / "rllib_classic.yaml"  # jamb-train --engine rllib's
 
 

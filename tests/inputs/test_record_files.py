@@ -5,14 +5,11 @@ never saved over, and every bad record is one RecordError line naming the file a
 
 from __future__ import annotations
 
-import base64
 import io
 import itertools
 import json
 import os
-import pickle
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +22,7 @@ from agents.apps.cli import play
 from agents.apps.web.server import Lobby, create_app
 from jamb_env import JambEnv
 from jamb_env.replay.records import GameRecord, MatchRecord, RecordError, read_any, read_matches, read_records, replay
-from tests.helpers import needs_module, run_main
+from tests.helpers import booby_trapped_model, needs_module, run_main
 
 
 def finished_record_lines(seed: int = 3) -> list[str]:
@@ -65,25 +62,6 @@ def play_session(monkeypatch, capsys, argv, lines=()):
     code = play.main(argv + ["--width", "120"])
     out = capsys.readouterr()
     return code, out.out, out.err
-
-
-class _Marker:
-    """Unpickling it makes the folder ``path``: proof that the pickled payload ran."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __reduce__(self):
-        return os.mkdir, (self.path,)
-
-
-def booby_trapped_model(path: Path, marker: Path) -> Path:
-    """A file shaped like an SB3 model zip whose ``data`` holds a pickled object (as SB3
-    saves policy classes): loading it with MaskablePPO.load runs ``os.mkdir(marker)``."""
-    payload = base64.b64encode(pickle.dumps(_Marker(str(marker)))).decode()
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("data", json.dumps({"policy_class": {":serialized:": payload}}))
-    return path
 
 
 def header(**over) -> dict:

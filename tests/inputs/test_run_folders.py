@@ -25,22 +25,9 @@ from agents.shipped import MODELS_DIR
 from agents.training import run_logs, runs
 from agents.training.config import CONFIGS_DIR, ConfigError, load_config
 from jamb_env.utils.files import InputFileError, read_regular_bytes
-from tests.helpers import finishes, needs_fifo, needs_module, selfplay_args
+from tests.helpers import finishes, needs_fifo, needs_module, selfplay_args, tiny_sb3
 
 DEFAULT_CONFIG = CONFIGS_DIR / "ppo_classic.yaml"  # jamb-train's and jamb-tune's without --config
-
-
-def tiny_sb3(path: Path, **top) -> Path:
-    """An SB3 config of a few seconds: 2 envs x 32 steps per rollout, one evaluation game."""
-    cfg = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
-    cfg.update({"total_timesteps": 64, "ruleset": "classic_down", **top})
-    cfg["env"]["n_envs"] = 2
-    cfg["algo"].update(n_steps=32, batch_size=32, n_epochs=1, policy_kwargs={"net_arch": [16]})
-    cfg["eval"].update(freq=100_000, episodes=1, n_envs=1)
-    cfg["checkpoint"]["freq"] = 32
-    path.write_text(yaml.safe_dump(cfg))
-    return path
 
 
 def digests(folder: Path) -> dict[str, str]:

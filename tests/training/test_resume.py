@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.training.config import CONFIGS_DIR
 from jamb_env.utils.files import (
     atomic_path,
     atomic_save_model,
@@ -25,7 +24,7 @@ from jamb_env.utils.files import (
     is_temp_file,
     remove_temp_files,
 )
-from tests.helpers import repeated_steps
+from tests.helpers import repeated_steps, tiny_ppo_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
@@ -33,16 +32,7 @@ TRAIN = [sys.executable, str(ROOT / "scripts" / "train.py"), "--no-progress"]
 
 def tiny_config(tmp_path, total=2048, eval_freq=512, checkpoint_freq=256, name="tiny"):
     """A config small enough for seconds of training: 4 envs x 64 steps per rollout."""
-    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
-    cfg["imitation"]["games"] = 0  # a tiny run from scratch (the default starts from 2,000 planner games)
-    cfg.update(total_timesteps=total, ruleset="classic_down")
-    cfg["env"]["n_envs"] = 4
-    cfg["algo"].update(n_steps=64, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32, 32]})
-    cfg["eval"].update(freq=eval_freq, episodes=2, n_envs=2)
-    cfg["checkpoint"]["freq"] = checkpoint_freq
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    return tiny_ppo_config(tmp_path / f"{name}.yaml", total=total, eval_freq=eval_freq, checkpoint_freq=checkpoint_freq)
 
 
 def load(path):

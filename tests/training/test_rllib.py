@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from agents.training.config import CONFIGS_DIR
-from tests.helpers import needs_module, repeated_steps
+from tests.helpers import needs_module, repeated_steps, scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_rllib = needs_module("ray.rllib", "RLlib")
@@ -68,15 +68,6 @@ def train_tiny(folder: Path, base: dict = TINY) -> tuple[Path, str]:
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return run, proc.stdout
-
-
-def scalars(run_dir: Path) -> dict[str, list[int]]:
-    """TensorBoard tag -> the steps logged (as TensorBoard shows them: purged steps hidden)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    acc.Reload()
-    return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
 # ---------------------------------------------------------------------------- config errors (no Ray started)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.training.config import CONFIGS_DIR
 from agents.training.run_lock import LOCK_FILE, RunFolderBusy, acquire, check_free, hold_run_dir, lock_holder, release
+from tests.helpers import tiny_ppo_config
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "NUMBA_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
@@ -33,16 +33,7 @@ HOLD = (
 
 def tiny_config(tmp_path: Path, total: int = 2048, trainer: str = "sb3") -> Path:
     """A config of seconds of training: 4 envs x 64 steps per rollout, no imitation stage."""
-    cfg = yaml.safe_load((CONFIGS_DIR / "ppo_classic.yaml").read_text())
-    cfg["imitation"]["games"] = 0
-    cfg.update(total_timesteps=total, ruleset="classic_down", trainer=trainer)
-    cfg["env"]["n_envs"] = 4
-    cfg["algo"].update(n_steps=64, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32, 32]})
-    cfg["eval"].update(freq=512, episodes=2, n_envs=2)
-    cfg["checkpoint"]["freq"] = 256
-    path = tmp_path / f"tiny_{trainer}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    return tiny_ppo_config(tmp_path / f"tiny_{trainer}.yaml", total=total, trainer=trainer)
 
 
 @contextmanager

@@ -16,20 +16,10 @@ import pytest
 import yaml
 
 from agents.training.config import CONFIGS_DIR, ConfigError
-from tests.helpers import selfplay_args
+from tests.helpers import scalars, selfplay_args
 from tests.training.test_resume import load, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def scalars(run_dir: Path) -> dict[str, list[int]]:
-    """TensorBoard tag -> the steps logged, as TensorBoard shows them (what a resumed run's
-    ``purge_step`` hides is left out), every events file of the folder read in order."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    acc.Reload()
-    return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
 def assert_no_step_twice(run_dir: Path) -> dict[str, list[int]]:
