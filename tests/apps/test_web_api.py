@@ -128,7 +128,8 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         r = client.post(f"/api/games/{gid}/move", json=body)
         assert r.status_code == 400, (body, r.get_json())
         assert words in r.get_json()["error"], (body, r.get_json())
-    # a POST that is not JSON (another site's form), an agent move when a person is to move, a hint without a coach
+    # a POST that is not JSON (another site's form), an agent move when a person is to move; a hint that names no
+    # coach is the server's default coach's (/api/config), and changes nothing
     assert client.post(f"/api/games/{gid}/agent").status_code == 415
     assert (
         client.post(
@@ -137,7 +138,8 @@ def test_illegal_moves_get_the_engines_reason_and_change_nothing(client, lobby):
         == 415
     )
     assert client.post(f"/api/games/{gid}/agent", json={}).status_code == 400
-    assert "no coach" in client.post(f"/api/games/{gid}/hint", json={}).get_json()["error"]
+    hint = client.post(f"/api/games/{gid}/hint", json={})
+    assert hint.status_code == 200 and hint.get_json()["coach"] == client.get("/api/config").get_json()["default_coach"]
     assert state(client, gid) == before and path.read_bytes() == on_disk
 
 

@@ -285,12 +285,10 @@ class Table:
         self.save()
 
     def hint(self, spec: str | None) -> dict:
-        """:func:`agents.apps.web.coach.coach_hint` of the coach ``spec`` (or the table's
-        default) for the player to move; WebError without a coach, at the game's end, or
-        when the coach cannot advise here."""
-        spec = spec or self.default_coach
-        if spec is None:
-            raise WebError('no coach: name one ("coach": "expectimax", ...)')
+        """:func:`agents.apps.web.coach.coach_hint` of the coach ``spec`` (else the table's, else
+        the server's default, :data:`~agents.apps.web.coach.PLANNER`, as ``/api/config`` says)
+        for the player to move; WebError at the game's end or when the coach cannot advise here."""
+        spec = spec or self.default_coach or PLANNER
         if self.over:
             raise WebError("the game is over")
         coach = self.pool.get(spec, self.ruleset_name, self.seed, 99)
