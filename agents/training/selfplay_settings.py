@@ -13,6 +13,7 @@ from typing import Any
 
 from agents.training.config import MAX_N_ENVS, MAX_ROLLOUT, ConfigError, finite_number
 from agents.training.runs import read_record
+from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.rules import match as M
 
 #: The run's settings, saved in the run folder when it starts.
@@ -111,8 +112,8 @@ def check_run_settings(saved: Mapping[str, Any], path: Path | str) -> None:
         raise bad("reward", f"one of {', '.join(REWARDS)}")
     if not _is_number(saved["reward_scale"]) or saved["reward_scale"] <= 0:
         raise bad("reward_scale", "a finite number above 0")
-    if not _is_int(saved["seed"], 0, 2**31 - 1):
-        raise bad("seed", "an integer 0..2**31-1")
+    if not _is_int(saved["seed"], 0, SEED_LIMIT - 1):
+        raise bad("seed", f"an integer 0..{SEED_LIMIT - 1}")
     names = saved["baselines"]
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n in AGENT_NAMES for n in names):
         raise bad("baselines", f"a non-empty list of agent names ({', '.join(AGENT_NAMES)})")

@@ -52,6 +52,10 @@ BAD_ARGUMENTS = [
     ("soak", ["--num-envs", "10000000000"], "--num-envs must be 1..1,000,000"),
     ("soak", ["--games-per-preset", "ten"], "invalid int value: 'ten'"),
     ("soak", ["--seed", "-1"], "--seed must be in 0..2**32-1"),
+    ("soak", ["--seed", "4294967296"], "--seed must be in 0..2**32-1"),
+    # every command's seeds are numpy's 32-bit seeds (SEED_LIMIT); self-play's stopped at 2**31-1
+    ("train_selfplay", ["--run-dir", "{tmp}/r", "--seed", "4294967296"], "--seed must be in 0..2**32-1"),
+    ("train_selfplay", ["--run-dir", "{tmp}/r", "--seed", "-1"], "--seed must be in 0..2**32-1"),
     ("bench", ["--seconds", "0"], "--seconds must be more than 0"),
     ("bench", ["--seconds", "-2"], "--seconds must be more than 0"),
     ("bench", ["--seconds", "nan"], "--seconds must be more than 0"),

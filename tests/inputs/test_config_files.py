@@ -139,22 +139,34 @@ def _value_config(tmp_path):
     ValueConfig(ruleset="classic_down", lr=HUGE)
 
 
+SELFPLAY_SAVED = {  # a self-play run's selfplay.json
+    "ruleset": "classic",
+    "players": 2,
+    "scoring": "separate",
+    "reward": "score",
+    "reward_scale": 0.01,
+    "seed": 0,
+    "baselines": ["random"],
+    "self_play": 0.8,
+    "n_envs": 2,
+    "n_steps": 64,
+}
+
+
 def _selfplay_settings(tmp_path, key):
     from agents.training.selfplay import check_run_settings
 
-    saved = {
-        "ruleset": "classic",
-        "players": 2,
-        "scoring": "separate",
-        "reward": "score",
-        "reward_scale": 0.01,
-        "seed": 0,
-        "baselines": ["random"],
-        "self_play": 0.8,
-        "n_envs": 2,
-        "n_steps": 64,
-    }
-    check_run_settings({**saved, key: HUGE}, tmp_path / "selfplay.json")
+    check_run_settings({**SELFPLAY_SAVED, key: HUGE}, tmp_path / "selfplay.json")
+
+
+def test_a_selfplay_run_keeps_every_seed_the_other_commands_take(tmp_path):
+    """0..SEED_LIMIT-1, as jamb-train-selfplay --seed (its settings stopped at 2**31-1)."""
+    from agents.training.selfplay import check_run_settings
+    from jamb_env.engine.doors import SEED_LIMIT
+
+    check_run_settings({**SELFPLAY_SAVED, "seed": SEED_LIMIT - 1}, tmp_path / "selfplay.json")
+    with pytest.raises(ValueError, match="seed"):
+        check_run_settings({**SELFPLAY_SAVED, "seed": SEED_LIMIT}, tmp_path / "selfplay.json")
 
 
 def _envs(tmp_path, which):

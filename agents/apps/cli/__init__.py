@@ -32,6 +32,15 @@ def path_arg(text: str) -> str:
     return text
 
 
+def check_seed_option(parser, seed: int | None, option: str = "--seed") -> None:
+    """``parser.error`` (one usage line, exit 2) unless ``seed`` is None or in 0..SEED_LIMIT-1
+    (:data:`jamb_env.engine.doors.SEED_LIMIT`, numpy's 32-bit seeds): every command's seed bound."""
+    from jamb_env.engine.doors import SEED_LIMIT
+
+    if seed is not None and not 0 <= seed < SEED_LIMIT:
+        parser.error(f"{option} must be in 0..2**32-1, got {seed}")
+
+
 def add_trust_model(parser) -> None:
     """Add ``--trust-model`` (:data:`TRUST_MODEL_HELP`) to an ``argparse`` parser."""
     parser.add_argument("--trust-model", action="store_true", help=TRUST_MODEL_HELP)

@@ -8,9 +8,8 @@ import argparse
 import os
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, path_arg
+from agents.apps.cli import add_trust_model, check_seed_option, path_arg
 from agents.apps.session import HUMAN
-from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.replay.video import GIF_MAX_FPS, VIDEO_SUFFIXES
 from jamb_env.utils.files import check_new_file, check_output_file, same_file
 
@@ -165,8 +164,7 @@ def _check_values(parser, args) -> None:
         value = getattr(args, name)
         if value is not None and not value.strip():
             parser.error(f"--{name}: empty")
-    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
-        parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
+    check_seed_option(parser, args.seed)
     if args.delay is not None and not (0 <= args.delay < 3600):
         parser.error(f"--delay must be 0..3600 seconds, got {args.delay}")
     if args.width is not None and not 40 <= args.width <= 10_000:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from agents.apps.cli import check_seed_option
 from jamb_env import list_rulesets, load_ruleset
-from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.testing.invariants import soak
 
 
@@ -34,8 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--games-per-preset must be at least 1, got {args.games_per_preset}")
     if not 1 <= args.num_envs <= 1_000_000:
         parser.error(f"--num-envs must be 1..1,000,000, got {args.num_envs}")
-    if not 0 <= args.seed < SEED_LIMIT:
-        parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
+    check_seed_option(parser, args.seed)
     presets = list(dict.fromkeys(args.presets or []))
     for name in presets:  # every named preset must load: an error now, not after hours of soaking
         try:

@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, interruptible, path_arg, untrusted_model
+from agents.apps.cli import add_trust_model, check_seed_option, interruptible, path_arg, untrusted_model
 from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
@@ -129,8 +129,7 @@ def check_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         )
     if args.self_play is not None and not 0.0 <= args.self_play <= 1.0:
         parser.error(f"--self-play must be a probability in 0..1, got {args.self_play}")
-    if args.seed is not None and not 0 <= args.seed < 2**31:
-        parser.error(f"--seed must be in 0..2**31-1, got {args.seed}")
+    check_seed_option(parser, args.seed)
     if args.baselines is not None:
         from agents.registry import AGENT_NAMES
 

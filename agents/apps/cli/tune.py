@@ -50,7 +50,7 @@ import os
 import sys
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, interruptible, path_arg
+from agents.apps.cli import add_trust_model, check_seed_option, interruptible, path_arg
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
 from agents.training.runs import refuse_links
@@ -64,7 +64,6 @@ from agents.training.tuning import (
     used_search_files,
     used_trial_runs,
 )
-from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.render.sheet import printable
 from jamb_env.utils.files import check_output_folder
 
@@ -122,8 +121,7 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(f"--trials must be at least 1, got {args.trials}")
     if args.steps < 1:
         parser.error(f"--steps must be at least 1, got {args.steps}")
-    if not 0 <= args.seed < SEED_LIMIT:
-        parser.error(f"--seed must be in 0..2**32-1, got {args.seed}")
+    check_seed_option(parser, args.seed)
     if Path(args.config).is_dir():
         parser.error(f"--config {args.config} is a folder; give a training config YAML file")
 
