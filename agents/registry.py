@@ -48,6 +48,27 @@ def parse_spec(spec: str) -> AgentSpec:
     )
 
 
+#: A training run folder's models, the first found played: jamb-train's best and final models.
+RUN_MODELS = ("best_model.zip", "final_model.zip")
+
+
+def run_model(spec: str) -> str:
+    """``spec``, or for a training run folder (an existing folder, no ``kind:`` prefix) its
+    model: ``best_model.zip``, else ``final_model.zip`` (:data:`RUN_MODELS`). Every command
+    that takes an agent reads a run folder this way.
+
+    Raises:
+        ValueError: a folder holding neither file.
+    """
+    path = Path(spec)
+    if ":" in spec or not path.is_dir():
+        return spec
+    found = [path / name for name in RUN_MODELS if (path / name).is_file()]
+    if not found:
+        raise ValueError(f"{spec}: a folder without {' or '.join(RUN_MODELS)} (not a training run?)")
+    return str(found[0])
+
+
 def check_plays(name: str, ruleset: str) -> None:
     """Raises the ValueError :func:`load` would raise because the built-in agent ``name``
     cannot play ``ruleset`` (a solver of other sheets, ``search`` or ``ppo`` with nothing

@@ -187,3 +187,60 @@ def test_a_value_network_with_a_forged_meta_is_a_usage_error(tmp_path, capsys, m
     assert exc.value.code == 2
     assert says in capsys.readouterr().err
     assert not (tmp_path / "res").exists()
+
+
+# ---------------------------------------------------------------- a run folder names its model at every command
+def _run_folder(tmp_path, *models):
+    import shutil
+
+    from agents.shipped import MODELS_DIR
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in models:
+        shutil.copy(MODELS_DIR / "classic_down.zip", run / name)
+    return run
+
+
+@pytest.mark.parametrize("command", ["evaluate", "play", "web"])
+def test_a_training_run_folder_plays_its_best_else_its_final_model(command, tmp_path, capsys):
+    """As jamb-web always did: jamb-evaluate refused a run folder, jamb-play did not know it."""
+    from tests.helpers import run_main
+
+    run = _run_folder(tmp_path, "final_model.zip")
+    if command == "web":
+        from agents.apps.cli.web import agent_spec
+
+        assert agent_spec(str(run)) == str(run / "final_model.zip")
+        (run / "best_model.zip").write_bytes((run / "final_model.zip").read_bytes())
+        assert agent_spec(str(run)) == str(run / "best_model.zip")
+        return
+    argv = {
+        "evaluate": ["--agents", str(run), "--games", "2", "--out", str(tmp_path / "o"), "--no-progress"],
+        "play": ["--watch", str(run), "--delay", "0", "--width", "120", "--seed", "1"],
+    }[command]
+    code, err = run_main(command, ["--ruleset", "classic_down", *argv], capsys)
+    assert code == 0, err
+    if command == "evaluate":
+        assert str(run / "final_model.zip") in (tmp_path / "o.csv").read_text()
+
+
+@pytest.mark.parametrize(
+    "command, argv",
+    [
+        ("evaluate", ["--agents", "{run}", "--games", "2", "--no-progress"]),
+        ("play", ["--watch", "{run}"]),
+        ("play", ["--coach", "{run}"]),
+        ("play", ["--players", "human", "{run}"]),
+    ],
+)
+def test_a_folder_without_a_model_is_one_line_at_every_command(command, argv, tmp_path, capsys):
+    from agents.apps.cli.web import agent_spec
+    from tests.helpers import run_main
+
+    run = _run_folder(tmp_path)
+    code, err = run_main(command, [a.format(run=run) for a in argv], capsys)
+    assert code == 2 and f"{run}: a folder without best_model.zip or final_model.zip" in err, err
+    assert "Traceback" not in err and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    with pytest.raises(Exception, match="a folder without"):
+        agent_spec(str(run))

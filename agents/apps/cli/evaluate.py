@@ -77,7 +77,7 @@ from agents.evaluation.solitaire import (
     write_games_csv,
     write_summary_csv,
 )
-from agents.registry import AGENT_NAMES, parse_spec
+from agents.registry import AGENT_NAMES, parse_spec, run_model
 from jamb_env.engine.doors import SEED_LIMIT
 from jamb_env.render.sheet import printable
 from jamb_env.replay.records import HUMAN, RecordError, read_records, write_records
@@ -238,6 +238,10 @@ def check_agents(parser: argparse.ArgumentParser, args) -> None:
         parser.error("an agent is named twice: each agent plays the same games once")
     if any(not a.strip() for a in args.agents):
         parser.error("--agents: an empty agent name")
+    try:
+        args.agents = [run_model(spec) for spec in args.agents]  # a training run folder: its model
+    except ValueError as exc:
+        parser.error(f"--agents {exc}")
     for spec in args.agents:
         try:
             kind, path = parse_spec(spec)

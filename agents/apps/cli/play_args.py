@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agents.apps.cli import add_trust_model, check_seed_option, path_arg
 from agents.apps.session import HUMAN
+from agents.registry import run_model
 from jamb_env.replay.video import GIF_MAX_FPS, VIDEO_SUFFIXES
 from jamb_env.utils.files import check_new_file, check_output_file, same_file
 
@@ -165,6 +166,14 @@ def _check_values(parser, args) -> None:
         if value is not None and not value.strip():
             parser.error(f"--{name}: empty")
     check_seed_option(parser, args.seed)
+    try:  # a training run folder plays its model
+        for name in ("watch", "coach"):
+            if getattr(args, name):
+                setattr(args, name, run_model(getattr(args, name)))
+        if args.players:
+            args.players = [seat if seat == HUMAN else run_model(seat) for seat in args.players]
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.delay is not None and not (0 <= args.delay < 3600):
         parser.error(f"--delay must be 0..3600 seconds, got {args.delay}")
     if args.width is not None and not 40 <= args.width <= 10_000:

@@ -32,7 +32,7 @@ from pathlib import Path
 from agents.apps.cli import path_arg
 from agents.apps.web.lobby import MAX_RECORDS
 from agents.apps.web.server import DEFAULT_HOST, DEFAULT_PORT, Lobby, make_server
-from agents.registry import parse_spec
+from agents.registry import parse_spec, run_model
 from jamb_env.utils.files import check_output_folder
 
 
@@ -40,16 +40,9 @@ def agent_spec(text: str) -> str:
     """An ``--agent`` value as the spec ``agents.load`` takes: a run folder becomes its
     best_model.zip (else final_model.zip); ArgumentTypeError for a spec of no agent, or a
     file that is not there or not the agent's kind of file (read as data)."""
-    path = Path(text)
-    if path.is_dir() and ":" not in text:
-        found = [path / name for name in ("best_model.zip", "final_model.zip") if (path / name).is_file()]
-        if not found:
-            raise argparse.ArgumentTypeError(
-                f"{text}: a folder without best_model.zip or final_model.zip (not a training run?)"
-            )
-        path = found[0]
-        text = str(path)
     try:
+        text = run_model(text)
+        path = Path(text)
         spec = parse_spec(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
