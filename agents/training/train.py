@@ -285,7 +285,12 @@ def _learn(cfg, model, run_dir: Path, eval_env, keep_before, stop, signals, imit
     start = time.perf_counter()
     signals.graceful = True
     remaining = cfg["total_timesteps"] - model.num_timesteps
-    if remaining > 0:
+    rollout = model.n_envs * model.n_steps
+    if remaining > 0 and remaining % rollout:  # PPO learns from whole rollouts: say so, not a bar past its end
+        print(
+            f"note: PPO trains whole rollouts of {rollout:,} steps (env.n_envs x algo.n_steps): "
+            f"{remaining:,} steps to go become {-(-remaining // rollout) * rollout:,}"
+        )
         model.learn(
             total_timesteps=remaining,
             callback=callbacks,

@@ -50,6 +50,7 @@ def test_training_smoke_run_writes_score_scalars(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "tensorboard --logdir" in proc.stdout
+    assert "whole rollouts of 512 steps (env.n_envs x algo.n_steps): 3,000 steps to go become 3,072" in proc.stdout
     tags = scalar_tags(run_dir)
     assert tags["jamb/score"] and all(s >= 0 for s in tags["jamb/score"])
     assert tags["eval/score"] and tags["eval/baseline_random"] and tags["eval/baseline_expectimax"]
