@@ -35,7 +35,7 @@ import importlib
 from jamb_env.rules import Action, GameState, Ruleset, list_rulesets, load_ruleset
 from jamb_env.utils.errors import IllegalActionError, IllegalActionWarning, RulesetError
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"  # the package version (pyproject.toml reads it here)
 
 ENV_ID = "Jamb-v1"
 

@@ -1,5 +1,5 @@
 """What the help texts and docs tell a user who installed the package: every console
-command's ``--help`` names the installed commands and the package's own files (not
+command's ``--version`` and ``--help`` names the installed commands and the package's own files (not
 ``python scripts/<tool>.py`` or the repository's paths), every command that loads a model
 offers ``--trust-model``, ``help(jamb_env)`` shows the doors' current signatures, and
 docs/usage.md says what is built."""
@@ -28,12 +28,21 @@ LOADS_MODELS = (
 )
 
 
-def help_text(command: str, capsys) -> str:
+def help_text(command: str, capsys, option: str = "--help") -> str:
     module = importlib.import_module(SCRIPTS[command].split(":")[0])
     with pytest.raises(SystemExit) as done:
-        module.main(["--help"])
+        module.main([option])
     assert done.value.code == 0
     return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", sorted(SCRIPTS))
+def test_every_command_says_its_version(command, capsys):
+    """``--version``: the package's version, the one pyproject.toml reads (``jamb_env.__version__``)."""
+    import jamb_env
+
+    assert help_text(command, capsys, "--version").strip().endswith(f"(jamb-env {jamb_env.__version__})")
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dynamic"] == ["version"]
 
 
 @pytest.mark.parametrize("command", sorted(SCRIPTS))

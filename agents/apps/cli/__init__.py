@@ -32,6 +32,13 @@ def path_arg(text: str) -> str:
     return text
 
 
+def add_version(parser) -> None:
+    """``--version``: the command's name and the jamb-env version (``jamb_env.__version__``)."""
+    from jamb_env import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s (jamb-env {__version__})")
+
+
 def check_seed_option(parser, seed: int | None, option: str = "--seed") -> None:
     """``parser.error`` (one usage line, exit 2) unless ``seed`` is None or in 0..SEED_LIMIT-1
     (:data:`jamb_env.engine.doors.SEED_LIMIT`, numpy's 32-bit seeds): every command's seed bound."""

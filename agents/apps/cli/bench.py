@@ -38,7 +38,7 @@ import os
 import sys
 
 from agents.apps.bench import agent_rows, env_rows, rllib_rows, train_rows, trainer_rows, training_rows
-from agents.apps.cli import add_trust_model
+from agents.apps.cli import add_trust_model, add_version
 from agents.training.config import CompileFailed, ConfigError
 from jamb_env.engine.doors import MAX_WIDTH, layer_widths
 
@@ -126,6 +126,7 @@ def markdown(
 def build_parser() -> argparse.ArgumentParser:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument(
         "--seconds", type=float, default=5.0, help="seconds per env measurement (more than 0, at most 3600)"
     )

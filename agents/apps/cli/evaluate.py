@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, path_arg, untrusted_model
+from agents.apps.cli import add_trust_model, add_version, path_arg, untrusted_model
 from agents.evaluation.solitaire import (
     EVAL_SEED_BASE,
     eval_seeds,
@@ -150,6 +150,7 @@ MAX_GAMES = 10_000_000
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``jamb-evaluate`` (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("--ruleset", default="classic", help="preset name or rules YAML path")
     parser.add_argument(
         "--agents",

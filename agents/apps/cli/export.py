@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, path_arg
+from agents.apps.cli import add_trust_model, add_version, path_arg
 from agents.export import check_not_source, export_model
 from jamb_env.utils.files import atomic_path, check_output_file
 
@@ -49,6 +49,7 @@ def run_folder_of(path: Path) -> Path | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("src", type=path_arg, help="a MaskablePPO .zip (a run's final_model.zip or a checkpoint)")
     parser.add_argument(
         "dst",

@@ -8,7 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, check_seed_option, path_arg
+from agents.apps.cli import add_trust_model, add_version, check_seed_option, path_arg
 from agents.apps.session import HUMAN
 from agents.registry import run_model
 from jamb_env.replay.video import GIF_MAX_FPS, VIDEO_SUFFIXES
@@ -42,6 +42,7 @@ HINTS = {
 def make_parser(description: str) -> argparse.ArgumentParser:
     """jamb-play's parser (its help: ``description``)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("--ruleset", default=None, help="preset name or rules YAML path (default classic)")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     parser.add_argument(

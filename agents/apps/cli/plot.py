@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.apps.cli import interruptible, path_arg
+from agents.apps.cli import add_version, interruptible, path_arg
 from agents.training.curves import X_AXES, curves_figure, not_finite, read_scalars, run_curve, run_info, save_figure
 from jamb_env.render.sheet import printable
 from jamb_env.utils.files import check_output_file
@@ -72,6 +72,7 @@ def _read_run(run: Path, tag: str, x: str, baselines: dict[str, dict[str, float]
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("runs", nargs="+", type=path_arg, help="run folders (with TensorBoard event files)")
     parser.add_argument("--tag", default="eval/score", help="scalar to plot (default: eval/score)")
     parser.add_argument(

@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agents.apps.cli import check_seed_option
+from agents.apps.cli import add_version, check_seed_option
 from jamb_env import list_rulesets, load_ruleset
 from jamb_env.testing.invariants import soak
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("--games-per-preset", type=int, default=200_000, help="random games per preset (at least 1)")
     parser.add_argument("--num-envs", type=int, default=4096, help="games played side by side (1..1,000,000)")
     parser.add_argument(

@@ -30,13 +30,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, path_arg
+from agents.apps.cli import add_trust_model, add_version, path_arg
 from agents.training.config import DEFAULT_CONFIG, DEFAULTS, ConfigError, load_config, resume_config
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument(
         "--config",
         type=path_arg,

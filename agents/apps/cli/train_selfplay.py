@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, check_seed_option, interruptible, path_arg, untrusted_model
+from agents.apps.cli import add_trust_model, add_version, check_seed_option, interruptible, path_arg, untrusted_model
 from agents.training import config
 from agents.training.config import ConfigError
 from jamb_env import RulesetError
@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line (module docstring); None for a setting not given (the defaults,
     or a resumed run's saved settings, are filled in later)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("--ruleset", help="preset name or rules YAML (default standard)")
     parser.add_argument("--players", type=int, help="players at the table, 2..5 (default 2)")
     parser.add_argument("--scoring", choices=M.SCORING_MODES, help="default separate")

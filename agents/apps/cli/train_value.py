@@ -30,7 +30,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.apps.cli import path_arg
+from agents.apps.cli import add_version, path_arg
 
 OVERRIDES = (
     "ruleset",
@@ -48,6 +48,7 @@ OVERRIDES = (
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jamb-train-value", description=__doc__.split("\n\n")[0])
+    add_version(parser)
     parser.add_argument(
         "--config",
         type=path_arg,

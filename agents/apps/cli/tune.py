@@ -50,7 +50,7 @@ import os
 import sys
 from pathlib import Path
 
-from agents.apps.cli import add_trust_model, check_seed_option, interruptible, path_arg
+from agents.apps.cli import add_trust_model, add_version, check_seed_option, interruptible, path_arg
 from agents.training.config import DEFAULT_CONFIG, MAX_PROCESSES, ConfigError
 from agents.training.rllib_config import is_rllib_config
 from agents.training.runs import refuse_links
@@ -71,6 +71,7 @@ from jamb_env.utils.files import check_output_folder
 def build_parser() -> argparse.ArgumentParser:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument(
         "--config",
         type=path_arg,

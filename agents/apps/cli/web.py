@@ -29,7 +29,7 @@ import signal
 import sys
 from pathlib import Path
 
-from agents.apps.cli import path_arg
+from agents.apps.cli import add_version, path_arg
 from agents.apps.web.lobby import MAX_RECORDS
 from agents.apps.web.server import DEFAULT_HOST, DEFAULT_PORT, Lobby, make_server
 from agents.registry import parse_spec, run_model
@@ -75,6 +75,7 @@ def _check_agent_file(spec) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this machine only)"
     )

@@ -32,7 +32,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.apps.cli import interruptible
+from agents.apps.cli import add_version, interruptible
 from agents.training.config import CONFIGS_DIR
 
 COMMANDS = ("train", "enjoy")
@@ -131,6 +131,7 @@ def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="jamb-zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    add_version(parser)
     parser.add_argument("command", choices=COMMANDS, help="the rl_zoo3 script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (rl_zoo3's train / enjoy --help)")
     parser.add_argument(
