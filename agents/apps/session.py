@@ -100,8 +100,9 @@ class Commands:
                 raise CommandError("usage: basket (no arguments: all dice are rolled again as the turn's roll 1)")
             return self.checked(core.encode(rules, core.Action("basket")))
         extra = ", joker, basket" if rules.jokers else ""
+        shown = cmd if len(cmd) <= 40 else cmd[:40] + "..."  # a pasted page is not echoed back whole
         raise CommandError(
-            f"unknown command {cmd!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit"
+            f"unknown command {shown!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit"
         )
 
     def cell_action(self, kind: str, column: str | None, row: str) -> int:

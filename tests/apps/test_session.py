@@ -25,9 +25,11 @@ def test_commands_are_the_engines_actions_and_refusals_change_nothing():
         ("keep 9", "positions"),
         ("joker 6 1", "no jokers"),
         ("fly", "unknown command"),
+        ("x" * 200_000, r"unknown command 'x{40}\.\.\.'"),  # a pasted page is not echoed back whole
     ]:
-        with pytest.raises(CommandError, match=words):
+        with pytest.raises(CommandError, match=words) as refused:
             game.parse(line)
+        assert len(str(refused.value)) < 200
     assert game.env.game.dice.tolist() == before and not game.record.steps
     action = game.parse("keep 4 5")
     assert core.decode(rules, action).kind == "reroll" and game.command_for(action) == "keep 4 5"
