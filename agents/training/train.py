@@ -291,6 +291,7 @@ def _learn(cfg, model, run_dir: Path, eval_env, keep_before, stop, signals, imit
             f"note: PPO trains whole rollouts of {rollout:,} steps (env.n_envs x algo.n_steps): "
             f"{remaining:,} steps to go become {-(-remaining // rollout) * rollout:,}"
         )
+    if remaining > 0:
         model.learn(
             total_timesteps=remaining,
             callback=callbacks,

@@ -62,6 +62,19 @@ def test_training_smoke_run_writes_score_scalars(tmp_path):
     assert saved["total_timesteps"] == 3000 and saved["ruleset"] == "classic"
 
 
+@pytest.mark.parametrize("total, trained", [(64, 64), (128, 128), (100, 128)])
+def test_a_run_trains_its_total_timesteps_in_whole_rollouts(total, trained, tmp_path, capsys):
+    """2 envs x 32 steps: a total of whole rollouts trains exactly that; another is rounded up to
+    whole rollouts, and the run says so before it starts."""
+    from agents.training.train import train
+    from tests.helpers import tiny_sb3
+
+    result = train(load_config(tiny_sb3(tmp_path / "c.yaml", total_timesteps=total)), tmp_path / "run", False)
+    assert result["timesteps"] == trained
+    note = f"{total:,} steps to go become {trained:,}"
+    assert (note in capsys.readouterr().out) == (total != trained)
+
+
 def test_trained_model_loads_and_plays_masked(tmp_path):
     """A freshly built MaskablePPO model acts legally on the raw env with masks."""
     from sb3_contrib import MaskablePPO
