@@ -7,6 +7,8 @@ from typing import NamedTuple
 
 from agents.shipped import MODELS_DIR, best_agent, shipped_name  # noqa: F401  (MODELS_DIR: the ppo agent's agents/models/<ruleset>.zip)
 
+#: The agent kinds written ``kind:<path>``.
+PATH_KINDS = ("search", "rllib", "hybrid", "critic")
 AGENT_NAMES = ("random", "greedy", "expectimax", "optimal", "columnwise", "ppo", "hybrid", "search", "critic", "best")
 
 
@@ -37,7 +39,7 @@ def parse_spec(spec: str) -> AgentSpec:
         raise ValueError(f"an agent is a name ({', '.join(AGENT_NAMES)}) or a MaskablePPO .zip path, got {spec!r}")
     if spec in AGENT_NAMES:
         return AgentSpec(spec, None)
-    for kind in ("search", "rllib", "hybrid", "critic"):
+    for kind in PATH_KINDS:
         if spec.startswith(kind + ":"):
             return AgentSpec(kind, spec[len(kind) + 1 :])
     if spec.endswith(".zip") or "/" in spec:
@@ -53,15 +55,16 @@ RUN_MODELS = ("best_model.zip", "final_model.zip")
 
 
 def run_model(spec: str) -> str:
-    """``spec``, or for a training run folder (an existing folder, no ``kind:`` prefix) its
-    model: ``best_model.zip``, else ``final_model.zip`` (:data:`RUN_MODELS`). Every command
-    that takes an agent reads a run folder this way.
+    """``spec``, or for a training run folder (an existing folder that is not a built-in
+    agent's name nor ``search:``, ``rllib:``, ``hybrid:`` or ``critic:`` something) its model:
+    ``best_model.zip``, else ``final_model.zip`` (:data:`RUN_MODELS`). Every command that
+    takes an agent reads a run folder this way.
 
     Raises:
         ValueError: a folder holding neither file.
     """
     path = Path(spec)
-    if ":" in spec or not path.is_dir():
+    if spec in AGENT_NAMES or any(spec.startswith(kind + ":") for kind in PATH_KINDS) or not _is_dir(path):
         return spec
     found = [path / name for name in RUN_MODELS if (path / name).is_file()]
     if not found:
@@ -171,6 +174,14 @@ def load(spec: str, ruleset: str = "classic", seed: int | None = 0, trusted: boo
     from agents.ppo_agent import PPOAgent
 
     return PPOAgent(Path(path), ruleset=ruleset, trusted=trusted)
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` names a folder; False for a name the system cannot look up (too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _is_file(path: str) -> bool:

@@ -100,9 +100,9 @@ class Commands:
                 raise CommandError("usage: basket (no arguments: all dice are rolled again as the turn's roll 1)")
             return self.checked(core.encode(rules, core.Action("basket")))
         extra = ", joker, basket" if rules.jokers else ""
-        shown = cmd if len(cmd) <= 40 else cmd[:40] + "..."  # a pasted page is not echoed back whole
         raise CommandError(
-            f"unknown command {shown!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, help, quit"
+            f"unknown command {_shown(cmd)!r}; commands: keep, reroll, announce, write{extra}, hint, sheet, save, "
+            "help, quit"
         )
 
     def cell_action(self, kind: str, column: str | None, row: str) -> int:
@@ -147,8 +147,8 @@ class Commands:
         if len(args) != (3 if free else 2):
             raise CommandError(usage)
         value, die = args[-2], args[-1]
-        if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 6:
-            raise CommandError(f"a joker's value is a face 1..6, got {value!r}; {usage}")
+        if not (value.isascii() and value.isdigit()) or len(value) > 1 or not 1 <= int(value) <= 6:
+            raise CommandError(f"a joker's value is a face 1..6, got {_shown(value)!r}; {usage}")
         i = self._positions([die])[0]
         dice = self.env.game.dice
         i = int(np.flatnonzero(dice == dice[i])[0]) if self.env.game.roll > 0 else i
@@ -167,8 +167,8 @@ class Commands:
         n = self.env.ruleset.dice
         out = []
         for a in args:
-            if not (a.isascii() and a.isdigit()) or not 1 <= int(a) <= n:
-                raise CommandError(f"dice positions are 1..{n} (as shown), got {a!r}")
+            if not (a.isascii() and a.isdigit()) or len(a) > 4 or not 1 <= int(a) <= n:
+                raise CommandError(f"dice positions are 1..{n} (as shown), got {_shown(a)!r}")
             if int(a) - 1 in out:
                 raise CommandError(f"position {a} is named twice")
             out.append(int(a) - 1)
@@ -193,7 +193,9 @@ class Commands:
         if word in rows:
             return word
         if len(hits) != 1:
-            raise CommandError(f"unknown or ambiguous row {word!r}; rows: {', '.join(rows)} (1-6 for ones..sixes)")
+            raise CommandError(
+                f"unknown or ambiguous row {_shown(word)!r}; rows: {', '.join(rows)} (1-6 for ones..sixes)"
+            )
         return hits[0]
 
     def _column(self, word: str) -> str:
@@ -202,7 +204,7 @@ class Commands:
             return word
         hits = [c for c in cols if c.startswith(word)]
         if len(hits) != 1:
-            raise CommandError(f"unknown or ambiguous column {word!r}; columns: {', '.join(cols)}")
+            raise CommandError(f"unknown or ambiguous column {_shown(word)!r}; columns: {', '.join(cols)}")
         return hits[0]
 
     def command_for(self, action: int) -> str:
@@ -355,3 +357,8 @@ class MatchGame(Commands):
         (:func:`jamb_env.replay.records.replay_match`), each step recorded again."""
         for _ in replay_match(record, self.aec, into=self.record):
             pass
+
+
+def _shown(word: str, most: int = 40) -> str:
+    """A typed word as a refusal shows it: at most ``most`` characters (a pasted page is not echoed back whole)."""
+    return word if len(word) <= most else word[:most] + "..."

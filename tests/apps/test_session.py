@@ -23,6 +23,8 @@ def test_commands_are_the_engines_actions_and_refusals_change_nothing():
         ("write down jamb", "not allowed"),
         ("keep 1 2 3 4 5", "keeping every die"),
         ("keep 9", "positions"),
+        ("keep " + "9" * 5000, "positions"),  # past int()'s 4,300 digits: it ended the game
+        ("joker " + "6" * 5000 + " 1", "no jokers"),
         ("joker 6 1", "no jokers"),
         ("fly", "unknown command"),
         ("x" * 200_000, r"unknown command 'x{40}\.\.\.'"),  # a pasted page is not echoed back whole

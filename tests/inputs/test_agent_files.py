@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -244,3 +245,17 @@ def test_a_folder_without_a_model_is_one_line_at_every_command(command, argv, tm
     assert "Traceback" not in err and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
     with pytest.raises(Exception, match="a folder without"):
         agent_spec(str(run))
+
+
+def test_run_model_leaves_names_prefixes_and_unreadable_names_alone(tmp_path, monkeypatch):
+    """A built-in agent's name is that agent even beside a folder of that name; only the four
+    ``kind:`` prefixes keep a colon from naming a folder; a name too long to look up stays as it is."""
+    monkeypatch.chdir(_run_folder(tmp_path, "final_model.zip").parent)
+    (tmp_path / "greedy").mkdir()
+    (tmp_path / "run" / "final_model.zip").rename(tmp_path / "greedy" / "final_model.zip")
+    (tmp_path / "run:1").mkdir()
+    (tmp_path / "run:1" / "best_model.zip").write_bytes((tmp_path / "greedy" / "final_model.zip").read_bytes())
+    assert registry.run_model("greedy") == "greedy"
+    assert registry.run_model("run:1") == str(Path("run:1") / "best_model.zip")
+    assert registry.run_model("search:run:1") == "search:run:1"
+    assert registry.run_model("a" * 300) == "a" * 300  # then "unknown agent": was OSError [Errno 36]

@@ -93,6 +93,8 @@ BAD_ARGUMENTS = [
     ("evaluate", ["--jobs", "100000"], "--jobs must be 1.."),
     ("evaluate", ["--games", "many"], "invalid int value"),
     ("evaluate", ["--agents", "a" * 300 + ".zip"], "no model file"),  # was a traceback: [Errno 36] from is_file
+    ("evaluate", ["--agents", "a" * 300], "unknown agent 'aaa"),  # [Errno 36] from is_dir (run folders)
+    ("play", ["--watch", "a" * 300], "unknown agent 'aaa"),
 ] + [(tool, ["--no-such-option"], "unrecognized arguments: --no-such-option") for tool in TOOLS]
 # an empty path was the working folder (I05: a run written among the user's files)
 EMPTY_PATHS = [
