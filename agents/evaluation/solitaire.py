@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.registry import PATH_KINDS, run_model
 from jamb_env import JambEnv, load_ruleset
 from jamb_env.engine.doors import check_count
 from jamb_env.rules import column_totals
@@ -33,7 +34,7 @@ from jamb_env.utils.files import atomic_path, write_text_file
 
 EVAL_SEED_BASE = 20_000_000
 #: Agent specs that end in a path (``<prefix><path>``; a glob in the path names several agents).
-PATH_PREFIXES = ("hybrid:", "rllib:", "search:", "critic:")
+PATH_PREFIXES = tuple(f"{kind}:" for kind in PATH_KINDS)  # agents named kind:<path>
 
 
 def eval_seeds(games: int, base: int = EVAL_SEED_BASE) -> list[int]:
@@ -82,11 +83,13 @@ def is_pattern(spec: str) -> bool:
 
 def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
     """Agent specs -> (label, spec, group). A glob pattern of checkpoints (``*``) becomes
-    one agent per file, all in one group (e.g. several training seeds).
+    one agent per file, all in one group (e.g. several training seeds); a training run
+    folder it matches is its model (:func:`agents.registry.run_model`).
 
     Raises:
-        FileNotFoundError: a pattern matches no file.
+        FileNotFoundError: a pattern matches no file, or a run folder without a model.
     """
+
     out = []
     for spec in specs:
         if is_pattern(spec):
@@ -95,6 +98,10 @@ def expand_specs(specs: Sequence[str]) -> list[tuple[str, str, str | None]]:
             if not paths:
                 raise FileNotFoundError(f"no checkpoint matches {spec.removeprefix(prefix)}")
             for p in paths:
+                try:
+                    p = p if prefix else run_model(p)
+                except ValueError as exc:  # a folder the pattern matched holds no model
+                    raise FileNotFoundError(str(exc)) from None
                 out.append((prefix + p, prefix + p, spec))
         else:
             out.append((spec, spec, None))

@@ -259,3 +259,21 @@ def test_run_model_leaves_names_prefixes_and_unreadable_names_alone(tmp_path, mo
     assert registry.run_model("run:1") == str(Path("run:1") / "best_model.zip")
     assert registry.run_model("search:run:1") == "search:run:1"
     assert registry.run_model("a" * 300) == "a" * 300  # then "unknown agent": was OSError [Errno 36]
+
+
+def test_a_glob_of_run_folders_is_their_models(tmp_path, monkeypatch, capsys):
+    """``--agents 'runs/*'``: each run folder matched plays its model; one without a model is one line."""
+    from tests.helpers import run_main
+
+    model = _run_folder(tmp_path, "final_model.zip") / "final_model.zip"
+    for name, file in (("a", "final_model.zip"), ("b", "best_model.zip")):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / file).write_bytes(model.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    argv = ["--ruleset", "classic_down", "--agents", "runs/*", "--games", "2", "--no-progress", "--out", "o"]
+    assert run_main("evaluate", argv, capsys)[0] == 0
+    games = (tmp_path / "o_games.csv").read_text()
+    assert "runs/a/final_model.zip" in games and "runs/b/best_model.zip" in games
+    (tmp_path / "runs" / "c").mkdir()
+    code, err = run_main("evaluate", [*argv[:-1], "o2"], capsys)
+    assert code == 2 and "runs/c: a folder without best_model.zip or final_model.zip" in err, err
